@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs what qgates' example and tests need: the pinned gate tools in .venv and a release build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+if ! .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-tools.txt; then
+  echo "setup: could not install the pinned tools from requirements-tools.txt (is PyPI reachable?)" >&2
+  exit 1
+fi

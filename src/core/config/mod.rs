@@ -1,0 +1,13 @@
+//! `quality.yaml`: the file model, discovery, validation and the compiled configuration.
+
+mod compile;
+mod error;
+mod load;
+pub mod model;
+pub mod schema;
+pub mod spec;
+
+pub use compile::{VIOLATION_FIELDS, parse_condition, parse_field_path, parse_pointer};
+pub use error::{ConfigError, ConfigProblem};
+pub use load::{CONFIG_CANDIDATES, DEFAULT_CONFIG, discover, load_file, load_for_workspace, parse_config};
+pub use spec::*;

@@ -1,0 +1,318 @@
+//! The checked, compiled configuration the engine runs: regexes compiled, pointers parsed,
+//! defaults filled in. Nothing here can be invalid.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use globset::GlobSet;
+use regex::Regex;
+
+pub use super::model::{CachePolicy, ColumnUnit, Extract, GateKind, JsonFormat, OutputStream, Trigger};
+use crate::core::violation::Severity;
+
+/// Where the configuration came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigSource {
+    /// The built-in Python default (no `quality.yaml` in the workspace).
+    Embedded,
+    File(PathBuf),
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub source: ConfigSource,
+    /// The active gates, in report order.
+    pub gates: Vec<Gate>,
+    pub project_scope: Option<Globs>,
+    pub parent_branch: Option<String>,
+    /// Hash of the configuration text (trust and cache keys).
+    pub content_hash: String,
+}
+
+impl Config {
+    pub fn gate(&self, id: &str) -> Option<&Gate> {
+        self.gates.iter().find(|g| g.id == id)
+    }
+}
+
+/// Compiled include/exclude globs; an empty include list includes everything.
+#[derive(Debug, Clone)]
+pub struct Globs {
+    pub include: Option<GlobSet>,
+    pub exclude: Option<GlobSet>,
+    pub include_patterns: Vec<String>,
+    pub exclude_patterns: Vec<String>,
+}
+
+impl Globs {
+    /// Whether a root-relative POSIX path passes these globs.
+    pub fn matches(&self, rel: &str) -> bool {
+        if let Some(ex) = &self.exclude
+            && ex.is_match(rel)
+        {
+            return false;
+        }
+        match &self.include {
+            Some(inc) => inc.is_match(rel),
+            None => true,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Gate {
+    pub id: String,
+    pub name: String,
+    pub kind: GateKind,
+    pub command: Vec<String>,
+    /// Lower-case endings including the dot; empty = every file.
+    pub file_types: Vec<String>,
+    pub scope: Option<Globs>,
+    pub parser: ParserSpec,
+    pub fix: Option<FixSpec>,
+    pub fix_hint: Option<String>,
+    pub exit_codes_ok: Vec<i32>,
+    pub exit_codes_findings: Vec<i32>,
+    pub timeout: Duration,
+    pub env: BTreeMap<String, String>,
+    /// Relative to the workspace root.
+    pub cwd: Option<PathBuf>,
+    pub optional: bool,
+    pub allow_fail: bool,
+    pub pass_files: bool,
+    pub run_on: Vec<Trigger>,
+    pub max_files_per_run: Option<usize>,
+    pub column_unit: ColumnUnit,
+    /// Keys lower-cased.
+    pub severity_map: BTreeMap<String, Severity>,
+    pub cache: CachePolicy,
+    pub cache_inputs: Vec<String>,
+    /// Stable hash of everything that defines this gate (part of cache keys).
+    pub definition_hash: String,
+}
+
+impl Gate {
+    /// Whether this gate checks a root-relative path, by `file_types` and `scope`.
+    pub fn applies_to(&self, rel: &str) -> bool {
+        if !self.file_types.is_empty() {
+            let lower = rel.to_ascii_lowercase();
+            if !self.file_types.iter().any(|t| lower.ends_with(t.as_str())) {
+                return false;
+            }
+        }
+        self.scope.as_ref().is_none_or(|s| s.matches(rel))
+    }
+
+    pub fn runs_on(&self, trigger: Trigger) -> bool {
+        self.run_on.contains(&trigger)
+    }
+
+    /// Maps a tool's severity word: the gate's `severity_map` first, then the common words.
+    pub fn severity_of(&self, word: &str) -> Option<Severity> {
+        self.severity_map
+            .get(&word.trim().to_ascii_lowercase())
+            .copied()
+            .or_else(|| Severity::from_tool_word(word))
+    }
+}
+
+/// A whole-file fixer.
+#[derive(Debug, Clone)]
+pub struct FixSpec {
+    /// argv; `{file}` is replaced by the root-relative path.
+    pub command: Vec<String>,
+    pub title: String,
+}
+
+#[derive(Debug, Clone)]
+pub enum ParserSpec {
+    Json(JsonSpec),
+    Text(TextSpec),
+    Sarif,
+    ExitCode,
+}
+
+/// A string with `{name}` placeholders, split once at load time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    pub parts: Vec<TemplatePart>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TemplatePart {
+    Literal(String),
+    Field(String),
+}
+
+impl Template {
+    /// Splits `text` at `{name}` placeholders; `{{` and `}}` are literal braces.
+    pub fn parse(text: &str) -> Template {
+        let mut parts = Vec::new();
+        let mut lit = String::new();
+        let mut chars = text.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '{' if matches!(chars.peek(), Some((_, '{'))) => {
+                    chars.next();
+                    lit.push('{');
+                }
+                '}' if matches!(chars.peek(), Some((_, '}'))) => {
+                    chars.next();
+                    lit.push('}');
+                }
+                '{' => {
+                    let rest = &text[i + 1..];
+                    match rest.find('}') {
+                        Some(end)
+                            if !rest[..end].is_empty()
+                                && rest[..end].chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+                        {
+                            if !lit.is_empty() {
+                                parts.push(TemplatePart::Literal(std::mem::take(&mut lit)));
+                            }
+                            parts.push(TemplatePart::Field(rest[..end].to_string()));
+                            for _ in 0..=end {
+                                chars.next();
+                            }
+                        }
+                        _ => lit.push('{'),
+                    }
+                }
+                c => lit.push(c),
+            }
+        }
+        if !lit.is_empty() {
+            parts.push(TemplatePart::Literal(lit));
+        }
+        Template { parts }
+    }
+
+    pub fn fields(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().filter_map(|p| match p {
+            TemplatePart::Field(f) => Some(f.as_str()),
+            TemplatePart::Literal(_) => None,
+        })
+    }
+
+    /// Fills the placeholders; a field `lookup` does not know becomes an empty string.
+    pub fn render<'a>(&self, lookup: impl Fn(&str) -> Option<&'a str>) -> String {
+        let mut out = String::new();
+        for p in &self.parts {
+            match p {
+                TemplatePart::Literal(s) => out.push_str(s),
+                TemplatePart::Field(f) => out.push_str(lookup(f).unwrap_or("")),
+            }
+        }
+        out
+    }
+}
+
+/// Values for fields the tool does not print.
+#[derive(Debug, Clone, Default)]
+pub struct Defaults {
+    pub file: Option<Template>,
+    pub code: Option<Template>,
+    pub message: Option<Template>,
+    pub severity: Option<Severity>,
+    pub url: Option<Template>,
+    pub fixable: Option<bool>,
+}
+
+/// A path inside a JSON item: first climb `up` levels, then follow `keys`
+/// (an all-digit key also indexes an array).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldPath {
+    pub up: usize,
+    pub keys: Vec<String>,
+}
+
+/// One step of `violations_path`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PointerStep {
+    Key(String),
+    /// `*`: every element of an array (or every value of an object).
+    Each,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompareOp {
+    Eq,
+    Ne,
+}
+
+/// `fixable_when: "fix/applicability == 'safe'"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Condition {
+    pub path: FieldPath,
+    pub op: CompareOp,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixEditsSpec {
+    /// Inside the violation item.
+    pub path: FieldPath,
+    pub title: Option<FieldPath>,
+    /// Inside each edit.
+    pub content: FieldPath,
+    pub line: FieldPath,
+    pub column: FieldPath,
+    pub end_line: FieldPath,
+    pub end_column: FieldPath,
+}
+
+/// Which Violation field a mapped path fills.
+#[derive(Debug, Clone, Default)]
+pub struct FieldMap {
+    pub file: Option<FieldPath>,
+    pub line: Option<FieldPath>,
+    pub column: Option<FieldPath>,
+    pub end_line: Option<FieldPath>,
+    pub end_column: Option<FieldPath>,
+    pub code: Option<FieldPath>,
+    pub message: Option<FieldPath>,
+    pub severity: Option<FieldPath>,
+    pub url: Option<FieldPath>,
+}
+
+impl FieldMap {
+    /// The mapped fields by Violation field name, for template look-ups.
+    pub fn entries(&self) -> impl Iterator<Item = (&'static str, &FieldPath)> {
+        [
+            ("file", &self.file),
+            ("line", &self.line),
+            ("column", &self.column),
+            ("end_line", &self.end_line),
+            ("end_column", &self.end_column),
+            ("code", &self.code),
+            ("message", &self.message),
+            ("severity", &self.severity),
+            ("url", &self.url),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.as_ref().map(|p| (k, p)))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct JsonSpec {
+    pub format: JsonFormat,
+    pub violations_path: Vec<PointerStep>,
+    pub field_map: FieldMap,
+    pub fixable_when: Option<Condition>,
+    pub fix_edits: Option<FixEditsSpec>,
+    pub line_offset: i64,
+    pub column_offset: i64,
+    pub extract: Option<Extract>,
+    pub defaults: Defaults,
+}
+
+#[derive(Debug, Clone)]
+pub struct TextSpec {
+    pub regex: Regex,
+    pub stream: OutputStream,
+    pub defaults: Defaults,
+    pub line_offset: i64,
+    pub column_offset: i64,
+}

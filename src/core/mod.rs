@@ -1,0 +1,8 @@
+//! The engine: configuration, scope, running gates, parsing their output, the report.
+//! It knows nothing of LSP or MCP; the faces in `cli`, `lsp` and `mcp` translate.
+
+pub mod config;
+pub mod hash;
+pub mod parse;
+pub mod report;
+pub mod violation;

@@ -1,0 +1,113 @@
+//! Column units: tools count columns in characters, UTF-8 bytes or UTF-16 code units; editors
+//! want one of those too. Converting needs the line's text, kept in a `LineIndex`.
+
+use crate::core::config::ColumnUnit;
+
+/// A file's lines, for converting columns between units.
+#[derive(Debug, Clone)]
+pub struct LineIndex {
+    lines: Vec<String>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> Self {
+        LineIndex { lines: text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l).to_string()).collect() }
+    }
+
+    /// The text of a 1-based line, without its line ending.
+    pub fn line(&self, line: u32) -> Option<&str> {
+        self.lines.get((line as usize).checked_sub(1)?).map(String::as_str)
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.lines.len()
+    }
+}
+
+/// Converts a 1-based column on a 1-based line from one unit to another. A column past the end
+/// of the line keeps its distance beyond the end; a column inside a multi-unit character moves
+/// to that character's start; an unknown line returns the column unchanged.
+pub fn convert_column(index: &LineIndex, line: u32, column: u32, from: ColumnUnit, to: ColumnUnit) -> u32 {
+    if from == to || column == 0 {
+        return column;
+    }
+    let Some(text) = index.line(line) else { return column };
+    if text.is_ascii() {
+        return column;
+    }
+    let target = column - 1;
+    let (mut units, mut out) = (0u32, 0u32);
+    for ch in text.chars() {
+        let w = unit_len(ch, from);
+        if units + w > target {
+            return out + 1;
+        }
+        units += w;
+        out += unit_len(ch, to);
+    }
+    out + (target - units) + 1
+}
+
+fn unit_len(ch: char, unit: ColumnUnit) -> u32 {
+    match unit {
+        ColumnUnit::Char => 1,
+        ColumnUnit::Byte => ch.len_utf8() as u32,
+        ColumnUnit::Utf16 => ch.len_utf16() as u32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ColumnUnit::*;
+
+    fn idx(s: &str) -> LineIndex {
+        LineIndex::new(s)
+    }
+
+    #[test]
+    fn ascii_is_unchanged() {
+        let i = idx("x = 1\n");
+        assert_eq!(convert_column(&i, 1, 5, Byte, Utf16), 5);
+    }
+
+    #[test]
+    fn accented_letter() {
+        // "é" is 1 char, 2 bytes, 1 UTF-16 unit; the `x` after it is char 3.
+        let i = idx("aéx\n");
+        assert_eq!(convert_column(&i, 1, 3, Char, Byte), 4);
+        assert_eq!(convert_column(&i, 1, 4, Byte, Char), 3);
+        assert_eq!(convert_column(&i, 1, 3, Char, Utf16), 3);
+    }
+
+    #[test]
+    fn cjk_and_emoji() {
+        // "中" is 3 bytes / 1 UTF-16 unit; "😀" is 4 bytes / 2 UTF-16 units.
+        let i = idx("中😀y = 1\n");
+        assert_eq!(convert_column(&i, 1, 3, Char, Byte), 8);
+        assert_eq!(convert_column(&i, 1, 3, Char, Utf16), 4);
+        assert_eq!(convert_column(&i, 1, 4, Utf16, Char), 3);
+        assert_eq!(convert_column(&i, 1, 8, Byte, Utf16), 4);
+    }
+
+    #[test]
+    fn inside_a_character_moves_to_its_start() {
+        let i = idx("😀x");
+        assert_eq!(convert_column(&i, 1, 2, Utf16, Char), 1);
+        assert_eq!(convert_column(&i, 1, 3, Byte, Char), 1);
+    }
+
+    #[test]
+    fn past_end_of_line_keeps_distance() {
+        let i = idx("é");
+        assert_eq!(convert_column(&i, 1, 2, Char, Byte), 3);
+        assert_eq!(convert_column(&i, 1, 4, Char, Byte), 5);
+    }
+
+    #[test]
+    fn crlf_and_unknown_lines() {
+        let i = idx("a\r\né\r\n");
+        assert_eq!(i.line(2), Some("é"));
+        assert_eq!(convert_column(&i, 9, 7, Char, Byte), 7);
+    }
+}

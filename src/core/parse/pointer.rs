@@ -1,0 +1,1 @@
+//! JSON navigation helpers (placeholder).

@@ -1,0 +1,230 @@
+//! The result of a run: what agents, CI and editors read. The summary line first, then compact
+//! JSON (null and empty fields left out); other formats render the same data.
+
+pub mod github;
+pub mod markdown;
+pub mod sarif;
+pub mod text;
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::violation::Violation;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GateStatus {
+    Passed,
+    Failed,
+    Skipped,
+    Error,
+}
+
+impl GateStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GateStatus::Passed => "passed",
+            GateStatus::Failed => "failed",
+            GateStatus::Skipped => "skipped",
+            GateStatus::Error => "error",
+        }
+    }
+}
+
+/// Where a gate's full output was kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GateLog {
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// One gate's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GateResult {
+    pub id: String,
+    pub name: String,
+    pub status: GateStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_reason: Option<String>,
+    /// Why the gate could not run or its output could not be read (status `error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Findings never block the run or the baseline.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_fail: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub violations: Vec<Violation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix_hint: Option<String>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub files_checked: usize,
+    /// Violations dropped because their file lies outside the workspace root.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub outside_root: usize,
+    /// Exit code of the last process (left out for passed and skipped gates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<GateLog>,
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub duration_ms: u64,
+}
+
+impl GateResult {
+    /// Whether this result stops the run from being green.
+    pub fn blocks(&self) -> bool {
+        !self.allow_fail && matches!(self.status, GateStatus::Failed | GateStatus::Error)
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Summary {
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    pub errored: usize,
+    pub total_violations: usize,
+    pub auto_fixable: usize,
+}
+
+/// Which files the run covered and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ScopeInfo {
+    pub mode: String,
+    pub files_checked: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_sha: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Timings {
+    pub total_ms: u64,
+}
+
+/// The whole result of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Report {
+    pub overall_pass: bool,
+    pub summary: Summary,
+    pub scope: ScopeInfo,
+    pub gates: Vec<GateResult>,
+    pub timings: Timings,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_dir: Option<String>,
+}
+
+/// Exit codes of `qgates check`.
+pub mod exit {
+    pub const GREEN: i32 = 0;
+    pub const VIOLATIONS: i32 = 1;
+    pub const USAGE: i32 = 2;
+    pub const GATE_ERROR: i32 = 3;
+}
+
+impl Report {
+    /// Builds a report from gate results, deriving the summary and the overall verdict.
+    pub fn new(scope: ScopeInfo, gates: Vec<GateResult>, total_ms: u64, log_dir: Option<String>) -> Report {
+        let mut summary = Summary::default();
+        for g in &gates {
+            match g.status {
+                GateStatus::Passed => summary.passed += 1,
+                GateStatus::Failed => summary.failed += 1,
+                GateStatus::Skipped => summary.skipped += 1,
+                GateStatus::Error => summary.errored += 1,
+            }
+            summary.total_violations += g.violations.len();
+            summary.auto_fixable += g.violations.iter().filter(|v| v.fixable).count();
+        }
+        let overall_pass = !gates.iter().any(GateResult::blocks);
+        Report { overall_pass, summary, scope, gates, timings: Timings { total_ms }, log_dir }
+    }
+
+    /// The process exit code: 3 when a blocking gate could not run, 1 for blocking violations, else 0.
+    pub fn exit_code(&self) -> i32 {
+        if self.gates.iter().any(|g| g.blocks() && g.status == GateStatus::Error) {
+            exit::GATE_ERROR
+        } else if self.overall_pass {
+            exit::GREEN
+        } else {
+            exit::VIOLATIONS
+        }
+    }
+
+    /// One line that says it all, e.g. `❌ 2/3 gates failed — 14 violations (8 auto-fixable): ruff_format, ruff_lint`.
+    pub fn summary_line(&self) -> String {
+        let total = self.gates.len();
+        let ids = |pred: &dyn Fn(&GateResult) -> bool| -> Vec<&str> {
+            self.gates.iter().filter(|g| pred(g)).map(|g| g.id.as_str()).collect()
+        };
+        let failed = ids(&|g| g.blocks() && g.status == GateStatus::Failed);
+        let errored = ids(&|g| g.blocks() && g.status == GateStatus::Error);
+        let allowed = ids(&|g| g.allow_fail && matches!(g.status, GateStatus::Failed | GateStatus::Error));
+        let s = &self.summary;
+        let mode = &self.scope.mode;
+        let violations = format!(
+            "{} violation{} ({} auto-fixable)",
+            s.total_violations,
+            plural(s.total_violations),
+            s.auto_fixable
+        );
+        if !failed.is_empty() {
+            let mut line = format!("❌ {}/{total} gates failed", failed.len());
+            if !errored.is_empty() {
+                line.push_str(&format!(", {} could not run", errored.len()));
+            }
+            line.push_str(&format!(" — {violations}: {}", failed.join(", ")));
+            if !errored.is_empty() {
+                line.push_str(&format!("; could not run: {}", errored.join(", ")));
+            }
+            return line;
+        }
+        if !errored.is_empty() {
+            let mut line = format!("💥 {}/{total} gates could not run: {}", errored.len(), errored.join(", "));
+            if let Some(dir) = &self.log_dir {
+                line.push_str(&format!(" — see {dir}"));
+            }
+            return line;
+        }
+        let ran = s.passed + allowed.len();
+        if ran == 0 && self.scope.files_checked == 0 {
+            let why = match &self.scope.note {
+                Some(note) => format!("{mode}, {note}"),
+                None => mode.clone(),
+            };
+            return format!("⏭️ 0 files in scope — nothing to check ({why})");
+        }
+        let mut line = format!("✅ {}/{total} gates passed", s.passed);
+        if s.skipped > 0 {
+            line.push_str(&format!(", {} skipped", s.skipped));
+        }
+        if !allowed.is_empty() {
+            line.push_str(&format!(", {} allowed to fail ({violations})", allowed.join(", ")));
+        }
+        let n = self.scope.files_checked;
+        line.push_str(&format!(" — {n} file{} checked ({mode})", plural(n)));
+        line
+    }
+
+    /// The compact JSON (one line).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":\"report could not be serialized: {e}\"}}"))
+    }
+
+    /// The summary line, then the compact JSON: what agents read first.
+    pub fn to_summary_format(&self) -> String {
+        format!("{}\n{}\n", self.summary_line(), self.to_json())
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}

@@ -1,0 +1,5 @@
+//! qgates: run a repository's quality gates from one `quality.yaml` and get one normalized
+//! violation format, through a CLI, a language server and an MCP server.
+
+pub mod cli;
+pub mod core;
