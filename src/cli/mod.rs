@@ -1,6 +1,41 @@
-//! The command-line face.
+//! The command-line face: `qgates check`, `init`, `schema`, `parse`.
+
+mod args;
+mod check;
+mod output;
+mod workspace;
+
+use clap::Parser;
+
+pub use args::{Cli, Command};
+
+use crate::core::report::exit;
 
 /// Runs the CLI and returns the process exit code.
 pub fn main() -> i32 {
-    0
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { exit::USAGE } else { exit::GREEN };
+            let _ = e.print();
+            return code;
+        }
+    };
+    init_logging();
+    match cli.command {
+        Command::Check(a) => check::check(a),
+        Command::Init(a) => check::init(a),
+        Command::Schema => {
+            output::print_stdout(&format!("{}\n", crate::core::config::schema::json_schema()));
+            exit::GREEN
+        }
+        Command::Parse(a) => check::parse(a),
+    }
+}
+
+/// Logs go to stderr (stdout carries results); the level comes from `QGATES_LOG` (default: warn).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("QGATES_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
 }

@@ -1,8 +1,12 @@
 //! The engine: configuration, scope, running gates, parsing their output, the report.
 //! It knows nothing of LSP or MCP; the faces in `cli`, `lsp` and `mcp` translate.
 
+pub mod artifacts;
 pub mod config;
+pub mod engine;
 pub mod hash;
 pub mod parse;
 pub mod report;
+pub mod runner;
+pub mod scope;
 pub mod violation;

@@ -1,0 +1,108 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "qgates",
+    version,
+    about = "Run a repository's quality gates from one quality.yaml and get one normalized report.",
+    long_about = "Run a repository's quality gates (formatters, linters, type checkers, any command) from one \
+quality.yaml, and turn every tool's output into one normalized violation format.",
+    after_help = "Examples:\n  qgates check                      check the whole project (see --scope)\n  qgates check src/app.py           check one file\n  qgates check --format json        machine-readable report\n  qgates check --gates ruff_lint    run only some gates\n  qgates init                       write a starting quality.yaml\n  qgates schema > quality.schema.json\n\nExit codes: 0 green, 1 violations, 2 configuration or usage error, 3 a gate could not run."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the gates and report.
+    #[command(after_help = "Examples:\n  qgates check\n  qgates check --scope project --format text\n  qgates check src/a.py 'src/my file.py'\n  qgates check --gates ruff_format,ruff_lint --format sarif > qgates.sarif\n  qgates check --root path/to/project\n\nExit codes: 0 green, 1 violations, 2 configuration or usage error, 3 a gate could not run.")]
+    Check(CheckArgs),
+    /// Write the default quality.yaml (Python: ruff format, ruff check, mypy) into the workspace.
+    Init(InitArgs),
+    /// Print the JSON Schema (draft-07) of quality.yaml, for editors.
+    Schema,
+    /// Parse a saved tool output with a gate's parsing rules: test a quality.yaml without running the tool.
+    #[command(after_help = "Example:\n  ruff check --output-format json src > out.json; qgates parse ruff_lint out.json --exit-code 1")]
+    Parse(ParseArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScopeArg {
+    /// Every file of the project (project_scope globs, honouring .gitignore).
+    Project,
+    /// Only the paths given.
+    Files,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// The summary line, then compact JSON (default when stdout is not a terminal).
+    Summary,
+    /// Coloured, per file, for people (default on a terminal).
+    Text,
+    /// The compact JSON report.
+    Json,
+    /// A numbered checklist per violation.
+    Markdown,
+    /// SARIF 2.1.0, for code-scanning uploads.
+    Sarif,
+    /// GitHub Actions workflow annotations.
+    Github,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Files or folders to check (implies --scope files).
+    pub paths: Vec<PathBuf>,
+    /// Which files to check. Default: `files` when paths are given, else `project`.
+    #[arg(long, value_enum)]
+    pub scope: Option<ScopeArg>,
+    /// Only these gates, comma-separated ids.
+    #[arg(long, value_delimiter = ',')]
+    pub gates: Option<Vec<String>>,
+    /// Output format. Default: `text` on a terminal, else `summary`.
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// The configuration file (default: quality.yaml or .qgates/quality.yaml in the workspace root,
+    /// else the embedded default).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The workspace root (default: the nearest folder above the first path, or the current one,
+    /// that holds a configuration or a .git).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Overwrite an existing quality.yaml.
+    #[arg(long)]
+    pub force: bool,
+    /// The workspace root (default: the current folder).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ParseArgs {
+    /// The gate whose parsing rules to use.
+    pub gate: String,
+    /// The saved standard output of the tool ("-" reads stdin).
+    pub stdout: PathBuf,
+    /// The saved standard error of the tool.
+    #[arg(long)]
+    pub stderr: Option<PathBuf>,
+    /// The exit code the tool returned (the exit_code strategy needs it).
+    #[arg(long, default_value_t = 1)]
+    pub exit_code: i32,
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+}

@@ -1,0 +1,48 @@
+//! Finding the workspace root for a command.
+
+use std::path::{Path, PathBuf};
+
+use crate::core::config::CONFIG_CANDIDATES;
+
+/// The root: `--root` if given; else, with `--config`, the folder holding it (the parent of a
+/// `.qgates` folder); else the nearest folder at or above `start` with a configuration, else the
+/// nearest with `.git`, else `start` itself.
+pub fn find_root(explicit: Option<&Path>, config: Option<&Path>, start: &Path) -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let absolute = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
+    if let Some(root) = explicit {
+        return clean(&absolute(root));
+    }
+    if let Some(cfg) = config {
+        let cfg = absolute(cfg);
+        if let Some(dir) = cfg.parent() {
+            let dir = if dir.file_name().is_some_and(|n| n == ".qgates") { dir.parent().unwrap_or(dir) } else { dir };
+            return clean(dir);
+        }
+    }
+    let start = absolute(start);
+    let start = if start.is_file() { start.parent().map(Path::to_path_buf).unwrap_or(start) } else { start };
+    let start = clean(&start);
+    let ancestors = || start.ancestors();
+    if let Some(dir) = ancestors().find(|d| CONFIG_CANDIDATES.iter().any(|c| d.join(c).is_file())) {
+        return dir.to_path_buf();
+    }
+    if let Some(dir) = ancestors().find(|d| d.join(".git").exists()) {
+        return dir.to_path_buf();
+    }
+    start
+}
+
+fn clean(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}

@@ -1,0 +1,151 @@
+//! The artifact log: every gate's full stdout and stderr under `.qgates/runs/<run id>/`,
+//! the newest runs kept. Reports carry these paths instead of raw output.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// How many run folders are kept.
+pub const KEEP_RUNS: usize = 20;
+
+/// Content of `.qgates/.gitignore`: the machine-local files; `quality.yaml` there stays tracked.
+const GITIGNORE: &str = "# Written by qgates: logs, cache and state are local to this machine.\nruns/\ncache/\nstate.json\nstate.json.*\n*.lock\n";
+
+/// One run's log folder.
+#[derive(Debug, Clone)]
+pub struct RunDir {
+    pub id: String,
+    /// Absolute.
+    pub path: PathBuf,
+    /// As shown in reports: relative to the workspace root when inside it.
+    pub display: String,
+}
+
+impl RunDir {
+    /// The paths of one gate's (or one batch's) stdout and stderr logs.
+    pub fn log_paths(&self, gate: &str, batch: usize) -> (PathBuf, PathBuf) {
+        let stem = if batch == 0 { gate.to_string() } else { format!("{gate}.{}", batch + 1) };
+        (self.path.join(format!("{stem}.stdout")), self.path.join(format!("{stem}.stderr")))
+    }
+
+    pub fn display_path(&self, p: &Path) -> String {
+        match p.strip_prefix(&self.path) {
+            Ok(rel) => format!("{}/{}", self.display, rel.to_string_lossy()),
+            Err(_) => p.display().to_string(),
+        }
+    }
+}
+
+/// Creates a new run folder under `<root>/.qgates/runs/` and prunes old ones. When the workspace
+/// is not writable, falls back to the system's temporary folder (the report shows where).
+pub fn create_run_dir(root: &Path) -> std::io::Result<RunDir> {
+    let id = new_run_id();
+    let qgates = root.join(".qgates");
+    let in_root = (|| {
+        std::fs::create_dir_all(qgates.join("runs"))?;
+        ensure_gitignore(&qgates);
+        let path = qgates.join("runs").join(&id);
+        std::fs::create_dir(&path)?;
+        Ok::<_, std::io::Error>(path)
+    })();
+    match in_root {
+        Ok(path) => {
+            prune(&qgates.join("runs"), KEEP_RUNS);
+            Ok(RunDir { display: format!(".qgates/runs/{id}"), id, path })
+        }
+        Err(_) => {
+            let path = std::env::temp_dir().join("qgates-runs").join(&id);
+            std::fs::create_dir_all(&path)?;
+            Ok(RunDir { display: path.display().to_string(), id, path })
+        }
+    }
+}
+
+/// Writes `.qgates/.gitignore` if it is missing.
+pub fn ensure_gitignore(qgates_dir: &Path) {
+    let p = qgates_dir.join(".gitignore");
+    if !p.exists() {
+        let _ = std::fs::write(p, GITIGNORE);
+    }
+}
+
+/// `YYYYMMDD-HHMMSS-<pid>-<n>`: sortable by time, unique across processes and within one.
+fn new_run_id() -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let (y, mo, d, h, mi, s) = utc_parts(secs);
+    format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}-{}-{n}", std::process::id())
+}
+
+/// Calendar date and time (UTC) of a Unix timestamp.
+pub fn utc_parts(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d, (rem / 3600) as u32, (rem % 3600 / 60) as u32, (rem % 60) as u32)
+}
+
+/// Removes all but the newest `keep` run folders (by name, which sorts by time).
+fn prune(runs: &Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(runs) else { return };
+    let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    if dirs.len() <= keep {
+        return;
+    }
+    dirs.sort_by_key(|p| sort_key(p));
+    let excess = dirs.len() - keep;
+    for d in dirs.into_iter().take(excess) {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// Orders run ids by time, then pid-independent counter: `date-time-pid-n` sorts by (date-time, n).
+fn sort_key(p: &Path) -> (String, u64) {
+    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut parts = name.rsplitn(3, '-');
+    let n = parts.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    let _pid = parts.next();
+    (parts.next().unwrap_or("").to_string(), n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(utc_parts(0), (1970, 1, 1, 0, 0, 0));
+        // 2026-11-22 10:15:00 UTC
+        assert_eq!(utc_parts(1_795_342_500), (2026, 11, 22, 10, 15, 0));
+        assert_eq!(utc_parts(951_782_400), (2000, 2, 29, 0, 0, 0));
+    }
+
+    #[test]
+    fn keeps_the_newest_runs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let mut made = Vec::new();
+        for _ in 0..(KEEP_RUNS + 5) {
+            made.push(create_run_dir(root).unwrap());
+        }
+        let left: Vec<String> = std::fs::read_dir(root.join(".qgates/runs"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left.len(), KEEP_RUNS);
+        for newest in &made[5..] {
+            assert!(left.contains(&newest.id), "{} was pruned", newest.id);
+        }
+        assert!(root.join(".qgates/.gitignore").is_file());
+    }
+}

@@ -1,0 +1,136 @@
+//! One run from start to end: resolve the scope, pick each gate's files, run the gates in
+//! parallel, and build the report. This is the API the CLI, the language server and the agent
+//! server share.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::core::artifacts::{RunDir, create_run_dir};
+use crate::core::config::{Config, Trigger};
+use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo};
+use crate::core::runner::{GateJob, run_gate};
+use crate::core::scope::{ScopeError, ScopeRequest, resolve};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    /// The workspace root (absolute).
+    pub root: PathBuf,
+    pub scope: ScopeRequest,
+    /// Only these gates (ids); `None`: every active gate.
+    pub gates: Option<Vec<String>>,
+    /// What started the run; gates whose `run_on` lacks it are skipped.
+    pub trigger: Trigger,
+}
+
+/// A run that could not start: the caller asked for something impossible.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    #[error("unknown gate `{unknown}`. Active gates: {known}.")]
+    UnknownGate { unknown: String, known: String },
+    #[error(transparent)]
+    Scope(#[from] ScopeError),
+    #[error("cannot create the run's log folder: {0}")]
+    LogDir(String),
+}
+
+/// Runs the gates and reports. Gates run in parallel; the report lists them in config order.
+pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunError> {
+    let started = Instant::now();
+    let selected = select_gates(config, request.gates.as_deref())?;
+    let scope = resolve(&request.root, config, &request.scope)?;
+    let run_dir = Arc::new(create_run_dir(&request.root).map_err(|e| RunError::LogDir(e.to_string()))?);
+    let root: Arc<Path> = Arc::from(request.root.as_path());
+
+    let mut results: Vec<Option<GateResult>> = vec![None; selected.len()];
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut checked = std::collections::HashSet::new();
+    for (i, gate) in selected.iter().enumerate() {
+        let files: Vec<&String> = scope.files.iter().filter(|f| gate.applies_to(f)).collect();
+        if let Some(reason) = skip_reason(gate, request.trigger, &files) {
+            results[i] = Some(skipped(gate, reason));
+            continue;
+        }
+        checked.extend(files.iter().copied());
+        let job = GateJob {
+            gate: Arc::new((*gate).clone()),
+            root: root.clone(),
+            files: if gate.pass_files { files.into_iter().cloned().collect() } else { Vec::new() },
+            run_dir: run_dir.clone(),
+        };
+        tasks.spawn(async move { (i, run_gate(job).await) });
+    }
+    let files_checked = checked.len();
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok((i, r)) => results[i] = Some(r),
+            Err(e) => tracing::error!("a gate task failed: {e}"),
+        }
+    }
+    let gates: Vec<GateResult> = results
+        .into_iter()
+        .zip(&selected)
+        .map(|(r, g)| {
+            r.unwrap_or_else(|| {
+                let mut r = skipped(g, String::new());
+                r.status = GateStatus::Error;
+                r.skip_reason = None;
+                r.error = Some(format!("{} stopped unexpectedly; see the log", g.name));
+                r
+            })
+        })
+        .collect();
+    let any_ran = gates.iter().any(|g| g.status != GateStatus::Skipped);
+    let info = ScopeInfo { mode: scope.mode.to_string(), files_checked, baseline_sha: scope.baseline_sha, note: scope.note };
+    let log_dir = any_ran.then(|| run_dir.display.clone());
+    if !any_ran {
+        remove_empty_run_dir(&run_dir);
+    }
+    Ok(Report::new(info, gates, started.elapsed().as_millis() as u64, log_dir))
+}
+
+fn select_gates<'c>(config: &'c Config, only: Option<&[String]>) -> Result<Vec<&'c crate::core::config::Gate>, RunError> {
+    let Some(only) = only else { return Ok(config.gates.iter().collect()) };
+    for id in only {
+        if config.gate(id).is_none() {
+            return Err(RunError::UnknownGate {
+                unknown: id.clone(),
+                known: config.gates.iter().map(|g| g.id.as_str()).collect::<Vec<_>>().join(", "),
+            });
+        }
+    }
+    Ok(config.gates.iter().filter(|g| only.iter().any(|o| *o == g.id)).collect())
+}
+
+fn skip_reason(gate: &crate::core::config::Gate, trigger: Trigger, files: &[&String]) -> Option<String> {
+    if !gate.runs_on(trigger) {
+        return Some(format!("not run on {} (run_on)", trigger.as_str()));
+    }
+    if gate.pass_files && files.is_empty() {
+        return Some("no matching files".to_string());
+    }
+    None
+}
+
+fn skipped(gate: &crate::core::config::Gate, reason: String) -> GateResult {
+    GateResult {
+        id: gate.id.clone(),
+        name: gate.name.clone(),
+        status: GateStatus::Skipped,
+        skip_reason: Some(reason),
+        error: None,
+        allow_fail: gate.allow_fail,
+        violations: Vec::new(),
+        fix_hint: None,
+        files_checked: 0,
+        outside_root: 0,
+        exit_code: None,
+        log: None,
+        duration_ms: 0,
+    }
+}
+
+fn remove_empty_run_dir(dir: &RunDir) {
+    let _ = std::fs::remove_dir(&dir.path);
+}

@@ -1,0 +1,300 @@
+//! Running one gate: batches of files, one process each (in its own process group, logged in
+//! full), output parsed, exit codes judged. Nothing passes silently: every way a gate can fail to
+//! run ends as status `error` with a message that says which and where the log is.
+
+pub mod batch;
+pub mod process;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::core::artifacts::RunDir;
+use crate::core::config::Gate;
+use crate::core::parse::{ParseContext, ToolOutput, parse_output};
+use crate::core::report::{GateLog, GateResult, GateStatus};
+use crate::core::violation::Violation;
+use process::{ProcessOutcome, ProcessSpec, resolve_program, run_process};
+
+/// Everything one gate run needs; cheap to clone into a task.
+#[derive(Debug, Clone)]
+pub struct GateJob {
+    pub gate: Arc<Gate>,
+    /// Absolute workspace root.
+    pub root: Arc<Path>,
+    /// Root-relative POSIX paths (empty for gates with `pass_files: false`).
+    pub files: Vec<String>,
+    pub run_dir: Arc<RunDir>,
+}
+
+/// What one batch came to.
+struct BatchResult {
+    status: GateStatus,
+    violations: Vec<Violation>,
+    outside_root: usize,
+    error: Option<String>,
+    exit_code: Option<i32>,
+}
+
+/// Runs a gate over its files and judges the result.
+pub async fn run_gate(job: GateJob) -> GateResult {
+    let started = Instant::now();
+    let gate = &job.gate;
+    let mut result = GateResult {
+        id: gate.id.clone(),
+        name: gate.name.clone(),
+        status: GateStatus::Passed,
+        skip_reason: None,
+        error: None,
+        allow_fail: gate.allow_fail,
+        violations: Vec::new(),
+        fix_hint: None,
+        files_checked: job.files.len(),
+        outside_root: 0,
+        exit_code: None,
+        log: None,
+        duration_ms: 0,
+    };
+    let cwd = match &gate.cwd {
+        Some(rel) => job.root.join(rel),
+        None => job.root.to_path_buf(),
+    };
+    if !cwd.is_dir() {
+        result.status = GateStatus::Error;
+        result.error = Some(format!(
+            "the gate's cwd `{}` is not a folder in the workspace. Fix `cwd` in quality.yaml.",
+            gate.cwd.as_deref().unwrap_or(Path::new("")).display()
+        ));
+        return result;
+    }
+    let program = match resolve_program(&gate.command[0], &job.root, &cwd) {
+        Ok(p) => p,
+        Err(why) if gate.optional => {
+            result.status = GateStatus::Skipped;
+            result.files_checked = 0;
+            result.skip_reason = Some(format!("optional tool missing: {why}"));
+            return result;
+        }
+        Err(why) => {
+            result.status = GateStatus::Error;
+            result.error = Some(format!("{}: {why}", gate.name));
+            return result;
+        }
+    };
+    let fixed_args: Vec<OsString> = gate.command[1..].iter().map(OsString::from).collect();
+    let file_args: Vec<OsString> = job.files.iter().map(|f| file_argument(f, &job.root, &cwd)).collect();
+    let batches = if gate.pass_files {
+        let fixed_bytes = program.as_os_str().len() + fixed_args.iter().map(|a| a.len() + 9).sum::<usize>();
+        batch::split(&file_args, fixed_bytes, gate.max_files_per_run, batch::argument_budget())
+    } else {
+        vec![Vec::new()]
+    };
+    let env: Vec<(String, String)> = gate.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut first_error: Option<(String, Option<i32>)> = None;
+    let mut last_exit = None;
+    let mut any_failed = false;
+    for (i, files) in batches.into_iter().enumerate() {
+        let (stdout, stderr) = job.run_dir.log_paths(&gate.id, i);
+        if i == 0 {
+            result.log = Some(GateLog {
+                stdout: job.run_dir.display_path(&stdout),
+                stderr: job.run_dir.display_path(&stderr),
+            });
+        }
+        let spec = ProcessSpec {
+            program: program.clone(),
+            args: fixed_args.iter().cloned().chain(files).collect(),
+            cwd: cwd.clone(),
+            env: env.clone(),
+            timeout: gate.timeout,
+            stdout: stdout.clone(),
+            stderr: stderr.clone(),
+            stdin: None,
+        };
+        let outcome = run_process(&spec).await;
+        let log_hint = job.run_dir.display_path(&stdout);
+        let batch = judge(gate, &job.root, &cwd, outcome, &stdout, &stderr, &log_hint).await;
+        result.violations.extend(batch.violations);
+        result.outside_root += batch.outside_root;
+        last_exit = batch.exit_code.or(last_exit);
+        match batch.status {
+            GateStatus::Error if first_error.is_none() => {
+                first_error = Some((batch.error.unwrap_or_default(), batch.exit_code));
+            }
+            GateStatus::Failed => any_failed = true,
+            _ => {}
+        }
+    }
+    if let Some((why, code)) = first_error {
+        result.status = GateStatus::Error;
+        result.error = Some(why);
+        result.exit_code = code;
+    } else if any_failed || !result.violations.is_empty() {
+        result.status = GateStatus::Failed;
+        result.exit_code = last_exit;
+    }
+    if result.status == GateStatus::Failed {
+        result.fix_hint = gate.fix_hint.as_ref().map(|h| render_fix_hint(h, &result.violations, &job.files));
+    }
+    if result.status == GateStatus::Passed {
+        result.log = None;
+    }
+    result.duration_ms = started.elapsed().as_millis() as u64;
+    result
+}
+
+/// A file as the tool should get it: relative to the tool's cwd when that is the root, else
+/// absolute; a name starting with `-` gets `./` so no tool reads it as an option.
+fn file_argument(rel: &str, root: &Path, cwd: &Path) -> OsString {
+    if cwd == root {
+        if rel.starts_with('-') { OsString::from(format!("./{rel}")) } else { OsString::from(rel) }
+    } else {
+        root.join(rel).into_os_string()
+    }
+}
+
+/// Judges one finished process: its outcome, its exit code against the gate's lists, its output.
+async fn judge(
+    gate: &Arc<Gate>,
+    root: &Path,
+    cwd: &Path,
+    outcome: ProcessOutcome,
+    stdout: &Path,
+    stderr: &Path,
+    log_hint: &str,
+) -> BatchResult {
+    let err = |msg: String, code: Option<i32>| BatchResult {
+        status: GateStatus::Error,
+        violations: Vec::new(),
+        outside_root: 0,
+        error: Some(msg),
+        exit_code: code,
+    };
+    let name = &gate.name;
+    let code = match outcome {
+        ProcessOutcome::Exited(code) => code,
+        ProcessOutcome::TimedOut => {
+            return err(
+                format!(
+                    "{name} timed out after {}s and was stopped (its whole process group was killed). Raise `timeout_s` in quality.yaml if it needs longer; partial output is in {log_hint}",
+                    gate.timeout.as_secs_f64()
+                ),
+                None,
+            );
+        }
+        ProcessOutcome::Signaled(sig) => {
+            return err(format!("{name} was killed by signal {sig} ({}); its output is in {log_hint}", signal_name(sig)), None);
+        }
+        ProcessOutcome::SpawnFailed(why) => return err(format!("{name}: {why}"), None),
+    };
+    let (gate2, root2, cwd2) = (gate.clone(), root.to_path_buf(), cwd.to_path_buf());
+    let (out_path, err_path, hint) = (stdout.to_path_buf(), stderr.to_path_buf(), log_hint.to_string());
+    let parsed = tokio::task::spawn_blocking(move || parse_logs(&gate2, &root2, &cwd2, code, &out_path, &err_path, &hint))
+        .await
+        .map_err(|e| format!("the parser stopped unexpectedly ({e})"))
+        .and_then(|r| r);
+    let parsed = match parsed {
+        Ok(p) => p,
+        Err(why) => return err(format!("{name} ran (exit code {code}) but its output could not be read: {why}"), Some(code)),
+    };
+    let found = !parsed.violations.is_empty();
+    let mut batch = BatchResult {
+        status: if found { GateStatus::Failed } else { GateStatus::Passed },
+        violations: parsed.violations,
+        outside_root: parsed.outside_root,
+        error: None,
+        exit_code: Some(code),
+    };
+    if gate.exit_codes_ok.contains(&code) {
+        return batch;
+    }
+    if gate.exit_codes_findings.contains(&code) {
+        if !found && parsed.outside_root == 0 {
+            batch.status = GateStatus::Error;
+            batch.error = Some(format!(
+                "{name} exited with code {code} (it found problems) but no violation could be read from its output. Check `parsing` in quality.yaml against the output in {log_hint}"
+            ));
+        }
+        return batch;
+    }
+    batch.status = GateStatus::Error;
+    batch.error = Some(format!(
+        "{name} exited with code {code}, which is in neither success.exit_codes_ok {:?} nor success.exit_codes_findings {:?}: it probably could not run. See {log_hint} and its .stderr",
+        gate.exit_codes_ok, gate.exit_codes_findings
+    ));
+    batch
+}
+
+fn parse_logs(
+    gate: &Gate,
+    root: &Path,
+    cwd: &Path,
+    code: i32,
+    stdout: &PathBuf,
+    stderr: &PathBuf,
+    log_hint: &str,
+) -> Result<crate::core::parse::Parsed, String> {
+    let out = std::fs::read(stdout).map_err(|e| format!("cannot read {}: {e}", stdout.display()))?;
+    let errb = std::fs::read(stderr).map_err(|e| format!("cannot read {}: {e}", stderr.display()))?;
+    let ctx = ParseContext { gate, root, cwd, log_hint };
+    parse_output(&ctx, ToolOutput { stdout: &out, stderr: &errb, exit_code: Some(code) }).map_err(|e| e.to_string())
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGKILL => "SIGKILL: killed, perhaps out of memory",
+        libc::SIGSEGV => "SIGSEGV: the tool crashed",
+        libc::SIGABRT => "SIGABRT: the tool aborted",
+        libc::SIGTERM => "SIGTERM: terminated",
+        libc::SIGINT => "SIGINT: interrupted",
+        libc::SIGBUS => "SIGBUS: the tool crashed",
+        _ => "unexpected signal",
+    }
+}
+
+/// Fills `{files}` in a gate's fix hint with the files that have violations (shell-quoted), or
+/// with the checked files when the violations name none.
+fn render_fix_hint(hint: &str, violations: &[Violation], checked: &[String]) -> String {
+    const MAX: usize = 20;
+    let mut files: Vec<&str> = violations.iter().filter_map(|v| v.file.as_deref()).collect();
+    files.sort_unstable();
+    files.dedup();
+    if files.is_empty() {
+        files = checked.iter().map(String::as_str).collect();
+    }
+    let mut list: Vec<String> = files.iter().take(MAX).map(|f| shell_quote(f)).collect();
+    if files.len() > MAX {
+        list.push(format!("… ({} more)", files.len() - MAX));
+    }
+    hint.replace("{files}", &list.join(" ")).replace("{file}", &list.join(" "))
+}
+
+/// Quotes a path for a POSIX shell when it needs it.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:@%,".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("src/a.py"), "src/a.py");
+        assert_eq!(shell_quote("my file.py"), "'my file.py'");
+        assert_eq!(shell_quote("it's.py"), "'it'\\''s.py'");
+    }
+
+    #[test]
+    fn option_like_names_get_dot_slash() {
+        let root = Path::new("/r");
+        assert_eq!(file_argument("-x.py", root, root), OsString::from("./-x.py"));
+        assert_eq!(file_argument("a/-x.py", root, root), OsString::from("a/-x.py"));
+        assert_eq!(file_argument("-x.py", root, Path::new("/r/sub")), OsString::from("/r/-x.py"));
+    }
+}

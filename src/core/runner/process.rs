@@ -1,0 +1,161 @@
+//! Running one tool process: argv (never a shell), its own process group, stdout and stderr
+//! straight into log files (nothing held in memory, nothing truncated), a timeout that kills the
+//! whole group, and a guard that kills the group if the run is cancelled (the future dropped).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+
+/// One process to run.
+#[derive(Debug, Clone)]
+pub struct ProcessSpec {
+    /// The resolved executable.
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub timeout: Duration,
+    pub stdout: PathBuf,
+    pub stderr: PathBuf,
+    /// Written to the process's stdin, then stdin is closed. `None`: stdin is empty.
+    pub stdin: Option<Vec<u8>>,
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProcessOutcome {
+    Exited(i32),
+    /// Killed by a signal it did not ask for (a crash, the OOM killer, someone's `kill`).
+    Signaled(i32),
+    TimedOut,
+    /// It could not be started (permissions, not an executable, the log file could not be created).
+    SpawnFailed(String),
+}
+
+/// Kills a process group when dropped, unless disarmed: a cancelled run leaves nothing behind.
+struct GroupGuard {
+    pgid: Option<i32>,
+}
+
+impl GroupGuard {
+    fn kill(&mut self) {
+        if let Some(pgid) = self.pgid.take() {
+            kill_group(pgid);
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn kill_group(pgid: i32) {
+    if pgid > 0 {
+        // SAFETY: killpg only sends a signal; a group that is already gone gives ESRCH, ignored.
+        unsafe {
+            libc::killpg(pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Runs the process to its end, its timeout, or until the returned future is dropped.
+pub async fn run_process(spec: &ProcessSpec) -> ProcessOutcome {
+    let stdout = match std::fs::File::create(&spec.stdout) {
+        Ok(f) => f,
+        Err(e) => return ProcessOutcome::SpawnFailed(format!("cannot create {}: {e}", spec.stdout.display())),
+    };
+    let stderr = match std::fs::File::create(&spec.stderr) {
+        Ok(f) => f,
+        Err(e) => return ProcessOutcome::SpawnFailed(format!("cannot create {}: {e}", spec.stderr.display())),
+    };
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .current_dir(&spec.cwd)
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::from(stderr))
+        .stdin(if spec.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .process_group(0)
+        .kill_on_drop(true);
+    for (k, v) in &spec.env {
+        cmd.env(k, v);
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return ProcessOutcome::SpawnFailed(describe_spawn_error(&spec.program, &e)),
+    };
+    let mut guard = GroupGuard { pgid: child.id().map(|id| id as i32) };
+    if let (Some(input), Some(mut pipe)) = (spec.stdin.as_ref(), child.stdin.take()) {
+        let input = input.clone();
+        // Written concurrently so a tool that prints before reading all its input cannot deadlock.
+        tokio::spawn(async move {
+            let _ = pipe.write_all(&input).await;
+            let _ = pipe.shutdown().await;
+        });
+    }
+    let outcome = match tokio::time::timeout(spec.timeout, child.wait()).await {
+        Ok(Ok(status)) => {
+            use std::os::unix::process::ExitStatusExt;
+            match (status.code(), status.signal()) {
+                (Some(code), _) => ProcessOutcome::Exited(code),
+                (None, Some(sig)) => ProcessOutcome::Signaled(sig),
+                (None, None) => ProcessOutcome::SpawnFailed("the process ended without an exit status".into()),
+            }
+        }
+        Ok(Err(e)) => ProcessOutcome::SpawnFailed(format!("waiting for the process failed: {e}")),
+        Err(_) => {
+            guard.kill();
+            let _ = child.wait().await;
+            ProcessOutcome::TimedOut
+        }
+    };
+    // Helpers the tool left running in its group would hold resources and outlive the run.
+    guard.kill();
+    outcome
+}
+
+fn describe_spawn_error(program: &Path, e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => format!("`{}` was not found — is it installed and on PATH?", program.display()),
+        std::io::ErrorKind::PermissionDenied => {
+            format!("`{}` is not executable (permission denied) — check its mode (chmod +x)", program.display())
+        }
+        _ => format!("`{}` could not be started: {e}", program.display()),
+    }
+}
+
+/// Finds an executable: a path with a `/` is taken relative to `cwd`; a bare name is looked up in
+/// the workspace's own tool folders first (`.venv/bin`, `venv/bin`, `node_modules/.bin`), so the
+/// project's pinned tools win over global ones, then in `PATH`.
+pub fn resolve_program(name: &str, root: &Path, cwd: &Path) -> Result<PathBuf, String> {
+    if name.contains('/') {
+        let p = if Path::new(name).is_absolute() { PathBuf::from(name) } else { cwd.join(name) };
+        return if is_executable(&p) {
+            Ok(p)
+        } else if p.exists() {
+            Err(format!("`{name}` is not executable — check its mode (chmod +x)"))
+        } else {
+            Err(format!("`{name}` was not found (looked at {})", p.display()))
+        };
+    }
+    let local = [".venv/bin", "venv/bin", "node_modules/.bin"].map(|d| root.join(d));
+    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = local.iter().cloned().chain(std::env::split_paths(&path_var));
+    for dir in dirs {
+        let candidate = dir.join(name);
+        if is_executable(&candidate) {
+            return Ok(candidate);
+        }
+    }
+    Err(format!("`{name}` was not found — is it installed and on PATH? (also looked in the workspace's .venv/bin, venv/bin and node_modules/.bin)"))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+}

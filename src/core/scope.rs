@@ -1,0 +1,139 @@
+//! Which files a run checks. `project` walks the workspace (honouring .gitignore) through the
+//! `project_scope` globs; `files` takes the paths given.
+
+use std::path::{Path, PathBuf};
+
+use crate::core::config::Config;
+
+/// What the caller asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScopeRequest {
+    Project,
+    /// Paths absolute or relative to the process's working directory; folders are walked.
+    Files(Vec<PathBuf>),
+}
+
+/// The files of a run, root-relative POSIX paths, sorted and unique.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResolvedScope {
+    pub mode: &'static str,
+    pub files: Vec<String>,
+    pub baseline_sha: Option<String>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScopeError {
+    #[error("`{0}` does not exist. Check the path (it is taken relative to the current folder).")]
+    NotFound(String),
+    #[error("`{path}` is outside the workspace root {root}. Give paths inside the workspace, or run from (or pass --root) the workspace that holds them.")]
+    OutsideRoot { path: String, root: String },
+}
+
+/// Folders never walked in project scope: tool caches, virtual environments, VCS data.
+const NEVER_WALK: [&str; 12] = [
+    ".git",
+    ".hg",
+    ".qgates",
+    ".venv",
+    "venv",
+    "node_modules",
+    "__pycache__",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    ".tox",
+    ".nox",
+];
+
+pub fn resolve(root: &Path, config: &Config, request: &ScopeRequest) -> Result<ResolvedScope, ScopeError> {
+    match request {
+        ScopeRequest::Project => Ok(ResolvedScope { mode: "project", files: project_files(root, config), ..Default::default() }),
+        ScopeRequest::Files(paths) => {
+            Ok(ResolvedScope { mode: "files", files: explicit_files(root, paths)?, ..Default::default() })
+        }
+    }
+}
+
+/// Every file of the workspace that git would not ignore, through the `project_scope` globs.
+pub fn project_files(root: &Path, config: &Config) -> Vec<String> {
+    let mut files = walk(root, root);
+    if let Some(globs) = &config.project_scope {
+        files.retain(|f| globs.matches(f));
+    }
+    files
+}
+
+fn walk(root: &Path, start: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let walker = ignore::WalkBuilder::new(start)
+        .hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| {
+            !(e.file_type().is_some_and(|t| t.is_dir()) && NEVER_WALK.iter().any(|n| e.file_name() == *n))
+        })
+        .build();
+    for entry in walker.flatten() {
+        if entry.file_type().is_some_and(|t| t.is_file())
+            && let Some(rel) = relative_posix(root, entry.path())
+        {
+            out.push(rel);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+fn explicit_files(root: &Path, paths: &[PathBuf]) -> Result<Vec<String>, ScopeError> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| root.to_path_buf());
+    let mut out = Vec::new();
+    for p in paths {
+        let abs = if p.is_absolute() { p.clone() } else { cwd.join(p) };
+        let abs = lexical(&abs);
+        if !abs.exists() {
+            return Err(ScopeError::NotFound(p.display().to_string()));
+        }
+        let rel = relative_posix(root, &abs);
+        let is_root = abs == root || abs.canonicalize().ok() == root.canonicalize().ok();
+        if rel.is_none() && !is_root {
+            return Err(ScopeError::OutsideRoot { path: p.display().to_string(), root: root.display().to_string() });
+        }
+        match rel {
+            Some(_) | None if abs.is_dir() => out.extend(walk(root, &abs)),
+            Some(rel) => out.push(rel),
+            None => {}
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// `path` relative to `root` with `/` separators; `None` outside the root (symlinked roots are
+/// compared by their real paths too).
+pub fn relative_posix(root: &Path, path: &Path) -> Option<String> {
+    let rel = match path.strip_prefix(root) {
+        Ok(r) => r.to_path_buf(),
+        Err(_) => {
+            let (r, p) = (root.canonicalize().ok()?, path.canonicalize().ok()?);
+            p.strip_prefix(&r).ok()?.to_path_buf()
+        }
+    };
+    let parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    if parts.is_empty() { None } else { Some(parts.join("/")) }
+}
+
+fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}

@@ -1,0 +1,98 @@
+//! Shared helpers for the integration tests: the built binary with the project's pinned tools on
+//! PATH, throw-away workspaces, and purpose-made tools.
+#![allow(dead_code, reason = "each test file uses a different subset of the helpers")]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// The repository's own `.venv/bin` (made by scripts/setup.sh), holding the pinned ruff and mypy.
+pub fn tools_bin() -> PathBuf {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin");
+    assert!(
+        bin.join("ruff").is_file() && bin.join("mypy").is_file(),
+        "ruff and mypy are missing from {}: run scripts/setup.sh first",
+        bin.display()
+    );
+    bin
+}
+
+/// PATH with the pinned tools first.
+pub fn path_with_tools() -> std::ffi::OsString {
+    let mut dirs = vec![tools_bin()];
+    dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    std::env::join_paths(dirs).expect("PATH")
+}
+
+/// The qgates binary, run in `dir`, with the pinned tools on PATH and no colour.
+pub fn qgates(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("qgates").expect("binary");
+    cmd.current_dir(dir).env("PATH", path_with_tools()).env("NO_COLOR", "1").env_remove("QGATES_LOG");
+    cmd
+}
+
+/// A temporary workspace with the given files (path → content).
+pub fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (path, content) in files {
+        write(dir.path(), path, content);
+    }
+    dir
+}
+
+pub fn write(root: &Path, rel: &str, content: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+    std::fs::write(p, content).expect("write");
+}
+
+/// Writes an executable script (`#!` line included in `body`) at `rel`.
+pub fn tool(root: &Path, rel: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    write(root, rel, body);
+    let p = root.join(rel);
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    p
+}
+
+/// A copy of a fixture folder in a fresh temporary folder (tools write caches next to the files).
+pub fn fixture_copy(name: &str) -> tempfile::TempDir {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name);
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_dir(&src, dir.path());
+    dir
+}
+
+fn copy_dir(src: &Path, dst: &Path) {
+    for entry in std::fs::read_dir(src).expect("read fixture") {
+        let entry = entry.expect("entry");
+        let name = entry.file_name();
+        let name_str = name.to_string_lossy();
+        if [".qgates", ".mypy_cache", ".ruff_cache", "__pycache__"].contains(&name_str.as_ref()) {
+            continue;
+        }
+        let (s, d) = (entry.path(), dst.join(&name));
+        if s.is_dir() {
+            std::fs::create_dir_all(&d).expect("mkdir");
+            copy_dir(&s, &d);
+        } else {
+            std::fs::copy(&s, &d).expect("copy");
+        }
+    }
+}
+
+/// Runs `qgates check --format json ARGS` in `dir`; returns the exit code and the parsed report.
+pub fn check_json(dir: &Path, args: &[&str]) -> (i32, Value) {
+    let out = qgates(dir).arg("check").args(args).args(["--format", "json"]).output().expect("run qgates");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+        panic!("not JSON ({e}):\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&out.stderr))
+    });
+    (out.status.code().unwrap_or(-1), report)
+}
+
+/// The result of one gate in a report.
+pub fn gate<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["gates"].as_array().and_then(|g| g.iter().find(|g| g["id"] == id)).unwrap_or_else(|| panic!("no gate {id} in {report}"))
+}
