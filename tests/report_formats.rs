@@ -934,3 +934,50 @@ fn compact_json_leaves_out_nulls_empty_arrays_and_fixable_false() {
     assert_eq!(line, report.summary_line());
     assert_eq!(rest, format!("{json}\n"));
 }
+
+#[test]
+fn quiet_runs_stay_quiet() {
+    let green = green_report();
+    assert_eq!(
+        github::render(&green),
+        format!("{}\n", green.summary_line()),
+        "no annotation for a green run"
+    );
+    let md = markdown::render(&green);
+    assert!(md.contains("No violations.") && !md.contains("[ ]"), "{md}");
+    assert!(
+        md.contains("Passed: **ruff_format**, **ruff_lint**, **mypy**."),
+        "a name equal to the id is not repeated: {md}"
+    );
+    let text = text::render(&green, false);
+    assert!(
+        text.contains("\nmypy: passed (42 files checked)\n"),
+        "{text}"
+    );
+
+    let mut s = scope("auto", 0);
+    s.note = Some("no changes since baseline".into());
+    let gates = vec![GateResult {
+        skip_reason: Some("no matching files".into()),
+        ..gate("mypy", "Mypy", GateStatus::Skipped)
+    }];
+    let nothing = Report::new(s, gates, 3, None);
+    let md = markdown::render(&nothing);
+    assert!(
+        md.starts_with(
+            "## ⏭️ 0 files in scope — nothing to check (auto, no changes since baseline)\n"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("### Skipped\n\n- **Mypy** (`mypy`): no matching files\n"),
+        "{md}"
+    );
+    assert!(text::render(&nothing, false).contains("Mypy (mypy): skipped — no matching files"));
+    let log: Value = serde_json::from_str(&sarif::render(&nothing)).unwrap();
+    assert_eq!(log["runs"][0]["results"], serde_json::json!([]));
+    assert_eq!(
+        log["runs"][0]["invocations"][0]["executionSuccessful"],
+        true
+    );
+}

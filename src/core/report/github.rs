@@ -113,3 +113,19 @@ pub fn escape_data(s: &str) -> String {
 pub fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{escape_data, escape_property};
+
+    #[test]
+    fn escaping_follows_the_runner() {
+        assert_eq!(
+            escape_data("100% done\r\nnext: a, b"),
+            "100%25 done%0D%0Anext: a, b"
+        );
+        assert_eq!(escape_property("Lint: a, b\n%"), "Lint%3A a%2C b%0A%25");
+        // `%` first, or the `%` of `%0A` would be escaped again.
+        assert_eq!(escape_data("%0A"), "%250A");
+    }
+}

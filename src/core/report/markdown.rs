@@ -35,13 +35,7 @@ pub fn render(report: &Report) -> String {
 
     let mut n = 0;
     for g in report.gates.iter().filter(|g| !g.violations.is_empty()) {
-        let _ = writeln!(
-            out,
-            "\n### {} ({}) — {}\n",
-            inline(&g.name),
-            code_span(&g.id),
-            status(g)
-        );
+        let _ = writeln!(out, "\n### {} — {}\n", gate_heading(g), status(g));
         let mut hint_everywhere = true;
         for v in by_position(&g.violations) {
             n += 1;
@@ -74,12 +68,7 @@ pub fn render(report: &Report) -> String {
         out.push_str("\n### Could not run\n\n");
         for g in errored {
             let error = g.error.as_deref().unwrap_or("no reason recorded");
-            let mut line = format!(
-                "- **{}** ({}): {}",
-                inline(&g.name),
-                code_span(&g.id),
-                inline(error)
-            );
+            let mut line = format!("- {}: {}", gate_label(g), inline(error));
             if g.allow_fail {
                 line.push_str(" (allowed to fail)");
             }
@@ -104,13 +93,7 @@ pub fn render(report: &Report) -> String {
         out.push_str("\n### Skipped\n\n");
         for g in skipped {
             let reason = g.skip_reason.as_deref().unwrap_or("no reason given");
-            let _ = writeln!(
-                out,
-                "- **{}** ({}): {}",
-                inline(&g.name),
-                code_span(&g.id),
-                inline(reason)
-            );
+            let _ = writeln!(out, "- {}: {}", gate_label(g), inline(reason));
         }
     }
 
@@ -118,12 +101,30 @@ pub fn render(report: &Report) -> String {
         .gates
         .iter()
         .filter(|g| g.status == GateStatus::Passed && g.violations.is_empty())
-        .map(|g| format!("**{}** ({})", inline(&g.name), code_span(&g.id)))
+        .map(gate_label)
         .collect();
     if !passed.is_empty() {
         let _ = writeln!(out, "\nPassed: {}.", passed.join(", "));
     }
     out
+}
+
+/// `**Ruff Lint** (`ruff_lint`)`, or just `**mypy**` when the name is the id.
+fn gate_label(g: &GateResult) -> String {
+    format!("**{}**{}", inline(&g.name), id_suffix(g))
+}
+
+/// `Ruff Lint (`ruff_lint`)`: a heading is bold already.
+fn gate_heading(g: &GateResult) -> String {
+    format!("{}{}", inline(&g.name), id_suffix(g))
+}
+
+fn id_suffix(g: &GateResult) -> String {
+    if g.name == g.id {
+        String::new()
+    } else {
+        format!(" ({})", code_span(&g.id))
+    }
 }
 
 fn status(g: &GateResult) -> String {
@@ -193,6 +194,10 @@ fn linkable(url: &str) -> bool {
 /// space each side). Newlines become spaces, since a line break could end the list item.
 fn code_span(s: &str) -> String {
     let s = visible(s).replace('\n', " ");
+    if s.is_empty() {
+        // "``" would be two literal backticks, not an empty span.
+        return "` `".to_string();
+    }
     let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     let pad = if s.starts_with('`')
@@ -315,4 +320,56 @@ fn url_len(chars: &[char]) -> usize {
         })
         .count();
     if rest == 0 { 0 } else { scheme + rest }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{code_span, inline};
+
+    #[test]
+    fn code_spans_show_their_text_exactly() {
+        assert_eq!(code_span("src/a.py:1:2"), "`src/a.py:1:2`");
+        assert_eq!(code_span("a`b"), "``a`b``");
+        assert_eq!(code_span("`a``"), "``` `a`` ```");
+        assert_eq!(code_span("two\nlines"), "`two lines`");
+        assert_eq!(code_span(""), "` `");
+    }
+
+    #[test]
+    fn inline_text_cannot_break_the_item() {
+        assert_eq!(
+            inline("`os` imported"),
+            "`os` imported",
+            "a pair stays a code span"
+        );
+        assert_eq!(
+            inline("a `b"),
+            "a \\`b",
+            "a lone backtick cannot pair with a later one"
+        );
+        assert_eq!(inline("``x` y``"), "``x` y``", "runs pair by length");
+        assert_eq!(
+            inline("`a|*b*`"),
+            "`a|*b*`",
+            "nothing is escaped inside a code span"
+        );
+        assert_eq!(inline("# x"), "\\# x");
+        assert_eq!(
+            inline("a | b *c* [d](e) <f> ~g~ $h$"),
+            "a \\| b \\*c\\* \\[d\\](e) \\<f\\> \\~g\\~ \\$h\\$"
+        );
+        assert_eq!(inline("snake_case _em_"), "snake_case \\_em\\_");
+        assert_eq!(inline("&amp; & b"), "\\&amp; & b");
+        assert_eq!(inline("one\ntwo\r\n3. three"), "one<br>two<br>3. three");
+        assert_eq!(
+            inline("see https://x.io/a_b_(c)*d for more"),
+            "see https://x.io/a_b_(c)*d for more",
+            "a bare URL stays clickable"
+        );
+        assert_eq!(
+            inline("x \u{1b}[31m"),
+            "x \\\\u{1b}\\[31m",
+            "control characters are shown, not sent"
+        );
+    }
 }

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 use super::{GateStatus, Report, known};
-use crate::core::violation::{Edit, Severity, Violation};
+use crate::core::violation::{Edit, Severity};
 
 /// The schema the output follows (the OASIS errata01 one, vendored for the tests).
 pub const SCHEMA_URI: &str =
@@ -25,18 +25,20 @@ const SRCROOT: &str = "%SRCROOT%";
 
 pub fn render(report: &Report) -> String {
     let mut rules: Vec<Value> = Vec::new();
-    let mut rule_index: HashMap<(String, String), usize> = HashMap::new();
+    let mut rule_index: HashMap<String, usize> = HashMap::new();
     let mut results: Vec<Value> = Vec::new();
 
     for g in &report.gates {
         for v in &g.violations {
-            let id = match &v.code {
+            // An empty code is no code: `ruff_lint/` would name nothing.
+            let code = v.code.as_deref().filter(|c| !c.trim().is_empty());
+            let id = match code {
                 Some(code) => format!("{}/{code}", g.id),
                 None => g.id.clone(),
             };
-            let key = (g.id.clone(), v.code.clone().unwrap_or_default());
-            let index = *rule_index.entry(key).or_insert_with(|| {
-                rules.push(rule(&id, &g.name, v));
+            // Keyed by the rule id itself, so `ruleId` and `rules[ruleIndex].id` can never disagree.
+            let index = *rule_index.entry(id.clone()).or_insert_with(|| {
+                rules.push(rule(&id, code, &g.name, v.url.as_deref()));
                 rules.len() - 1
             });
             // A later violation may carry the documentation link the first one lacked.
@@ -150,16 +152,16 @@ fn information_uri() -> Option<&'static str> {
         .find(|u| absolute_uri(u))
 }
 
-fn rule(id: &str, gate_name: &str, v: &Violation) -> Value {
+fn rule(id: &str, code: Option<&str>, gate_name: &str, url: Option<&str>) -> Value {
     let mut r = Map::new();
     r.insert("id".into(), json!(id));
-    r.insert("name".into(), json!(v.code.as_deref().unwrap_or(id)));
-    let short = match &v.code {
+    r.insert("name".into(), json!(code.unwrap_or(id)));
+    let short = match code {
         Some(code) => format!("{gate_name} {code}"),
         None => gate_name.to_string(),
     };
     r.insert("shortDescription".into(), json!({ "text": short }));
-    if let Some(url) = v.url.as_deref().filter(|u| absolute_uri(u)) {
+    if let Some(url) = url.filter(|u| absolute_uri(u)) {
         r.insert("helpUri".into(), json!(url));
     }
     Value::Object(r)

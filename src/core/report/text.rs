@@ -114,8 +114,11 @@ pub fn render(report: &Report, color: bool) -> String {
 
 /// One gate's block: a status line, then what a person needs to act on it.
 fn write_gate(out: &mut String, p: &Paint, g: &GateResult) {
-    let name = p.paint(sgr::BOLD, &visible(&g.name));
-    let mut head = format!("{name} ({}): {}", visible(&g.id), p.status(g));
+    let mut head = p.paint(sgr::BOLD, &visible(&g.name));
+    if g.name != g.id {
+        let _ = write!(head, " ({})", visible(&g.id));
+    }
+    let _ = write!(head, ": {}", p.status(g));
     match g.status {
         GateStatus::Failed | GateStatus::Error if !g.violations.is_empty() => {
             let fixable = g.violations.iter().filter(|v| v.fixable).count();
