@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{GateResult, GateStatus, Report, by_position, count, known, visible};
+use super::{GateResult, GateStatus, Report, count, known, visible};
 use crate::core::violation::{Severity, Violation};
 
 /// The SGR codes this format uses.
@@ -73,16 +73,15 @@ pub fn render(report: &Report, color: bool) -> String {
     // All gates' violations, merged per file; a BTreeMap keeps the files sorted.
     let mut per_file: BTreeMap<&str, Vec<(&GateResult, &Violation)>> = BTreeMap::new();
     for g in &report.gates {
-        for v in by_position(&g.violations) {
+        for v in &g.violations {
             if let Some(file) = v.file.as_deref() {
                 per_file.entry(file).or_default().push((g, v));
             }
         }
     }
-    for (file, list) in &per_file {
+    for (file, mut list) in per_file {
         let _ = writeln!(out, "\n{}", p.paint(sgr::BOLD, &visible(file)));
-        // The merge above kept per-gate order; the file's block reads by position across gates.
-        let mut list = list.clone();
+        // By position across gates; the sort is stable, so ties keep the gate order.
         list.sort_by_key(|(_, v)| (v.line, v.column));
         write_rows(&mut out, &p, &list);
     }
