@@ -199,7 +199,14 @@ impl Report {
             line.push_str(&format!(", {} skipped", s.skipped));
         }
         if !allowed.is_empty() {
-            line.push_str(&format!(", {} allowed to fail ({violations})", allowed.join(", ")));
+            // Not "(1 violation (0 auto-fixable))": one pair of parentheses reads better.
+            line.push_str(&format!(
+                ", {} allowed to fail ({} violation{}, {} auto-fixable)",
+                allowed.join(", "),
+                s.total_violations,
+                plural(s.total_violations),
+                s.auto_fixable
+            ));
         }
         let n = self.scope.files_checked;
         line.push_str(&format!(" — {n} file{} checked ({mode})", plural(n)));
@@ -227,4 +234,54 @@ fn is_zero(n: &usize) -> bool {
 
 fn is_zero_u64(n: &u64) -> bool {
     *n == 0
+}
+
+// Helpers shared by the renderers in the child modules (text, markdown, sarif, github).
+
+/// Violations in the order people read them: by file, then line, then column. A violation
+/// without a line sorts first in its file (it is about the whole file); the sort is stable,
+/// so ties keep the report order (gate order, then the tool's order).
+fn by_position<'a>(violations: impl IntoIterator<Item = &'a Violation>) -> Vec<&'a Violation> {
+    let mut list: Vec<&Violation> = violations.into_iter().collect();
+    list.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
+    list
+}
+
+/// `file:line:column`, leaving out what is unknown. A line or column of 0 is treated as unknown:
+/// positions are 1-based, so 0 only comes from a tool that had none to give.
+fn position(v: &Violation) -> Option<String> {
+    let file = v.file.as_deref()?;
+    Some(match (known(v.line), known(v.column)) {
+        (Some(l), Some(c)) => format!("{file}:{l}:{c}"),
+        (Some(l), None) => format!("{file}:{l}"),
+        _ => file.to_string(),
+    })
+}
+
+/// A 1-based number, or `None` when it is missing or 0.
+fn known(n: Option<u32>) -> Option<u32> {
+    n.filter(|&n| n > 0)
+}
+
+/// Replaces control characters (other than newline and tab) by a visible `\u{…}` escape, and
+/// `\r\n` by `\n`. Tool messages can carry ANSI escapes or stray carriage returns; printed as they
+/// are, they would recolour or overwrite the terminal, and `--format text` without colour must not
+/// contain a single escape byte.
+fn visible(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// "1 violation", "3 violations".
+fn count(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", plural(n))
 }

@@ -1,3 +1,301 @@
-//! Placeholder; replaced by the real renderer.
-use super::Report;
-pub fn render(_report: &Report) -> String { String::new() }
+//! `--format sarif`: SARIF 2.1.0, for code-scanning uploads and SARIF viewers.
+//!
+//! One run whose driver is qgates itself: each gate is not a SARIF tool of its own because the
+//! gates ran as one invocation, share one exit code and one summary. Rules are one per gate and
+//! code (`ruff_lint/F401`, or the gate id for a gate without codes), results keep the report
+//! order, and a gate that could not run becomes a tool-execution notification.
+//!
+//! Violation columns count Unicode scalar values and `end_column` is exclusive, which is exactly
+//! SARIF's `columnKind: unicodeCodePoints` with its exclusive `endColumn`: numbers pass through.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use super::{GateStatus, Report, known};
+use crate::core::violation::{Edit, Severity};
+
+/// The schema the output follows (the OASIS errata01 one, vendored for the tests).
+pub const SCHEMA_URI: &str =
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
+
+/// Where relative artifact URIs are rooted: GitHub code scanning and SARIF viewers resolve
+/// `%SRCROOT%` to the checkout, which is the workspace root the paths are relative to.
+const SRCROOT: &str = "%SRCROOT%";
+
+pub fn render(report: &Report) -> String {
+    let mut rules: Vec<Value> = Vec::new();
+    let mut rule_index: HashMap<String, usize> = HashMap::new();
+    let mut results: Vec<Value> = Vec::new();
+
+    for g in &report.gates {
+        for v in &g.violations {
+            // An empty code is no code: `ruff_lint/` would name nothing.
+            let code = v.code.as_deref().filter(|c| !c.trim().is_empty());
+            let id = match code {
+                Some(code) => format!("{}/{code}", g.id),
+                None => g.id.clone(),
+            };
+            // Keyed by the rule id itself, so `ruleId` and `rules[ruleIndex].id` can never disagree.
+            let index = *rule_index.entry(id.clone()).or_insert_with(|| {
+                rules.push(rule(&id, code, &g.name, v.url.as_deref()));
+                rules.len() - 1
+            });
+            // A later violation may carry the documentation link the first one lacked.
+            if let (Some(url), Some(Value::Object(r))) = (v.url.as_deref(), rules.get_mut(index))
+                && !r.contains_key("helpUri")
+                && absolute_uri(url)
+            {
+                r.insert("helpUri".into(), json!(url));
+            }
+
+            let mut result = Map::new();
+            result.insert("ruleId".into(), json!(id));
+            result.insert("ruleIndex".into(), json!(index));
+            result.insert("level".into(), json!(level(v.severity)));
+            result.insert(
+                "message".into(),
+                json!({ "text": message_text(&v.message) }),
+            );
+            if let Some(file) = &v.file {
+                let mut physical = Map::new();
+                physical.insert("artifactLocation".into(), artifact(file));
+                if let Some(region) = region(v.line, v.column, v.end_line, v.end_column) {
+                    physical.insert("region".into(), region);
+                }
+                result.insert(
+                    "locations".into(),
+                    json!([{ "physicalLocation": physical }]),
+                );
+                if let Some(fix) = v
+                    .fix
+                    .as_ref()
+                    .and_then(|f| sarif_fix(file, &f.title, &f.edits))
+                {
+                    result.insert("fixes".into(), json!([fix]));
+                }
+            }
+            let mut properties = Map::new();
+            properties.insert("gate".into(), json!(g.id));
+            if g.allow_fail {
+                properties.insert("allowFail".into(), json!(true));
+            }
+            result.insert("properties".into(), Value::Object(properties));
+            results.push(Value::Object(result));
+        }
+    }
+
+    let notifications: Vec<Value> = report
+        .gates
+        .iter()
+        .filter(|g| g.status == GateStatus::Error)
+        .map(|g| {
+            let error = g.error.as_deref().unwrap_or("no reason recorded");
+            let mut properties = Map::new();
+            properties.insert("gate".into(), json!(g.id));
+            if let Some(log) = &g.log {
+                properties.insert("stdout".into(), json!(log.stdout));
+                properties.insert("stderr".into(), json!(log.stderr));
+            }
+            json!({
+                "level": if g.allow_fail { "warning" } else { "error" },
+                "message": { "text": format!("{} ({}) could not run: {error}", g.name, g.id) },
+                "properties": properties,
+            })
+        })
+        .collect();
+
+    let mut invocation = Map::new();
+    invocation.insert(
+        "executionSuccessful".into(),
+        json!(!report.gates.iter().any(|g| g.status == GateStatus::Error)),
+    );
+    invocation.insert("exitCode".into(), json!(report.exit_code()));
+    if !notifications.is_empty() {
+        invocation.insert("toolExecutionNotifications".into(), json!(notifications));
+    }
+
+    let mut driver = Map::new();
+    driver.insert("name".into(), json!("qgates"));
+    if let Some(uri) = information_uri() {
+        driver.insert("informationUri".into(), json!(uri));
+    }
+    driver.insert("version".into(), json!(env!("CARGO_PKG_VERSION")));
+    driver.insert("rules".into(), json!(rules));
+
+    let log = json!({
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": driver },
+            "invocations": [invocation],
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    });
+    let mut out = serde_json::to_string_pretty(&log).unwrap_or_else(|e| {
+        // Serializing a `Value` of strings and numbers cannot fail; keep the output valid SARIF anyway.
+        format!(
+            "{{\"version\":\"2.1.0\",\"runs\":[],\"properties\":{{\"error\":{}}}}}",
+            json!(e.to_string())
+        )
+    });
+    out.push('\n');
+    out
+}
+
+/// The project's home page from Cargo metadata, left out while the manifest names none: SARIF
+/// wants an absolute URI here, and an invented one would be worse than none.
+fn information_uri() -> Option<&'static str> {
+    [env!("CARGO_PKG_REPOSITORY"), env!("CARGO_PKG_HOMEPAGE")]
+        .into_iter()
+        .find(|u| absolute_uri(u))
+}
+
+fn rule(id: &str, code: Option<&str>, gate_name: &str, url: Option<&str>) -> Value {
+    let mut r = Map::new();
+    r.insert("id".into(), json!(id));
+    r.insert("name".into(), json!(code.unwrap_or(id)));
+    let short = match code {
+        Some(code) => format!("{gate_name} {code}"),
+        None => gate_name.to_string(),
+    };
+    r.insert("shortDescription".into(), json!({ "text": short }));
+    if let Some(url) = url.filter(|u| absolute_uri(u)) {
+        r.insert("helpUri".into(), json!(url));
+    }
+    Value::Object(r)
+}
+
+fn level(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info | Severity::Hint => "note",
+    }
+}
+
+/// SARIF requires a non-empty message; a tool that gave none still produced a finding.
+fn message_text(m: &str) -> &str {
+    if m.trim().is_empty() {
+        "(no message)"
+    } else {
+        m
+    }
+}
+
+fn artifact(file: &str) -> Value {
+    json!({ "uri": encode_uri_path(file), "uriBaseId": SRCROOT })
+}
+
+/// A SARIF region from 1-based positions, leaving out what is unknown (0 counts as unknown) or
+/// inconsistent (an end before the start), since a wrong region misplaces the annotation.
+fn region(
+    line: Option<u32>,
+    column: Option<u32>,
+    end_line: Option<u32>,
+    end_column: Option<u32>,
+) -> Option<Value> {
+    let start_line = known(line)?;
+    let start_column = known(column);
+    let mut r = Map::new();
+    r.insert("startLine".into(), json!(start_line));
+    if let Some(c) = start_column {
+        r.insert("startColumn".into(), json!(c));
+    }
+    let end_line = known(end_line);
+    if end_line.is_some_and(|e| e < start_line) {
+        return Some(Value::Object(r));
+    }
+    if let Some(e) = end_line {
+        r.insert("endLine".into(), json!(e));
+    }
+    let same_line = end_line.is_none_or(|e| e == start_line);
+    if let Some(ec) = known(end_column)
+        && !(same_line && start_column.is_some_and(|sc| ec < sc))
+    {
+        r.insert("endColumn".into(), json!(ec));
+    }
+    Some(Value::Object(r))
+}
+
+/// A SARIF fix from the tool's edits, all in the violation's file. Left out whole if any edit
+/// has an impossible position: applying part of a fix could break the file.
+fn sarif_fix(file: &str, title: &str, edits: &[Edit]) -> Option<Value> {
+    if edits.is_empty() {
+        return None;
+    }
+    let mut replacements = Vec::with_capacity(edits.len());
+    for e in edits {
+        let valid = e.line > 0
+            && e.column > 0
+            && e.end_line > 0
+            && e.end_column > 0
+            && (e.end_line, e.end_column) >= (e.line, e.column);
+        if !valid {
+            return None;
+        }
+        let mut r = Map::new();
+        r.insert(
+            "deletedRegion".into(),
+            json!({ "startLine": e.line, "startColumn": e.column, "endLine": e.end_line, "endColumn": e.end_column }),
+        );
+        // Without insertedContent a replacement is a pure deletion (SARIF §3.57.3).
+        if !e.content.is_empty() {
+            r.insert("insertedContent".into(), json!({ "text": e.content }));
+        }
+        replacements.push(Value::Object(r));
+    }
+    let mut fix = Map::new();
+    if !title.trim().is_empty() {
+        fix.insert("description".into(), json!({ "text": title }));
+    }
+    fix.insert(
+        "artifactChanges".into(),
+        json!([{ "artifactLocation": artifact(file), "replacements": replacements }]),
+    );
+    Some(Value::Object(fix))
+}
+
+/// A relative POSIX path as an RFC 3986 relative reference: every byte outside the unreserved
+/// set, `/` and the sub-delimiters is percent-encoded (UTF-8, upper-case hex). `:` is encoded
+/// too, since in a first segment it would turn the path into a scheme (`c:x.py`); `%`, `?`, `#`,
+/// spaces and non-ASCII characters cannot appear raw in a URI at all.
+pub fn encode_uri_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        let keep = b.is_ascii_alphanumeric()
+            || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/')
+            || matches!(
+                b,
+                b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=' | b'@'
+            );
+        if keep {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Whether `u` is an absolute URI SARIF accepts for `helpUri`/`informationUri`: a scheme, then
+/// no character that a URI cannot hold raw.
+fn absolute_uri(u: &str) -> bool {
+    let Some((scheme, rest)) = u.split_once(':') else {
+        return false;
+    };
+    let scheme_ok = scheme
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    scheme_ok
+        && !rest.is_empty()
+        && rest.chars().all(|c| {
+            c.is_ascii_graphic()
+                && !matches!(c, '"' | '<' | '>' | '\\' | '^' | '`' | '{' | '|' | '}')
+        })
+}
