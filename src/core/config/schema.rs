@@ -26,7 +26,59 @@ pub fn json_schema_value() -> Value {
             plain_enum(def);
         }
     }
-    schema
+    unwrap_doc_lines(&mut schema);
+    schema_first(schema)
+}
+
+/// Doc comments wrap at the source's line width; an editor's hover should reflow them, so a
+/// single line break becomes a space (a blank line, a paragraph break, stays).
+fn unwrap_doc_lines(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match (key.as_str(), value) {
+                    ("description", Value::String(s)) => *s = reflow(s),
+                    ("enumDescriptions", Value::Array(items)) => {
+                        for item in items.iter_mut() {
+                            if let Value::String(s) = item {
+                                *s = reflow(s);
+                            }
+                        }
+                    }
+                    (_, value) => unwrap_doc_lines(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(unwrap_doc_lines),
+        _ => {}
+    }
+}
+
+fn reflow(s: &str) -> String {
+    s.split("\n\n")
+        .map(|para| {
+            para.split('\n')
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// `$schema`, `title` and `description` first, as people expect to read them.
+fn schema_first(schema: Value) -> Value {
+    let Value::Object(mut map) = schema else {
+        return schema;
+    };
+    let mut out = Map::new();
+    for key in ["$schema", "title", "description"] {
+        if let Some(v) = map.remove(key) {
+            out.insert(key.to_string(), v);
+        }
+    }
+    out.extend(map);
+    Value::Object(out)
 }
 
 /// `oneOf: [{const, description}…]` → `enum` + `enumDescriptions`, keeping the enum's own description.
