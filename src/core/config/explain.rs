@@ -47,7 +47,21 @@ pub(super) fn explain(e: &Error, text: &str, tree: Option<&Tree>) -> (Pos, Strin
             "the file holds more than one YAML document (`---` starts another). Keep one document."
                 .to_string()
         }
-        _ => syntax(e),
+        _ => match unclosed_flow(text, pos) {
+            // The parser notices an unclosed `[` or `{` only lines later, at something that
+            // makes no sense inside it; the opener is what the user has to fix.
+            Some((open, c)) => {
+                let close = if c == '[' { ']' } else { '}' };
+                return (
+                    open,
+                    format!(
+                        "invalid YAML: this `{c}` is never closed (the parser stumbles on line {}). Close it with `{close}`.",
+                        pos.line
+                    ),
+                );
+            }
+            None => syntax(e),
+        },
     };
     (pos, message)
 }
@@ -470,6 +484,49 @@ fn wrong_type(e: &Error, found: Option<&Found>) -> String {
 
 // ---- YAML syntax ----
 
+/// The innermost `[` or `{` still open at `until`, if it was opened on an earlier line.
+/// A bracket counts only where a flow collection can start (after `:`, `-`, `,`, an opener, or
+/// at the start of a line), so `pattern: ^[a-z]` is not mistaken for one; quotes and comments
+/// are skipped.
+fn unclosed_flow(text: &str, until: Pos) -> Option<(Pos, char)> {
+    let mut open: Vec<(Pos, char)> = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .take(usize::try_from(until.line).ok()?)
+    {
+        let line_no = u32::try_from(i + 1).ok()?;
+        let mut quote: Option<char> = None;
+        let mut prev = ' ';
+        let mut value_start = true;
+        for (j, c) in line.chars().enumerate() {
+            let here = Pos {
+                line: line_no,
+                column: u32::try_from(j + 1).ok()?,
+            };
+            if here >= until {
+                break;
+            }
+            match (quote, c) {
+                (Some(q), c) if c == q && !(q == '"' && prev == '\\') => quote = None,
+                (Some(_), _) => {}
+                (None, '\'' | '"') if value_start => quote = Some(c),
+                (None, '#') if prev == ' ' || j == 0 => break,
+                (None, '[' | '{') if value_start => open.push((here, c)),
+                (None, ']' | '}') if !open.is_empty() => {
+                    open.pop();
+                }
+                _ => {}
+            }
+            if !c.is_whitespace() {
+                value_start = matches!(c, ':' | '-' | ',' | '[' | '{');
+            }
+            prev = c;
+        }
+    }
+    open.pop().filter(|(p, _)| p.line < until.line)
+}
+
 /// The scanner reports a tab where the scalar before it started (`version: 1` on line 1 for a tab
 /// that indents line 2); the tab itself is what the user must find.
 fn first_tab(text: &str, from: Pos) -> Option<Pos> {
@@ -518,4 +575,20 @@ fn syntax(e: &Error) -> String {
         "Fix the YAML syntax here (indentation, quotes, brackets, a missing `:`)."
     };
     format!("invalid YAML: {text}. {hint}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unclosed_flow_finds_the_opener_and_ignores_brackets_inside_values() {
+        let text = "a: [x, y\nb: 1\n";
+        assert_eq!(
+            unclosed_flow(text, Pos { line: 2, column: 2 }),
+            Some((Pos { line: 1, column: 4 }, '['))
+        );
+        let text = "p: ^[a-z]+\nq: '[' # [\nr: {s: [1]}\nt: : x\n";
+        assert_eq!(unclosed_flow(text, Pos { line: 4, column: 4 }), None);
+    }
 }
