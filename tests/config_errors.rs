@@ -1078,3 +1078,45 @@ fn empty_active_gates_and_run_on() {
     check(&list[0], y, 2, 15, "[]", &["active_gates is empty"]);
     check(&list[1], y, 4, 30, "[]", &["run_on is empty"]);
 }
+
+#[test]
+fn shape_problems_in_several_gates_are_reported_together() {
+    let y = "\
+version: 1
+gates:
+  lint:
+    comand: [ruff, check]
+    parsing: { strategy: exit_code }
+  types:
+    command: [mypy]
+    parsing: { strategy: json_violation }
+  tests:
+    command: [pytest]
+    parsing: { strategy: exit_code }
+  format:
+    command: \"ruff format\"
+    parsing: { strategy: exit_code }
+parent_branch: main
+";
+    let list = problems(y);
+    let places: Vec<(u32, u32)> = list.iter().map(|p| (p.line, p.column)).collect();
+    assert_eq!(
+        places,
+        vec![(4, 5), (8, 26), (13, 14)],
+        "{}",
+        ConfigError {
+            problems: list.clone()
+        }
+    );
+    assert!(list[0].message.contains("did you mean `command`?"));
+    assert!(list[1].message.contains("did you mean `json_violations`?"));
+    assert!(list[2].message.contains("gate `format`"));
+}
+
+#[test]
+fn a_shape_problem_outside_the_gates_is_reported_alone() {
+    // Blanking gates cannot help with a top-level mistake, and must not invent others.
+    let y = "version: [1]\ngates:\n  a:\n    comand: [x]\n    parsing: { strategy: exit_code }\n";
+    let p = one(y);
+    check(&p, y, 1, 10, "[1]", &["`version` must be the number 1"]);
+}

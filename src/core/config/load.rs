@@ -120,9 +120,63 @@ pub fn parse_config(text: &str, source: ConfigSource) -> Result<Config, ConfigEr
         }
     };
     let raw: RawConfig = serde_saphyr::from_str(text).map_err(|e| ConfigError {
-        problems: vec![problem(explain(&e, text, Some(&tree)))],
+        problems: shape_problems(&e, text, &tree)
+            .into_iter()
+            .map(problem)
+            .collect(),
     })?;
     compile(raw, &tree, text, source, &file)
+}
+
+/// The reader stops at the first value of the wrong shape. So that a file with a typo in two
+/// gates does not need two rounds, the gate that failed is blanked out (its lines emptied, so
+/// every other place keeps its line and column) and the text is read again, for as long as
+/// each new problem lies inside a gate that is still there. A problem outside every gate, or
+/// a gate written in flow style, ends the search: blanking more would invent problems.
+fn shape_problems(first: &serde_saphyr::Error, text: &str, tree: &Tree) -> Vec<(Pos, String)> {
+    let mut found = vec![explain(first, text, Some(tree))];
+    let Some(gates) = tree.gate_lines() else {
+        return found;
+    };
+    let mut lines: Vec<&str> = text.lines().collect();
+    let mut blanked = vec![false; gates.len()];
+    loop {
+        let pos = found.last().map(|(p, _)| *p).unwrap_or_default();
+        let Some(i) = gates
+            .iter()
+            .position(|(a, b)| (*a..=*b).contains(&pos.line))
+        else {
+            break;
+        };
+        if std::mem::replace(&mut blanked[i], true) {
+            break;
+        }
+        let (a, b) = gates[i];
+        let end = (b as usize).min(lines.len());
+        for line in &mut lines[(a - 1) as usize..end] {
+            *line = "";
+        }
+        if blanked.iter().all(|b| *b) {
+            break; // `gates:` itself would now be empty, which is not the user's mistake.
+        }
+        let masked = lines.join("\n");
+        match serde_saphyr::from_str::<RawConfig>(&masked) {
+            Ok(_) => break,
+            Err(e) => {
+                let next = explain(&e, &masked, Some(tree));
+                if !gates
+                    .iter()
+                    .enumerate()
+                    .any(|(j, (a, b))| !blanked[j] && (*a..=*b).contains(&next.0.line))
+                {
+                    break;
+                }
+                found.push(next);
+            }
+        }
+    }
+    found.sort_by_key(|(p, _)| *p);
+    found
 }
 
 #[cfg(test)]

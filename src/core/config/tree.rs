@@ -177,6 +177,45 @@ impl Tree {
         })
     }
 
+    /// The lines each gate spans, `(first, last)`, from its id to the line before the next gate
+    /// or top-level key. `None` when gates are written in flow style (`gates: { a: …, b: … }`),
+    /// where a line may hold more than one gate.
+    pub fn gate_lines(&self) -> Option<Vec<(u32, u32)>> {
+        let Node::Map(top) = &self.root.value else {
+            return None;
+        };
+        let (gates_key, gates) = top.iter().find(|(k, _)| k.value == "gates")?;
+        let Node::Map(entries) = &gates.value else {
+            return None;
+        };
+        let gates_line = Pos::from(gates_key.referenced).line;
+        let starts: Vec<u32> = entries
+            .iter()
+            .map(|(k, _)| Pos::from(k.referenced).line)
+            .collect();
+        if starts.first().is_none_or(|first| *first <= gates_line)
+            || starts.windows(2).any(|w| w[0] >= w[1])
+        {
+            return None;
+        }
+        // The gates end where the next top-level key starts, or at the end of the file.
+        let end = top
+            .iter()
+            .map(|(k, _)| Pos::from(k.referenced).line)
+            .filter(|l| *l > gates_line)
+            .min()
+            .map_or(
+                u32::try_from(self.text.lines().count()).unwrap_or(u32::MAX),
+                |l| l - 1,
+            );
+        let mut lines = Vec::new();
+        for (i, first) in starts.iter().enumerate() {
+            let last = starts.get(i + 1).map_or(end, |next| next - 1);
+            lines.push((*first, last));
+        }
+        Some(lines)
+    }
+
     /// What is at `pos`: the innermost node or key that starts exactly there.
     pub fn at(&self, pos: Pos) -> Option<Found<'_>> {
         let mut path = Vec::new();
