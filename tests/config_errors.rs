@@ -1120,3 +1120,40 @@ fn a_shape_problem_outside_the_gates_is_reported_alone() {
     let p = one(y);
     check(&p, y, 1, 10, "[1]", &["`version` must be the number 1"]);
 }
+
+#[test]
+fn absurd_timeout_is_a_problem_not_a_crash() {
+    for value in ["1e300", ".inf", ".nan", "-5"] {
+        let y = format!(
+            "{HEAD}    command: [x]\n    timeout_s: {value}\n    parsing: {{ strategy: exit_code }}\n"
+        );
+        let p = one(&y);
+        check(
+            &p,
+            &y,
+            5,
+            16,
+            value,
+            &["timeout_s must be a positive number of seconds"],
+        );
+    }
+}
+
+#[test]
+fn anchors_and_merge_keys_load() {
+    let y = "\
+version: 1
+gates:
+  a: &base
+    command: [x]
+    optional: true
+    parsing: { strategy: exit_code }
+  b:
+    <<: *base
+    command: [y]
+";
+    let config = parse_config(y, ConfigSource::File(PathBuf::from(FILE))).expect("anchors load");
+    let b = config.gate("b").expect("gate b");
+    assert_eq!(b.command, ["y"]);
+    assert!(b.optional);
+}

@@ -322,7 +322,8 @@ fn check_command(id: &str, g: &RawGate, p: &mut Problems) {
 }
 
 fn check_numbers(id: &str, g: &RawGate, p: &mut Problems) {
-    if !(g.timeout_s.value > 0.0 && g.timeout_s.value.is_finite()) {
+    // `Duration` panics on values it cannot hold (1e300 s); a bad file must never crash us.
+    if !(g.timeout_s.value > 0.0 && Duration::try_from_secs_f64(g.timeout_s.value).is_ok()) {
         p.at(
             g.timeout_s.referenced,
             format!("gate `{id}`: timeout_s must be a positive number of seconds, e.g. 120."),

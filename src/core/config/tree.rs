@@ -9,7 +9,7 @@
 use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_saphyr::options::DuplicateKeyPolicy;
+use serde_saphyr::options::{DuplicateKeyPolicy, NonFiniteFloatPolicy};
 use serde_saphyr::{Location, Spanned};
 
 /// A 1-based place in the file, in characters. `line == 0` means "no place".
@@ -103,7 +103,11 @@ impl Tree {
     /// Duplicate keys are let through here: the typed pass reports them, and this tree must still
     /// be able to say where the second one sits.
     pub fn parse(text: &str) -> Result<Option<Tree>, serde_saphyr::Error> {
-        let options = serde_saphyr::options! { duplicate_keys: DuplicateKeyPolicy::PassThrough };
+        // `.inf` is a valid YAML float; whether a key may hold it is for the typed pass to say.
+        let options = serde_saphyr::options! {
+            duplicate_keys: DuplicateKeyPolicy::PassThrough,
+            non_finite_float_policy: NonFiniteFloatPolicy::PassThrough,
+        };
         let root: Option<Spanned<Node>> = serde_saphyr::from_str_with_options(text, options)?;
         Ok(root.and_then(|root| match root.value {
             Node::Scalar(None) => None,
