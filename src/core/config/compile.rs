@@ -124,7 +124,7 @@ pub(super) fn compile(
     let active = active_gate_ids(&raw, &mut p);
     let gates = active
         .iter()
-        .filter_map(|id| compiled.get(id.as_str()).cloned())
+        .filter_map(|id| compiled.shift_remove(id.as_str()))
         .collect();
     let project_scope = raw
         .project_scope

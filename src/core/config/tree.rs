@@ -52,15 +52,6 @@ pub(super) enum Seg {
     Index(usize),
 }
 
-impl fmt::Display for Seg {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Seg::Key(k) => f.write_str(k),
-            Seg::Index(i) => write!(f, "[{i}]"),
-        }
-    }
-}
-
 /// What sits at a place in the file: the path to it, and whether the place is a key or a value.
 #[derive(Debug, Clone)]
 pub(super) struct Found<'a> {
