@@ -20,7 +20,14 @@ impl fmt::Display for ConfigProblem {
         if self.line == 0 {
             write!(f, "{}: {}", self.file.display(), self.message)
         } else {
-            write!(f, "{}:{}:{}: {}", self.file.display(), self.line, self.column, self.message)
+            write!(
+                f,
+                "{}:{}:{}: {}",
+                self.file.display(),
+                self.line,
+                self.column,
+                self.message
+            )
         }
     }
 }
@@ -45,6 +52,13 @@ impl fmt::Display for ConfigError {
 
 impl ConfigError {
     pub fn single(file: PathBuf, line: u32, column: u32, message: impl Into<String>) -> Self {
-        ConfigError { problems: vec![ConfigProblem { file, line, column, message: message.into() }] }
+        ConfigError {
+            problems: vec![ConfigProblem {
+                file,
+                line,
+                column,
+                message: message.into(),
+            }],
+        }
     }
 }

@@ -3,9 +3,11 @@
 use std::path::{Path, PathBuf};
 
 use super::compile::compile;
-use super::error::ConfigError;
+use super::error::{ConfigError, ConfigProblem};
+use super::explain::explain;
 use super::model::RawConfig;
 use super::spec::{Config, ConfigSource};
+use super::tree::{Pos, Tree};
 
 /// The embedded default configuration (Python: ruff format, ruff check, mypy; all optional).
 pub const DEFAULT_CONFIG: &str = include_str!("default.yaml");
@@ -15,14 +17,21 @@ pub const CONFIG_CANDIDATES: [&str; 2] = ["quality.yaml", ".qgates/quality.yaml"
 
 /// The configuration file of a workspace, if it has one.
 pub fn discover(root: &Path) -> Option<PathBuf> {
-    CONFIG_CANDIDATES.iter().map(|c| root.join(c)).find(|p| p.is_file())
+    CONFIG_CANDIDATES
+        .iter()
+        .map(|c| root.join(c))
+        .find(|p| p.is_file())
 }
 
 /// Loads `explicit` if given, else the workspace's own file, else the embedded default.
 pub fn load_for_workspace(root: &Path, explicit: Option<&Path>) -> Result<Config, ConfigError> {
     let path = match explicit {
         Some(p) if p.is_absolute() => Some(p.to_path_buf()),
-        Some(p) => Some(std::env::current_dir().map(|d| d.join(p)).unwrap_or_else(|_| p.to_path_buf())),
+        Some(p) => Some(
+            std::env::current_dir()
+                .map(|d| d.join(p))
+                .unwrap_or_else(|_| p.to_path_buf()),
+        ),
         None => discover(root),
     };
     match path {
@@ -33,17 +42,51 @@ pub fn load_for_workspace(root: &Path, explicit: Option<&Path>) -> Result<Config
 
 /// Reads and checks one configuration file.
 pub fn load_file(path: &Path) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        let why = if e.kind() == std::io::ErrorKind::NotFound {
-            "the file does not exist. Check the path, or run `qgates init` to write a starting configuration.".to_string()
-        } else if e.kind() == std::io::ErrorKind::InvalidData {
-            "the file is not UTF-8 text. Save it as UTF-8.".to_string()
-        } else {
-            format!("the file cannot be read ({e}). Check its permissions.")
+    let single = |pos: Pos, message: String| {
+        ConfigError::single(path.to_path_buf(), pos.line, pos.column, message)
+    };
+    let bytes = std::fs::read(path).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                "the file does not exist. Check the path, or run `qgates init` to write a starting configuration.".to_string()
+            }
+            std::io::ErrorKind::IsADirectory => {
+                "this is a folder, not a file. Give the path of the `quality.yaml` inside it.".to_string()
+            }
+            _ => format!("the file cannot be read ({e}). Check that it exists and that you may read it."),
         };
-        ConfigError::single(path.to_path_buf(), 0, 0, why)
+        single(Pos::NONE, why)
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let (pos, message) = not_utf8(e.as_bytes(), e.utf8_error().valid_up_to());
+        single(pos, message)
     })?;
     parse_config(&text, ConfigSource::File(path.to_path_buf()))
+}
+
+/// Says where a file stops being UTF-8, so the user can find the character in their editor.
+fn not_utf8(bytes: &[u8], valid_up_to: usize) -> (Pos, String) {
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return (
+            Pos { line: 1, column: 1 },
+            "the file is UTF-16 text; qgates reads UTF-8. Save it as UTF-8 (in VS Code: \"Save with Encoding\").".to_string(),
+        );
+    }
+    // Everything before `valid_up_to` is valid UTF-8, so lines and characters can be counted there.
+    let good = std::str::from_utf8(&bytes[..valid_up_to]).unwrap_or_default();
+    let line = good.matches('\n').count() + 1;
+    let column = good.rsplit('\n').next().unwrap_or_default().chars().count() + 1;
+    let pos = Pos {
+        line: u32::try_from(line).unwrap_or(u32::MAX),
+        column: u32::try_from(column).unwrap_or(u32::MAX),
+    };
+    (
+        pos,
+        format!(
+            "the file is not UTF-8 text: byte 0x{:02X} here is not valid UTF-8 (Latin-1 or another legacy encoding?). Save the file as UTF-8.",
+            bytes[valid_up_to]
+        ),
+    )
 }
 
 /// Parses and checks configuration text. `source` names the file in error messages.
@@ -52,60 +95,100 @@ pub fn parse_config(text: &str, source: ConfigSource) -> Result<Config, ConfigEr
         ConfigSource::Embedded => PathBuf::from("<embedded default quality.yaml>"),
         ConfigSource::File(p) => p.clone(),
     };
-    if text.trim().is_empty() {
-        return Err(ConfigError::single(
-            file,
-            1,
-            1,
-            "the configuration is empty. Start from `qgates init`, or write at least `version: 1` and `gates:`.",
-        ));
-    }
-    let raw: RawConfig = serde_saphyr::from_str(text).map_err(|e| yaml_error(&file, &e))?;
-    compile(raw, text, source, &file)
-}
-
-/// Turns a YAML or shape error into one problem with a place and a hint.
-fn yaml_error(file: &Path, e: &serde_saphyr::Error) -> ConfigError {
-    let (line, column) = e
-        .location()
-        .map(|l| (l.line() as u32, l.column() as u32))
-        .filter(|(l, _)| *l > 0)
-        .unwrap_or((1, 1));
-    let raw = first_line(&e.to_string());
-    ConfigError::single(file.to_path_buf(), line, column, explain_yaml_error(&raw))
-}
-
-/// The first line of a rendered message (the rest is a source snippet we print ourselves).
-fn first_line(s: &str) -> String {
-    let mut line = s.lines().next().unwrap_or(s).trim();
-    // We print the place first ourselves; drop the library's own "error: line X column Y:".
-    line = line.strip_prefix("error:").unwrap_or(line).trim_start();
-    if let Some(rest) = line.strip_prefix("line ")
-        && let Some(i) = rest.find(": ")
-        && rest[..i].chars().all(|c| c.is_ascii_digit() || c == ' ' || c.is_ascii_alphabetic())
-    {
-        line = &rest[i + 2..];
-    }
-    match line.find(" at line ") {
-        Some(i) => line[..i].to_string(),
-        None => line.to_string(),
-    }
-}
-
-/// Adds how to fix it to the library's description of what is wrong.
-fn explain_yaml_error(raw: &str) -> String {
-    let lower = raw.to_ascii_lowercase();
-    let hint = if lower.contains("unknown field") {
-        "Remove or rename the key; `qgates schema` lists every key qgates knows."
-    } else if lower.contains("unknown variant") {
-        "Use one of the values listed."
-    } else if lower.contains("missing field") {
-        "Add the key; `qgates schema` documents it."
-    } else if lower.contains("invalid type") || lower.contains("expected") {
-        "Give the value the type the key needs; `qgates schema` documents each key."
-    } else {
-        "Fix the YAML syntax at that place (indentation, quotes, a missing `:`)."
+    let problem = |(pos, message): (Pos, String)| ConfigProblem {
+        file: file.clone(),
+        line: pos.line,
+        column: pos.column,
+        message,
     };
-    let raw = raw.trim_end_matches('.');
-    format!("{raw}. {hint}")
+    // The untyped read finds syntax errors and empty files, and later names keys in messages.
+    let tree = match Tree::parse(text) {
+        Ok(Some(tree)) => tree,
+        Ok(None) => {
+            return Err(ConfigError {
+                problems: vec![problem((
+                    Pos { line: 1, column: 1 },
+                    "the configuration is empty. Start from `qgates init`, or write at least `version: 1` and `gates:`."
+                        .to_string(),
+                ))],
+            });
+        }
+        Err(e) => {
+            return Err(ConfigError {
+                problems: vec![problem(explain(&e, text, None))],
+            });
+        }
+    };
+    let raw: RawConfig = serde_saphyr::from_str(text).map_err(|e| ConfigError {
+        problems: shape_problems(&e, text, &tree)
+            .into_iter()
+            .map(problem)
+            .collect(),
+    })?;
+    compile(raw, &tree, text, source, &file)
+}
+
+/// The reader stops at the first value of the wrong shape. So that a file with a typo in two
+/// gates does not need two rounds, the gate that failed is blanked out (its lines emptied, so
+/// every other place keeps its line and column) and the text is read again, for as long as
+/// each new problem lies inside a gate that is still there. A problem outside every gate, or
+/// a gate written in flow style, ends the search: blanking more would invent problems.
+fn shape_problems(first: &serde_saphyr::Error, text: &str, tree: &Tree) -> Vec<(Pos, String)> {
+    let mut found = vec![explain(first, text, Some(tree))];
+    let Some(gates) = tree.gate_lines() else {
+        return found;
+    };
+    let mut lines: Vec<&str> = text.lines().collect();
+    let mut blanked = vec![false; gates.len()];
+    loop {
+        let pos = found.last().map(|(p, _)| *p).unwrap_or_default();
+        let Some(i) = gates
+            .iter()
+            .position(|(a, b)| (*a..=*b).contains(&pos.line))
+        else {
+            break;
+        };
+        if std::mem::replace(&mut blanked[i], true) {
+            break;
+        }
+        let (a, b) = gates[i];
+        let end = (b as usize).min(lines.len());
+        for line in &mut lines[(a - 1) as usize..end] {
+            *line = "";
+        }
+        if blanked.iter().all(|b| *b) {
+            break; // `gates:` itself would now be empty, which is not the user's mistake.
+        }
+        let masked = lines.join("\n");
+        match serde_saphyr::from_str::<RawConfig>(&masked) {
+            Ok(_) => break,
+            Err(e) => {
+                let next = explain(&e, &masked, Some(tree));
+                if !gates
+                    .iter()
+                    .enumerate()
+                    .any(|(j, (a, b))| !blanked[j] && (*a..=*b).contains(&next.0.line))
+                {
+                    break;
+                }
+                found.push(next);
+            }
+        }
+    }
+    found.sort_by_key(|(p, _)| *p);
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_utf8_counts_characters_before_the_bad_byte() {
+        let bytes = b"version: 1\n# caf\xc3\xa9 \xe9\n";
+        let e = String::from_utf8(bytes.to_vec()).unwrap_err();
+        let (pos, message) = not_utf8(bytes, e.utf8_error().valid_up_to());
+        assert_eq!(pos, Pos { line: 2, column: 8 });
+        assert!(message.contains("0xE9"), "{message}");
+    }
 }

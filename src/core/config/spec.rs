@@ -8,7 +8,9 @@ use std::time::Duration;
 use globset::GlobSet;
 use regex::Regex;
 
-pub use super::model::{CachePolicy, ColumnUnit, Extract, GateKind, JsonFormat, OutputStream, Trigger};
+pub use super::model::{
+    CachePolicy, ColumnUnit, Extract, GateKind, JsonFormat, OutputStream, Trigger,
+};
 use crate::core::violation::Severity;
 
 /// Where the configuration came from.
@@ -126,6 +128,10 @@ pub struct FixSpec {
 }
 
 #[derive(Debug, Clone)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per gate, built once at load; a Box would only add indirection"
+)]
 pub enum ParserSpec {
     Json(JsonSpec),
     Text(TextSpec),
@@ -166,7 +172,9 @@ impl Template {
                     match rest.find('}') {
                         Some(end)
                             if !rest[..end].is_empty()
-                                && rest[..end].chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+                                && rest[..end]
+                                    .chars()
+                                    .all(|c| c.is_ascii_alphanumeric() || c == '_') =>
                         {
                             if !lit.is_empty() {
                                 parts.push(TemplatePart::Literal(std::mem::take(&mut lit)));

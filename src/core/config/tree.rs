@@ -1,0 +1,400 @@
+//! The configuration file as a plain tree of YAML nodes, each with its place in the file.
+//!
+//! serde tells us *that* a value is wrong and *where* it is, but not *which key* it belongs to
+//! (an error for `command: "ruff check"` only says "expected sequence start" at 4:14). Reading the
+//! same text a second time into this untyped tree lets an error message name the key and the gate,
+//! and lets later checks point at a key (e.g. `field_map:` used with the wrong strategy) rather
+//! than at the first line of its value.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_saphyr::options::{DuplicateKeyPolicy, NonFiniteFloatPolicy};
+use serde_saphyr::{Location, Spanned};
+
+/// A 1-based place in the file, in characters. `line == 0` means "no place".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub(super) struct Pos {
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Pos {
+    pub const NONE: Pos = Pos { line: 0, column: 0 };
+
+    pub fn is_known(self) -> bool {
+        self.line > 0
+    }
+}
+
+impl From<Location> for Pos {
+    fn from(l: Location) -> Self {
+        Pos {
+            line: u32::try_from(l.line()).unwrap_or(u32::MAX),
+            column: u32::try_from(l.column()).unwrap_or(u32::MAX),
+        }
+    }
+}
+
+/// One YAML node. Scalars keep their text so a message can quote or split them.
+#[derive(Debug)]
+pub(super) enum Node {
+    Map(Vec<(Spanned<String>, Spanned<Node>)>),
+    Seq(Vec<Spanned<Node>>),
+    /// A scalar's text; `None` for null (`~`, `null` or nothing).
+    Scalar(Option<String>),
+}
+
+/// One step from a mapping to a value or from a list to an item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// What sits at a place in the file: the path to it, and whether the place is a key or a value.
+#[derive(Debug, Clone)]
+pub(super) struct Found<'a> {
+    pub path: Vec<Seg>,
+    /// The place is the key itself (e.g. an unknown key), not the value under it.
+    pub is_key: bool,
+    pub node: Option<&'a Node>,
+}
+
+impl Found<'_> {
+    /// The last key on the path (for a list item, the key of the list).
+    pub fn key(&self) -> Option<&str> {
+        self.path.iter().rev().find_map(|s| match s {
+            Seg::Key(k) => Some(k.as_str()),
+            Seg::Index(_) => None,
+        })
+    }
+
+    /// Whether the place is an item of a list rather than the value of a key.
+    pub fn in_list(&self) -> bool {
+        matches!(self.path.last(), Some(Seg::Index(_)))
+    }
+
+    /// The scalar text at the place, if it is a scalar.
+    pub fn scalar(&self) -> Option<&str> {
+        match self.node {
+            Some(Node::Scalar(Some(s))) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+pub(super) struct Tree {
+    root: Spanned<Node>,
+    text: String,
+}
+
+impl Tree {
+    /// Reads `text` as YAML. `Ok(None)`: the document is empty (blank or only comments).
+    /// Duplicate keys are let through here: the typed pass reports them, and this tree must still
+    /// be able to say where the second one sits.
+    pub fn parse(text: &str) -> Result<Option<Tree>, serde_saphyr::Error> {
+        // `.inf` is a valid YAML float; whether a key may hold it is for the typed pass to say.
+        let options = serde_saphyr::options! {
+            duplicate_keys: DuplicateKeyPolicy::PassThrough,
+            non_finite_float_policy: NonFiniteFloatPolicy::PassThrough,
+        };
+        let root: Option<Spanned<Node>> = serde_saphyr::from_str_with_options(text, options)?;
+        Ok(root.and_then(|root| match root.value {
+            Node::Scalar(None) => None,
+            _ => Some(Tree {
+                root,
+                text: text.to_string(),
+            }),
+        }))
+    }
+
+    /// The node at the end of `path` (keys only), with its place.
+    fn node(&self, path: &[&str]) -> Option<&Spanned<Node>> {
+        let mut node = &self.root;
+        for key in path {
+            node = match &node.value {
+                Node::Map(entries) => &entries.iter().find(|(k, _)| k.value == *key)?.1,
+                _ => return None,
+            };
+        }
+        Some(node)
+    }
+
+    /// Where the last key of `path` is written, e.g. `["gates", "a", "parsing", "pattern"]`.
+    pub fn key(&self, path: &[&str]) -> Option<Pos> {
+        let (last, parent) = path.split_last()?;
+        match &self.node(parent)?.value {
+            Node::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| k.value == *last)
+                .map(|(k, _)| k.referenced.into()),
+            _ => None,
+        }
+    }
+
+    /// Where the value under `path` starts.
+    pub fn value(&self, path: &[&str]) -> Option<Pos> {
+        self.node(path).map(|n| n.referenced.into())
+    }
+
+    /// Where the first item of the list under `path` that reads `text` is.
+    pub fn item(&self, path: &[&str], text: &str) -> Option<Pos> {
+        match &self.node(path)?.value {
+            Node::Seq(items) => items
+                .iter()
+                .find(|i| matches!(&i.value, Node::Scalar(Some(s)) if s == text))
+                .map(|i| i.referenced.into()),
+            _ => None,
+        }
+    }
+
+    /// Where the `offset`-th character of a scalar that starts at `start` is, when the scalar is
+    /// written on one line exactly as it reads (plain, or quoted without escapes); else `None`.
+    pub fn place_in_scalar(&self, start: Pos, value: &str, offset: usize) -> Option<Pos> {
+        let line = self
+            .text
+            .lines()
+            .nth(usize::try_from(start.line).ok()?.checked_sub(1)?)?;
+        let rest: String = line
+            .chars()
+            .skip(usize::try_from(start.column).ok()?.checked_sub(1)?)
+            .collect();
+        let quoted = rest.starts_with('\'') || rest.starts_with('"');
+        let body = if quoted { &rest[1..] } else { rest.as_str() };
+        if !body.starts_with(value) {
+            return None;
+        }
+        let column = start.column + u32::from(quoted) + u32::try_from(offset).ok()?;
+        Some(Pos {
+            line: start.line,
+            column,
+        })
+    }
+
+    /// The lines each gate spans, `(first, last)`, from its id to the line before the next gate
+    /// or top-level key. `None` when gates are written in flow style (`gates: { a: …, b: … }`),
+    /// where a line may hold more than one gate.
+    pub fn gate_lines(&self) -> Option<Vec<(u32, u32)>> {
+        let Node::Map(top) = &self.root.value else {
+            return None;
+        };
+        let (gates_key, gates) = top.iter().find(|(k, _)| k.value == "gates")?;
+        let Node::Map(entries) = &gates.value else {
+            return None;
+        };
+        let gates_line = Pos::from(gates_key.referenced).line;
+        let starts: Vec<u32> = entries
+            .iter()
+            .map(|(k, _)| Pos::from(k.referenced).line)
+            .collect();
+        if starts.first().is_none_or(|first| *first <= gates_line)
+            || starts.windows(2).any(|w| w[0] >= w[1])
+        {
+            return None;
+        }
+        // The gates end where the next top-level key starts, or at the end of the file.
+        let end = top
+            .iter()
+            .map(|(k, _)| Pos::from(k.referenced).line)
+            .filter(|l| *l > gates_line)
+            .min()
+            .map_or(
+                u32::try_from(self.text.lines().count()).unwrap_or(u32::MAX),
+                |l| l - 1,
+            );
+        let mut lines = Vec::new();
+        for (i, first) in starts.iter().enumerate() {
+            let last = starts.get(i + 1).map_or(end, |next| next - 1);
+            lines.push((*first, last));
+        }
+        Some(lines)
+    }
+
+    /// What is at `pos`: the innermost node or key that starts exactly there.
+    pub fn at(&self, pos: Pos) -> Option<Found<'_>> {
+        let mut path = Vec::new();
+        find(&self.root, pos, &mut path)
+    }
+}
+
+/// Depth-first search for the node or key at `pos`. A block mapping starts at its first key, so
+/// the key is preferred over the mapping only when nothing deeper matches: callers that want
+/// the mapping (a missing key) read the path's parent.
+fn find<'a>(node: &'a Spanned<Node>, pos: Pos, path: &mut Vec<Seg>) -> Option<Found<'a>> {
+    match &node.value {
+        Node::Map(entries) => {
+            for (k, v) in entries {
+                path.push(Seg::Key(k.value.clone()));
+                if let Some(found) = find(v, pos, path) {
+                    return Some(found);
+                }
+                if Pos::from(k.referenced) == pos {
+                    return Some(Found {
+                        path: path.clone(),
+                        is_key: true,
+                        node: Some(&v.value),
+                    });
+                }
+                path.pop();
+            }
+        }
+        Node::Seq(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(Seg::Index(i));
+                if let Some(found) = find(item, pos, path) {
+                    return Some(found);
+                }
+                path.pop();
+            }
+        }
+        Node::Scalar(_) => {}
+    }
+    (Pos::from(node.referenced) == pos).then(|| Found {
+        path: path.clone(),
+        is_key: false,
+        node: Some(&node.value),
+    })
+}
+
+impl<'de> Deserialize<'de> for Node {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NodeVisitor)
+    }
+}
+
+struct NodeVisitor;
+
+impl<'de> Visitor<'de> for NodeVisitor {
+    type Value = Node;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(key) = map.next_key::<Spanned<KeyText>>()? {
+            let key = Spanned::new(key.value.0, key.referenced, key.defined);
+            entries.push((key, map.next_value()?));
+        }
+        Ok(Node::Map(entries))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Node::Seq(items))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Node, E> {
+        Ok(Node::Scalar(Some(s.to_string())))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Node, E> {
+        Ok(Node::Scalar(Some(v.to_string())))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Node, E> {
+        Ok(Node::Scalar(Some(v.to_string())))
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Node, E> {
+        Ok(Node::Scalar(Some(v.to_string())))
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Node, E> {
+        Ok(Node::Scalar(Some(v.to_string())))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node, E> {
+        Ok(Node::Scalar(Some(v.to_string())))
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Node, E> {
+        Ok(Node::Scalar(Some(v.to_string())))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Node, E> {
+        Ok(Node::Scalar(None))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Node, E> {
+        Ok(Node::Scalar(None))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        Node::deserialize(d)
+    }
+}
+
+/// A mapping key of any scalar type, as text (`1: x` has the key "1").
+struct KeyText(String);
+
+impl<'de> Deserialize<'de> for KeyText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Node::deserialize(d)? {
+            Node::Scalar(s) => Ok(KeyText(s.unwrap_or_default())),
+            // A list or mapping as a key is valid YAML but never a qgates key; name it so.
+            _ => Ok(KeyText("<complex key>".to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "# c\nversion: 1\ngates:\n  a:\n    command: \"ruff check\"\n    parsing: {strategy: exit_code, x: [1, 2]}\n    file_types:\n      - .py\n";
+
+    #[test]
+    fn finds_keys_values_and_items() {
+        let t = Tree::parse(TEXT).unwrap().unwrap();
+        assert_eq!(t.key(&["gates", "a"]), Some(Pos { line: 4, column: 3 }));
+        assert_eq!(
+            t.value(&["gates", "a", "command"]),
+            Some(Pos {
+                line: 5,
+                column: 14
+            })
+        );
+        assert_eq!(
+            t.item(&["gates", "a", "file_types"], ".py"),
+            Some(Pos { line: 8, column: 9 })
+        );
+        let f = t
+            .at(Pos {
+                line: 6,
+                column: 25,
+            })
+            .unwrap();
+        assert_eq!(
+            f.path,
+            vec![
+                Seg::Key("gates".into()),
+                Seg::Key("a".into()),
+                Seg::Key("parsing".into()),
+                Seg::Key("strategy".into())
+            ]
+        );
+        assert!(!f.is_key);
+        assert_eq!(f.scalar(), Some("exit_code"));
+        let f = t
+            .at(Pos {
+                line: 6,
+                column: 40,
+            })
+            .unwrap();
+        assert!(f.in_list());
+        assert_eq!(f.key(), Some("x"));
+        let f = t.at(Pos { line: 5, column: 5 }).unwrap();
+        assert!(f.is_key);
+        assert_eq!(f.key(), Some("command"));
+    }
+
+    #[test]
+    fn empty_documents_have_no_tree() {
+        assert!(Tree::parse("").unwrap().is_none());
+        assert!(Tree::parse("# only a comment\n\n").unwrap().is_none());
+    }
+
+    #[test]
+    fn duplicate_keys_are_kept() {
+        let t = Tree::parse("a: 1\na: 2\n").unwrap().unwrap();
+        let f = t.at(Pos { line: 2, column: 1 }).unwrap();
+        assert!(f.is_key);
+    }
+}
