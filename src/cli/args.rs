@@ -21,14 +21,18 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the gates and report.
-    #[command(after_help = "Examples:\n  qgates check\n  qgates check --scope project --format text\n  qgates check src/a.py 'src/my file.py'\n  qgates check --gates ruff_format,ruff_lint --format sarif > qgates.sarif\n  qgates check --root path/to/project\n\nExit codes: 0 green, 1 violations, 2 configuration or usage error, 3 a gate could not run.")]
+    #[command(
+        after_help = "Examples:\n  qgates check\n  qgates check --scope project --format text\n  qgates check src/a.py 'src/my file.py'\n  qgates check --gates ruff_format,ruff_lint --format sarif > qgates.sarif\n  qgates check --root path/to/project\n\nExit codes: 0 green, 1 violations, 2 configuration or usage error, 3 a gate could not run."
+    )]
     Check(CheckArgs),
     /// Write the default quality.yaml (Python: ruff format, ruff check, mypy) into the workspace.
     Init(InitArgs),
     /// Print the JSON Schema (draft-07) of quality.yaml, for editors.
     Schema,
     /// Parse a saved tool output with a gate's parsing rules: test a quality.yaml without running the tool.
-    #[command(after_help = "Example:\n  ruff check --output-format json src > out.json; qgates parse ruff_lint out.json --exit-code 1")]
+    #[command(
+        after_help = "Example:\n  ruff check --output-format json src > out.json; qgates parse ruff_lint out.json --exit-code 1"
+    )]
     Parse(ParseArgs),
 }
 

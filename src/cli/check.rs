@@ -13,33 +13,54 @@ use crate::core::report::{self, Report, exit};
 use crate::core::scope::ScopeRequest;
 
 pub fn check(a: CheckArgs) -> i32 {
-    let start = a.paths.first().map(|p| p.as_path()).unwrap_or(Path::new("."));
+    let start = a
+        .paths
+        .first()
+        .map(|p| p.as_path())
+        .unwrap_or(Path::new("."));
     let root = find_root(a.root.as_deref(), a.config.as_deref(), start);
     if !root.is_dir() {
-        print_stderr(&format!("qgates: the workspace root {} is not a folder. Check --root.\n", root.display()));
+        print_stderr(&format!(
+            "qgates: the workspace root {} is not a folder. Check --root.\n",
+            root.display()
+        ));
         return exit::USAGE;
     }
     let config = match config::load_for_workspace(&root, a.config.as_deref()) {
         Ok(c) => c,
         Err(e) => {
-            print_stderr(&format!("{e}\nqgates: the configuration has errors (see above); nothing was run.\n"));
+            print_stderr(&format!(
+                "{e}\nqgates: the configuration has errors (see above); nothing was run.\n"
+            ));
             return exit::USAGE;
         }
     };
     let scope = match (a.scope, a.paths.is_empty()) {
         (Some(ScopeArg::Files), true) => {
-            print_stderr("qgates: --scope files needs paths: qgates check --scope files src/a.py\n");
+            print_stderr(
+                "qgates: --scope files needs paths: qgates check --scope files src/a.py\n",
+            );
             return exit::USAGE;
         }
         (Some(ScopeArg::Project), false) => {
-            print_stderr("qgates: --scope project checks every file; drop the paths, or use --scope files.\n");
+            print_stderr(
+                "qgates: --scope project checks every file; drop the paths, or use --scope files.\n",
+            );
             return exit::USAGE;
         }
         (Some(ScopeArg::Project), true) | (None, true) => ScopeRequest::Project,
         (_, false) => ScopeRequest::Files(a.paths.clone()),
     };
-    let request = RunRequest { root, scope, gates: a.gates.clone(), trigger: Trigger::Ci };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let request = RunRequest {
+        root,
+        scope,
+        gates: a.gates.clone(),
+        trigger: Trigger::Ci,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             print_stderr(&format!("qgates: cannot start the runtime: {e}\n"));
@@ -54,7 +75,11 @@ pub fn check(a: CheckArgs) -> i32 {
         }
     };
     let terminal = std::io::stdout().is_terminal();
-    let format = a.format.unwrap_or(if terminal { FormatArg::Text } else { FormatArg::Summary });
+    let format = a.format.unwrap_or(if terminal {
+        FormatArg::Text
+    } else {
+        FormatArg::Summary
+    });
     let color = terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     print_stdout(&render(&report, format, color));
     report.exit_code()
@@ -78,7 +103,11 @@ pub fn render(report: &Report, format: FormatArg, color: bool) -> String {
 
 pub fn init(a: InitArgs) -> i32 {
     let root = find_root(a.root.as_deref(), None, Path::new("."));
-    let root = if a.root.is_some() { root } else { std::env::current_dir().unwrap_or(root) };
+    let root = if a.root.is_some() {
+        root
+    } else {
+        std::env::current_dir().unwrap_or(root)
+    };
     if !a.force
         && let Some(existing) = config::discover(&root)
     {
@@ -115,13 +144,18 @@ pub fn parse(a: ParseArgs) -> i32 {
     };
     let Some(gate) = config.gate(&a.gate) else {
         let known: Vec<&str> = config.gates.iter().map(|g| g.id.as_str()).collect();
-        print_stderr(&format!("qgates: unknown gate `{}`. Active gates: {}.\n", a.gate, known.join(", ")));
+        print_stderr(&format!(
+            "qgates: unknown gate `{}`. Active gates: {}.\n",
+            a.gate,
+            known.join(", ")
+        ));
         return exit::USAGE;
     };
     let read = |p: &Path| -> Result<Vec<u8>, String> {
         if p == Path::new("-") {
             let mut buf = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map_err(|e| e.to_string())?;
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
+                .map_err(|e| e.to_string())?;
             Ok(buf)
         } else {
             std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
@@ -142,8 +176,20 @@ pub fn parse(a: ParseArgs) -> i32 {
         }
     };
     let hint = a.stdout.display().to_string();
-    let ctx = ParseContext { gate, root: &root, cwd: &root, log_hint: &hint };
-    match parse_output(&ctx, ToolOutput { stdout: &stdout, stderr: &stderr, exit_code: Some(a.exit_code) }) {
+    let ctx = ParseContext {
+        gate,
+        root: &root,
+        cwd: &root,
+        log_hint: &hint,
+    };
+    match parse_output(
+        &ctx,
+        ToolOutput {
+            stdout: &stdout,
+            stderr: &stderr,
+            exit_code: Some(a.exit_code),
+        },
+    ) {
         Ok(parsed) => {
             let json = serde_json::json!({
                 "gate": gate.id,
@@ -154,7 +200,10 @@ pub fn parse(a: ParseArgs) -> i32 {
             exit::GREEN
         }
         Err(e) => {
-            print_stderr(&format!("qgates: {} output could not be read: {e}\n", gate.name));
+            print_stderr(&format!(
+                "qgates: {} output could not be read: {e}\n",
+                gate.name
+            ));
             exit::GATE_ERROR
         }
     }

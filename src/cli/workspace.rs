@@ -9,19 +9,33 @@ use crate::core::config::CONFIG_CANDIDATES;
 /// nearest with `.git`, else `start` itself.
 pub fn find_root(explicit: Option<&Path>, config: Option<&Path>, start: &Path) -> PathBuf {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let absolute = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
+    let absolute = |p: &Path| {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            cwd.join(p)
+        }
+    };
     if let Some(root) = explicit {
         return clean(&absolute(root));
     }
     if let Some(cfg) = config {
         let cfg = absolute(cfg);
         if let Some(dir) = cfg.parent() {
-            let dir = if dir.file_name().is_some_and(|n| n == ".qgates") { dir.parent().unwrap_or(dir) } else { dir };
+            let dir = if dir.file_name().is_some_and(|n| n == ".qgates") {
+                dir.parent().unwrap_or(dir)
+            } else {
+                dir
+            };
             return clean(dir);
         }
     }
     let start = absolute(start);
-    let start = if start.is_file() { start.parent().map(Path::to_path_buf).unwrap_or(start) } else { start };
+    let start = if start.is_file() {
+        start.parent().map(Path::to_path_buf).unwrap_or(start)
+    } else {
+        start
+    };
     let start = clean(&start);
     let ancestors = || start.ancestors();
     if let Some(dir) = ancestors().find(|d| CONFIG_CANDIDATES.iter().any(|c| d.join(c).is_file())) {

@@ -24,8 +24,15 @@ pub struct RunDir {
 impl RunDir {
     /// The paths of one gate's (or one batch's) stdout and stderr logs.
     pub fn log_paths(&self, gate: &str, batch: usize) -> (PathBuf, PathBuf) {
-        let stem = if batch == 0 { gate.to_string() } else { format!("{gate}.{}", batch + 1) };
-        (self.path.join(format!("{stem}.stdout")), self.path.join(format!("{stem}.stderr")))
+        let stem = if batch == 0 {
+            gate.to_string()
+        } else {
+            format!("{gate}.{}", batch + 1)
+        };
+        (
+            self.path.join(format!("{stem}.stdout")),
+            self.path.join(format!("{stem}.stderr")),
+        )
     }
 
     pub fn display_path(&self, p: &Path) -> String {
@@ -51,12 +58,20 @@ pub fn create_run_dir(root: &Path) -> std::io::Result<RunDir> {
     match in_root {
         Ok(path) => {
             prune(&qgates.join("runs"), KEEP_RUNS);
-            Ok(RunDir { display: format!(".qgates/runs/{id}"), id, path })
+            Ok(RunDir {
+                display: format!(".qgates/runs/{id}"),
+                id,
+                path,
+            })
         }
         Err(_) => {
             let path = std::env::temp_dir().join("qgates-runs").join(&id);
             std::fs::create_dir_all(&path)?;
-            Ok(RunDir { display: path.display().to_string(), id, path })
+            Ok(RunDir {
+                display: path.display().to_string(),
+                id,
+                path,
+            })
         }
     }
 }
@@ -73,9 +88,15 @@ pub fn ensure_gitignore(qgates_dir: &Path) {
 fn new_run_id() -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     let (y, mo, d, h, mi, s) = utc_parts(secs);
-    format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}-{}-{n}", std::process::id())
+    format!(
+        "{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}-{}-{n}",
+        std::process::id()
+    )
 }
 
 /// Calendar date and time (UTC) of a Unix timestamp.
@@ -92,13 +113,26 @@ pub fn utc_parts(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
     let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d, (rem / 3600) as u32, (rem % 3600 / 60) as u32, (rem % 60) as u32)
+    (
+        y,
+        m,
+        d,
+        (rem / 3600) as u32,
+        (rem % 3600 / 60) as u32,
+        (rem % 60) as u32,
+    )
 }
 
 /// Removes all but the newest `keep` run folders (by name, which sorts by time).
 fn prune(runs: &Path, keep: usize) {
-    let Ok(entries) = std::fs::read_dir(runs) else { return };
-    let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    let Ok(entries) = std::fs::read_dir(runs) else {
+        return;
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
     if dirs.len() <= keep {
         return;
     }
@@ -111,7 +145,10 @@ fn prune(runs: &Path, keep: usize) {
 
 /// Orders run ids by time, then pid-independent counter: `date-time-pid-n` sorts by (date-time, n).
 fn sort_key(p: &Path) -> (String, u64) {
-    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut parts = name.rsplitn(3, '-');
     let n = parts.next().and_then(|n| n.parse().ok()).unwrap_or(0);
     let _pid = parts.next();

@@ -40,7 +40,8 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
     let started = Instant::now();
     let selected = select_gates(config, request.gates.as_deref())?;
     let scope = resolve(&request.root, config, &request.scope)?;
-    let run_dir = Arc::new(create_run_dir(&request.root).map_err(|e| RunError::LogDir(e.to_string()))?);
+    let run_dir =
+        Arc::new(create_run_dir(&request.root).map_err(|e| RunError::LogDir(e.to_string()))?);
     let root: Arc<Path> = Arc::from(request.root.as_path());
 
     let mut results: Vec<Option<GateResult>> = vec![None; selected.len()];
@@ -56,7 +57,11 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
         let job = GateJob {
             gate: Arc::new((*gate).clone()),
             root: root.clone(),
-            files: if gate.pass_files { files.into_iter().cloned().collect() } else { Vec::new() },
+            files: if gate.pass_files {
+                files.into_iter().cloned().collect()
+            } else {
+                Vec::new()
+            },
             run_dir: run_dir.clone(),
         };
         tasks.spawn(async move { (i, run_gate(job).await) });
@@ -82,28 +87,56 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
         })
         .collect();
     let any_ran = gates.iter().any(|g| g.status != GateStatus::Skipped);
-    let info = ScopeInfo { mode: scope.mode.to_string(), files_checked, baseline_sha: scope.baseline_sha, note: scope.note };
+    let info = ScopeInfo {
+        mode: scope.mode.to_string(),
+        files_checked,
+        baseline_sha: scope.baseline_sha,
+        note: scope.note,
+    };
     let log_dir = any_ran.then(|| run_dir.display.clone());
     if !any_ran {
         remove_empty_run_dir(&run_dir);
     }
-    Ok(Report::new(info, gates, started.elapsed().as_millis() as u64, log_dir))
+    Ok(Report::new(
+        info,
+        gates,
+        started.elapsed().as_millis() as u64,
+        log_dir,
+    ))
 }
 
-fn select_gates<'c>(config: &'c Config, only: Option<&[String]>) -> Result<Vec<&'c crate::core::config::Gate>, RunError> {
-    let Some(only) = only else { return Ok(config.gates.iter().collect()) };
+fn select_gates<'c>(
+    config: &'c Config,
+    only: Option<&[String]>,
+) -> Result<Vec<&'c crate::core::config::Gate>, RunError> {
+    let Some(only) = only else {
+        return Ok(config.gates.iter().collect());
+    };
     for id in only {
         if config.gate(id).is_none() {
             return Err(RunError::UnknownGate {
                 unknown: id.clone(),
-                known: config.gates.iter().map(|g| g.id.as_str()).collect::<Vec<_>>().join(", "),
+                known: config
+                    .gates
+                    .iter()
+                    .map(|g| g.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             });
         }
     }
-    Ok(config.gates.iter().filter(|g| only.iter().any(|o| *o == g.id)).collect())
+    Ok(config
+        .gates
+        .iter()
+        .filter(|g| only.contains(&g.id))
+        .collect())
 }
 
-fn skip_reason(gate: &crate::core::config::Gate, trigger: Trigger, files: &[&String]) -> Option<String> {
+fn skip_reason(
+    gate: &crate::core::config::Gate,
+    trigger: Trigger,
+    files: &[&String],
+) -> Option<String> {
     if !gate.runs_on(trigger) {
         return Some(format!("not run on {} (run_on)", trigger.as_str()));
     }

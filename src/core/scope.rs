@@ -26,7 +26,9 @@ pub struct ResolvedScope {
 pub enum ScopeError {
     #[error("`{0}` does not exist. Check the path (it is taken relative to the current folder).")]
     NotFound(String),
-    #[error("`{path}` is outside the workspace root {root}. Give paths inside the workspace, or run from (or pass --root) the workspace that holds them.")]
+    #[error(
+        "`{path}` is outside the workspace root {root}. Give paths inside the workspace, or run from (or pass --root) the workspace that holds them."
+    )]
     OutsideRoot { path: String, root: String },
 }
 
@@ -46,12 +48,22 @@ const NEVER_WALK: [&str; 12] = [
     ".nox",
 ];
 
-pub fn resolve(root: &Path, config: &Config, request: &ScopeRequest) -> Result<ResolvedScope, ScopeError> {
+pub fn resolve(
+    root: &Path,
+    config: &Config,
+    request: &ScopeRequest,
+) -> Result<ResolvedScope, ScopeError> {
     match request {
-        ScopeRequest::Project => Ok(ResolvedScope { mode: "project", files: project_files(root, config), ..Default::default() }),
-        ScopeRequest::Files(paths) => {
-            Ok(ResolvedScope { mode: "files", files: explicit_files(root, paths)?, ..Default::default() })
-        }
+        ScopeRequest::Project => Ok(ResolvedScope {
+            mode: "project",
+            files: project_files(root, config),
+            ..Default::default()
+        }),
+        ScopeRequest::Files(paths) => Ok(ResolvedScope {
+            mode: "files",
+            files: explicit_files(root, paths)?,
+            ..Default::default()
+        }),
     }
 }
 
@@ -71,7 +83,8 @@ fn walk(root: &Path, start: &Path) -> Vec<String> {
         .require_git(false)
         .follow_links(false)
         .filter_entry(|e| {
-            !(e.file_type().is_some_and(|t| t.is_dir()) && NEVER_WALK.iter().any(|n| e.file_name() == *n))
+            !(e.file_type().is_some_and(|t| t.is_dir())
+                && NEVER_WALK.iter().any(|n| e.file_name() == *n))
         })
         .build();
     for entry in walker.flatten() {
@@ -89,7 +102,11 @@ fn explicit_files(root: &Path, paths: &[PathBuf]) -> Result<Vec<String>, ScopeEr
     let cwd = std::env::current_dir().unwrap_or_else(|_| root.to_path_buf());
     let mut out = Vec::new();
     for p in paths {
-        let abs = if p.is_absolute() { p.clone() } else { cwd.join(p) };
+        let abs = if p.is_absolute() {
+            p.clone()
+        } else {
+            cwd.join(p)
+        };
         let abs = lexical(&abs);
         if !abs.exists() {
             return Err(ScopeError::NotFound(p.display().to_string()));
@@ -97,7 +114,10 @@ fn explicit_files(root: &Path, paths: &[PathBuf]) -> Result<Vec<String>, ScopeEr
         let rel = relative_posix(root, &abs);
         let is_root = abs == root || abs.canonicalize().ok() == root.canonicalize().ok();
         if rel.is_none() && !is_root {
-            return Err(ScopeError::OutsideRoot { path: p.display().to_string(), root: root.display().to_string() });
+            return Err(ScopeError::OutsideRoot {
+                path: p.display().to_string(),
+                root: root.display().to_string(),
+            });
         }
         match rel {
             Some(_) | None if abs.is_dir() => out.extend(walk(root, &abs)),
@@ -120,8 +140,15 @@ pub fn relative_posix(root: &Path, path: &Path) -> Option<String> {
             p.strip_prefix(&r).ok()?.to_path_buf()
         }
     };
-    let parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-    if parts.is_empty() { None } else { Some(parts.join("/")) }
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.is_empty() {
+        None
+    } else {
+        Some(parts.join("/"))
+    }
 }
 
 fn lexical(p: &Path) -> PathBuf {

@@ -4,7 +4,18 @@ use serde::{Deserialize, Serialize};
 
 /// How serious a violation is. Ordered from most to least serious.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
@@ -30,7 +41,9 @@ impl Severity {
     pub fn from_tool_word(word: &str) -> Option<Severity> {
         let w = word.trim().to_ascii_lowercase();
         Some(match w.as_str() {
-            "error" | "err" | "e" | "fatal" | "critical" | "high" | "blocker" | "major" => Severity::Error,
+            "error" | "err" | "e" | "fatal" | "critical" | "high" | "blocker" | "major" => {
+                Severity::Error
+            }
             "warning" | "warn" | "w" | "medium" | "moderate" => Severity::Warning,
             "info" | "information" | "note" | "i" | "low" | "minor" | "notice" => Severity::Info,
             "hint" | "suggestion" | "style" | "h" | "none" => Severity::Hint,

@@ -1,6 +1,9 @@
 //! Shared helpers for the integration tests: the built binary with the project's pinned tools on
 //! PATH, throw-away workspaces, and purpose-made tools.
-#![allow(dead_code, reason = "each test file uses a different subset of the helpers")]
+#![allow(
+    dead_code,
+    reason = "each test file uses a different subset of the helpers"
+)]
 
 use std::path::{Path, PathBuf};
 
@@ -21,14 +24,19 @@ pub fn tools_bin() -> PathBuf {
 /// PATH with the pinned tools first.
 pub fn path_with_tools() -> std::ffi::OsString {
     let mut dirs = vec![tools_bin()];
-    dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
     std::env::join_paths(dirs).expect("PATH")
 }
 
 /// The qgates binary, run in `dir`, with the pinned tools on PATH and no colour.
 pub fn qgates(dir: &Path) -> Command {
     let mut cmd = Command::cargo_bin("qgates").expect("binary");
-    cmd.current_dir(dir).env("PATH", path_with_tools()).env("NO_COLOR", "1").env_remove("QGATES_LOG");
+    cmd.current_dir(dir)
+        .env("PATH", path_with_tools())
+        .env("NO_COLOR", "1")
+        .env_remove("QGATES_LOG");
     cmd
 }
 
@@ -58,7 +66,9 @@ pub fn tool(root: &Path, rel: &str, body: &str) -> PathBuf {
 
 /// A copy of a fixture folder in a fresh temporary folder (tools write caches next to the files).
 pub fn fixture_copy(name: &str) -> tempfile::TempDir {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name);
     let dir = tempfile::tempdir().expect("tempdir");
     copy_dir(&src, dir.path());
     dir
@@ -84,15 +94,26 @@ fn copy_dir(src: &Path, dst: &Path) {
 
 /// Runs `qgates check --format json ARGS` in `dir`; returns the exit code and the parsed report.
 pub fn check_json(dir: &Path, args: &[&str]) -> (i32, Value) {
-    let out = qgates(dir).arg("check").args(args).args(["--format", "json"]).output().expect("run qgates");
+    let out = qgates(dir)
+        .arg("check")
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .expect("run qgates");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let report: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
-        panic!("not JSON ({e}):\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&out.stderr))
+        panic!(
+            "not JSON ({e}):\n{stdout}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
     });
     (out.status.code().unwrap_or(-1), report)
 }
 
 /// The result of one gate in a report.
 pub fn gate<'a>(report: &'a Value, id: &str) -> &'a Value {
-    report["gates"].as_array().and_then(|g| g.iter().find(|g| g["id"] == id)).unwrap_or_else(|| panic!("no gate {id} in {report}"))
+    report["gates"]
+        .as_array()
+        .and_then(|g| g.iter().find(|g| g["id"] == id))
+        .unwrap_or_else(|| panic!("no gate {id} in {report}"))
 }

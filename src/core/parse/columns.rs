@@ -11,12 +11,19 @@ pub struct LineIndex {
 
 impl LineIndex {
     pub fn new(text: &str) -> Self {
-        LineIndex { lines: text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l).to_string()).collect() }
+        LineIndex {
+            lines: text
+                .split('\n')
+                .map(|l| l.strip_suffix('\r').unwrap_or(l).to_string())
+                .collect(),
+        }
     }
 
     /// The text of a 1-based line, without its line ending.
     pub fn line(&self, line: u32) -> Option<&str> {
-        self.lines.get((line as usize).checked_sub(1)?).map(String::as_str)
+        self.lines
+            .get((line as usize).checked_sub(1)?)
+            .map(String::as_str)
     }
 
     pub fn line_count(&self) -> usize {
@@ -27,11 +34,19 @@ impl LineIndex {
 /// Converts a 1-based column on a 1-based line from one unit to another. A column past the end
 /// of the line keeps its distance beyond the end; a column inside a multi-unit character moves
 /// to that character's start; an unknown line returns the column unchanged.
-pub fn convert_column(index: &LineIndex, line: u32, column: u32, from: ColumnUnit, to: ColumnUnit) -> u32 {
+pub fn convert_column(
+    index: &LineIndex,
+    line: u32,
+    column: u32,
+    from: ColumnUnit,
+    to: ColumnUnit,
+) -> u32 {
     if from == to || column == 0 {
         return column;
     }
-    let Some(text) = index.line(line) else { return column };
+    let Some(text) = index.line(line) else {
+        return column;
+    };
     if text.is_ascii() {
         return column;
     }

@@ -48,7 +48,11 @@ pub struct Parsed {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
     #[error("its {stream} is not valid JSON ({detail}); the full output is in {log}")]
-    NotJson { stream: &'static str, detail: String, log: String },
+    NotJson {
+        stream: &'static str,
+        detail: String,
+        log: String,
+    },
     #[error("its {stream} has no ```json fenced block; the full output is in {log}")]
     NoFence { stream: &'static str, log: String },
     #[error("{what}; the full output is in {log}")]
@@ -90,8 +94,14 @@ pub struct RawEdit {
 /// Parses one gate's output with the gate's strategy.
 pub fn parse_output(ctx: &ParseContext, out: ToolOutput) -> Result<Parsed, ParseError> {
     let (raws, offsets) = match &ctx.gate.parser {
-        ParserSpec::Json(spec) => (json::parse(spec, out, ctx)?, (spec.line_offset, spec.column_offset)),
-        ParserSpec::Text(spec) => (text::parse(spec, out), (spec.line_offset, spec.column_offset)),
+        ParserSpec::Json(spec) => (
+            json::parse(spec, out, ctx)?,
+            (spec.line_offset, spec.column_offset),
+        ),
+        ParserSpec::Text(spec) => (
+            text::parse(spec, out),
+            (spec.line_offset, spec.column_offset),
+        ),
         ParserSpec::Sarif => (sarif::parse(out, ctx)?, (0, 0)),
         ParserSpec::ExitCode => (exit_code::parse(out, ctx), (0, 0)),
     };
@@ -99,7 +109,11 @@ pub fn parse_output(ctx: &ParseContext, out: ToolOutput) -> Result<Parsed, Parse
 }
 
 /// Applies what every strategy shares: offsets, root-relative paths, severities, column units.
-fn normalize(ctx: &ParseContext, raws: Vec<RawViolation>, (line_off, col_off): (i64, i64)) -> Parsed {
+fn normalize(
+    ctx: &ParseContext,
+    raws: Vec<RawViolation>,
+    (line_off, col_off): (i64, i64),
+) -> Parsed {
     let mut parsed = Parsed::default();
     let mut paths = PathResolver::new(ctx.root, ctx.cwd);
     let mut texts: HashMap<String, Option<LineIndex>> = HashMap::new();
@@ -121,7 +135,9 @@ fn normalize(ctx: &ParseContext, raws: Vec<RawViolation>, (line_off, col_off): (
         let mut column = raw.column.map(|c| c + col_off).and_then(positive);
         let mut end_column = raw.end_column.map(|c| c + col_off).and_then(positive);
         let mut fix = raw.fix.map(|f| Fix {
-            title: f.title.unwrap_or_else(|| "Apply the tool's fix".to_string()),
+            title: f
+                .title
+                .unwrap_or_else(|| "Apply the tool's fix".to_string()),
             edits: f
                 .edits
                 .into_iter()
@@ -139,18 +155,23 @@ fn normalize(ctx: &ParseContext, raws: Vec<RawViolation>, (line_off, col_off): (
         if unit != ColumnUnit::Char
             && let Some(rel) = &file
         {
-            let index = texts
-                .entry(rel.clone())
-                .or_insert_with(|| std::fs::read_to_string(ctx.root.join(rel)).ok().map(|t| LineIndex::new(&t)));
+            let index = texts.entry(rel.clone()).or_insert_with(|| {
+                std::fs::read_to_string(ctx.root.join(rel))
+                    .ok()
+                    .map(|t| LineIndex::new(&t))
+            });
             if let Some(index) = index {
-                column = column.zip(line).map(|(c, l)| convert_column(index, l, c, unit, ColumnUnit::Char));
+                column = column
+                    .zip(line)
+                    .map(|(c, l)| convert_column(index, l, c, unit, ColumnUnit::Char));
                 end_column = end_column
                     .zip(end_line.or(line))
                     .map(|(c, l)| convert_column(index, l, c, unit, ColumnUnit::Char));
                 if let Some(f) = fix.as_mut() {
                     for e in &mut f.edits {
                         e.column = convert_column(index, e.line, e.column, unit, ColumnUnit::Char);
-                        e.end_column = convert_column(index, e.end_line, e.end_column, unit, ColumnUnit::Char);
+                        e.end_column =
+                            convert_column(index, e.end_line, e.end_column, unit, ColumnUnit::Char);
                     }
                 }
             }
@@ -198,7 +219,12 @@ struct PathResolver<'a> {
 
 impl<'a> PathResolver<'a> {
     fn new(root: &'a Path, cwd: &'a Path) -> Self {
-        PathResolver { root, canonical_root: root.canonicalize().ok(), cwd, memo: HashMap::new() }
+        PathResolver {
+            root,
+            canonical_root: root.canonicalize().ok(),
+            cwd,
+            memo: HashMap::new(),
+        }
     }
 
     /// The root-relative POSIX path, or `None` when the file lies outside the root.
@@ -207,12 +233,17 @@ impl<'a> PathResolver<'a> {
             return hit.clone();
         }
         let printed_path = Path::new(printed.strip_prefix("file://").unwrap_or(printed));
-        let joined = if printed_path.is_absolute() { printed_path.to_path_buf() } else { self.cwd.join(printed_path) };
+        let joined = if printed_path.is_absolute() {
+            printed_path.to_path_buf()
+        } else {
+            self.cwd.join(printed_path)
+        };
         let clean = lexical_clean(&joined);
         let rel = strip_root(&clean, self.root).or_else(|| {
             // The root may be reached through a symlink (e.g. /tmp on macOS): try the real path.
             let canon = self.canonical_root.as_deref()?;
-            strip_root(&clean, canon).or_else(|| strip_root(&lexical_clean(&clean.canonicalize().ok()?), canon))
+            strip_root(&clean, canon)
+                .or_else(|| strip_root(&lexical_clean(&clean.canonicalize().ok()?), canon))
         });
         self.memo.insert(printed.to_string(), rel.clone());
         rel
@@ -221,7 +252,10 @@ impl<'a> PathResolver<'a> {
 
 fn strip_root(path: &Path, root: &Path) -> Option<String> {
     let rel = path.strip_prefix(root).ok()?;
-    let parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
     if parts.is_empty() {
         return None;
     }

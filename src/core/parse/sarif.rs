@@ -1,3 +1,8 @@
 //! Placeholder; replaced by the real strategy.
 use super::{ParseContext, ParseError, RawViolation, ToolOutput};
-pub(super) fn parse(_out: ToolOutput, _ctx: &ParseContext) -> Result<Vec<RawViolation>, ParseError> { Ok(Vec::new()) }
+pub(super) fn parse(
+    _out: ToolOutput,
+    _ctx: &ParseContext,
+) -> Result<Vec<RawViolation>, ParseError> {
+    Ok(Vec::new())
+}

@@ -124,7 +124,12 @@ pub mod exit {
 
 impl Report {
     /// Builds a report from gate results, deriving the summary and the overall verdict.
-    pub fn new(scope: ScopeInfo, gates: Vec<GateResult>, total_ms: u64, log_dir: Option<String>) -> Report {
+    pub fn new(
+        scope: ScopeInfo,
+        gates: Vec<GateResult>,
+        total_ms: u64,
+        log_dir: Option<String>,
+    ) -> Report {
         let mut summary = Summary::default();
         for g in &gates {
             match g.status {
@@ -137,12 +142,23 @@ impl Report {
             summary.auto_fixable += g.violations.iter().filter(|v| v.fixable).count();
         }
         let overall_pass = !gates.iter().any(GateResult::blocks);
-        Report { overall_pass, summary, scope, gates, timings: Timings { total_ms }, log_dir }
+        Report {
+            overall_pass,
+            summary,
+            scope,
+            gates,
+            timings: Timings { total_ms },
+            log_dir,
+        }
     }
 
     /// The process exit code: 3 when a blocking gate could not run, 1 for blocking violations, else 0.
     pub fn exit_code(&self) -> i32 {
-        if self.gates.iter().any(|g| g.blocks() && g.status == GateStatus::Error) {
+        if self
+            .gates
+            .iter()
+            .any(|g| g.blocks() && g.status == GateStatus::Error)
+        {
             exit::GATE_ERROR
         } else if self.overall_pass {
             exit::GREEN
@@ -155,11 +171,16 @@ impl Report {
     pub fn summary_line(&self) -> String {
         let total = self.gates.len();
         let ids = |pred: &dyn Fn(&GateResult) -> bool| -> Vec<&str> {
-            self.gates.iter().filter(|g| pred(g)).map(|g| g.id.as_str()).collect()
+            self.gates
+                .iter()
+                .filter(|g| pred(g))
+                .map(|g| g.id.as_str())
+                .collect()
         };
         let failed = ids(&|g| g.blocks() && g.status == GateStatus::Failed);
         let errored = ids(&|g| g.blocks() && g.status == GateStatus::Error);
-        let allowed = ids(&|g| g.allow_fail && matches!(g.status, GateStatus::Failed | GateStatus::Error));
+        let allowed =
+            ids(&|g| g.allow_fail && matches!(g.status, GateStatus::Failed | GateStatus::Error));
         let s = &self.summary;
         let mode = &self.scope.mode;
         let violations = format!(
@@ -180,7 +201,11 @@ impl Report {
             return line;
         }
         if !errored.is_empty() {
-            let mut line = format!("💥 {}/{total} gates could not run: {}", errored.len(), errored.join(", "));
+            let mut line = format!(
+                "💥 {}/{total} gates could not run: {}",
+                errored.len(),
+                errored.join(", ")
+            );
             if let Some(dir) = &self.log_dir {
                 line.push_str(&format!(" — see {dir}"));
             }
@@ -215,7 +240,8 @@ impl Report {
 
     /// The compact JSON (one line).
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":\"report could not be serialized: {e}\"}}"))
+        serde_json::to_string(self)
+            .unwrap_or_else(|e| format!("{{\"error\":\"report could not be serialized: {e}\"}}"))
     }
 
     /// The summary line, then the compact JSON: what agents read first.

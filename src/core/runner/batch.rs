@@ -8,15 +8,26 @@ use std::ffi::OsString;
 pub fn argument_budget() -> usize {
     // SAFETY: sysconf only reads a system constant.
     let arg_max = unsafe { libc::sysconf(libc::_SC_ARG_MAX) };
-    let arg_max = if arg_max > 0 { arg_max as usize } else { 128 * 1024 };
-    let env: usize = std::env::vars_os().map(|(k, v)| k.len() + v.len() + 2 + size_of::<usize>()).sum();
+    let arg_max = if arg_max > 0 {
+        arg_max as usize
+    } else {
+        128 * 1024
+    };
+    let env: usize = std::env::vars_os()
+        .map(|(k, v)| k.len() + v.len() + 2 + size_of::<usize>())
+        .sum();
     (arg_max / 2).saturating_sub(env).max(16 * 1024)
 }
 
 /// Splits `files` into batches: each at most `max_files` long (if set) and, together with the
 /// fixed arguments, at most `budget` bytes (each argument costs its bytes, a NUL and a pointer).
 /// Every batch holds at least one file, and no file is lost or repeated.
-pub fn split(files: &[OsString], fixed_args_bytes: usize, max_files: Option<usize>, budget: usize) -> Vec<Vec<OsString>> {
+pub fn split(
+    files: &[OsString],
+    fixed_args_bytes: usize,
+    max_files: Option<usize>,
+    budget: usize,
+) -> Vec<Vec<OsString>> {
     let cost = |f: &OsString| f.len() + 1 + size_of::<usize>();
     let max_files = max_files.unwrap_or(usize::MAX).max(1);
     let mut batches: Vec<Vec<OsString>> = Vec::new();
@@ -42,7 +53,9 @@ mod tests {
     use super::*;
 
     fn names(n: usize, len: usize) -> Vec<OsString> {
-        (0..n).map(|i| OsString::from(format!("{i:0len$}.py"))).collect()
+        (0..n)
+            .map(|i| OsString::from(format!("{i:0len$}.py")))
+            .collect()
     }
 
     #[test]
@@ -60,7 +73,11 @@ mod tests {
         let b = split(&files, 100, None, budget);
         assert!(b.len() > 1);
         for batch in &b {
-            let bytes: usize = 100 + batch.iter().map(|f| f.len() + 1 + size_of::<usize>()).sum::<usize>();
+            let bytes: usize = 100
+                + batch
+                    .iter()
+                    .map(|f| f.len() + 1 + size_of::<usize>())
+                    .sum::<usize>();
             assert!(bytes <= budget, "batch of {bytes} bytes exceeds {budget}");
         }
         assert_eq!(b.concat(), files);

@@ -83,14 +83,28 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         }
     };
     let fixed_args: Vec<OsString> = gate.command[1..].iter().map(OsString::from).collect();
-    let file_args: Vec<OsString> = job.files.iter().map(|f| file_argument(f, &job.root, &cwd)).collect();
+    let file_args: Vec<OsString> = job
+        .files
+        .iter()
+        .map(|f| file_argument(f, &job.root, &cwd))
+        .collect();
     let batches = if gate.pass_files {
-        let fixed_bytes = program.as_os_str().len() + fixed_args.iter().map(|a| a.len() + 9).sum::<usize>();
-        batch::split(&file_args, fixed_bytes, gate.max_files_per_run, batch::argument_budget())
+        let fixed_bytes =
+            program.as_os_str().len() + fixed_args.iter().map(|a| a.len() + 9).sum::<usize>();
+        batch::split(
+            &file_args,
+            fixed_bytes,
+            gate.max_files_per_run,
+            batch::argument_budget(),
+        )
     } else {
         vec![Vec::new()]
     };
-    let env: Vec<(String, String)> = gate.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let env: Vec<(String, String)> = gate
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     let mut first_error: Option<(String, Option<i32>)> = None;
     let mut last_exit = None;
     let mut any_failed = false;
@@ -135,7 +149,10 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         result.exit_code = last_exit;
     }
     if result.status == GateStatus::Failed {
-        result.fix_hint = gate.fix_hint.as_ref().map(|h| render_fix_hint(h, &result.violations, &job.files));
+        result.fix_hint = gate
+            .fix_hint
+            .as_ref()
+            .map(|h| render_fix_hint(h, &result.violations, &job.files));
     }
     if result.status == GateStatus::Passed {
         result.log = None;
@@ -148,7 +165,11 @@ pub async fn run_gate(job: GateJob) -> GateResult {
 /// absolute; a name starting with `-` gets `./` so no tool reads it as an option.
 fn file_argument(rel: &str, root: &Path, cwd: &Path) -> OsString {
     if cwd == root {
-        if rel.starts_with('-') { OsString::from(format!("./{rel}")) } else { OsString::from(rel) }
+        if rel.starts_with('-') {
+            OsString::from(format!("./{rel}"))
+        } else {
+            OsString::from(rel)
+        }
     } else {
         root.join(rel).into_os_string()
     }
@@ -184,23 +205,44 @@ async fn judge(
             );
         }
         ProcessOutcome::Signaled(sig) => {
-            return err(format!("{name} was killed by signal {sig} ({}); its output is in {log_hint}", signal_name(sig)), None);
+            return err(
+                format!(
+                    "{name} was killed by signal {sig} ({}); its output is in {log_hint}",
+                    signal_name(sig)
+                ),
+                None,
+            );
         }
         ProcessOutcome::SpawnFailed(why) => return err(format!("{name}: {why}"), None),
     };
     let (gate2, root2, cwd2) = (gate.clone(), root.to_path_buf(), cwd.to_path_buf());
-    let (out_path, err_path, hint) = (stdout.to_path_buf(), stderr.to_path_buf(), log_hint.to_string());
-    let parsed = tokio::task::spawn_blocking(move || parse_logs(&gate2, &root2, &cwd2, code, &out_path, &err_path, &hint))
-        .await
-        .map_err(|e| format!("the parser stopped unexpectedly ({e})"))
-        .and_then(|r| r);
+    let (out_path, err_path, hint) = (
+        stdout.to_path_buf(),
+        stderr.to_path_buf(),
+        log_hint.to_string(),
+    );
+    let parsed = tokio::task::spawn_blocking(move || {
+        parse_logs(&gate2, &root2, &cwd2, code, &out_path, &err_path, &hint)
+    })
+    .await
+    .map_err(|e| format!("the parser stopped unexpectedly ({e})"))
+    .and_then(|r| r);
     let parsed = match parsed {
         Ok(p) => p,
-        Err(why) => return err(format!("{name} ran (exit code {code}) but its output could not be read: {why}"), Some(code)),
+        Err(why) => {
+            return err(
+                format!("{name} ran (exit code {code}) but its output could not be read: {why}"),
+                Some(code),
+            );
+        }
     };
     let found = !parsed.violations.is_empty();
     let mut batch = BatchResult {
-        status: if found { GateStatus::Failed } else { GateStatus::Passed },
+        status: if found {
+            GateStatus::Failed
+        } else {
+            GateStatus::Passed
+        },
         violations: parsed.violations,
         outside_root: parsed.outside_root,
         error: None,
@@ -235,10 +277,25 @@ fn parse_logs(
     stderr: &PathBuf,
     log_hint: &str,
 ) -> Result<crate::core::parse::Parsed, String> {
-    let out = std::fs::read(stdout).map_err(|e| format!("cannot read {}: {e}", stdout.display()))?;
-    let errb = std::fs::read(stderr).map_err(|e| format!("cannot read {}: {e}", stderr.display()))?;
-    let ctx = ParseContext { gate, root, cwd, log_hint };
-    parse_output(&ctx, ToolOutput { stdout: &out, stderr: &errb, exit_code: Some(code) }).map_err(|e| e.to_string())
+    let out =
+        std::fs::read(stdout).map_err(|e| format!("cannot read {}: {e}", stdout.display()))?;
+    let errb =
+        std::fs::read(stderr).map_err(|e| format!("cannot read {}: {e}", stderr.display()))?;
+    let ctx = ParseContext {
+        gate,
+        root,
+        cwd,
+        log_hint,
+    };
+    parse_output(
+        &ctx,
+        ToolOutput {
+            stdout: &out,
+            stderr: &errb,
+            exit_code: Some(code),
+        },
+    )
+    .map_err(|e| e.to_string())
 }
 
 fn signal_name(sig: i32) -> &'static str {
@@ -257,7 +314,10 @@ fn signal_name(sig: i32) -> &'static str {
 /// with the checked files when the violations name none.
 fn render_fix_hint(hint: &str, violations: &[Violation], checked: &[String]) -> String {
     const MAX: usize = 20;
-    let mut files: Vec<&str> = violations.iter().filter_map(|v| v.file.as_deref()).collect();
+    let mut files: Vec<&str> = violations
+        .iter()
+        .filter_map(|v| v.file.as_deref())
+        .collect();
     files.sort_unstable();
     files.dedup();
     if files.is_empty() {
@@ -267,12 +327,16 @@ fn render_fix_hint(hint: &str, violations: &[Violation], checked: &[String]) -> 
     if files.len() > MAX {
         list.push(format!("… ({} more)", files.len() - MAX));
     }
-    hint.replace("{files}", &list.join(" ")).replace("{file}", &list.join(" "))
+    hint.replace("{files}", &list.join(" "))
+        .replace("{file}", &list.join(" "))
 }
 
 /// Quotes a path for a POSIX shell when it needs it.
 pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:@%,".contains(c)) {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@%,".contains(c))
+    {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
@@ -293,8 +357,17 @@ mod tests {
     #[test]
     fn option_like_names_get_dot_slash() {
         let root = Path::new("/r");
-        assert_eq!(file_argument("-x.py", root, root), OsString::from("./-x.py"));
-        assert_eq!(file_argument("a/-x.py", root, root), OsString::from("a/-x.py"));
-        assert_eq!(file_argument("-x.py", root, Path::new("/r/sub")), OsString::from("/r/-x.py"));
+        assert_eq!(
+            file_argument("-x.py", root, root),
+            OsString::from("./-x.py")
+        );
+        assert_eq!(
+            file_argument("a/-x.py", root, root),
+            OsString::from("a/-x.py")
+        );
+        assert_eq!(
+            file_argument("-x.py", root, Path::new("/r/sub")),
+            OsString::from("/r/-x.py")
+        );
     }
 }

@@ -68,18 +68,32 @@ fn kill_group(pgid: i32) {
 pub async fn run_process(spec: &ProcessSpec) -> ProcessOutcome {
     let stdout = match std::fs::File::create(&spec.stdout) {
         Ok(f) => f,
-        Err(e) => return ProcessOutcome::SpawnFailed(format!("cannot create {}: {e}", spec.stdout.display())),
+        Err(e) => {
+            return ProcessOutcome::SpawnFailed(format!(
+                "cannot create {}: {e}",
+                spec.stdout.display()
+            ));
+        }
     };
     let stderr = match std::fs::File::create(&spec.stderr) {
         Ok(f) => f,
-        Err(e) => return ProcessOutcome::SpawnFailed(format!("cannot create {}: {e}", spec.stderr.display())),
+        Err(e) => {
+            return ProcessOutcome::SpawnFailed(format!(
+                "cannot create {}: {e}",
+                spec.stderr.display()
+            ));
+        }
     };
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::from(stderr))
-        .stdin(if spec.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .process_group(0)
         .kill_on_drop(true);
     for (k, v) in &spec.env {
@@ -89,7 +103,9 @@ pub async fn run_process(spec: &ProcessSpec) -> ProcessOutcome {
         Ok(c) => c,
         Err(e) => return ProcessOutcome::SpawnFailed(describe_spawn_error(&spec.program, &e)),
     };
-    let mut guard = GroupGuard { pgid: child.id().map(|id| id as i32) };
+    let mut guard = GroupGuard {
+        pgid: child.id().map(|id| id as i32),
+    };
     if let (Some(input), Some(mut pipe)) = (spec.stdin.as_ref(), child.stdin.take()) {
         let input = input.clone();
         // Written concurrently so a tool that prints before reading all its input cannot deadlock.
@@ -104,7 +120,9 @@ pub async fn run_process(spec: &ProcessSpec) -> ProcessOutcome {
             match (status.code(), status.signal()) {
                 (Some(code), _) => ProcessOutcome::Exited(code),
                 (None, Some(sig)) => ProcessOutcome::Signaled(sig),
-                (None, None) => ProcessOutcome::SpawnFailed("the process ended without an exit status".into()),
+                (None, None) => {
+                    ProcessOutcome::SpawnFailed("the process ended without an exit status".into())
+                }
             }
         }
         Ok(Err(e)) => ProcessOutcome::SpawnFailed(format!("waiting for the process failed: {e}")),
@@ -121,9 +139,15 @@ pub async fn run_process(spec: &ProcessSpec) -> ProcessOutcome {
 
 fn describe_spawn_error(program: &Path, e: &std::io::Error) -> String {
     match e.kind() {
-        std::io::ErrorKind::NotFound => format!("`{}` was not found — is it installed and on PATH?", program.display()),
+        std::io::ErrorKind::NotFound => format!(
+            "`{}` was not found — is it installed and on PATH?",
+            program.display()
+        ),
         std::io::ErrorKind::PermissionDenied => {
-            format!("`{}` is not executable (permission denied) — check its mode (chmod +x)", program.display())
+            format!(
+                "`{}` is not executable (permission denied) — check its mode (chmod +x)",
+                program.display()
+            )
         }
         _ => format!("`{}` could not be started: {e}", program.display()),
     }
@@ -134,28 +158,44 @@ fn describe_spawn_error(program: &Path, e: &std::io::Error) -> String {
 /// project's pinned tools win over global ones, then in `PATH`.
 pub fn resolve_program(name: &str, root: &Path, cwd: &Path) -> Result<PathBuf, String> {
     if name.contains('/') {
-        let p = if Path::new(name).is_absolute() { PathBuf::from(name) } else { cwd.join(name) };
+        let p = if Path::new(name).is_absolute() {
+            PathBuf::from(name)
+        } else {
+            cwd.join(name)
+        };
         return if is_executable(&p) {
             Ok(p)
         } else if p.exists() {
-            Err(format!("`{name}` is not executable — check its mode (chmod +x)"))
+            Err(format!(
+                "`{name}` is not executable — check its mode (chmod +x)"
+            ))
         } else {
-            Err(format!("`{name}` was not found (looked at {})", p.display()))
+            Err(format!(
+                "`{name}` was not found (looked at {})",
+                p.display()
+            ))
         };
     }
     let local = [".venv/bin", "venv/bin", "node_modules/.bin"].map(|d| root.join(d));
     let path_var = std::env::var_os("PATH").unwrap_or_default();
-    let dirs = local.iter().cloned().chain(std::env::split_paths(&path_var));
+    let dirs = local
+        .iter()
+        .cloned()
+        .chain(std::env::split_paths(&path_var));
     for dir in dirs {
         let candidate = dir.join(name);
         if is_executable(&candidate) {
             return Ok(candidate);
         }
     }
-    Err(format!("`{name}` was not found — is it installed and on PATH? (also looked in the workspace's .venv/bin, venv/bin and node_modules/.bin)"))
+    Err(format!(
+        "`{name}` was not found — is it installed and on PATH? (also looked in the workspace's .venv/bin, venv/bin and node_modules/.bin)"
+    ))
 }
 
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
 }
