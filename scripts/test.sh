@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Installs what the tests need and runs them all: formatting, lints, unit and integration tests
+# (against the real ruff and mypy pinned in requirements-tools.txt).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+cargo fmt --check
+cargo clippy --all-targets --quiet -- -D warnings
+cargo test
