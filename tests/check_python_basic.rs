@@ -8,22 +8,75 @@ use serde_json::Value;
 
 /// (gate, file, line, column, code, fixable) of every violation the example has.
 const EXPECTED: [(&str, &str, Option<u64>, Option<u64>, &str, bool); 7] = [
-    ("ruff_format", "src/unformatted.py", None, None, "FORMAT", true),
-    ("ruff_format", "src/unicode_line.py", None, None, "FORMAT", true),
+    (
+        "ruff_format",
+        "src/unformatted.py",
+        None,
+        None,
+        "FORMAT",
+        true,
+    ),
+    (
+        "ruff_format",
+        "src/unicode_line.py",
+        None,
+        None,
+        "FORMAT",
+        true,
+    ),
     // ruff counts characters: the `;` after "café ☕" is character 17.
-    ("ruff_lint", "src/unicode_line.py", Some(3), Some(17), "E702", false),
-    ("ruff_lint", "src/unused_import.py", Some(3), Some(8), "F401", true),
-    ("ruff_lint", "src/with space.py", Some(3), Some(8), "F401", true),
-    ("mypy", "src/type_error.py", Some(5), Some(12), "return-value", false),
+    (
+        "ruff_lint",
+        "src/unicode_line.py",
+        Some(3),
+        Some(17),
+        "E702",
+        false,
+    ),
+    (
+        "ruff_lint",
+        "src/unused_import.py",
+        Some(3),
+        Some(8),
+        "F401",
+        true,
+    ),
+    (
+        "ruff_lint",
+        "src/with space.py",
+        Some(3),
+        Some(8),
+        "F401",
+        true,
+    ),
+    (
+        "mypy",
+        "src/type_error.py",
+        Some(5),
+        Some(12),
+        "return-value",
+        false,
+    ),
     // mypy 2.4.1 itself reports column 28 (0-based) for the "3" that stands at character 32 after
     // the non-ASCII text; qgates passes the tool's own column through (+1 for its 0-based count).
-    ("mypy", "src/unicode_line.py", Some(3), Some(29), "assignment", false),
+    (
+        "mypy",
+        "src/unicode_line.py",
+        Some(3),
+        Some(29),
+        "assignment",
+        false,
+    ),
 ];
 
 fn violations(report: &Value) -> Vec<(String, String, Option<u64>, Option<u64>, String, bool)> {
     let mut out = Vec::new();
     for g in report["gates"].as_array().unwrap() {
-        for v in g["violations"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        for v in g["violations"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+        {
             out.push((
                 g["id"].as_str().unwrap().to_string(),
                 v["file"].as_str().unwrap_or_default().to_string(),
@@ -47,7 +100,8 @@ fn expected() -> Vec<(String, String, Option<u64>, Option<u64>, String, bool)> {
     e
 }
 
-const SUMMARY: &str = "❌ 3/3 gates failed — 7 violations (4 auto-fixable): ruff_format, ruff_lint, mypy";
+const SUMMARY: &str =
+    "❌ 3/3 gates failed — 7 violations (4 auto-fixable): ruff_format, ruff_lint, mypy";
 
 #[test]
 fn json_has_exactly_the_violations_the_tools_report() {
@@ -60,17 +114,34 @@ fn json_has_exactly_the_violations_the_tools_report() {
     assert_eq!(r["scope"]["mode"], "project");
     assert_eq!(r["scope"]["files_checked"], 6);
     let lint = gate(&r, "ruff_lint");
-    let f401 = lint["violations"].as_array().unwrap().iter().find(|v| v["file"] == "src/unused_import.py").unwrap();
+    let f401 = lint["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["file"] == "src/unused_import.py")
+        .unwrap();
     assert_eq!(f401["end_line"], 3);
     assert_eq!(f401["end_column"], 10);
-    assert_eq!(f401["url"], "https://docs.astral.sh/ruff/rules/unused-import");
+    assert_eq!(
+        f401["url"],
+        "https://docs.astral.sh/ruff/rules/unused-import"
+    );
     assert_eq!(f401["message"], "`os` imported but unused");
     // ruff's own fix: delete the import line.
     let edit = &f401["fix"]["edits"][0];
-    assert_eq!((edit["line"].as_u64(), edit["column"].as_u64()), (Some(3), Some(1)));
-    assert_eq!((edit["end_line"].as_u64(), edit["end_column"].as_u64()), (Some(4), Some(1)));
+    assert_eq!(
+        (edit["line"].as_u64(), edit["column"].as_u64()),
+        (Some(3), Some(1))
+    );
+    assert_eq!(
+        (edit["end_line"].as_u64(), edit["end_column"].as_u64()),
+        (Some(4), Some(1))
+    );
     assert_eq!(edit["content"], "");
-    assert_eq!(lint["fix_hint"], "Run: ruff check --fix src/unicode_line.py src/unused_import.py 'src/with space.py'");
+    assert_eq!(
+        lint["fix_hint"],
+        "Run: ruff check --fix src/unicode_line.py src/unused_import.py 'src/with space.py'"
+    );
     let fmt = gate(&r, "ruff_format");
     assert_eq!(
         fmt["violations"][0]["message"].as_str().unwrap(),
@@ -83,7 +154,10 @@ fn json_has_exactly_the_violations_the_tools_report() {
 #[test]
 fn summary_format_is_the_line_then_compact_json() {
     let ws = fixture_copy("python-basic");
-    let out = qgates(ws.path()).args(["check", "--scope", "project", "--format", "summary"]).output().unwrap();
+    let out = qgates(ws.path())
+        .args(["check", "--scope", "project", "--format", "summary"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8(out.stdout).unwrap();
     let mut lines = stdout.lines();
@@ -93,20 +167,31 @@ fn summary_format_is_the_line_then_compact_json() {
     assert_eq!(lines.next(), None);
     // Compact: no nulls, no empty arrays, no `fixable: false`.
     let line2 = stdout.lines().nth(1).unwrap();
-    assert!(!line2.contains("null") && !line2.contains("[]") && !line2.contains("\"fixable\":false"));
+    assert!(
+        !line2.contains("null") && !line2.contains("[]") && !line2.contains("\"fixable\":false")
+    );
 }
 
 #[test]
 fn default_format_when_piped_is_summary() {
     let ws = fixture_copy("python-basic");
-    let out = qgates(ws.path()).args(["check", "--scope", "project"]).output().unwrap();
-    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().next(), Some(SUMMARY));
+    let out = qgates(ws.path())
+        .args(["check", "--scope", "project"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().lines().next(),
+        Some(SUMMARY)
+    );
 }
 
 #[test]
 fn text_lists_each_violation_under_its_file() {
     let ws = fixture_copy("python-basic");
-    let out = qgates(ws.path()).args(["check", "--scope", "project", "--format", "text"]).output().unwrap();
+    let out = qgates(ws.path())
+        .args(["check", "--scope", "project", "--format", "text"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with(SUMMARY), "{text}");
@@ -125,12 +210,18 @@ fn text_lists_each_violation_under_its_file() {
 #[test]
 fn markdown_is_a_numbered_checklist_of_every_violation() {
     let ws = fixture_copy("python-basic");
-    let out = qgates(ws.path()).args(["check", "--scope", "project", "--format", "markdown"]).output().unwrap();
+    let out = qgates(ws.path())
+        .args(["check", "--scope", "project", "--format", "markdown"])
+        .output()
+        .unwrap();
     let md = String::from_utf8(out.stdout).unwrap();
     let items: Vec<&str> = md.lines().filter(|l| l.contains(". [ ] ")).collect();
     assert_eq!(items.len(), 7, "{md}");
     for (i, item) in items.iter().enumerate() {
-        assert!(item.trim_start().starts_with(&format!("{}. [ ] ", i + 1)), "{item}");
+        assert!(
+            item.trim_start().starts_with(&format!("{}. [ ] ", i + 1)),
+            "{item}"
+        );
     }
     assert!(md.contains("src/unused_import.py:3:8"), "{md}");
     assert!(md.contains("src/type_error.py:5:12"), "{md}");
@@ -139,28 +230,43 @@ fn markdown_is_a_numbered_checklist_of_every_violation() {
 #[test]
 fn sarif_has_one_result_per_violation_with_its_region() {
     let ws = fixture_copy("python-basic");
-    let out = qgates(ws.path()).args(["check", "--scope", "project", "--format", "sarif"]).output().unwrap();
+    let out = qgates(ws.path())
+        .args(["check", "--scope", "project", "--format", "sarif"])
+        .output()
+        .unwrap();
     let sarif: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(sarif["version"], "2.1.0");
     let results = sarif["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), 7);
     let f401 = results
         .iter()
-        .find(|r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "src/with%20space.py")
+        .find(|r| {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                == "src/with%20space.py"
+        })
         .expect("the file with a space, percent-encoded");
     assert_eq!(f401["ruleId"], "ruff_lint/F401");
     let region = &f401["locations"][0]["physicalLocation"]["region"];
-    assert_eq!((region["startLine"].as_u64(), region["startColumn"].as_u64()), (Some(3), Some(8)));
+    assert_eq!(
+        (region["startLine"].as_u64(), region["startColumn"].as_u64()),
+        (Some(3), Some(8))
+    );
 }
 
 #[test]
 fn github_annotations_name_file_line_and_column() {
     let ws = fixture_copy("python-basic");
-    let out = qgates(ws.path()).args(["check", "--scope", "project", "--format", "github"]).output().unwrap();
+    let out = qgates(ws.path())
+        .args(["check", "--scope", "project", "--format", "github"])
+        .output()
+        .unwrap();
     let gh = String::from_utf8(out.stdout).unwrap();
     let annotations: Vec<&str> = gh.lines().filter(|l| l.starts_with("::")).collect();
     assert_eq!(annotations.len(), 7, "{gh}");
-    assert!(gh.contains("::error file=src/unused_import.py,line=3,col=8,"), "{gh}");
+    assert!(
+        gh.contains("::error file=src/unused_import.py,line=3,col=8,"),
+        "{gh}"
+    );
     assert!(gh.contains("file=src/with space.py,line=3,col=8,"), "{gh}");
     assert_eq!(gh.lines().last(), Some(SUMMARY));
 }
@@ -168,10 +274,16 @@ fn github_annotations_name_file_line_and_column() {
 #[test]
 fn checking_one_clean_file_is_green() {
     let ws = fixture_copy("python-basic");
-    let out = qgates(ws.path()).args(["check", "src/clean.py", "--format", "summary"]).output().unwrap();
+    let out = qgates(ws.path())
+        .args(["check", "src/clean.py", "--format", "summary"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(stdout.lines().next(), Some("✅ 3/3 gates passed — 1 file checked (files)"));
+    assert_eq!(
+        stdout.lines().next(),
+        Some("✅ 3/3 gates passed — 1 file checked (files)")
+    );
 }
 
 #[test]

@@ -66,6 +66,7 @@ fn log(gate: &str) -> Option<GateLog> {
 fn scope(mode: &str, files: usize) -> ScopeInfo {
     ScopeInfo {
         mode: mode.to_string(),
+        files_in_scope: files,
         files_checked: files,
         baseline_sha: None,
         note: None,
@@ -237,6 +238,7 @@ fn full_report() -> Report {
 
     let scope = ScopeInfo {
         mode: "auto".into(),
+        files_in_scope: 4,
         files_checked: 4,
         baseline_sha: Some("4f2a9c1d0b7e6a5f4c3b2a19087f6e5d4c3b2a10".into()),
         note: None,
@@ -817,10 +819,18 @@ fn summary_line_nothing_in_scope_says_why() {
         "⏭️ 0 files in scope — nothing to check (auto, no changes since baseline)"
     );
     assert_eq!(report.exit_code(), 0);
-    let report = Report::new(scope("branch", 0), gates, 0, None);
+    let report = Report::new(scope("branch", 0), gates.clone(), 0, None);
     assert_eq!(
         report.summary_line(),
         "⏭️ 0 files in scope — nothing to check (branch)"
+    );
+    // Files in scope, but none of the gates' types: say so rather than "0 files in scope".
+    let mut s = scope("project", 0);
+    s.files_in_scope = 3;
+    let report = Report::new(s, gates, 0, None);
+    assert_eq!(
+        report.summary_line(),
+        "⏭️ nothing to check — no gate applies to the 3 files in scope (project)"
     );
 }
 

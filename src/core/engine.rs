@@ -89,6 +89,7 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
     let any_ran = gates.iter().any(|g| g.status != GateStatus::Skipped);
     let info = ScopeInfo {
         mode: scope.mode.to_string(),
+        files_in_scope: scope.files.len(),
         files_checked,
         baseline_sha: scope.baseline_sha,
         note: scope.note,

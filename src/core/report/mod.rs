@@ -90,6 +90,10 @@ pub struct Summary {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScopeInfo {
     pub mode: String,
+    /// Files the scope named, before each gate kept those matching its file types.
+    #[serde(default)]
+    pub files_in_scope: usize,
+    /// Files at least one gate that ran was given.
     pub files_checked: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_sha: Option<String>,
@@ -217,7 +221,14 @@ impl Report {
                 Some(note) => format!("{mode}, {note}"),
                 None => mode.clone(),
             };
-            return format!("⏭️ 0 files in scope — nothing to check ({why})");
+            if self.scope.files_in_scope == 0 {
+                return format!("⏭️ 0 files in scope — nothing to check ({why})");
+            }
+            let n = self.scope.files_in_scope;
+            return format!(
+                "⏭️ nothing to check — no gate applies to the {n} file{} in scope ({why})",
+                plural(n)
+            );
         }
         let mut line = format!("✅ {}/{total} gates passed", s.passed);
         if s.skipped > 0 {
