@@ -126,6 +126,7 @@ pub struct FixSpec {
 }
 
 #[derive(Debug, Clone)]
+#[expect(clippy::large_enum_variant, reason = "one per gate, built once; boxing would only add indirection")]
 pub enum ParserSpec {
     Json(JsonSpec),
     Text(TextSpec),
