@@ -8,7 +8,8 @@ use qgates::core::config::{ConfigSource, Gate, parse_config};
 use qgates::core::parse::{ParseContext, ToolOutput, parse_output};
 
 fn gate(extra: &str, parsing: &str) -> Gate {
-    let yaml = format!("version: 1\ngates:\n  g:\n    command: [tool]\n{extra}    parsing:\n{parsing}");
+    let yaml =
+        format!("version: 1\ngates:\n  g:\n    command: [tool]\n{extra}    parsing:\n{parsing}");
     let config = parse_config(&yaml, ConfigSource::File("quality.yaml".into()))
         .unwrap_or_else(|e| panic!("the test configuration is invalid:\n{e}"));
     config.gates[0].clone()
@@ -20,13 +21,36 @@ fn gates() -> Vec<Gate> {
     let flat_map = "      field_map: { file: a/b, line: a/0, column: c, code: d, message: m, severity: s }\n      fixable_when: \"f == 1\"\n";
     vec![
         gate("", &format!("      strategy: json_violations\n{json_map}")),
-        gate("", &format!("      strategy: json_violations\n      violations_path: /*/m\n{json_map}")),
-        gate("", &format!("      strategy: json_violations\n      violations_path: /*/m\n{flat_map}")),
-        gate("", &format!("      strategy: json_violations\n      violations_path: /a/*/0\n{flat_map}")),
-        gate("    column_unit: utf16\n", &format!("      strategy: json_violations\n      format: jsonl\n{json_map}")),
-        gate("", &format!("      strategy: json_violations\n      format: jsonl\n{flat_map}")),
-        gate("", &format!("      strategy: json_violations\n      extract: fenced\n{json_map}")),
-        gate("", &format!("      strategy: json_violations\n      extract: fenced\n      format: jsonl\n{flat_map}")),
+        gate(
+            "",
+            &format!("      strategy: json_violations\n      violations_path: /*/m\n{json_map}"),
+        ),
+        gate(
+            "",
+            &format!("      strategy: json_violations\n      violations_path: /*/m\n{flat_map}"),
+        ),
+        gate(
+            "",
+            &format!("      strategy: json_violations\n      violations_path: /a/*/0\n{flat_map}"),
+        ),
+        gate(
+            "    column_unit: utf16\n",
+            &format!("      strategy: json_violations\n      format: jsonl\n{json_map}"),
+        ),
+        gate(
+            "",
+            &format!("      strategy: json_violations\n      format: jsonl\n{flat_map}"),
+        ),
+        gate(
+            "",
+            &format!("      strategy: json_violations\n      extract: fenced\n{json_map}"),
+        ),
+        gate(
+            "",
+            &format!(
+                "      strategy: json_violations\n      extract: fenced\n      format: jsonl\n{flat_map}"
+            ),
+        ),
         gate(
             "",
             "      strategy: text_violations\n      stream: both\n      pattern: '^(?P<file>[^:\\n]+):(?P<line>\\d+):(?P<column>\\d+)?:? (?P<severity>\\w+): (?P<message>.*?)(?:  \\[(?P<code>[^\\]\\n]+)\\])?$'\n",
@@ -49,9 +73,21 @@ fn shake(gates: &[Gate], stdout: &[u8], stderr: &[u8]) {
     // Relative paths resolve against a root that does not exist: column conversion must cope.
     let root = Path::new("/nonexistent-qgates-root");
     for gate in gates {
-        let ctx = ParseContext { gate, root, cwd: root, log_hint: "log" };
+        let ctx = ParseContext {
+            gate,
+            root,
+            cwd: root,
+            log_hint: "log",
+        };
         for exit_code in [Some(1), None] {
-            let _ = parse_output(&ctx, ToolOutput { stdout, stderr, exit_code });
+            let _ = parse_output(
+                &ctx,
+                ToolOutput {
+                    stdout,
+                    stderr,
+                    exit_code,
+                },
+            );
         }
     }
 }
@@ -94,7 +130,9 @@ fn json_value() -> impl Strategy<Value = serde_json::Value> {
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(Value::from),
         (-3i64..40).prop_map(Value::from),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
         ".{0,8}".prop_map(Value::String),
         "(file:///|%|\\{[0-9]\\}|[0-9]){0,4}".prop_map(Value::String),
     ];

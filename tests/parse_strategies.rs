@@ -24,7 +24,8 @@ fn js_project() -> PathBuf {
 
 /// A capture with its path placeholders pointing at the sample projects in this checkout.
 fn capture(name: &str) -> Vec<u8> {
-    let raw = std::fs::read_to_string(captures().join(name)).unwrap_or_else(|e| panic!("reading {name}: {e}"));
+    let raw = std::fs::read_to_string(captures().join(name))
+        .unwrap_or_else(|e| panic!("reading {name}: {e}"));
     raw.replace("/JSPROJECT", &js_project().to_string_lossy())
         .replace("/PROJECT", &project().to_string_lossy())
         .into_bytes()
@@ -33,30 +34,54 @@ fn capture(name: &str) -> Vec<u8> {
 fn gate_from(yaml: &str, id: &str) -> Gate {
     let config = parse_config(yaml, ConfigSource::File("quality.yaml".into()))
         .unwrap_or_else(|e| panic!("the test configuration is invalid:\n{e}"));
-    config.gate(id).unwrap_or_else(|| panic!("no gate {id}")).clone()
+    config
+        .gate(id)
+        .unwrap_or_else(|| panic!("no gate {id}"))
+        .clone()
 }
 
 fn default_gate(id: &str) -> Gate {
-    let config = parse_config(DEFAULT_CONFIG, ConfigSource::Embedded).expect("the default configuration is valid");
+    let config = parse_config(DEFAULT_CONFIG, ConfigSource::Embedded)
+        .expect("the default configuration is valid");
     config.gate(id).expect("a default gate").clone()
 }
 
 /// A gate with the given `parsing:` block (YAML, indented by six spaces) and extra gate keys.
 fn custom(parsing: &str, extra: &str) -> Gate {
-    let yaml = format!("version: 1\ngates:\n  g:\n    command: [tool]\n{extra}    parsing:\n{parsing}");
+    let yaml =
+        format!("version: 1\ngates:\n  g:\n    command: [tool]\n{extra}    parsing:\n{parsing}");
     gate_from(&yaml, "g")
 }
 
 fn run_in(gate: &Gate, root: &Path, stdout: &[u8], stderr: &[u8]) -> Result<Parsed, ParseError> {
-    let ctx = ParseContext { gate, root, cwd: root, log_hint: ".qgates/runs/1/g.stdout" };
-    parse_output(&ctx, ToolOutput { stdout, stderr, exit_code: Some(1) })
+    let ctx = ParseContext {
+        gate,
+        root,
+        cwd: root,
+        log_hint: ".qgates/runs/1/g.stdout",
+    };
+    parse_output(
+        &ctx,
+        ToolOutput {
+            stdout,
+            stderr,
+            exit_code: Some(1),
+        },
+    )
 }
 
 fn run(gate: &Gate, root: &Path, stdout: &[u8]) -> Parsed {
     run_in(gate, root, stdout, b"").unwrap_or_else(|e| panic!("parse failed: {e}"))
 }
 
-fn v(gate: &str, file: &str, pos: (u32, u32, u32, u32), code: &str, severity: Severity, message: &str) -> Violation {
+fn v(
+    gate: &str,
+    file: &str,
+    pos: (u32, u32, u32, u32),
+    code: &str,
+    severity: Severity,
+    message: &str,
+) -> Violation {
     Violation {
         file: Some(file.to_string()),
         line: Some(pos.0),
@@ -118,32 +143,71 @@ fn ruff_findings(id: &str, sarif: bool) -> Vec<Violation> {
     vec![
         fixable(fix(
             url(
-                e("src/app/cli.py", (1, 1, 1, 12), "I001", "Import block is un-sorted or un-formatted"),
+                e(
+                    "src/app/cli.py",
+                    (1, 1, 1, 12),
+                    "I001",
+                    "Import block is un-sorted or un-formatted",
+                ),
                 "unsorted-imports",
             ),
             "Organize imports",
             &[(1, 1, 2, 1, "import json\n\n\n")],
         )),
-        url(e("src/app/cli.py", (5, 12, 5, 26), "F821", "Undefined name `undefined_name`"), "undefined-name"),
+        url(
+            e(
+                "src/app/cli.py",
+                (5, 12, 5, 26),
+                "F821",
+                "Undefined name `undefined_name`",
+            ),
+            "undefined-name",
+        ),
         fixable(fix(
-            url(e("src/app/models.py", (2, 8, 2, 10), "F401", "`os` imported but unused"), "unused-import"),
+            url(
+                e(
+                    "src/app/models.py",
+                    (2, 8, 2, 10),
+                    "F401",
+                    "`os` imported but unused",
+                ),
+                "unused-import",
+            ),
             "Remove unused import: `os`",
             &[(2, 1, 3, 1, "")],
         )),
         fixable(fix(
-            url(e("src/app/models.py", (3, 8, 3, 11), "F401", "`sys` imported but unused"), "unused-import"),
+            url(
+                e(
+                    "src/app/models.py",
+                    (3, 8, 3, 11),
+                    "F401",
+                    "`sys` imported but unused",
+                ),
+                "unused-import",
+            ),
             "Remove unused import: `sys`",
             &[(3, 1, 4, 1, "")],
         )),
         url(
-            e("src/app/models.py", (4, 1, 4, 24), "UP035", "`typing.List` is deprecated, use `list` instead"),
+            e(
+                "src/app/models.py",
+                (4, 1, 4, 24),
+                "UP035",
+                "`typing.List` is deprecated, use `list` instead",
+            ),
             "deprecated-import",
         ),
         // On the line with "Grüße": ruff counts characters, so `unused` starts at column 33.
         // Its fix is "unsafe": carried as an edit, but not auto-fixable.
         unsafe_fix(fix(
             url(
-                e("src/app/models.py", (9, 33, 9, 39), "F841", "Local variable `unused` is assigned to but never used"),
+                e(
+                    "src/app/models.py",
+                    (9, 33, 9, 39),
+                    "F841",
+                    "Local variable `unused` is assigned to but never used",
+                ),
                 "unused-variable",
             ),
             "Remove assignment to unused variable `unused`",
@@ -151,7 +215,12 @@ fn ruff_findings(id: &str, sarif: bool) -> Vec<Violation> {
         )),
         fixable(fix(
             url(
-                e("src/app/models.py", (13, 18, 13, 22), "UP006", "Use `list` instead of `List` for type annotation"),
+                e(
+                    "src/app/models.py",
+                    (13, 18, 13, 22),
+                    "UP006",
+                    "Use `list` instead of `List` for type annotation",
+                ),
                 "non-pep585-annotation",
             ),
             "Replace with `list`",
@@ -201,7 +270,10 @@ fn ruff_format_capture() {
         fix: None,
         gate: "ruff_format".into(),
     };
-    assert_eq!(parsed.violations, vec![format("src/app/cli.py"), format("src/app/models.py")]);
+    assert_eq!(
+        parsed.violations,
+        vec![format("src/app/cli.py"), format("src/app/models.py")]
+    );
 }
 
 #[test]
@@ -215,15 +287,31 @@ fn text_stream_stderr_and_both() {
     };
     let summary = |g: &Gate| {
         let parsed = run_in(g, &project(), &stdout, &stderr).expect("text never fails");
-        parsed.violations.iter().map(|v| (v.file.clone(), v.message.clone())).collect::<Vec<_>>()
+        parsed
+            .violations
+            .iter()
+            .map(|v| (v.file.clone(), v.message.clone()))
+            .collect::<Vec<_>>()
     };
     let stderr_only = custom(&parsing("stderr"), "");
-    let file_msg = |f: &str| (Some(f.to_string()), "g reported a problem without a message".to_string());
-    assert_eq!(summary(&stderr_only), [(None, "2 files would be reformatted".to_string())]);
+    let file_msg = |f: &str| {
+        (
+            Some(f.to_string()),
+            "g reported a problem without a message".to_string(),
+        )
+    };
+    assert_eq!(
+        summary(&stderr_only),
+        [(None, "2 files would be reformatted".to_string())]
+    );
     let both = custom(&parsing("both"), "");
     assert_eq!(
         summary(&both),
-        [file_msg("src/app/cli.py"), file_msg("src/app/models.py"), (None, "2 files would be reformatted".to_string())]
+        [
+            file_msg("src/app/cli.py"),
+            file_msg("src/app/models.py"),
+            (None, "2 files would be reformatted".to_string())
+        ]
     );
 }
 
@@ -247,7 +335,10 @@ fn mypy_jsonl_capture() {
     // Blank lines (and a missing final newline) change nothing.
     let text = String::from_utf8(capture("mypy.jsonl")).expect("utf-8");
     let spaced = format!("\n{}\n   \n", text.trim_end().replace('\n', "\n\n"));
-    assert_eq!(run(&gate, &project(), spaced.as_bytes()).violations, expected);
+    assert_eq!(
+        run(&gate, &project(), spaced.as_bytes()).violations,
+        expected
+    );
 }
 
 /// mypy's four findings. In JSON the column is 0-based and the end exclusive (+1 by the default
@@ -271,7 +362,14 @@ fn mypy_findings(id: &str, with_end: bool) -> Vec<Violation> {
             Error,
             "Incompatible types in assignment (expression has type \"int | None\", variable has type \"int\")",
         ),
-        v(id, "src/app/notes.py", (3, 13, 3, 26), "misc", Info, "Revealed type is \"int\""),
+        v(
+            id,
+            "src/app/notes.py",
+            (3, 13, 3, 26),
+            "misc",
+            Info,
+            "Revealed type is \"int\"",
+        ),
         v(
             id,
             "src/app/notes.py",
@@ -313,7 +411,10 @@ fn text_reads_invalid_utf8_lossily() {
     assert_eq!(parsed.violations.len(), 2);
     assert_eq!(parsed.violations[0].file.as_deref(), Some("caf\u{fffd}.py"));
     assert_eq!(parsed.violations[0].code.as_deref(), Some("name-defined"));
-    assert_eq!((parsed.violations[1].line, parsed.violations[1].severity), (Some(4), Severity::Warning));
+    assert_eq!(
+        (parsed.violations[1].line, parsed.violations[1].severity),
+        (Some(4), Severity::Warning)
+    );
 }
 
 // ---------- pyright (0-based, UTF-16 columns) ----------
@@ -342,7 +443,13 @@ fn pyright_capture() {
     let p = |file, pos, code, sev, msg| v("pyright", file, pos, code, sev, msg);
     // pyright indents the lines of a message with no-break spaces (U+00A0).
     let expected = vec![
-        p("src/app/cli.py", (5, 12, 5, 26), "reportUndefinedVariable", Error, "\"undefined_name\" is not defined"),
+        p(
+            "src/app/cli.py",
+            (5, 12, 5, 26),
+            "reportUndefinedVariable",
+            Error,
+            "\"undefined_name\" is not defined",
+        ),
         // `😀` is two UTF-16 units: pyright's 0-based 33..38 are characters 33..38 once 1-based.
         p(
             "src/app/emoji.py",
@@ -366,7 +473,13 @@ fn pyright_capture() {
             "Type \"int | None\" is not assignable to declared type \"int\"\n\u{a0}\u{a0}Type \"int | None\" is not assignable to type \"int\"\n\u{a0}\u{a0}\u{a0}\u{a0}\"None\" is not assignable to \"int\"",
         ),
         // No `rule`: the default code is rendered from the severity.
-        p("src/app/notes.py", (3, 13, 3, 26), "pyright-information", Info, "Type of \"total([1, 2])\" is \"int\""),
+        p(
+            "src/app/notes.py",
+            (3, 13, 3, 26),
+            "pyright-information",
+            Info,
+            "Type of \"total([1, 2])\" is \"int\"",
+        ),
         p(
             "src/app/notes.py",
             (4, 14, 4, 21),
@@ -402,12 +515,48 @@ fn eslint_capture() {
     let e = |file, pos, code, sev, msg| v("eslint", file, pos, code, sev, msg);
     let expected = vec![
         // Suggestions are not fixes: only `fix` makes a message fixable.
-        e("app.js", (2, 7, 2, 13), "no-unused-vars", Error, "'unused' is assigned a value but never used."),
-        e("app.js", (4, 12, 4, 14), "eqeqeq", Warning, "Expected '===' and instead saw '=='."),
-        e("app.js", (5, 24, 5, 27), "no-undef", Error, "'nme' is not defined."),
-        e("app.js", (7, 3, 7, 12), "no-debugger", Error, "Unexpected 'debugger' statement."),
-        fixable(e("util.js", (1, 1, 1, 11), "no-var", Error, "Unexpected var, use let or const instead.")),
-        e("util.js", (2, 1, 2, 2), "no-unused-vars", Error, "'x' is assigned a value but never used."),
+        e(
+            "app.js",
+            (2, 7, 2, 13),
+            "no-unused-vars",
+            Error,
+            "'unused' is assigned a value but never used.",
+        ),
+        e(
+            "app.js",
+            (4, 12, 4, 14),
+            "eqeqeq",
+            Warning,
+            "Expected '===' and instead saw '=='.",
+        ),
+        e(
+            "app.js",
+            (5, 24, 5, 27),
+            "no-undef",
+            Error,
+            "'nme' is not defined.",
+        ),
+        e(
+            "app.js",
+            (7, 3, 7, 12),
+            "no-debugger",
+            Error,
+            "Unexpected 'debugger' statement.",
+        ),
+        fixable(e(
+            "util.js",
+            (1, 1, 1, 11),
+            "no-var",
+            Error,
+            "Unexpected var, use let or const instead.",
+        )),
+        e(
+            "util.js",
+            (2, 1, 2, 2),
+            "no-unused-vars",
+            Error,
+            "'x' is assigned a value but never used.",
+        ),
         e(
             "util.js",
             (2, 1, 2, 2),
@@ -415,7 +564,13 @@ fn eslint_capture() {
             Error,
             "The value assigned to 'x' is not used in subsequent statements.",
         ),
-        e("util.js", (2, 5, 2, 6), "no-self-assign", Error, "'x' is assigned to itself."),
+        e(
+            "util.js",
+            (2, 5, 2, 6),
+            "no-self-assign",
+            Error,
+            "'x' is assigned to itself.",
+        ),
     ];
     assert_eq!(parsed.violations, expected);
 }
@@ -466,7 +621,13 @@ fn review_answer_capture() {
             "`sum(items) + \"1\"` adds a str to an int and raises TypeError",
         ),
         // The line number arrives as the string "14".
-        finding("src/app/models.py", Some(14), "readability", Warning, "Comparison to None uses `==`"),
+        finding(
+            "src/app/models.py",
+            Some(14),
+            "readability",
+            Warning,
+            "Comparison to None uses `==`",
+        ),
         finding(
             "src/app/cli.py",
             None,
@@ -488,7 +649,13 @@ fn review_answer_capture() {
 #[test]
 fn fenced_without_a_fence_is_no_fence() {
     let gate = gate_from(REVIEW, "review");
-    let err = run_in(&gate, &project(), b"Looks good to me.\n\n```python\nx = 1\n```\n", b"").expect_err("no fence");
+    let err = run_in(
+        &gate,
+        &project(),
+        b"Looks good to me.\n\n```python\nx = 1\n```\n",
+        b"",
+    )
+    .expect_err("no fence");
     assert!(matches!(err, ParseError::NoFence { .. }), "{err:?}");
     // A bare fence is taken when its content is JSON.
     let bare =
@@ -496,7 +663,13 @@ fn fenced_without_a_fence_is_no_fence() {
     let parsed = run(&gate, &project(), bare);
     assert_eq!(parsed.violations[0].severity, Severity::Info);
     // A broken ```json fence is reported with the line in the whole answer.
-    let err = run_in(&gate, &project(), b"Intro\n\n```json\n{\"findings\": [\n```\n", b"").expect_err("broken");
+    let err = run_in(
+        &gate,
+        &project(),
+        b"Intro\n\n```json\n{\"findings\": [\n```\n",
+        b"",
+    )
+    .expect_err("broken");
     match err {
         ParseError::NotJson { detail, .. } => assert!(detail.starts_with("line 5,"), "{detail}"),
         other => panic!("{other:?}"),
@@ -506,17 +679,29 @@ fn fenced_without_a_fence_is_no_fence() {
 // ---------- json_violations corners ----------
 
 fn json_gate(parsing_extra: &str) -> Gate {
-    custom(&format!("      strategy: json_violations\n{parsing_extra}"), "")
+    custom(
+        &format!("      strategy: json_violations\n{parsing_extra}"),
+        "",
+    )
 }
 
 #[test]
 fn numbers_as_strings_and_strings_as_numbers() {
-    let gate = json_gate("      field_map: { file: f, line: l, column: c, code: code, message: m, url: u }\n");
+    let gate = json_gate(
+        "      field_map: { file: f, line: l, column: c, code: code, message: m, url: u }\n",
+    );
     let out = br#"[{"f": "a.py", "l": " 12 ", "c": 3.0, "code": 501, "m": true, "u": 1.5}]"#;
     let parsed = run(&gate, Path::new("/ws"), out);
     let got = &parsed.violations[0];
     assert_eq!((got.line, got.column), (Some(12), Some(3)));
-    assert_eq!((got.code.as_deref(), got.message.as_str(), got.url.as_deref()), (Some("501"), "true", Some("1.5")));
+    assert_eq!(
+        (
+            got.code.as_deref(),
+            got.message.as_str(),
+            got.url.as_deref()
+        ),
+        (Some("501"), "true", Some("1.5"))
+    );
 }
 
 #[test]
@@ -541,14 +726,37 @@ fn defaults_fill_what_the_map_did_not_find() {
     let got: Vec<_> = parsed
         .violations
         .iter()
-        .map(|v| (v.file.as_deref(), v.line, v.code.as_deref(), v.message.as_str(), v.severity, v.fixable))
+        .map(|v| {
+            (
+                v.file.as_deref(),
+                v.line,
+                v.code.as_deref(),
+                v.message.as_str(),
+                v.severity,
+                v.fixable,
+            )
+        })
         .collect();
     assert_eq!(
         got,
         [
-            (Some("a.py"), Some(7), Some("X1"), "X1 in a.py at line 7", Severity::Warning, true),
+            (
+                Some("a.py"),
+                Some(7),
+                Some("X1"),
+                "X1 in a.py at line 7",
+                Severity::Warning,
+                true
+            ),
             // No code: the default fills it. The message was found, so its default is unused.
-            (Some("b.py"), None, Some("GENERIC"), "own message", Severity::Warning, true),
+            (
+                Some("b.py"),
+                None,
+                Some("GENERIC"),
+                "own message",
+                Severity::Warning,
+                true
+            ),
         ]
     );
 }
@@ -556,9 +764,19 @@ fn defaults_fill_what_the_map_did_not_find() {
 #[test]
 fn a_single_object_is_one_item_and_null_is_none() {
     let gate = json_gate("      field_map: { message: msg }\n");
-    assert_eq!(run(&gate, Path::new("/ws"), br#"{"msg": "one"}"#).violations.len(), 1);
+    assert_eq!(
+        run(&gate, Path::new("/ws"), br#"{"msg": "one"}"#)
+            .violations
+            .len(),
+        1
+    );
     assert_eq!(run(&gate, Path::new("/ws"), b"null").violations.len(), 0);
-    assert_eq!(run(&gate, Path::new("/ws"), b"[null, {\"msg\": \"x\"}]").violations.len(), 1);
+    assert_eq!(
+        run(&gate, Path::new("/ws"), b"[null, {\"msg\": \"x\"}]")
+            .violations
+            .len(),
+        1
+    );
     assert_eq!(run(&gate, Path::new("/ws"), b" \n\t ").violations.len(), 0);
 }
 
@@ -572,11 +790,18 @@ fn flattening_over_objects_and_climbing_through_arrays() {
                                           "y": {"name": "b.py"},
                                           "z": {"name": "c.py", "problems": [{"text": "p3"}]}}}"#;
     let parsed = run(&gate, Path::new("/ws"), out);
-    let got: Vec<(Option<&str>, &str, Option<&str>)> =
-        parsed.violations.iter().map(|v| (v.file.as_deref(), v.message.as_str(), v.code.as_deref())).collect();
+    let got: Vec<(Option<&str>, &str, Option<&str>)> = parsed
+        .violations
+        .iter()
+        .map(|v| (v.file.as_deref(), v.message.as_str(), v.code.as_deref()))
+        .collect();
     assert_eq!(
         got,
-        [(Some("a.py"), "p1", Some("T")), (Some("a.py"), "p2", Some("T")), (Some("c.py"), "p3", Some("T"))]
+        [
+            (Some("a.py"), "p1", Some("T")),
+            (Some("a.py"), "p2", Some("T")),
+            (Some("c.py"), "p3", Some("T"))
+        ]
     );
 }
 
@@ -611,7 +836,11 @@ fn fixable_when_equal_and_fix_edits_with_missing_fields_are_dropped() {
         {"m": "d", "fix": null}
     ]"#;
     let parsed = run(&gate, Path::new("/ws"), out);
-    let got: Vec<(bool, Option<Fix>)> = parsed.violations.into_iter().map(|v| (v.fixable, v.fix)).collect();
+    let got: Vec<(bool, Option<Fix>)> = parsed
+        .violations
+        .into_iter()
+        .map(|v| (v.fixable, v.fix))
+        .collect();
     let edit = |line, column, end_line, end_column, content: &str| Edit {
         line,
         column,
@@ -622,8 +851,20 @@ fn fixable_when_equal_and_fix_edits_with_missing_fields_are_dropped() {
     assert_eq!(
         got,
         [
-            (true, Some(Fix { title: "Apply the tool's fix".into(), edits: vec![edit(1, 2, 1, 4, "x")] })),
-            (false, Some(Fix { title: "T".into(), edits: vec![edit(2, 1, 3, 1, "")] })),
+            (
+                true,
+                Some(Fix {
+                    title: "Apply the tool's fix".into(),
+                    edits: vec![edit(1, 2, 1, 4, "x")]
+                })
+            ),
+            (
+                false,
+                Some(Fix {
+                    title: "T".into(),
+                    edits: vec![edit(2, 1, 3, 1, "")]
+                })
+            ),
             (true, None),
             (false, None),
         ]
@@ -635,7 +876,11 @@ fn jsonl_bad_line_is_named() {
     let gate = default_gate("mypy");
     let out = b"{\"file\": \"a.py\", \"line\": 1, \"message\": \"m\"}\n\nTraceback (most recent call last):\n";
     match run_in(&gate, &project(), out, b"").expect_err("not json") {
-        ParseError::NotJson { stream, detail, log } => {
+        ParseError::NotJson {
+            stream,
+            detail,
+            log,
+        } => {
             assert_eq!(stream, "stdout");
             assert!(detail.starts_with("line 3, column 1:"), "{detail}");
             assert!(detail.contains("Traceback"), "{detail}");
@@ -653,7 +898,10 @@ fn not_json_garbage_truncated_and_html() {
         other => panic!("{other:?}"),
     };
     let garbage = detail(b"error: ruff crashed\n");
-    assert!(garbage.starts_with("line 1, column 1: expected value"), "{garbage}");
+    assert!(
+        garbage.starts_with("line 1, column 1: expected value"),
+        "{garbage}"
+    );
     assert!(garbage.contains("error: ruff crashed"), "{garbage}");
     let truncated = capture("ruff_check.json");
     let truncated = detail(&truncated[..truncated.len() / 2]);
@@ -667,7 +915,11 @@ fn not_json_garbage_truncated_and_html() {
 #[test]
 fn deep_nesting_is_an_error_not_a_stack_overflow() {
     let deep = "[".repeat(100_000);
-    for gate in [default_gate("ruff_lint"), default_gate("mypy"), custom("      strategy: sarif\n", "")] {
+    for gate in [
+        default_gate("ruff_lint"),
+        default_gate("mypy"),
+        custom("      strategy: sarif\n", ""),
+    ] {
         // Unclosed (EOF) or too deep (recursion limit): either way an error, never a crash.
         let err = run_in(&gate, &project(), deep.as_bytes(), b"").expect_err("too deep");
         assert!(matches!(err, ParseError::NotJson { .. }), "{err:?}");
@@ -676,7 +928,9 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
         let closed = format!("{deep}{}", "]".repeat(100_000));
         match run_in(&gate, &project(), closed.as_bytes(), b"") {
             Ok(_) | Err(ParseError::Shape { .. }) => {}
-            Err(ParseError::NotJson { detail, .. }) => assert!(detail.contains("recursion limit"), "{detail}"),
+            Err(ParseError::NotJson { detail, .. }) => {
+                assert!(detail.contains("recursion limit"), "{detail}")
+            }
             Err(other) => panic!("{other:?}"),
         }
     }
@@ -692,7 +946,10 @@ fn mypy_paths_outside_the_root_are_dropped_and_counted() {
     let parsed = run(&gate, &project(), out);
     assert_eq!(parsed.outside_root, 2);
     assert_eq!(parsed.violations.len(), 1);
-    assert_eq!(parsed.violations[0].file.as_deref(), Some("src/app/models.py"));
+    assert_eq!(
+        parsed.violations[0].file.as_deref(),
+        Some("src/app/models.py")
+    );
 }
 
 // ---------- column units (converted by the shared normalize step) ----------
@@ -771,24 +1028,79 @@ fn sarif_rules_levels_base_ids_and_skipped_results() {
     assert_eq!(
         got,
         [
-            (Some("src/a b.py"), Some(3), Some(2), None, Some("R1"), Severity::Info, "x is bad", Some("https://r1")),
-            (Some("c.py"), Some(5), Some(1), Some(4), Some("R2"), Severity::Warning, "short R2", None),
-            (None, None, None, None, Some("R3"), Severity::Hint, "**md**", None),
-            (None, None, None, None, Some("R4"), Severity::Warning, "no rule", None),
+            (
+                Some("src/a b.py"),
+                Some(3),
+                Some(2),
+                None,
+                Some("R1"),
+                Severity::Info,
+                "x is bad",
+                Some("https://r1")
+            ),
+            (
+                Some("c.py"),
+                Some(5),
+                Some(1),
+                Some(4),
+                Some("R2"),
+                Severity::Warning,
+                "short R2",
+                None
+            ),
+            (
+                None,
+                None,
+                None,
+                None,
+                Some("R3"),
+                Severity::Hint,
+                "**md**",
+                None
+            ),
+            (
+                None,
+                None,
+                None,
+                None,
+                Some("R4"),
+                Severity::Warning,
+                "no rule",
+                None
+            ),
         ]
     );
-    assert_eq!(parsed.violations[1].end_line, Some(5), "the end line defaults to the start line");
+    assert_eq!(
+        parsed.violations[1].end_line,
+        Some(5),
+        "the end line defaults to the start line"
+    );
 }
 
 #[test]
 fn sarif_that_is_not_sarif() {
     let gate = custom("      strategy: sarif\n", "");
     let err = |out: &[u8]| run_in(&gate, Path::new("/ws"), out, b"").expect_err("not sarif");
-    assert!(matches!(err(b"Segmentation fault"), ParseError::NotJson { .. }));
+    assert!(matches!(
+        err(b"Segmentation fault"),
+        ParseError::NotJson { .. }
+    ));
     assert!(matches!(err(b"{\"runs\": [}"), ParseError::NotJson { .. }));
-    assert!(matches!(err(b"{\"version\": \"2.1.0\"}"), ParseError::Shape { .. }));
+    assert!(matches!(
+        err(b"{\"version\": \"2.1.0\"}"),
+        ParseError::Shape { .. }
+    ));
     assert!(matches!(err(b"[1, 2]"), ParseError::Shape { .. }));
     assert!(matches!(err(b"42"), ParseError::Shape { .. }));
     assert_eq!(run(&gate, Path::new("/ws"), b"").violations.len(), 0);
-    assert_eq!(run(&gate, Path::new("/ws"), br#"{"runs": [{"results": []}, 5, {}]}"#).violations.len(), 0);
+    assert_eq!(
+        run(
+            &gate,
+            Path::new("/ws"),
+            br#"{"runs": [{"results": []}, 5, {}]}"#
+        )
+        .violations
+        .len(),
+        0
+    );
 }

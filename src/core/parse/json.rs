@@ -24,9 +24,15 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 
 use super::pointer::{Kind, Node, Shallow, Wanted, WantedVisitor, error_message, kind_of};
 use super::{ParseContext, ParseError, RawEdit, RawFix, RawViolation, ToolOutput};
-use crate::core::config::{CompareOp, Extract, FieldPath, FixEditsSpec, JsonFormat, JsonSpec, PointerStep, Template};
+use crate::core::config::{
+    CompareOp, Extract, FieldPath, FixEditsSpec, JsonFormat, JsonSpec, PointerStep, Template,
+};
 
-pub(super) fn parse(spec: &JsonSpec, out: ToolOutput, ctx: &ParseContext) -> Result<Vec<RawViolation>, ParseError> {
+pub(super) fn parse(
+    spec: &JsonSpec,
+    out: ToolOutput,
+    ctx: &ParseContext,
+) -> Result<Vec<RawViolation>, ParseError> {
     let decoded = super::pointer::decode(out.stdout);
     // PowerShell-era tools prefix a byte-order mark, which JSON does not allow.
     let text = decoded.strip_prefix('\u{feff}').unwrap_or(&decoded);
@@ -34,14 +40,28 @@ pub(super) fn parse(spec: &JsonSpec, out: ToolOutput, ctx: &ParseContext) -> Res
         return Ok(Vec::new());
     }
     let (body, line_base) = match spec.extract {
-        Some(Extract::Fenced) => fenced(text, |c| is_json(c, spec.format))
-            .ok_or_else(|| ParseError::NoFence { stream: "stdout", log: ctx.log_hint.to_string() })?,
+        Some(Extract::Fenced) => {
+            fenced(text, |c| is_json(c, spec.format)).ok_or_else(|| ParseError::NoFence {
+                stream: "stdout",
+                log: ctx.log_hint.to_string(),
+            })?
+        }
         None => (text, 0),
     };
-    let not_json = |detail: String| ParseError::NotJson { stream: "stdout", detail, log: ctx.log_hint.to_string() };
+    let not_json = |detail: String| ParseError::NotJson {
+        stream: "stdout",
+        detail,
+        log: ctx.log_hint.to_string(),
+    };
     let wanted = wanted_of(spec);
     let climbs = climbs(spec);
-    let mut reader = Reader { spec, wanted: &wanted, climbs, found: Vec::new(), shape: None };
+    let mut reader = Reader {
+        spec,
+        wanted: &wanted,
+        climbs,
+        found: Vec::new(),
+        shape: None,
+    };
     match spec.format {
         JsonFormat::Json => {
             if body.trim().is_empty() {
@@ -49,7 +69,10 @@ pub(super) fn parse(spec: &JsonSpec, out: ToolOutput, ctx: &ParseContext) -> Res
             }
             reader.document(body).map_err(|e| match e {
                 WalkError::Syntax(e) => not_json(syntax_detail(&e, line_base, body)),
-                WalkError::Shape(what) => ParseError::Shape { what, log: ctx.log_hint.to_string() },
+                WalkError::Shape(what) => ParseError::Shape {
+                    what,
+                    log: ctx.log_hint.to_string(),
+                },
             })?;
         }
         JsonFormat::Jsonl => {
@@ -65,9 +88,10 @@ pub(super) fn parse(spec: &JsonSpec, out: ToolOutput, ctx: &ParseContext) -> Res
                         error_message(&e),
                         starts_with(line)
                     )),
-                    WalkError::Shape(what) => {
-                        ParseError::Shape { what: format!("line {line_no}: {what}"), log: ctx.log_hint.to_string() }
-                    }
+                    WalkError::Shape(what) => ParseError::Shape {
+                        what: format!("line {line_no}: {what}"),
+                        log: ctx.log_hint.to_string(),
+                    },
                 })?;
             }
         }
@@ -85,7 +109,11 @@ fn wanted_of(spec: &JsonSpec) -> Wanted {
     }
     let extra = [spec.fixable_when.as_ref().map(|c| &c.path)]
         .into_iter()
-        .chain(spec.fix_edits.iter().flat_map(|f| [Some(&f.path), f.title.as_ref()]));
+        .chain(
+            spec.fix_edits
+                .iter()
+                .flat_map(|f| [Some(&f.path), f.title.as_ref()]),
+        );
     for p in extra.flatten() {
         if p.up == 0 {
             w.add(&p.keys);
@@ -97,14 +125,26 @@ fn wanted_of(spec: &JsonSpec) -> Wanted {
 fn climbs(spec: &JsonSpec) -> bool {
     spec.field_map.entries().any(|(_, p)| p.up > 0)
         || spec.fixable_when.as_ref().is_some_and(|c| c.path.up > 0)
-        || spec.fix_edits.as_ref().is_some_and(|f| f.path.up > 0 || f.title.as_ref().is_some_and(|t| t.up > 0))
+        || spec
+            .fix_edits
+            .as_ref()
+            .is_some_and(|f| f.path.up > 0 || f.title.as_ref().is_some_and(|t| t.up > 0))
 }
 
 /// "line L, column C: message", with L counted in the whole output, plus how the output starts
 /// when the very first character is wrong (HTML error pages, a Python traceback…).
 fn syntax_detail(e: &serde_json::Error, line_base: usize, body: &str) -> String {
-    let hint = if e.line() == 1 && e.column() <= 1 { starts_with(body) } else { String::new() };
-    format!("line {}, column {}: {}{hint}", e.line() + line_base, e.column(), error_message(e))
+    let hint = if e.line() == 1 && e.column() <= 1 {
+        starts_with(body)
+    } else {
+        String::new()
+    };
+    format!(
+        "line {}, column {}: {}{hint}",
+        e.line() + line_base,
+        e.column(),
+        error_message(e)
+    )
 }
 
 /// `; it starts with "…"`: the first line of the output, shortened.
@@ -148,8 +188,15 @@ impl<'s> Reader<'s> {
         // Nothing climbs out of an item, so nothing above it must be kept: read the document in
         // one pass, keeping only the wanted parts of each item.
         let mut de = serde_json::Deserializer::from_str(text);
-        let streamed = DeserializeSeed::deserialize(Step { reader: self, i: 0, flattened: false }, &mut de)
-            .and_then(|()| de.end());
+        let streamed = DeserializeSeed::deserialize(
+            Step {
+                reader: self,
+                i: 0,
+                flattened: false,
+            },
+            &mut de,
+        )
+        .and_then(|()| de.end());
         match (streamed, self.shape.take()) {
             (_, Some(what)) => Err(WalkError::Shape(what)),
             (Err(e), None) => Err(WalkError::Syntax(e)),
@@ -185,7 +232,9 @@ impl<'s> Reader<'s> {
         stack: &mut Vec<Shallow<'a>>,
     ) -> Result<(), WalkError> {
         let steps = &self.spec.violations_path;
-        let Some(step) = steps.get(i) else { return self.target(text, stack) };
+        let Some(step) = steps.get(i) else {
+            return self.target(text, stack);
+        };
         let container = match Shallow::parse(text) {
             Some(parsed) => parsed?,
             None if kind_of(text) == Kind::Null => {
@@ -195,7 +244,9 @@ impl<'s> Reader<'s> {
             }
             None => {
                 let node = Node::parse(text)?;
-                return Err(WalkError::Shape(self.not_container_error(i, describe(&node))));
+                return Err(WalkError::Shape(
+                    self.not_container_error(i, describe(&node)),
+                ));
             }
         };
         match step {
@@ -207,11 +258,16 @@ impl<'s> Reader<'s> {
                     r
                 }
                 None if flattened => Ok(()),
-                None => Err(WalkError::Shape(self.missing_key_error(i, key, matches!(container, Shallow::Arr(_))))),
+                None => Err(WalkError::Shape(self.missing_key_error(
+                    i,
+                    key,
+                    matches!(container, Shallow::Arr(_)),
+                ))),
             },
             PointerStep::Each => {
                 stack.push(container);
-                let r = self.each_child(stack, |me, child, stack| me.walk(child, i + 1, true, stack));
+                let r =
+                    self.each_child(stack, |me, child, stack| me.walk(child, i + 1, true, stack));
                 stack.pop();
                 r
             }
@@ -222,15 +278,17 @@ impl<'s> Reader<'s> {
     fn target<'a>(&mut self, text: &'a str, stack: &mut Vec<Shallow<'a>>) -> Result<(), WalkError> {
         match kind_of(text) {
             Kind::Array => {
-                let Some(parsed) = Shallow::parse(text) else { return Ok(()) };
+                let Some(parsed) = Shallow::parse(text) else {
+                    return Ok(());
+                };
                 stack.push(parsed?);
-                let r =
-                    self.each_child(
-                        stack,
-                        |me, child, stack| {
-                            if kind_of(child) == Kind::Null { Ok(()) } else { me.item(child, stack) }
-                        },
-                    );
+                let r = self.each_child(stack, |me, child, stack| {
+                    if kind_of(child) == Kind::Null {
+                        Ok(())
+                    } else {
+                        me.item(child, stack)
+                    }
+                });
                 stack.pop();
                 r
             }
@@ -274,9 +332,14 @@ impl<'s> Reader<'s> {
         let item = Item { node, ancestors };
         let spec = self.spec;
         let fm = &spec.field_map;
-        let text_of =
-            |p: &Option<FieldPath>| p.as_ref().and_then(|p| item.lookup(p, |n| n.and_then(Node::to_string_value)));
-        let int_of = |p: &Option<FieldPath>| p.as_ref().and_then(|p| item.lookup(p, |n| n.and_then(Node::to_int)));
+        let text_of = |p: &Option<FieldPath>| {
+            p.as_ref()
+                .and_then(|p| item.lookup(p, |n| n.and_then(Node::to_string_value)))
+        };
+        let int_of = |p: &Option<FieldPath>| {
+            p.as_ref()
+                .and_then(|p| item.lookup(p, |n| n.and_then(Node::to_int)))
+        };
         let mut v = RawViolation {
             file: text_of(&fm.file),
             line: int_of(&fm.line),
@@ -298,10 +361,15 @@ impl<'s> Reader<'s> {
             None => spec.defaults.fixable.unwrap_or(false),
         };
         if let Some(fe) = &spec.fix_edits {
-            v.fix = item.lookup(&fe.path, |n| n.and_then(|n| edits(n, fe))).map(|edits| RawFix {
-                title: fe.title.as_ref().and_then(|t| item.lookup(t, |n| n.and_then(Node::to_string_value))),
-                edits,
-            });
+            v.fix = item
+                .lookup(&fe.path, |n| n.and_then(|n| edits(n, fe)))
+                .map(|edits| RawFix {
+                    title: fe
+                        .title
+                        .as_ref()
+                        .and_then(|t| item.lookup(t, |n| n.and_then(Node::to_string_value))),
+                    edits,
+                });
         }
         apply_defaults(&mut v, &spec.defaults);
         self.found.push(v);
@@ -321,7 +389,11 @@ impl<'s> Step<'_, 's> {
     }
 
     fn next(&mut self, flattened: bool) -> Step<'_, 's> {
-        Step { reader: self.reader, i: self.i + 1, flattened: flattened || self.flattened }
+        Step {
+            reader: self.reader,
+            i: self.i + 1,
+            flattened: flattened || self.flattened,
+        }
     }
 
     /// A scalar at the end of the path is one item; before it, a shape error.
@@ -361,7 +433,10 @@ impl<'de> Visitor<'de> for Step<'_, '_> {
         self.scalar(Node::Int(v), "a number")
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
-        self.scalar(i64::try_from(v).map(Node::Int).unwrap_or(Node::UInt(v)), "a number")
+        self.scalar(
+            i64::try_from(v).map(Node::Int).unwrap_or(Node::UInt(v)),
+            "a number",
+        )
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
         self.scalar(Node::Float(v), "a number")
@@ -382,7 +457,10 @@ impl<'de> Visitor<'de> for Step<'_, '_> {
             }
             Some(PointerStep::Each) => while seq.next_element_seed(self.next(true))?.is_some() {},
             Some(PointerStep::Key(key)) => {
-                let index = key.parse::<usize>().ok().filter(|_| key.bytes().all(|b| b.is_ascii_digit()));
+                let index = key
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|_| key.bytes().all(|b| b.is_ascii_digit()));
                 let mut n = 0;
                 let mut found = false;
                 loop {
@@ -449,7 +527,12 @@ impl<'a> Item<'_, 'a> {
         if path.up == 0 {
             return f(self.node.at(&path.keys));
         }
-        match self.ancestors.len().checked_sub(path.up).and_then(|i| self.ancestors.get(i)) {
+        match self
+            .ancestors
+            .len()
+            .checked_sub(path.up)
+            .and_then(|i| self.ancestors.get(i))
+        {
             Some(container) => container.lookup(&path.keys, f),
             None => f(None),
         }
@@ -465,11 +548,21 @@ fn edits(node: &Node, fe: &FixEditsSpec) -> Option<Vec<RawEdit>> {
         _ => return None,
     };
     // Paths inside an edit stay inside it: there is nothing of interest above an edit.
-    let at = |edit: &'_ Node<'_>, p: &FieldPath| if p.up == 0 { edit.at(&p.keys).and_then(Node::to_int) } else { None };
+    let at = |edit: &'_ Node<'_>, p: &FieldPath| {
+        if p.up == 0 {
+            edit.at(&p.keys).and_then(Node::to_int)
+        } else {
+            None
+        }
+    };
     let out: Option<Vec<RawEdit>> = list
         .iter()
         .map(|edit| {
-            let content = if fe.content.up == 0 { edit.at(&fe.content.keys) } else { None };
+            let content = if fe.content.up == 0 {
+                edit.at(&fe.content.keys)
+            } else {
+                None
+            };
             Some(RawEdit {
                 line: at(edit, &fe.line)?,
                 column: at(edit, &fe.column)?,
@@ -536,7 +629,8 @@ fn is_json(content: &str, format: JsonFormat) -> bool {
         JsonFormat::Json => serde_json::from_str::<serde::de::IgnoredAny>(content).is_ok(),
         JsonFormat::Jsonl => {
             let mut lines = content.lines().filter(|l| !l.trim().is_empty()).peekable();
-            lines.peek().is_some() && lines.all(|l| serde_json::from_str::<serde::de::IgnoredAny>(l).is_ok())
+            lines.peek().is_some()
+                && lines.all(|l| serde_json::from_str::<serde::de::IgnoredAny>(l).is_ok())
         }
     }
 }
@@ -566,7 +660,12 @@ fn fenced(text: &str, accept: impl Fn(&str) -> bool) -> Option<(&str, usize)> {
                 open = Some((ticks, info, pos + raw_line.len(), n + 1));
             }
             Some((need, info, start, first_line)) if ticks >= need && rest.trim().is_empty() => {
-                fences.push(Fence { info, start, end: pos, line: first_line });
+                fences.push(Fence {
+                    info,
+                    start,
+                    end: pos,
+                    line: first_line,
+                });
                 open = None;
             }
             _ => {}
@@ -574,14 +673,25 @@ fn fenced(text: &str, accept: impl Fn(&str) -> bool) -> Option<(&str, usize)> {
         pos += raw_line.len();
     }
     if let Some((_, info, start, first_line)) = open {
-        fences.push(Fence { info, start, end: text.len(), line: first_line });
+        fences.push(Fence {
+            info,
+            start,
+            end: text.len(),
+            line: first_line,
+        });
     }
     let content = |f: &Fence<'_>| (&text[f.start.min(f.end)..f.end], f.line);
     fences
         .iter()
         .find(|f| f.info.eq_ignore_ascii_case("json"))
         .map(content)
-        .or_else(|| fences.iter().filter(|f| f.info.is_empty()).map(content).find(|(c, _)| accept(c)))
+        .or_else(|| {
+            fences
+                .iter()
+                .filter(|f| f.info.is_empty())
+                .map(content)
+                .find(|(c, _)| accept(c))
+        })
 }
 
 fn pointer_text(steps: &[PointerStep]) -> String {
@@ -598,7 +708,11 @@ fn pointer_text(steps: &[PointerStep]) -> String {
 }
 
 fn at_text(steps: &[PointerStep]) -> String {
-    if steps.is_empty() { "the root".to_string() } else { pointer_text(steps) }
+    if steps.is_empty() {
+        "the root".to_string()
+    } else {
+        pointer_text(steps)
+    }
 }
 
 fn describe(node: &Node) -> &'static str {
@@ -625,14 +739,23 @@ mod tests {
     #[test]
     fn bare_fence_only_when_it_is_json() {
         let text = "```\nnot json\n```\n```\n[2]\n```";
-        assert_eq!(fenced(text, |c| is_json(c, JsonFormat::Json)), Some(("[2]\n", 4)));
-        assert_eq!(fenced("```python\nx = 1\n```\n", |c| is_json(c, JsonFormat::Json)), None);
+        assert_eq!(
+            fenced(text, |c| is_json(c, JsonFormat::Json)),
+            Some(("[2]\n", 4))
+        );
+        assert_eq!(
+            fenced("```python\nx = 1\n```\n", |c| is_json(c, JsonFormat::Json)),
+            None
+        );
         assert_eq!(fenced("no fence at all", |_| true), None);
     }
 
     #[test]
     fn fence_cut_off_runs_to_the_end() {
-        assert_eq!(fenced("answer:\n  ```JSON\n{\"a\":", |_| true), Some(("{\"a\":", 2)));
+        assert_eq!(
+            fenced("answer:\n  ```JSON\n{\"a\":", |_| true),
+            Some(("{\"a\":", 2))
+        );
     }
 
     #[test]
@@ -643,7 +766,11 @@ mod tests {
 
     #[test]
     fn pointer_text_escapes() {
-        let steps = vec![PointerStep::Key("a/b".into()), PointerStep::Each, PointerStep::Key("~".into())];
+        let steps = vec![
+            PointerStep::Key("a/b".into()),
+            PointerStep::Each,
+            PointerStep::Key("~".into()),
+        ];
         assert_eq!(pointer_text(&steps), "/a~1b/*/~0");
         assert_eq!(pointer_text(&[]), "\"\"");
     }

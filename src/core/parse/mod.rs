@@ -195,7 +195,13 @@ fn normalize(
             .unwrap_or(Severity::Error);
         let message = raw
             .message
-            .map(|m| if m.trim().len() == m.len() { m } else { m.trim().to_string() })
+            .map(|m| {
+                if m.trim().len() == m.len() {
+                    m
+                } else {
+                    m.trim().to_string()
+                }
+            })
             .filter(|m| !m.is_empty())
             .unwrap_or_else(|| format!("{} reported a problem without a message", ctx.gate.name));
         let fix = fix.filter(|f| !f.edits.is_empty());

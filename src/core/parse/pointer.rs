@@ -73,7 +73,9 @@ impl<'a> Node<'a> {
             Node::Float(f) => float_to_int(*f),
             Node::Str(s) => {
                 let s = s.trim();
-                s.parse::<i64>().ok().or_else(|| s.parse::<f64>().ok().and_then(float_to_int))
+                s.parse::<i64>()
+                    .ok()
+                    .or_else(|| s.parse::<f64>().ok().and_then(float_to_int))
             }
             _ => None,
         }
@@ -251,7 +253,11 @@ impl Wanted {
 impl<'de> de::DeserializeSeed<'de> for &Wanted {
     type Value = Node<'de>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Node<'de>, D::Error> {
-        if self.all { Node::deserialize(d) } else { d.deserialize_any(WantedVisitor(self)) }
+        if self.all {
+            Node::deserialize(d)
+        } else {
+            d.deserialize_any(WantedVisitor(self))
+        }
     }
 }
 
@@ -306,7 +312,9 @@ impl<'de> Visitor<'de> for WantedVisitor<'_> {
         let mut items = Vec::new();
         let mut i = 0;
         loop {
-            let wanted = last.filter(|last| i <= *last).map(|_| self.0.child(&i.to_string()));
+            let wanted = last
+                .filter(|last| i <= *last)
+                .map(|_| self.0.child(&i.to_string()));
             match wanted {
                 Some(Some(w)) => match seq.next_element_seed(w)? {
                     Some(n) => items.push(n),
@@ -381,7 +389,11 @@ impl<'a> Shallow<'a> {
     /// The unparsed child under `key` (an all-digit key indexes an array).
     pub(super) fn get(&self, key: &str) -> Option<&'a RawValue> {
         match self {
-            Shallow::Obj(entries) => entries.iter().rev().find(|(k, _)| k == key).map(|(_, v)| *v),
+            Shallow::Obj(entries) => entries
+                .iter()
+                .rev()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| *v),
             Shallow::Arr(items) => items.get(index_key(key)?).copied(),
         }
     }
@@ -396,7 +408,9 @@ impl<'a> Shallow<'a> {
 
     /// Follows `keys` from this container, parsing only the child the first key names.
     pub(super) fn lookup<R>(&self, keys: &[String], f: impl FnOnce(Option<&Node<'a>>) -> R) -> R {
-        let Some((first, rest)) = keys.split_first() else { return f(None) };
+        let Some((first, rest)) = keys.split_first() else {
+            return f(None);
+        };
         match self.get(first).map(|raw| Node::parse(raw.get())) {
             Some(Ok(node)) => f(node.at(rest)),
             _ => f(None),
@@ -460,15 +474,27 @@ mod tests {
     #[test]
     fn strings_borrow_unless_escaped() {
         let n = Node::parse(r#"{"a": "plain", "b": "tab\there \u00e9"}"#).expect("valid");
-        assert!(matches!(n.get("a"), Some(Node::Str(Cow::Borrowed("plain")))));
-        assert_eq!(n.get("b").and_then(Node::to_text).as_deref(), Some("tab\there é"));
+        assert!(matches!(
+            n.get("a"),
+            Some(Node::Str(Cow::Borrowed("plain")))
+        ));
+        assert_eq!(
+            n.get("b").and_then(Node::to_text).as_deref(),
+            Some("tab\there é")
+        );
     }
 
     #[test]
     fn numbers_and_numeric_strings() {
-        let n = Node::parse(r#"[3, " 7 ", "4.0", 5.0, 5.5, "x", 18446744073709551615, 1e300]"#).expect("valid");
-        let ints: Vec<Option<i64>> = (0..8).map(|i| n.get(&i.to_string()).and_then(Node::to_int)).collect();
-        assert_eq!(ints, [Some(3), Some(7), Some(4), Some(5), None, None, None, None]);
+        let n = Node::parse(r#"[3, " 7 ", "4.0", 5.0, 5.5, "x", 18446744073709551615, 1e300]"#)
+            .expect("valid");
+        let ints: Vec<Option<i64>> = (0..8)
+            .map(|i| n.get(&i.to_string()).and_then(Node::to_int))
+            .collect();
+        assert_eq!(
+            ints,
+            [Some(3), Some(7), Some(4), Some(5), None, None, None, None]
+        );
     }
 
     #[test]
@@ -489,7 +515,11 @@ mod tests {
         let s = Shallow::parse(text).expect("container").expect("valid");
         assert_eq!(s.get("a").map(RawValue::get), Some("[1, 2]"));
         assert_eq!(s.get("b\n").map(RawValue::get), Some(r#"{"c": 3}"#));
-        assert_eq!(s.lookup(&["b\n".to_string(), "c".to_string()], |n| n.and_then(Node::to_int)), Some(3));
+        assert_eq!(
+            s.lookup(&["b\n".to_string(), "c".to_string()], |n| n
+                .and_then(Node::to_int)),
+            Some(3)
+        );
         assert!(Shallow::parse("5").is_none());
         assert!(Shallow::parse("[1] x").expect("container").is_err());
     }

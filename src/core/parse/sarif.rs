@@ -35,10 +35,18 @@ pub(super) fn parse(out: ToolOutput, ctx: &ParseContext) -> Result<Vec<RawViolat
     let log = || ctx.log_hint.to_string();
     let not_json = |e: serde_json::Error| ParseError::NotJson {
         stream: "stdout",
-        detail: format!("line {}, column {}: {}", e.line(), e.column(), error_message(&e)),
+        detail: format!(
+            "line {}, column {}: {}",
+            e.line(),
+            e.column(),
+            error_message(&e)
+        ),
         log: log(),
     };
-    let not_sarif = |why: &str| ParseError::Shape { what: format!("its stdout is not a SARIF log: {why}"), log: log() };
+    let not_sarif = |why: &str| ParseError::Shape {
+        what: format!("its stdout is not a SARIF log: {why}"),
+        log: log(),
+    };
     let root = match Shallow::parse(text) {
         Some(parsed) => parsed.map_err(not_json)?,
         None => {
@@ -46,7 +54,9 @@ pub(super) fn parse(out: ToolOutput, ctx: &ParseContext) -> Result<Vec<RawViolat
             return Err(not_sarif("it is not a JSON object"));
         }
     };
-    let Shallow::Obj(_) = root else { return Err(not_sarif("it is a JSON array, not an object with `runs`")) };
+    let Shallow::Obj(_) = root else {
+        return Err(not_sarif("it is a JSON array, not an object with `runs`"));
+    };
     let runs = match root.get("runs").map(|r| Shallow::parse(r.get())) {
         Some(Some(Ok(runs @ Shallow::Arr(_)))) => runs,
         _ => return Err(not_sarif("it has no `runs` array")),
@@ -54,19 +64,31 @@ pub(super) fn parse(out: ToolOutput, ctx: &ParseContext) -> Result<Vec<RawViolat
     let mut found = Vec::new();
     for run in runs.children() {
         // A run that is not an object holds no results; other runs still count.
-        let Some(Ok(run @ Shallow::Obj(_))) = Shallow::parse(run.get()) else { continue };
-        let node = |key: &str| run.get(key).and_then(|raw| Node::parse(raw.get()).ok()).unwrap_or(Node::Null);
+        let Some(Ok(run @ Shallow::Obj(_))) = Shallow::parse(run.get()) else {
+            continue;
+        };
+        let node = |key: &str| {
+            run.get(key)
+                .and_then(|raw| Node::parse(raw.get()).ok())
+                .unwrap_or(Node::Null)
+        };
         let tool = node("tool");
         let base_ids = node("originalUriBaseIds");
         let artifacts = node("artifacts");
         let run_ctx = Run::new(&tool, &base_ids, &artifacts);
-        let Some(results) = run.get("results") else { continue };
-        let Some(Ok(results)) = Shallow::parse(results.get()) else { continue };
+        let Some(results) = run.get("results") else {
+            continue;
+        };
+        let Some(Ok(results)) = Shallow::parse(results.get()) else {
+            continue;
+        };
         for raw in results.children() {
             if kind_of(raw.get()) == super::pointer::Kind::Null {
                 continue;
             }
-            let Ok(result) = Node::parse(raw.get()) else { continue };
+            let Ok(result) = Node::parse(raw.get()) else {
+                continue;
+            };
             if let Some(v) = run_ctx.violation(&result) {
                 found.push(v);
             }
@@ -106,16 +128,25 @@ impl<'n, 'a> Run<'n, 'a> {
                 rule_ids.entry(id).or_insert(i);
             }
         }
-        Run { rules, rule_ids, base_ids, artifacts }
+        Run {
+            rules,
+            rule_ids,
+            base_ids,
+            artifacts,
+        }
     }
 
     fn violation(&self, r: &Node) -> Option<RawViolation> {
         let kind = text(r, &["kind"]);
-        if matches!(kind, Some("pass" | "notApplicable")) || text(r, &["baselineState"]) == Some("absent") {
+        if matches!(kind, Some("pass" | "notApplicable"))
+            || text(r, &["baselineState"]) == Some("absent")
+        {
             return None;
         }
         if let Some(Node::Arr(sups)) = r.get("suppressions")
-            && sups.iter().any(|s| matches!(text(s, &["status"]), None | Some("accepted")))
+            && sups
+                .iter()
+                .any(|s| matches!(text(s, &["status"]), None | Some("accepted")))
         {
             return None;
         }
@@ -124,11 +155,16 @@ impl<'n, 'a> Run<'n, 'a> {
         let rule = index
             .and_then(|i| usize::try_from(i).ok())
             .and_then(|i| self.rules.get(i))
-            .or_else(|| id.and_then(|id| self.rule_ids.get(id)).and_then(|i| self.rules.get(*i)));
+            .or_else(|| {
+                id.and_then(|id| self.rule_ids.get(id))
+                    .and_then(|i| self.rules.get(*i))
+            });
         let code = id.or_else(|| rule.and_then(|r| text(r, &["id"])));
         let level = text(r, &["level"]).or(match kind {
             Some(k) if k != "fail" => Some("none"),
-            _ => rule.and_then(|r| text(r, &["defaultConfiguration", "level"])).or(Some("warning")),
+            _ => rule
+                .and_then(|r| text(r, &["defaultConfiguration", "level"]))
+                .or(Some("warning")),
         });
         let mut v = RawViolation {
             code: code.map(str::to_string),
@@ -147,7 +183,8 @@ impl<'n, 'a> Run<'n, 'a> {
                 v.line = int(region, &["startLine"]);
                 v.column = int(region, &["startColumn"]);
                 v.end_column = int(region, &["endColumn"]);
-                v.end_line = int(region, &["endLine"]).or(v.line.filter(|_| v.end_column.is_some()));
+                v.end_line =
+                    int(region, &["endLine"]).or(v.line.filter(|_| v.end_column.is_some()));
             }
         }
         if let Some(Node::Arr(fixes)) = r.get("fixes") {
@@ -159,13 +196,22 @@ impl<'n, 'a> Run<'n, 'a> {
 
     /// The fix's replacements on `file`; `None` when there are none or one cannot be read.
     fn fix(&self, fix: &Node, file: &str) -> Option<RawFix> {
-        let Some(Node::Arr(changes)) = fix.get("artifactChanges") else { return None };
+        let Some(Node::Arr(changes)) = fix.get("artifactChanges") else {
+            return None;
+        };
         let mut edits = Vec::new();
         for change in changes {
-            if change.get("artifactLocation").and_then(|a| self.uri(a)).as_deref() != Some(file) {
+            if change
+                .get("artifactLocation")
+                .and_then(|a| self.uri(a))
+                .as_deref()
+                != Some(file)
+            {
                 continue;
             }
-            let Some(Node::Arr(reps)) = change.get("replacements") else { return None };
+            let Some(Node::Arr(reps)) = change.get("replacements") else {
+                return None;
+            };
             for rep in reps {
                 let region = rep.get("deletedRegion")?;
                 let line = int(region, &["startLine"])?;
@@ -175,11 +221,16 @@ impl<'n, 'a> Run<'n, 'a> {
                     column: int(region, &["startColumn"]).unwrap_or(1),
                     end_line: int(region, &["endLine"]).unwrap_or(line),
                     end_column: int(region, &["endColumn"])?,
-                    content: text(rep, &["insertedContent", "text"]).unwrap_or_default().to_string(),
+                    content: text(rep, &["insertedContent", "text"])
+                        .unwrap_or_default()
+                        .to_string(),
                 });
             }
         }
-        (!edits.is_empty()).then(|| RawFix { title: text(fix, &["description", "text"]).map(str::to_string), edits })
+        (!edits.is_empty()).then(|| RawFix {
+            title: text(fix, &["description", "text"]).map(str::to_string),
+            edits,
+        })
     }
 
     /// The file an `artifactLocation` names, as a path (absolute, or relative to the tool's cwd).
@@ -197,10 +248,18 @@ impl<'n, 'a> Run<'n, 'a> {
         };
         // Base ids may chain (`SRC` relative to `REPO`); the bound stops a cycle.
         for _ in 0..8 {
-            let Some(id) = base.filter(|_| !is_absolute(&uri)) else { break };
-            let Some(entry) = self.base_ids.get(id) else { break };
+            let Some(id) = base.filter(|_| !is_absolute(&uri)) else {
+                break;
+            };
+            let Some(entry) = self.base_ids.get(id) else {
+                break;
+            };
             if let Some(prefix) = text(entry, &["uri"]) {
-                uri = if prefix.ends_with('/') { format!("{prefix}{uri}") } else { format!("{prefix}/{uri}") };
+                uri = if prefix.ends_with('/') {
+                    format!("{prefix}{uri}")
+                } else {
+                    format!("{prefix}/{uri}")
+                };
             }
             base = text(entry, &["uriBaseId"]);
         }
@@ -210,7 +269,10 @@ impl<'n, 'a> Run<'n, 'a> {
 
 fn message(r: &Node, rule: Option<&Node>) -> Option<String> {
     let args: Vec<String> = match r.at(&["message", "arguments"]) {
-        Some(Node::Arr(a)) => a.iter().map(|n| n.to_string_value().unwrap_or_default()).collect(),
+        Some(Node::Arr(a)) => a
+            .iter()
+            .map(|n| n.to_string_value().unwrap_or_default())
+            .collect(),
         _ => Vec::new(),
     };
     if let Some(t) = text(r, &["message", "text"]).or_else(|| text(r, &["message", "markdown"])) {
@@ -222,7 +284,9 @@ fn message(r: &Node, rule: Option<&Node>) -> Option<String> {
     {
         return Some(fill_arguments(t, &args));
     }
-    text(rule, &["shortDescription", "text"]).or_else(|| text(rule, &["fullDescription", "text"])).map(str::to_string)
+    text(rule, &["shortDescription", "text"])
+        .or_else(|| text(rule, &["fullDescription", "text"]))
+        .map(str::to_string)
 }
 
 /// Replaces `{0}`, `{1}`… with the message's arguments; `{{` and `}}` are literal braces.
@@ -287,7 +351,11 @@ fn percent_decode(s: &str) -> String {
     let mut i = 0;
     while i < bytes.len() {
         let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
             (b'%', Some(h), Some(l)) => {
                 out.push((h * 16 + l) as u8);
                 i += 3;
@@ -307,7 +375,10 @@ mod tests {
 
     #[test]
     fn uris_become_paths() {
-        assert_eq!(uri_to_path("file:///home/me/a%20b/c%C3%A9.py"), "/home/me/a b/cé.py");
+        assert_eq!(
+            uri_to_path("file:///home/me/a%20b/c%C3%A9.py"),
+            "/home/me/a b/cé.py"
+        );
         assert_eq!(uri_to_path("file://localhost/x.py"), "/x.py");
         assert_eq!(uri_to_path("file:///C:/src/x.py"), "C:/src/x.py");
         assert_eq!(uri_to_path("src/x%2.py"), "src/x%2.py");
@@ -316,14 +387,19 @@ mod tests {
     #[test]
     fn message_arguments() {
         let args = vec!["x".to_string(), "y".to_string()];
-        assert_eq!(fill_arguments("{0} is not {1}; {{0}} {2}", &args), "x is not y; {0} {2}");
+        assert_eq!(
+            fill_arguments("{0} is not {1}; {{0}} {2}", &args),
+            "x is not y; {0} {2}"
+        );
         assert_eq!(fill_arguments("}{", &args), "}{");
     }
 
     #[test]
     fn base_ids_chain() {
-        let bases = Node::parse(r#"{"SRC": {"uri": "src/", "uriBaseId": "ROOT"}, "ROOT": {"uri": "file:///repo/"}}"#)
-            .expect("valid");
+        let bases = Node::parse(
+            r#"{"SRC": {"uri": "src/", "uriBaseId": "ROOT"}, "ROOT": {"uri": "file:///repo/"}}"#,
+        )
+        .expect("valid");
         let (tool, artifacts) = (Node::Null, Node::Null);
         let run = Run::new(&tool, &bases, &artifacts);
         let loc = Node::parse(r#"{"uri": "a.py", "uriBaseId": "SRC"}"#).expect("valid");

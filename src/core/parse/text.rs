@@ -33,7 +33,9 @@ fn read(spec: &TextSpec, groups: &Groups, text: &str, found: &mut Vec<RawViolati
     // `captures_read_at` reuses one set of capture slots for every match, where `captures_iter`
     // would allocate per match.
     while start <= text.len() {
-        let Some(m) = spec.regex.captures_read_at(&mut locs, text, start) else { break };
+        let Some(m) = spec.regex.captures_read_at(&mut locs, text, start) else {
+            break;
+        };
         if m.is_empty() && last_end == Some(m.end()) {
             // As `captures_iter` does: no empty match right where the previous match ended.
             start = next_char(m.end());
@@ -61,7 +63,13 @@ fn read(spec: &TextSpec, groups: &Groups, text: &str, found: &mut Vec<RawViolati
         };
         // Groups that took part in the match but captured nothing count as absent, so that
         // defaults fill them.
-        for f in [&mut v.file, &mut v.code, &mut v.message, &mut v.severity, &mut v.url] {
+        for f in [
+            &mut v.file,
+            &mut v.code,
+            &mut v.message,
+            &mut v.severity,
+            &mut v.url,
+        ] {
             if f.as_deref().is_some_and(str::is_empty) {
                 *f = None;
             }
@@ -69,7 +77,11 @@ fn read(spec: &TextSpec, groups: &Groups, text: &str, found: &mut Vec<RawViolati
         apply_defaults(&mut v, &spec.defaults);
         found.push(v);
         // An empty match must not be found again at the same place: step over one character.
-        start = if m.is_empty() { next_char(m.end()) } else { m.end() };
+        start = if m.is_empty() {
+            next_char(m.end())
+        } else {
+            m.end()
+        };
     }
 }
 
@@ -113,7 +125,10 @@ mod tests {
 
     fn spec(pattern: &str, stream: OutputStream) -> TextSpec {
         TextSpec {
-            regex: RegexBuilder::new(pattern).multi_line(true).build().expect("valid regex"),
+            regex: RegexBuilder::new(pattern)
+                .multi_line(true)
+                .build()
+                .expect("valid regex"),
             stream,
             defaults: Defaults::default(),
             line_offset: 0,
@@ -122,7 +137,11 @@ mod tests {
     }
 
     fn out<'a>(stdout: &'a [u8], stderr: &'a [u8]) -> ToolOutput<'a> {
-        ToolOutput { stdout, stderr, exit_code: Some(1) }
+        ToolOutput {
+            stdout,
+            stderr,
+            exit_code: Some(1),
+        }
     }
 
     #[test]
@@ -138,16 +157,32 @@ mod tests {
     fn both_streams_never_join() {
         let s = spec(r"^(?P<file>\w+)\n(?P<message>\w+)$", OutputStream::Both);
         let found = parse(&s, out(b"a\nb\nc", b"d\ne"));
-        let pairs: Vec<(Option<String>, Option<String>)> = found.into_iter().map(|v| (v.file, v.message)).collect();
-        assert_eq!(pairs, [(Some("a".into()), Some("b".into())), (Some("d".into()), Some("e".into()))]);
+        let pairs: Vec<(Option<String>, Option<String>)> =
+            found.into_iter().map(|v| (v.file, v.message)).collect();
+        assert_eq!(
+            pairs,
+            [
+                (Some("a".into()), Some("b".into())),
+                (Some("d".into()), Some("e".into()))
+            ]
+        );
     }
 
     #[test]
     fn fixable_group_and_defaults() {
-        let mut s = spec(r"^(?P<file>\S+) (?P<fixable>\[\*\])?(?P<code>\w*)$", OutputStream::Stdout);
+        let mut s = spec(
+            r"^(?P<file>\S+) (?P<fixable>\[\*\])?(?P<code>\w*)$",
+            OutputStream::Stdout,
+        );
         s.defaults.code = Some(Template::parse("X-{file}"));
         let found = parse(&s, out(b"a.py [*]E1\nb.py \n", b""));
-        assert_eq!((found[0].fixable, found[0].code.as_deref()), (true, Some("E1")));
-        assert_eq!((found[1].fixable, found[1].code.as_deref()), (false, Some("X-b.py")));
+        assert_eq!(
+            (found[0].fixable, found[0].code.as_deref()),
+            (true, Some("E1"))
+        );
+        assert_eq!(
+            (found[1].fixable, found[1].code.as_deref()),
+            (false, Some("X-b.py"))
+        );
     }
 }

@@ -140,6 +140,10 @@ pub async fn run_gate(job: GateJob) -> GateResult {
             _ => {}
         }
     }
+    // Tools print in their own (often parallel, so varying) order; reports should not.
+    result.violations.sort_by(|a, b| {
+        (&a.file, a.line, a.column, &a.code).cmp(&(&b.file, b.line, b.column, &b.code))
+    });
     if let Some((why, code)) = first_error {
         result.status = GateStatus::Error;
         result.error = Some(why);
