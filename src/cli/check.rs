@@ -191,12 +191,22 @@ pub fn parse(a: ParseArgs) -> i32 {
         },
     ) {
         Ok(parsed) => {
-            let json = serde_json::json!({
-                "gate": gate.id,
-                "violations": parsed.violations,
-                "outside_root": parsed.outside_root,
-            });
-            print_stdout(&format!("{}\n", json));
+            // Serialized straight from the parsed values: no intermediate JSON tree.
+            #[derive(serde::Serialize)]
+            struct Out<'a> {
+                gate: &'a str,
+                violations: &'a [crate::core::violation::Violation],
+                outside_root: usize,
+            }
+            let out = Out {
+                gate: &gate.id,
+                violations: &parsed.violations,
+                outside_root: parsed.outside_root,
+            };
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            let _ = serde_json::to_writer(&mut stdout, &out);
+            let _ = std::io::Write::write_all(&mut stdout, b"\n");
+            let _ = std::io::Write::flush(&mut stdout);
             exit::GREEN
         }
         Err(e) => {

@@ -493,8 +493,10 @@ fn compile_text(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<TextSpec>
         "the pattern's named groups",
         p,
     );
+    let line_local = pattern_is_line_local(&pattern.value);
     Some(TextSpec {
         regex,
+        line_local,
         stream: pr
             .stream
             .as_ref()
@@ -815,4 +817,53 @@ pub fn parse_condition(s: &str) -> Result<Condition, String> {
         op,
         value: value.to_string(),
     })
+}
+
+/// Whether no match of `pattern` (multi-line mode) can contain a line feed. `false` when unsure.
+pub fn pattern_is_line_local(pattern: &str) -> bool {
+    use regex_syntax::hir::{Class, Hir, HirKind};
+    fn consumes_lf(hir: &Hir) -> bool {
+        match hir.kind() {
+            HirKind::Empty | HirKind::Look(_) => false,
+            HirKind::Literal(lit) => lit.0.contains(&b'\n'),
+            HirKind::Class(Class::Unicode(c)) => c
+                .ranges()
+                .iter()
+                .any(|r| r.start() <= '\n' && '\n' <= r.end()),
+            HirKind::Class(Class::Bytes(c)) => c
+                .ranges()
+                .iter()
+                .any(|r| r.start() <= b'\n' && b'\n' <= r.end()),
+            HirKind::Repetition(r) => consumes_lf(&r.sub),
+            HirKind::Capture(c) => consumes_lf(&c.sub),
+            HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().any(consumes_lf),
+        }
+    }
+    regex_syntax::ParserBuilder::new()
+        .multi_line(true)
+        .build()
+        .parse(pattern)
+        .map(|hir| !consumes_lf(&hir))
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod line_local_tests {
+    use super::pattern_is_line_local as local;
+
+    #[test]
+    fn patterns_that_stay_on_one_line() {
+        assert!(local(
+            r"^(?P<file>[^:\n]+):(?P<line>\d+): (?P<message>.*?)(?:  \[(?P<code>[a-z-]+)\])?$"
+        ));
+        assert!(local(r"^(?P<file>\S+) (?P<message>.+)$"));
+    }
+
+    #[test]
+    fn patterns_that_may_cross_lines() {
+        assert!(!local(r"^--- (?P<file>.+)\n\+\+\+ "));
+        assert!(!local(r"(?P<message>\s+)"));
+        assert!(!local(r"(?s)(?P<message>.+)"));
+        assert!(!local(r"(?P<message>[^:]+)"));
+    }
 }

@@ -319,6 +319,9 @@ pub struct JsonSpec {
 #[derive(Debug, Clone)]
 pub struct TextSpec {
     pub regex: Regex,
+    /// The pattern can never consume a line break, so no match spans two lines: the output can
+    /// be split at line breaks and read in parallel with exactly the same matches.
+    pub line_local: bool,
     pub stream: OutputStream,
     pub defaults: Defaults,
     pub line_offset: i64,

@@ -20,9 +20,57 @@ pub(super) fn parse(spec: &TextSpec, out: ToolOutput) -> Vec<RawViolation> {
         // Tools print file names and source lines in whatever encoding they were given; one bad
         // byte must not hide every violation after it.
         let text = super::pointer::decode(bytes);
-        read(spec, &groups, &text, &mut found);
+        read_parallel(spec, &groups, &text, &mut found);
     }
     found
+}
+
+/// Below this size a single thread is quicker than starting others.
+const PARALLEL_MIN_BYTES: usize = 2 << 20;
+
+/// Reads large outputs on several threads when the pattern cannot cross a line: the text is cut
+/// just before line feeds (which no match can contain), so `^` and `$` see the same neighbours
+/// as in one pass and the matches, in order, are exactly those of one pass.
+fn read_parallel(spec: &TextSpec, groups: &Groups, text: &str, found: &mut Vec<RawViolation>) {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    if !spec.line_local || threads < 2 || text.len() < PARALLEL_MIN_BYTES {
+        return read(spec, groups, text, found);
+    }
+    let mut pieces = Vec::with_capacity(threads);
+    let mut start = 0;
+    for i in 1..threads {
+        let target = (text.len() * i / threads).max(start);
+        match text[target..].find('\n') {
+            Some(off) => {
+                pieces.push(&text[start..target + off]);
+                start = target + off + 1;
+            }
+            None => break,
+        }
+    }
+    pieces.push(&text[start..]);
+    let results: Vec<Vec<RawViolation>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = pieces
+            .iter()
+            .map(|piece| {
+                scope.spawn(move || {
+                    let mut part = Vec::new();
+                    read(spec, groups, piece, &mut part);
+                    part
+                })
+            })
+            .collect();
+        // A panic is carried on (the gate then reports an error), never turned into "no findings".
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    for part in results {
+        found.extend(part);
+    }
 }
 
 fn read(spec: &TextSpec, groups: &Groups, text: &str, found: &mut Vec<RawViolation>) {
@@ -129,6 +177,7 @@ mod tests {
                 .multi_line(true)
                 .build()
                 .expect("valid regex"),
+            line_local: crate::core::config::pattern_is_line_local(pattern),
             stream,
             defaults: Defaults::default(),
             line_offset: 0,
@@ -184,5 +233,37 @@ mod tests {
             (found[1].fixable, found[1].code.as_deref()),
             (false, Some("X-b.py"))
         );
+    }
+
+    #[test]
+    fn parallel_reading_finds_exactly_what_one_pass_finds() {
+        // Empty lines, empty matches and lines of every length around the cut points.
+        let mut text = String::new();
+        for i in 0..120_000 {
+            match i % 5 {
+                0 => text.push_str(&format!(
+                    "src/m{i}.py:{i}:{}: error: broken [x]  [code-{i}]\n",
+                    i % 80
+                )),
+                1 => text.push('\n'),
+                2 => text.push_str("noise é 😀 line\n"),
+                3 => text.push_str(&format!("src/m{i}.py:{i}:1: note: no code\n")),
+                _ => text.push_str(&"z".repeat(i % 97)),
+            }
+        }
+        for pattern in [
+            r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<column>\d+): (?P<severity>\w+): (?P<message>.*?)(?:  \[(?P<code>[a-z0-9-]+)\])?$",
+            r"^(?P<message>)$",
+        ] {
+            let s = spec(pattern, OutputStream::Stdout);
+            assert!(s.line_local);
+            assert!(text.len() > PARALLEL_MIN_BYTES);
+            let groups = Groups::new(&s.regex);
+            let (mut one, mut many) = (Vec::new(), Vec::new());
+            read(&s, &groups, &text, &mut one);
+            read_parallel(&s, &groups, &text, &mut many);
+            assert!(!one.is_empty());
+            assert_eq!(one, many, "pattern {pattern}");
+        }
     }
 }
