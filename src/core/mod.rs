@@ -9,4 +9,5 @@ pub mod parse;
 pub mod report;
 pub mod runner;
 pub mod scope;
+pub mod state;
 pub mod violation;

@@ -1,0 +1,370 @@
+//! The baseline state: per branch, the last all-green commit and the files that failed since.
+//! Shared by the CLI, the language server and the agent server, so every change happens under
+//! an exclusive file lock and is written atomically (temporary file + rename). A corrupt file is
+//! moved aside, never silently overwritten.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::artifacts::{ensure_gitignore, utc_parts};
+
+/// `.qgates/state.json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    #[serde(default)]
+    pub branches: BTreeMap<String, BranchState>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BranchState {
+    /// The last commit at which every blocking gate passed; `None` before the first green run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_sha: Option<String>,
+    /// Files with blocking findings that no run has seen pass since.
+    #[serde(default)]
+    pub failed_files: Vec<String>,
+}
+
+/// What a finished run tells the state machine.
+#[derive(Debug, Clone, Default)]
+pub struct RunOutcome {
+    /// No blocking gate failed or errored.
+    pub green: bool,
+    /// Files that every gate applicable to them checked and passed in this run.
+    pub passed_files: BTreeSet<String>,
+    /// Files with blocking findings in this run.
+    pub failed_files: BTreeSet<String>,
+}
+
+/// The next state of a branch after a run over the auto or branch scope at commit `head`.
+/// Green: the baseline moves to `head` and nothing is remembered as failed. Otherwise the
+/// baseline stays and `failed = (previous − passed now) ∪ failed now`.
+pub fn advance(prev: &BranchState, head: Option<&str>, run: &RunOutcome) -> BranchState {
+    if run.green {
+        return BranchState {
+            baseline_sha: head.map(str::to_string).or(prev.baseline_sha.clone()),
+            failed_files: Vec::new(),
+        };
+    }
+    let mut failed: BTreeSet<String> = prev
+        .failed_files
+        .iter()
+        .filter(|f| !run.passed_files.contains(*f))
+        .cloned()
+        .collect();
+    failed.extend(run.failed_files.iter().cloned());
+    BranchState {
+        baseline_sha: prev.baseline_sha.clone(),
+        failed_files: failed.into_iter().collect(),
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("cannot lock {path}: {source}")]
+    Lock {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// The state file of one workspace.
+#[derive(Debug, Clone)]
+pub struct StateStore {
+    dir: PathBuf,
+}
+
+/// What reading found besides the state: a warning to show in the report.
+pub type Warning = Option<String>;
+
+impl StateStore {
+    /// The store under `<root>/.qgates/`.
+    pub fn new(root: &Path) -> Self {
+        StateStore {
+            dir: root.join(".qgates"),
+        }
+    }
+
+    pub fn path(&self) -> PathBuf {
+        self.dir.join("state.json")
+    }
+
+    /// Reads the state under the lock. A missing file is an empty state; a corrupt one is moved
+    /// aside (`state.json.corrupt-<time>`) and reported.
+    pub fn load(&self) -> Result<(State, Warning), StateError> {
+        let _lock = self.lock()?;
+        Ok(self.read_unlocked())
+    }
+
+    /// Changes the state atomically: lock, read, apply `change`, write to a temporary file, rename.
+    /// Concurrent processes serialize here, so no update is lost.
+    pub fn update<T>(
+        &self,
+        change: impl FnOnce(&mut State) -> T,
+    ) -> Result<(T, Warning), StateError> {
+        let _lock = self.lock()?;
+        let (mut state, warning) = self.read_unlocked();
+        let out = change(&mut state);
+        self.write_unlocked(&state)?;
+        Ok((out, warning))
+    }
+
+    fn lock(&self) -> Result<FileLock, StateError> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| StateError::Lock {
+            path: self.dir.display().to_string(),
+            source: e,
+        })?;
+        ensure_gitignore(&self.dir);
+        let path = self.dir.join("state.lock");
+        FileLock::exclusive(&path).map_err(|e| StateError::Lock {
+            path: path.display().to_string(),
+            source: e,
+        })
+    }
+
+    fn read_unlocked(&self) -> (State, Warning) {
+        let path = self.path();
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (State::default(), None),
+            Err(e) => {
+                return (
+                    State::default(),
+                    Some(format!(
+                        "{} could not be read ({e}); this run starts from an empty state",
+                        path.display()
+                    )),
+                );
+            }
+        };
+        match serde_json::from_slice::<State>(&bytes) {
+            Ok(state) => (state, None),
+            Err(e) => {
+                let aside = self.dir.join(format!("state.json.corrupt-{}", timestamp()));
+                let moved = std::fs::rename(&path, &aside);
+                let what = match moved {
+                    Ok(()) => format!(
+                        "moved aside to .qgates/{}",
+                        aside.file_name().unwrap_or_default().to_string_lossy()
+                    ),
+                    Err(m) => format!("could not be moved aside ({m})"),
+                };
+                (
+                    State::default(),
+                    Some(format!(
+                        ".qgates/state.json was corrupt ({e}) and {what}; this run counts as a first run"
+                    )),
+                )
+            }
+        }
+    }
+
+    fn write_unlocked(&self, state: &State) -> Result<(), StateError> {
+        let path = self.path();
+        let tmp = self
+            .dir
+            .join(format!("state.json.tmp-{}", std::process::id()));
+        let err = |e| StateError::Write {
+            path: path.display().to_string(),
+            source: e,
+        };
+        let json = serde_json::to_vec_pretty(state).map_err(|e| err(std::io::Error::other(e)))?;
+        let mut f = File::create(&tmp).map_err(err)?;
+        f.write_all(&json)
+            .and_then(|()| f.write_all(b"\n"))
+            .and_then(|()| f.sync_all())
+            .map_err(err)?;
+        std::fs::rename(&tmp, &path).map_err(err)
+    }
+}
+
+/// An exclusive `flock` held until dropped.
+struct FileLock {
+    file: File,
+}
+
+impl FileLock {
+    fn exclusive(path: &Path) -> std::io::Result<FileLock> {
+        use std::os::fd::AsRawFd;
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        loop {
+            // SAFETY: flock on a descriptor we own; it blocks until the lock is ours.
+            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+            if rc == 0 {
+                return Ok(FileLock { file });
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: unlocking our own descriptor; closing it would release the lock anyway.
+        unsafe {
+            libc::flock(self.file.as_raw_fd(), libc::LOCK_UN);
+        }
+    }
+}
+
+fn timestamp() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (y, mo, d, h, mi, s) = utc_parts(secs);
+    format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(items: &[&str]) -> BTreeSet<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn green_moves_the_baseline_and_forgets_failures() {
+        let prev = BranchState {
+            baseline_sha: Some("a".into()),
+            failed_files: vec!["x.py".into()],
+        };
+        let run = RunOutcome {
+            green: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            advance(&prev, Some("b"), &run),
+            BranchState {
+                baseline_sha: Some("b".into()),
+                failed_files: vec![]
+            }
+        );
+    }
+
+    #[test]
+    fn red_narrows_failures_and_keeps_the_baseline() {
+        // The seed's example: a.py failed; a.py fixed and b.py newly broken.
+        let prev = BranchState {
+            baseline_sha: Some("A".into()),
+            failed_files: vec!["a.py".into(), "c.py".into()],
+        };
+        let run = RunOutcome {
+            green: false,
+            passed_files: set(&["a.py"]),
+            failed_files: set(&["b.py"]),
+        };
+        let next = advance(&prev, Some("B"), &run);
+        assert_eq!(next.baseline_sha.as_deref(), Some("A"));
+        assert_eq!(
+            next.failed_files,
+            vec!["b.py".to_string(), "c.py".to_string()]
+        );
+    }
+
+    #[test]
+    fn first_red_run_has_no_baseline() {
+        let run = RunOutcome {
+            green: false,
+            passed_files: set(&[]),
+            failed_files: set(&["a.py"]),
+        };
+        let next = advance(&BranchState::default(), Some("H"), &run);
+        assert_eq!(
+            next,
+            BranchState {
+                baseline_sha: None,
+                failed_files: vec!["a.py".into()]
+            }
+        );
+    }
+
+    #[test]
+    fn round_trip_and_corrupt_file_moved_aside() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = StateStore::new(tmp.path());
+        let ((), w) = store
+            .update(|s| {
+                s.branches.insert(
+                    "main".into(),
+                    BranchState {
+                        baseline_sha: Some("abc".into()),
+                        failed_files: vec![],
+                    },
+                );
+            })
+            .unwrap();
+        assert!(w.is_none());
+        let (state, _) = store.load().unwrap();
+        assert_eq!(state.branches["main"].baseline_sha.as_deref(), Some("abc"));
+        std::fs::write(store.path(), "{ not json").unwrap();
+        let (state, warning) = store.load().unwrap();
+        assert!(state.branches.is_empty());
+        let warning = warning.unwrap();
+        assert!(
+            warning.contains("corrupt") && warning.contains("state.json.corrupt-"),
+            "{warning}"
+        );
+        let aside: Vec<_> = std::fs::read_dir(tmp.path().join(".qgates"))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("state.json.corrupt-")
+            })
+            .collect();
+        assert_eq!(aside.len(), 1);
+        assert_eq!(
+            std::fs::read_to_string(aside[0].path()).unwrap(),
+            "{ not json"
+        );
+    }
+
+    #[test]
+    fn concurrent_updates_lose_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let root = root.clone();
+                std::thread::spawn(move || {
+                    for j in 0..20 {
+                        StateStore::new(&root)
+                            .update(|s| {
+                                s.branches
+                                    .entry("main".into())
+                                    .or_default()
+                                    .failed_files
+                                    .push(format!("{i}-{j}"));
+                            })
+                            .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let (state, _) = StateStore::new(&root).load().unwrap();
+        assert_eq!(state.branches["main"].failed_files.len(), 160);
+    }
+}
