@@ -1,9 +1,456 @@
-//! Placeholder; replaced by the real strategy.
-use super::{ParseContext, ParseError, RawViolation, ToolOutput};
-pub(super) fn parse(
-    _spec: &crate::core::config::JsonSpec,
-    _out: ToolOutput,
-    _ctx: &ParseContext,
-) -> Result<Vec<RawViolation>, ParseError> {
-    Ok(Vec::new())
+//! `json_violations`: violations from a tool's JSON (one document) or JSON Lines output.
+//!
+//! The output is navigated without building a tree of the whole document (see `pointer`): the
+//! containers along `violations_path` are read one level deep, each violation item is parsed on
+//! its own and dropped once read, and the containers above the item stay on a stack so that
+//! field paths can climb out of the item with `..`.
+//!
+//! Decisions worth knowing when writing a configuration:
+//! - Whitespace-only output is "no violations" (mypy prints nothing when it is clean).
+//! - The value at the end of `violations_path` is a list of items when it is an array, and one
+//!   item when it is anything else (a tool that prints a single object per finding); `null`
+//!   there, or `null` items inside the array, are nothing.
+//! - A key missing along the path is an error until the first `*`; after a `*` the elements may
+//!   differ, and one without the key simply contributes nothing.
+//! - Values are read leniently: numbers may be numeric strings, and a string field (code,
+//!   message, url…) may be a number or a boolean, which is written out.
+
+use super::pointer::{Kind, Node, Shallow, error_message, kind_of};
+use super::{ParseContext, ParseError, RawEdit, RawFix, RawViolation, ToolOutput};
+use crate::core::config::{CompareOp, Extract, FieldPath, FixEditsSpec, JsonFormat, JsonSpec, PointerStep, Template};
+
+pub(super) fn parse(spec: &JsonSpec, out: ToolOutput, ctx: &ParseContext) -> Result<Vec<RawViolation>, ParseError> {
+    // A stray invalid byte should not cost the whole run; serde_json only reads `str`.
+    let decoded = String::from_utf8_lossy(out.stdout);
+    // PowerShell-era tools prefix a byte-order mark, which JSON does not allow.
+    let text = decoded.strip_prefix('\u{feff}').unwrap_or(&decoded);
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let (body, line_base) = match spec.extract {
+        Some(Extract::Fenced) => fenced(text, |c| is_json(c, spec.format))
+            .ok_or_else(|| ParseError::NoFence { stream: "stdout", log: ctx.log_hint.to_string() })?,
+        None => (text, 0),
+    };
+    let not_json = |detail: String| ParseError::NotJson { stream: "stdout", detail, log: ctx.log_hint.to_string() };
+    let mut reader = Reader { spec, found: Vec::new() };
+    match spec.format {
+        JsonFormat::Json => {
+            if body.trim().is_empty() {
+                return Ok(Vec::new());
+            }
+            reader.document(body).map_err(|e| match e {
+                WalkError::Syntax(e) => not_json(syntax_detail(&e, line_base, body)),
+                WalkError::Shape(what) => ParseError::Shape { what, log: ctx.log_hint.to_string() },
+            })?;
+        }
+        JsonFormat::Jsonl => {
+            for (n, line) in body.lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let line_no = n + 1 + line_base;
+                reader.document(line).map_err(|e| match e {
+                    WalkError::Syntax(e) => not_json(format!(
+                        "line {line_no}, column {}: {}{}",
+                        e.column(),
+                        error_message(&e),
+                        starts_with(line)
+                    )),
+                    WalkError::Shape(what) => {
+                        ParseError::Shape { what: format!("line {line_no}: {what}"), log: ctx.log_hint.to_string() }
+                    }
+                })?;
+            }
+        }
+    }
+    Ok(reader.found)
+}
+
+/// "line L, column C: message", with L counted in the whole output, plus how the output starts
+/// when the very first character is wrong (HTML error pages, a Python traceback…).
+fn syntax_detail(e: &serde_json::Error, line_base: usize, body: &str) -> String {
+    let hint = if e.line() == 1 && e.column() <= 1 { starts_with(body) } else { String::new() };
+    format!("line {}, column {}: {}{hint}", e.line() + line_base, e.column(), error_message(e))
+}
+
+/// `; it starts with "…"`: the first line of the output, shortened.
+fn starts_with(text: &str) -> String {
+    let first = text.trim_start().lines().next().unwrap_or_default();
+    let mut short: String = first.chars().take(40).collect();
+    if short.len() < first.len() {
+        short.push('…');
+    }
+    format!("; it starts with {short:?}")
+}
+
+enum WalkError {
+    Syntax(serde_json::Error),
+    Shape(String),
+}
+
+impl From<serde_json::Error> for WalkError {
+    fn from(e: serde_json::Error) -> Self {
+        WalkError::Syntax(e)
+    }
+}
+
+struct Reader<'s> {
+    spec: &'s JsonSpec,
+    found: Vec<RawViolation>,
+}
+
+impl<'s> Reader<'s> {
+    fn document(&mut self, text: &str) -> Result<(), WalkError> {
+        let mut stack = Vec::new();
+        self.walk(text, 0, false, &mut stack)
+    }
+
+    /// Follows `violations_path` from step `i` at `text`; `stack` holds the containers above.
+    fn walk<'a>(
+        &mut self,
+        text: &'a str,
+        i: usize,
+        flattened: bool,
+        stack: &mut Vec<Shallow<'a>>,
+    ) -> Result<(), WalkError> {
+        let steps = &self.spec.violations_path;
+        let Some(step) = steps.get(i) else { return self.target(text, stack) };
+        let container = match Shallow::parse(text) {
+            Some(parsed) => parsed?,
+            None if kind_of(text) == Kind::Null => {
+                // Validate it all the same, so `null garbage` is still reported as not JSON.
+                serde_json::from_str::<serde::de::IgnoredAny>(text)?;
+                return Ok(());
+            }
+            None => {
+                let node = Node::parse(text)?;
+                return Err(WalkError::Shape(format!(
+                    "violations_path {}: the value at {} is {}, not an object or array",
+                    pointer_text(steps),
+                    at_text(&steps[..i]),
+                    describe(&node)
+                )));
+            }
+        };
+        match step {
+            PointerStep::Key(key) => match container.get(key) {
+                Some(child) => {
+                    stack.push(container);
+                    let r = self.walk(child.get(), i + 1, flattened, stack);
+                    stack.pop();
+                    r
+                }
+                None if flattened => Ok(()),
+                None => Err(WalkError::Shape(format!(
+                    "violations_path {}: the {} at {} has no `{key}`. Check the path against the tool's output",
+                    pointer_text(steps),
+                    if matches!(container, Shallow::Arr(_)) { "array" } else { "object" },
+                    at_text(&steps[..i]),
+                ))),
+            },
+            PointerStep::Each => {
+                stack.push(container);
+                let r = self.each_child(stack, |me, child, stack| me.walk(child, i + 1, true, stack));
+                stack.pop();
+                r
+            }
+        }
+    }
+
+    /// The value at the end of the path: an array of items, or one item.
+    fn target<'a>(&mut self, text: &'a str, stack: &mut Vec<Shallow<'a>>) -> Result<(), WalkError> {
+        match kind_of(text) {
+            Kind::Array => {
+                let Some(parsed) = Shallow::parse(text) else { return Ok(()) };
+                stack.push(parsed?);
+                let r =
+                    self.each_child(
+                        stack,
+                        |me, child, stack| {
+                            if kind_of(child) == Kind::Null { Ok(()) } else { me.item(child, stack) }
+                        },
+                    );
+                stack.pop();
+                r
+            }
+            Kind::Null => {
+                serde_json::from_str::<serde::de::IgnoredAny>(text)?;
+                Ok(())
+            }
+            Kind::Object | Kind::Scalar => self.item(text, stack),
+        }
+    }
+
+    /// Calls `f` for each child of the container on top of `stack`, without copying the list
+    /// (the root array of a large output holds every violation).
+    fn each_child<'a>(
+        &mut self,
+        stack: &mut Vec<Shallow<'a>>,
+        mut f: impl FnMut(&mut Self, &'a str, &mut Vec<Shallow<'a>>) -> Result<(), WalkError>,
+    ) -> Result<(), WalkError> {
+        let mut n = 0;
+        loop {
+            let child = match stack.last() {
+                Some(Shallow::Arr(items)) => items.get(n).copied(),
+                Some(Shallow::Obj(entries)) => entries.get(n).map(|(_, v)| *v),
+                None => None,
+            };
+            let Some(child) = child else { return Ok(()) };
+            f(self, child.get(), stack)?;
+            n += 1;
+        }
+    }
+
+    /// Reads one violation item.
+    fn item<'a>(&mut self, text: &'a str, ancestors: &[Shallow<'a>]) -> Result<(), WalkError> {
+        let node = Node::parse(text)?;
+        let item = Item { node: &node, ancestors };
+        let spec = self.spec;
+        let fm = &spec.field_map;
+        let text_of =
+            |p: &Option<FieldPath>| p.as_ref().and_then(|p| item.lookup(p, |n| n.and_then(Node::to_string_value)));
+        let int_of = |p: &Option<FieldPath>| p.as_ref().and_then(|p| item.lookup(p, |n| n.and_then(Node::to_int)));
+        let mut v = RawViolation {
+            file: text_of(&fm.file),
+            line: int_of(&fm.line),
+            column: int_of(&fm.column),
+            end_line: int_of(&fm.end_line),
+            end_column: int_of(&fm.end_column),
+            code: text_of(&fm.code),
+            message: text_of(&fm.message),
+            severity: text_of(&fm.severity),
+            url: text_of(&fm.url),
+            fixable: false,
+            fix: None,
+        };
+        v.fixable = match &spec.fixable_when {
+            Some(c) => {
+                let equal = item.lookup(&c.path, |n| Node::equals_text(n, &c.value));
+                (c.op == CompareOp::Eq) == equal
+            }
+            None => spec.defaults.fixable.unwrap_or(false),
+        };
+        if let Some(fe) = &spec.fix_edits {
+            v.fix = item.lookup(&fe.path, |n| n.and_then(|n| edits(n, fe))).map(|edits| RawFix {
+                title: fe.title.as_ref().and_then(|t| item.lookup(t, |n| n.and_then(Node::to_string_value))),
+                edits,
+            });
+        }
+        apply_defaults(&mut v, &spec.defaults);
+        self.found.push(v);
+        Ok(())
+    }
+}
+
+/// A violation item and the containers above it.
+struct Item<'n, 'a> {
+    node: &'n Node<'a>,
+    ancestors: &'n [Shallow<'a>],
+}
+
+impl<'a> Item<'_, 'a> {
+    /// Calls `f` with the value at `path`: inside the item, or `up` containers above it.
+    fn lookup<R>(&self, path: &FieldPath, f: impl FnOnce(Option<&Node<'a>>) -> R) -> R {
+        if path.up == 0 {
+            return f(self.node.at(&path.keys));
+        }
+        match self.ancestors.len().checked_sub(path.up).and_then(|i| self.ancestors.get(i)) {
+            Some(container) => container.lookup(&path.keys, f),
+            None => f(None),
+        }
+    }
+}
+
+/// The edits of one fix; `None` (the fix is dropped) when any edit lacks a field, since a
+/// partial edit would corrupt the file.
+fn edits(node: &Node, fe: &FixEditsSpec) -> Option<Vec<RawEdit>> {
+    let list = match node {
+        Node::Arr(items) => items.as_slice(),
+        Node::Obj(_) => std::slice::from_ref(node),
+        _ => return None,
+    };
+    // Paths inside an edit stay inside it: there is nothing of interest above an edit.
+    let at = |edit: &'_ Node<'_>, p: &FieldPath| if p.up == 0 { edit.at(&p.keys).and_then(Node::to_int) } else { None };
+    let out: Option<Vec<RawEdit>> = list
+        .iter()
+        .map(|edit| {
+            let content = if fe.content.up == 0 { edit.at(&fe.content.keys) } else { None };
+            Some(RawEdit {
+                line: at(edit, &fe.line)?,
+                column: at(edit, &fe.column)?,
+                end_line: at(edit, &fe.end_line)?,
+                end_column: at(edit, &fe.end_column)?,
+                content: match content? {
+                    // `null` content is a deletion for some tools.
+                    Node::Null => String::new(),
+                    n => n.to_string_value()?,
+                },
+            })
+        })
+        .collect();
+    out.filter(|e| !e.is_empty())
+}
+
+/// Fills what the field map did not find. Placeholders are rendered from the values the map
+/// found, before any default is applied, so the result does not depend on the order of fields.
+pub(super) fn apply_defaults(v: &mut RawViolation, d: &crate::core::config::Defaults) {
+    let missing = |field: &Option<String>, t: &Option<Template>| field.is_none() && t.is_some();
+    if !(missing(&v.file, &d.file)
+        || missing(&v.code, &d.code)
+        || missing(&v.message, &d.message)
+        || missing(&v.url, &d.url)
+        || (v.severity.is_none() && d.severity.is_some()))
+    {
+        return;
+    }
+    let nums = [v.line, v.column, v.end_line, v.end_column].map(|n| n.map(|n| n.to_string()));
+    let snapshot = v.clone();
+    let lookup = |f: &str| -> Option<&str> {
+        match f {
+            "file" => snapshot.file.as_deref(),
+            "line" => nums[0].as_deref(),
+            "column" => nums[1].as_deref(),
+            "end_line" => nums[2].as_deref(),
+            "end_column" => nums[3].as_deref(),
+            "code" => snapshot.code.as_deref(),
+            "message" => snapshot.message.as_deref(),
+            "severity" => snapshot.severity.as_deref(),
+            "url" => snapshot.url.as_deref(),
+            _ => None,
+        }
+    };
+    let fill = |field: &mut Option<String>, t: &Option<Template>| {
+        if field.is_none()
+            && let Some(t) = t
+        {
+            *field = Some(t.render(lookup));
+        }
+    };
+    fill(&mut v.file, &d.file);
+    fill(&mut v.code, &d.code);
+    fill(&mut v.message, &d.message);
+    fill(&mut v.url, &d.url);
+    if v.severity.is_none() {
+        v.severity = d.severity.map(|s| s.as_str().to_string());
+    }
+}
+
+/// Whether a fence's content is what `format` promises (for bare ``` fences).
+fn is_json(content: &str, format: JsonFormat) -> bool {
+    match format {
+        JsonFormat::Json => serde_json::from_str::<serde::de::IgnoredAny>(content).is_ok(),
+        JsonFormat::Jsonl => {
+            let mut lines = content.lines().filter(|l| !l.trim().is_empty()).peekable();
+            lines.peek().is_some() && lines.all(|l| serde_json::from_str::<serde::de::IgnoredAny>(l).is_ok())
+        }
+    }
+}
+
+/// The content of the first ```` ```json ```` fence in prose, else of the first bare ```` ``` ````
+/// fence whose content `accept`s, with the number of lines before the content (for messages).
+/// A fence left open at the end (an answer cut off) runs to the end of the text.
+fn fenced(text: &str, accept: impl Fn(&str) -> bool) -> Option<(&str, usize)> {
+    struct Fence<'t> {
+        info: &'t str,
+        start: usize,
+        end: usize,
+        line: usize,
+    }
+    let mut fences = Vec::new();
+    let mut open: Option<(usize, &str, usize, usize)> = None;
+    let mut pos = 0;
+    for (n, raw_line) in text.split_inclusive('\n').enumerate() {
+        let line = raw_line.trim_end_matches(['\n', '\r']);
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        let ticks = trimmed.bytes().take_while(|b| *b == b'`').count();
+        let rest = &trimmed[ticks..];
+        match open {
+            None if ticks >= 3 && indent <= 3 && !rest.contains('`') => {
+                let info = rest.split_whitespace().next().unwrap_or("");
+                open = Some((ticks, info, pos + raw_line.len(), n + 1));
+            }
+            Some((need, info, start, first_line)) if ticks >= need && rest.trim().is_empty() => {
+                fences.push(Fence { info, start, end: pos, line: first_line });
+                open = None;
+            }
+            _ => {}
+        }
+        pos += raw_line.len();
+    }
+    if let Some((_, info, start, first_line)) = open {
+        fences.push(Fence { info, start, end: text.len(), line: first_line });
+    }
+    let content = |f: &Fence<'_>| (&text[f.start.min(f.end)..f.end], f.line);
+    fences
+        .iter()
+        .find(|f| f.info.eq_ignore_ascii_case("json"))
+        .map(content)
+        .or_else(|| fences.iter().filter(|f| f.info.is_empty()).map(content).find(|(c, _)| accept(c)))
+}
+
+fn pointer_text(steps: &[PointerStep]) -> String {
+    if steps.is_empty() {
+        return "\"\"".to_string();
+    }
+    steps
+        .iter()
+        .map(|s| match s {
+            PointerStep::Key(k) => format!("/{}", k.replace('~', "~0").replace('/', "~1")),
+            PointerStep::Each => "/*".to_string(),
+        })
+        .collect()
+}
+
+fn at_text(steps: &[PointerStep]) -> String {
+    if steps.is_empty() { "the root".to_string() } else { pointer_text(steps) }
+}
+
+fn describe(node: &Node) -> &'static str {
+    match node {
+        Node::Null => "null",
+        Node::Bool(_) => "a boolean",
+        Node::Int(_) | Node::UInt(_) | Node::Float(_) => "a number",
+        Node::Str(_) => "a string",
+        Node::Arr(_) => "an array",
+        Node::Obj(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fence_prefers_json_info() {
+        let text = "intro\n```\n[1]\n```\nmore\n```json\n{\"a\": 1}\n```\n";
+        assert_eq!(fenced(text, |_| true), Some(("{\"a\": 1}\n", 6)));
+    }
+
+    #[test]
+    fn bare_fence_only_when_it_is_json() {
+        let text = "```\nnot json\n```\n```\n[2]\n```";
+        assert_eq!(fenced(text, |c| is_json(c, JsonFormat::Json)), Some(("[2]\n", 4)));
+        assert_eq!(fenced("```python\nx = 1\n```\n", |c| is_json(c, JsonFormat::Json)), None);
+        assert_eq!(fenced("no fence at all", |_| true), None);
+    }
+
+    #[test]
+    fn fence_cut_off_runs_to_the_end() {
+        assert_eq!(fenced("answer:\n  ```JSON\n{\"a\":", |_| true), Some(("{\"a\":", 2)));
+    }
+
+    #[test]
+    fn longer_fences_close_only_with_as_many_ticks() {
+        let text = "````json\n[\"```\"]\n```\n````\n";
+        assert_eq!(fenced(text, |_| true), Some(("[\"```\"]\n```\n", 1)));
+    }
+
+    #[test]
+    fn pointer_text_escapes() {
+        let steps = vec![PointerStep::Key("a/b".into()), PointerStep::Each, PointerStep::Key("~".into())];
+        assert_eq!(pointer_text(&steps), "/a~1b/*/~0");
+        assert_eq!(pointer_text(&[]), "\"\"");
+    }
 }
