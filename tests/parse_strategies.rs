@@ -665,6 +665,24 @@ fn not_json_garbage_truncated_and_html() {
 }
 
 #[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    let deep = "[".repeat(100_000);
+    for gate in [default_gate("ruff_lint"), default_gate("mypy"), custom("      strategy: sarif\n", "")] {
+        // Unclosed (EOF) or too deep (recursion limit): either way an error, never a crash.
+        let err = run_in(&gate, &project(), deep.as_bytes(), b"").expect_err("too deep");
+        assert!(matches!(err, ParseError::NotJson { .. }), "{err:?}");
+        // Closed, it is valid JSON: skipped parts are skipped without recursion, and what is read
+        // stops at serde_json's recursion limit.
+        let closed = format!("{deep}{}", "]".repeat(100_000));
+        match run_in(&gate, &project(), closed.as_bytes(), b"") {
+            Ok(_) | Err(ParseError::Shape { .. }) => {}
+            Err(ParseError::NotJson { detail, .. }) => assert!(detail.contains("recursion limit"), "{detail}"),
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
 fn mypy_paths_outside_the_root_are_dropped_and_counted() {
     let gate = default_gate("mypy");
     let out = br#"{"file": "/elsewhere/lib.py", "line": 1, "column": 0, "message": "m", "severity": "error"}

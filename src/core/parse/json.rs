@@ -1,9 +1,11 @@
 //! `json_violations`: violations from a tool's JSON (one document) or JSON Lines output.
 //!
-//! The output is navigated without building a tree of the whole document (see `pointer`): the
-//! containers along `violations_path` are read one level deep, each violation item is parsed on
-//! its own and dropped once read, and the containers above the item stay on a stack so that
-//! field paths can climb out of the item with `..`.
+//! The output is never held as a tree of the whole document (see `pointer`). When no field path
+//! climbs out of the item, the document is streamed in one pass: everything off
+//! `violations_path` is skipped, and of each item only the keys the configuration reads are
+//! kept, then dropped once the item is read. When a path climbs with `..` (eslint's
+//! `../../filePath`), the containers along the path are read one level deep instead and stay on a
+//! stack, each item is parsed on its own, and `..` looks into the stack.
 //!
 //! Decisions worth knowing when writing a configuration:
 //! - Whitespace-only output is "no violations" (mypy prints nothing when it is clean).
@@ -15,13 +17,17 @@
 //! - Values are read leniently: numbers may be numeric strings, and a string field (code,
 //!   message, url…) may be a number or a boolean, which is written out.
 
-use super::pointer::{Kind, Node, Shallow, error_message, kind_of};
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use super::pointer::{Kind, Node, Shallow, Wanted, WantedVisitor, error_message, kind_of};
 use super::{ParseContext, ParseError, RawEdit, RawFix, RawViolation, ToolOutput};
 use crate::core::config::{CompareOp, Extract, FieldPath, FixEditsSpec, JsonFormat, JsonSpec, PointerStep, Template};
 
 pub(super) fn parse(spec: &JsonSpec, out: ToolOutput, ctx: &ParseContext) -> Result<Vec<RawViolation>, ParseError> {
-    // A stray invalid byte should not cost the whole run; serde_json only reads `str`.
-    let decoded = String::from_utf8_lossy(out.stdout);
+    let decoded = super::pointer::decode(out.stdout);
     // PowerShell-era tools prefix a byte-order mark, which JSON does not allow.
     let text = decoded.strip_prefix('\u{feff}').unwrap_or(&decoded);
     if text.trim().is_empty() {
@@ -33,7 +39,9 @@ pub(super) fn parse(spec: &JsonSpec, out: ToolOutput, ctx: &ParseContext) -> Res
         None => (text, 0),
     };
     let not_json = |detail: String| ParseError::NotJson { stream: "stdout", detail, log: ctx.log_hint.to_string() };
-    let mut reader = Reader { spec, found: Vec::new() };
+    let wanted = wanted_of(spec);
+    let climbs = climbs(spec);
+    let mut reader = Reader { spec, wanted: &wanted, climbs, found: Vec::new(), shape: None };
     match spec.format {
         JsonFormat::Json => {
             if body.trim().is_empty() {
@@ -67,6 +75,31 @@ pub(super) fn parse(spec: &JsonSpec, out: ToolOutput, ctx: &ParseContext) -> Res
     Ok(reader.found)
 }
 
+/// The paths read inside each item (those that stay inside it).
+fn wanted_of(spec: &JsonSpec) -> Wanted {
+    let mut w = Wanted::default();
+    for (_, p) in spec.field_map.entries() {
+        if p.up == 0 {
+            w.add(&p.keys);
+        }
+    }
+    let extra = [spec.fixable_when.as_ref().map(|c| &c.path)]
+        .into_iter()
+        .chain(spec.fix_edits.iter().flat_map(|f| [Some(&f.path), f.title.as_ref()]));
+    for p in extra.flatten() {
+        if p.up == 0 {
+            w.add(&p.keys);
+        }
+    }
+    w
+}
+
+fn climbs(spec: &JsonSpec) -> bool {
+    spec.field_map.entries().any(|(_, p)| p.up > 0)
+        || spec.fixable_when.as_ref().is_some_and(|c| c.path.up > 0)
+        || spec.fix_edits.as_ref().is_some_and(|f| f.path.up > 0 || f.title.as_ref().is_some_and(|t| t.up > 0))
+}
+
 /// "line L, column C: message", with L counted in the whole output, plus how the output starts
 /// when the very first character is wrong (HTML error pages, a Python traceback…).
 fn syntax_detail(e: &serde_json::Error, line_base: usize, body: &str) -> String {
@@ -97,13 +130,50 @@ impl From<serde_json::Error> for WalkError {
 
 struct Reader<'s> {
     spec: &'s JsonSpec,
+    /// What to keep of each item.
+    wanted: &'s Wanted,
+    /// Whether some field path climbs out of the item with `..`.
+    climbs: bool,
     found: Vec<RawViolation>,
+    /// A shape problem met while streaming (serde only carries it as an opaque error).
+    shape: Option<String>,
 }
 
 impl<'s> Reader<'s> {
     fn document(&mut self, text: &str) -> Result<(), WalkError> {
-        let mut stack = Vec::new();
-        self.walk(text, 0, false, &mut stack)
+        if self.climbs {
+            let mut stack = Vec::new();
+            return self.walk(text, 0, false, &mut stack);
+        }
+        // Nothing climbs out of an item, so nothing above it must be kept: read the document in
+        // one pass, keeping only the wanted parts of each item.
+        let mut de = serde_json::Deserializer::from_str(text);
+        let streamed = DeserializeSeed::deserialize(Step { reader: self, i: 0, flattened: false }, &mut de)
+            .and_then(|()| de.end());
+        match (streamed, self.shape.take()) {
+            (_, Some(what)) => Err(WalkError::Shape(what)),
+            (Err(e), None) => Err(WalkError::Syntax(e)),
+            (Ok(()), None) => Ok(()),
+        }
+    }
+
+    fn missing_key_error(&self, i: usize, key: &str, in_array: bool) -> String {
+        let steps = &self.spec.violations_path;
+        format!(
+            "violations_path {}: the {} at {} has no `{key}`. Check the path against the tool's output",
+            pointer_text(steps),
+            if in_array { "array" } else { "object" },
+            at_text(&steps[..i]),
+        )
+    }
+
+    fn not_container_error(&self, i: usize, what: &str) -> String {
+        let steps = &self.spec.violations_path;
+        format!(
+            "violations_path {}: the value at {} is {what}, not an object or array",
+            pointer_text(steps),
+            at_text(&steps[..i])
+        )
     }
 
     /// Follows `violations_path` from step `i` at `text`; `stack` holds the containers above.
@@ -125,12 +195,7 @@ impl<'s> Reader<'s> {
             }
             None => {
                 let node = Node::parse(text)?;
-                return Err(WalkError::Shape(format!(
-                    "violations_path {}: the value at {} is {}, not an object or array",
-                    pointer_text(steps),
-                    at_text(&steps[..i]),
-                    describe(&node)
-                )));
+                return Err(WalkError::Shape(self.not_container_error(i, describe(&node))));
             }
         };
         match step {
@@ -142,12 +207,7 @@ impl<'s> Reader<'s> {
                     r
                 }
                 None if flattened => Ok(()),
-                None => Err(WalkError::Shape(format!(
-                    "violations_path {}: the {} at {} has no `{key}`. Check the path against the tool's output",
-                    pointer_text(steps),
-                    if matches!(container, Shallow::Arr(_)) { "array" } else { "object" },
-                    at_text(&steps[..i]),
-                ))),
+                None => Err(WalkError::Shape(self.missing_key_error(i, key, matches!(container, Shallow::Arr(_))))),
             },
             PointerStep::Each => {
                 stack.push(container);
@@ -202,10 +262,16 @@ impl<'s> Reader<'s> {
         }
     }
 
-    /// Reads one violation item.
+    /// Reads one violation item from its text.
     fn item<'a>(&mut self, text: &'a str, ancestors: &[Shallow<'a>]) -> Result<(), WalkError> {
-        let node = Node::parse(text)?;
-        let item = Item { node: &node, ancestors };
+        let node = self.wanted.parse(text)?;
+        self.item_node(&node, ancestors);
+        Ok(())
+    }
+
+    /// Turns one parsed item into a violation.
+    fn item_node<'a>(&mut self, node: &Node<'a>, ancestors: &[Shallow<'a>]) {
+        let item = Item { node, ancestors };
         let spec = self.spec;
         let fm = &spec.field_map;
         let text_of =
@@ -239,6 +305,134 @@ impl<'s> Reader<'s> {
         }
         apply_defaults(&mut v, &spec.defaults);
         self.found.push(v);
+    }
+}
+
+/// Streams the document along `violations_path` from step `i`, skipping what is off the path.
+struct Step<'r, 's> {
+    reader: &'r mut Reader<'s>,
+    i: usize,
+    flattened: bool,
+}
+
+impl<'s> Step<'_, 's> {
+    fn at_end(&self) -> bool {
+        self.i >= self.reader.spec.violations_path.len()
+    }
+
+    fn next(&mut self, flattened: bool) -> Step<'_, 's> {
+        Step { reader: self.reader, i: self.i + 1, flattened: flattened || self.flattened }
+    }
+
+    /// A scalar at the end of the path is one item; before it, a shape error.
+    fn scalar<E: de::Error>(self, node: Node<'_>, what: &str) -> Result<(), E> {
+        if self.at_end() {
+            self.reader.item_node(&node, &[]);
+            return Ok(());
+        }
+        self.reader.shape = Some(self.reader.not_container_error(self.i, what));
+        Err(E::custom("shape"))
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Step<'_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Step<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        self.scalar(Node::Bool(v), "a boolean")
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+        self.scalar(Node::Int(v), "a number")
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+        self.scalar(i64::try_from(v).map(Node::Int).unwrap_or(Node::UInt(v)), "a number")
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+        self.scalar(Node::Float(v), "a number")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        self.scalar(Node::Str(Cow::Borrowed(v)), "a string")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        let wanted = self.reader.wanted;
+        let step = self.reader.spec.violations_path.get(self.i);
+        match step {
+            None => {
+                while let Some(node) = seq.next_element_seed(wanted)? {
+                    if node != Node::Null {
+                        self.reader.item_node(&node, &[]);
+                    }
+                }
+            }
+            Some(PointerStep::Each) => while seq.next_element_seed(self.next(true))?.is_some() {},
+            Some(PointerStep::Key(key)) => {
+                let index = key.parse::<usize>().ok().filter(|_| key.bytes().all(|b| b.is_ascii_digit()));
+                let mut n = 0;
+                let mut found = false;
+                loop {
+                    let more = if Some(n) == index {
+                        found = true;
+                        seq.next_element_seed(self.next(false))?.is_some()
+                    } else {
+                        seq.next_element::<de::IgnoredAny>()?.is_some()
+                    };
+                    if !more {
+                        break;
+                    }
+                    n += 1;
+                }
+                if !found && !self.flattened {
+                    self.reader.shape = Some(self.reader.missing_key_error(self.i, key, true));
+                    return Err(de::Error::custom("shape"));
+                }
+            }
+        }
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        let step = self.reader.spec.violations_path.get(self.i);
+        match step {
+            None => {
+                let node = WantedVisitor::new(self.reader.wanted).visit_map(map)?;
+                self.reader.item_node(&node, &[]);
+            }
+            Some(PointerStep::Each) => {
+                while map.next_key::<de::IgnoredAny>()?.is_some() {
+                    map.next_value_seed(self.next(true))?;
+                }
+            }
+            Some(PointerStep::Key(key)) => {
+                let mut found = false;
+                while let Some(k) = map.next_key::<Cow<'de, str>>()? {
+                    if k == key.as_str() {
+                        found = true;
+                        map.next_value_seed(self.next(false))?;
+                    } else {
+                        map.next_value::<de::IgnoredAny>()?;
+                    }
+                }
+                if !found && !self.flattened {
+                    self.reader.shape = Some(self.reader.missing_key_error(self.i, key, false));
+                    return Err(de::Error::custom("shape"));
+                }
+            }
+        }
         Ok(())
     }
 }

@@ -118,6 +118,9 @@ fn normalize(
     let mut paths = PathResolver::new(ctx.root, ctx.cwd);
     let mut texts: HashMap<String, Option<LineIndex>> = HashMap::new();
     let unit = ctx.gate.column_unit;
+    parsed.violations.reserve_exact(raws.len());
+    // Tools repeat a handful of severity words; mapping each once saves two allocations per violation.
+    let mut severities: Vec<(String, Option<Severity>)> = Vec::new();
     for raw in raws {
         let file = match raw.file.as_deref().map(str::trim).filter(|f| !f.is_empty()) {
             None => None,
@@ -178,12 +181,21 @@ fn normalize(
         }
         let severity = raw
             .severity
-            .as_deref()
-            .and_then(|w| ctx.gate.severity_of(w))
+            .and_then(|w| match severities.iter().find(|(k, _)| *k == w) {
+                Some((_, s)) => *s,
+                None => {
+                    let s = ctx.gate.severity_of(&w);
+                    // Bounded, so a field that is not really a severity word cannot make this quadratic.
+                    if severities.len() < 16 {
+                        severities.push((w, s));
+                    }
+                    s
+                }
+            })
             .unwrap_or(Severity::Error);
         let message = raw
             .message
-            .map(|m| m.trim().to_string())
+            .map(|m| if m.trim().len() == m.len() { m } else { m.trim().to_string() })
             .filter(|m| !m.is_empty())
             .unwrap_or_else(|| format!("{} reported a problem without a message", ctx.gate.name));
         let fix = fix.filter(|f| !f.edits.is_empty());

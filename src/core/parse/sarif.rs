@@ -27,7 +27,7 @@ use super::pointer::{Node, Shallow, error_message, kind_of};
 use super::{ParseContext, ParseError, RawEdit, RawFix, RawViolation, ToolOutput};
 
 pub(super) fn parse(out: ToolOutput, ctx: &ParseContext) -> Result<Vec<RawViolation>, ParseError> {
-    let decoded = String::from_utf8_lossy(out.stdout);
+    let decoded = super::pointer::decode(out.stdout);
     let text = decoded.strip_prefix('\u{feff}').unwrap_or(&decoded);
     if text.trim().is_empty() {
         return Ok(Vec::new());

@@ -19,7 +19,7 @@ pub(super) fn parse(spec: &TextSpec, out: ToolOutput) -> Vec<RawViolation> {
     for bytes in streams {
         // Tools print file names and source lines in whatever encoding they were given; one bad
         // byte must not hide every violation after it.
-        let text = String::from_utf8_lossy(bytes);
+        let text = super::pointer::decode(bytes);
         read(spec, &groups, &text, &mut found);
     }
     found
