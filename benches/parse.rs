@@ -1,0 +1,112 @@
+//! Parsing throughput: `parse_output` over 100,000 ruff JSON violations (the embedded default
+//! `ruff_lint` gate) and over 100,000 lines of mypy text (a `text_violations` gate with a mypy
+//! pattern). Targets: ≥ 1,000,000 violations/s and ≥ 1,000,000 lines/s. Criterion prints the
+//! rate as `thrpt: … Kelem/s` or `Melem/s`.
+
+mod common;
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use qgates::core::config::{Config, ConfigSource, ParserSpec, parse_config};
+use qgates::core::parse::{ParseContext, ToolOutput, parse_output};
+
+const N: usize = 100_000;
+
+fn config() -> Config {
+    parse_config(&common::config_with_text_gate(), ConfigSource::Embedded)
+        .unwrap_or_else(|e| panic!("the benchmark configuration does not load: {e}"))
+}
+
+/// Parses once and checks that every generated violation comes out, so the benchmark cannot
+/// quietly measure a parser that drops its input.
+fn parse_all(config: &Config, gate: &str, stdout: &[u8]) -> usize {
+    let gate = config.gate(gate).expect("the gate is active");
+    let root = Path::new(common::FAKE_ROOT);
+    let ctx = ParseContext {
+        gate,
+        root,
+        cwd: root,
+        log_hint: ".qgates/runs/bench/gate.stdout",
+    };
+    let out = ToolOutput {
+        stdout,
+        stderr: b"",
+        exit_code: Some(1),
+    };
+    match parse_output(&ctx, out) {
+        Ok(parsed) => parsed.violations.len(),
+        Err(e) => panic!("{gate} output did not parse: {e}", gate = gate.id),
+    }
+}
+
+fn bench_parse(c: &mut Criterion) {
+    let config = config();
+    let ruff = common::ruff_json(N);
+    let mypy = common::mypy_text(N);
+    for (gate, bytes) in [
+        ("ruff_lint", ruff.as_bytes()),
+        ("mypy_text", mypy.as_bytes()),
+    ] {
+        let got = parse_all(&config, gate, bytes);
+        assert_eq!(
+            got, N,
+            "{gate}: {got} of {N} generated violations were parsed; the benchmark would measure the wrong thing"
+        );
+    }
+
+    let mut group = c.benchmark_group("parse");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(6));
+    group.throughput(Throughput::Elements(N as u64));
+    group.bench_function("ruff_json_100k_violations", |b| {
+        b.iter(|| parse_all(&config, "ruff_lint", black_box(ruff.as_bytes())))
+    });
+    group.bench_function("mypy_text_100k_lines", |b| {
+        b.iter(|| parse_all(&config, "mypy_text", black_box(mypy.as_bytes())))
+    });
+    group.finish();
+
+    // What the libraries alone cost on the same bytes, for reading the numbers above: a
+    // validating serde_json pass that builds nothing, and the gate's regex finding every match
+    // with its groups. The parser cannot be faster than these.
+    let mut floor = c.benchmark_group("floor");
+    floor
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4));
+    floor.throughput(Throughput::Elements(N as u64));
+    floor.bench_function("serde_json_ignored_any_ruff_100k", |b| {
+        b.iter(|| {
+            serde_json::from_slice::<serde::de::IgnoredAny>(black_box(ruff.as_bytes()))
+                .expect("generated JSON is valid")
+        })
+    });
+    let pattern = match &config.gate("mypy_text").expect("active").parser {
+        ParserSpec::Text(spec) => spec.regex.clone(),
+        _ => unreachable!("mypy_text is a text gate"),
+    };
+    floor.bench_function("regex_captures_mypy_100k", |b| {
+        b.iter(|| {
+            let text = black_box(mypy.as_str());
+            let mut locs = pattern.capture_locations();
+            let (mut at, mut count) = (0, 0);
+            while let Some(m) = pattern.captures_read_at(&mut locs, text, at) {
+                count += 1;
+                at = m.end() + 1;
+                if at > text.len() {
+                    break;
+                }
+            }
+            assert_eq!(count, N);
+        })
+    });
+    floor.finish();
+}
+
+criterion_group!(benches, bench_parse);
+criterion_main!(benches);
