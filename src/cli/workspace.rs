@@ -31,11 +31,12 @@ pub fn find_root(explicit: Option<&Path>, config: Option<&Path>, start: &Path) -
         }
     }
     let start = absolute(start);
-    let start = if start.is_file() {
-        start.parent().map(Path::to_path_buf).unwrap_or(start)
-    } else {
-        start
-    };
+    // A file, or a path that does not exist (yet): start from the nearest folder above it.
+    let start = start
+        .ancestors()
+        .find(|a| a.is_dir())
+        .map(Path::to_path_buf)
+        .unwrap_or(cwd.clone());
     let start = clean(&start);
     let ancestors = || start.ancestors();
     if let Some(dir) = ancestors().find(|d| CONFIG_CANDIDATES.iter().any(|c| d.join(c).is_file())) {

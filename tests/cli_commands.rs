@@ -1,0 +1,178 @@
+//! The command line itself: init, schema, parse, --help/--version, configuration discovery and
+//! usage errors (exit code 2 with a message that says what to do).
+
+mod common;
+
+use common::{qgates, tool, workspace, write};
+
+fn run(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let out = qgates(dir).args(args).output().expect("run qgates");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn init_writes_the_default_and_refuses_to_overwrite_without_force() {
+    let ws = workspace(&[]);
+    let (code, out, _) = run(ws.path(), &["init"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("quality.yaml"), "{out}");
+    let written = std::fs::read_to_string(ws.path().join("quality.yaml")).unwrap();
+    assert_eq!(written, qgates::core::config::DEFAULT_CONFIG);
+
+    write(ws.path(), "quality.yaml", "version: 1\n# mine\n");
+    let (code, _, err) = run(ws.path(), &["init"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("already exists") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("quality.yaml")).unwrap(),
+        "version: 1\n# mine\n"
+    );
+
+    let (code, _, _) = run(ws.path(), &["init", "--force"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("quality.yaml")).unwrap(),
+        qgates::core::config::DEFAULT_CONFIG
+    );
+}
+
+#[test]
+fn init_also_respects_a_config_in_the_qgates_folder() {
+    let ws = workspace(&[(".qgates/quality.yaml", "version: 1\n")]);
+    let (code, _, err) = run(ws.path(), &["init"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!ws.path().join("quality.yaml").exists());
+}
+
+#[test]
+fn schema_is_draft_07_json() {
+    let ws = workspace(&[]);
+    let (code, out, _) = run(ws.path(), &["schema"]);
+    assert_eq!(code, 0);
+    let schema: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(schema["$schema"], "http://json-schema.org/draft-07/schema#");
+    assert!(schema["properties"]["gates"].is_object());
+}
+
+#[test]
+fn help_has_examples_and_version_matches_the_package() {
+    let ws = workspace(&[]);
+    let (code, out, _) = run(ws.path(), &["--help"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("Examples:") && out.contains("qgates check"),
+        "{out}"
+    );
+    let (code, out, _) = run(ws.path(), &["check", "--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Exit codes: 0 green, 1 violations"), "{out}");
+    let (code, out, _) = run(ws.path(), &["--version"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.trim(), format!("qgates {}", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn a_broken_configuration_exits_2_with_its_place_and_runs_nothing() {
+    let ws = workspace(&[("a.py", "x = 1\n")]);
+    tool(ws.path(), "ok.sh", "#!/bin/sh\ntouch ran\nexit 0\n");
+    write(
+        ws.path(),
+        "quality.yaml",
+        "version: 1\ngates:\n  a:\n    comand: [\"./ok.sh\"]\n    parsing: { strategy: exit_code }\n",
+    );
+    let (code, out, err) = run(ws.path(), &["check"]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("quality.yaml:4:5") && err.contains("did you mean `command`"),
+        "{err}"
+    );
+    assert!(!ws.path().join("ran").exists());
+}
+
+#[test]
+fn config_discovery_and_explicit_config() {
+    let ws = workspace(&[("a.py", "x = 1\n")]);
+    tool(ws.path(), "ok.sh", "#!/bin/sh\nexit 0\n");
+    let cfg = |id: &str| {
+        format!(
+            "version: 1\ngates:\n  {id}:\n    command: [\"./ok.sh\"]\n    parsing: {{ strategy: exit_code }}\n"
+        )
+    };
+    write(ws.path(), ".qgates/quality.yaml", &cfg("from_dot_qgates"));
+    let (_, r) = common::check_json(ws.path(), &[]);
+    assert_eq!(r["gates"][0]["id"], "from_dot_qgates");
+    write(ws.path(), "quality.yaml", &cfg("from_root"));
+    let (_, r) = common::check_json(ws.path(), &[]);
+    assert_eq!(r["gates"][0]["id"], "from_root");
+    write(ws.path(), "other.yaml", &cfg("from_flag"));
+    let (_, r) = common::check_json(ws.path(), &["--config", "other.yaml"]);
+    assert_eq!(r["gates"][0]["id"], "from_flag");
+    let (code, _, err) = run(ws.path(), &["check", "--config", "missing.yaml"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("missing.yaml") && err.contains("does not exist"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_root_is_found_from_the_paths_given() {
+    let ws = workspace(&[("proj/a.py", "x = 1\n")]);
+    tool(ws.path(), "proj/ok.sh", "#!/bin/sh\nexit 0\n");
+    write(
+        ws.path(),
+        "proj/quality.yaml",
+        "version: 1\ngates:\n  g:\n    command: [\"./ok.sh\"]\n    parsing: { strategy: exit_code }\n",
+    );
+    let (code, r) = common::check_json(ws.path(), &["proj/a.py"]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["gates"][0]["id"], "g");
+    assert_eq!(r["scope"]["files_checked"], 1);
+}
+
+#[test]
+fn usage_errors_say_what_to_do() {
+    let ws = workspace(&[("a.py", "x = 1\n")]);
+    let (code, _, err) = run(ws.path(), &["check", "--scope", "files"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("needs paths"), "{err}");
+    let (code, _, err) = run(ws.path(), &["check", "nope.py"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("`nope.py` does not exist"), "{err}");
+    let (code, _, err) = run(ws.path(), &["check", "--format", "yaml"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid value 'yaml'"), "{err}");
+    let (code, _, err) = run(ws.path(), &["frobnicate"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unrecognized subcommand"), "{err}");
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("b.py"), "").unwrap();
+    let b = outside.path().join("b.py");
+    let (code, _, err) = run(ws.path(), &["check", "--root", ".", b.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("outside the workspace root"), "{err}");
+}
+
+#[test]
+fn parse_reads_a_saved_output_with_a_gates_rules() {
+    let ws = workspace(&[]);
+    let saved = "[{\"filename\": \"a.py\", \"location\": {\"row\": 2, \"column\": 5}, \"end_location\": {\"row\": 2, \"column\": 9}, \"code\": \"F821\", \"message\": \"Undefined name `x`\", \"url\": null, \"fix\": null}]";
+    write(ws.path(), "out.json", saved);
+    let (code, out, err) = run(ws.path(), &["parse", "ruff_lint", "out.json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["violations"][0]["code"], "F821");
+    assert_eq!(v["violations"][0]["line"], 2);
+    write(ws.path(), "bad.json", "<html>502 Bad Gateway</html>");
+    let (code, _, err) = run(ws.path(), &["parse", "ruff_lint", "bad.json"]);
+    assert_eq!(code, 3);
+    assert!(err.contains("not valid JSON"), "{err}");
+}
