@@ -53,6 +53,7 @@ fn gate(id: &str, name: &str, status: GateStatus) -> GateResult {
         exit_code: None,
         log: None,
         duration_ms: 0,
+        cached_files: 0,
     }
 }
 

@@ -77,6 +77,9 @@ pub struct CheckArgs {
     /// else the embedded default).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Run every gate on every file, ignoring (and not updating) the result cache in .qgates/cache/.
+    #[arg(long)]
+    pub no_cache: bool,
     /// The workspace root (default: the nearest folder above the first path, or the current one,
     /// that holds a configuration or a .git).
     #[arg(long)]

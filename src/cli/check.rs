@@ -6,6 +6,7 @@ use std::path::Path;
 use super::args::{CheckArgs, FormatArg, InitArgs, ParseArgs, ScopeArg};
 use super::output::{print_stderr, print_stdout};
 use super::workspace::find_root;
+use crate::core::cache::ResultCache;
 use crate::core::config::{self, Trigger};
 use crate::core::engine::{RunRequest, run};
 use crate::core::parse::{ParseContext, ToolOutput, parse_output};
@@ -51,11 +52,13 @@ pub fn check(a: CheckArgs) -> i32 {
         (Some(ScopeArg::Project), true) | (None, true) => ScopeRequest::Project,
         (_, false) => ScopeRequest::Files(a.paths.clone()),
     };
+    let cache = (!a.no_cache).then(|| std::sync::Arc::new(ResultCache::load(&root)));
     let request = RunRequest {
         root,
         scope,
         gates: a.gates.clone(),
         trigger: Trigger::Ci,
+        cache: cache.clone(),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -74,6 +77,9 @@ pub fn check(a: CheckArgs) -> i32 {
             return exit::USAGE;
         }
     };
+    if let Some(cache) = &cache {
+        cache.save();
+    }
     let terminal = std::io::stdout().is_terminal();
     let format = a.format.unwrap_or(if terminal {
         FormatArg::Text

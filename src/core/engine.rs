@@ -7,10 +7,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::core::artifacts::{RunDir, create_run_dir};
+use crate::core::cache::{KeyMaker, ResultCache};
+use crate::core::config::Gate;
 use crate::core::config::{Config, Trigger};
 use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo};
-use crate::core::runner::{GateJob, run_gate};
+use crate::core::runner::{GateJob, render_fix_hint, run_gate};
 use crate::core::scope::{ScopeError, ScopeRequest, resolve};
+use std::collections::HashMap;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -22,6 +25,8 @@ pub struct RunRequest {
     pub gates: Option<Vec<String>>,
     /// What started the run; gates whose `run_on` lacks it are skipped.
     pub trigger: Trigger,
+    /// Reuse and record results per file (`None`: always run).
+    pub cache: Option<Arc<ResultCache>>,
 }
 
 /// A run that could not start: the caller asked for something impossible.
@@ -47,6 +52,7 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
     let mut results: Vec<Option<GateResult>> = vec![None; selected.len()];
     let mut tasks = tokio::task::JoinSet::new();
     let mut checked = std::collections::HashSet::new();
+    let keys = KeyMaker::new(&request.root, config);
     for (i, gate) in selected.iter().enumerate() {
         let files: Vec<&String> = scope.files.iter().filter(|f| gate.applies_to(f)).collect();
         if let Some(reason) = skip_reason(gate, request.trigger, &files) {
@@ -54,17 +60,27 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
             continue;
         }
         checked.extend(files.iter().copied());
+        let lookup = look_up(request.cache.as_deref(), &keys, gate, &files);
+        let gate = Arc::new((*gate).clone());
+        if gate.pass_files && lookup.misses.is_empty() {
+            results[i] = Some(from_cache(&gate, lookup));
+            continue;
+        }
         let job = GateJob {
-            gate: Arc::new((*gate).clone()),
+            gate: gate.clone(),
             root: root.clone(),
             files: if gate.pass_files {
-                files.into_iter().cloned().collect()
+                lookup.misses.clone()
             } else {
                 Vec::new()
             },
             run_dir: run_dir.clone(),
         };
-        tasks.spawn(async move { (i, run_gate(job).await) });
+        let cache = request.cache.clone();
+        tasks.spawn(async move {
+            let fresh = run_gate(job).await;
+            (i, merge_with_cache(&gate, fresh, lookup, cache.as_deref()))
+        });
     }
     let files_checked = checked.len();
     while let Some(joined) = tasks.join_next().await {
@@ -104,6 +120,105 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
         started.elapsed().as_millis() as u64,
         log_dir,
     ))
+}
+
+/// A gate's files split into those the cache answers and those that must run.
+#[derive(Debug, Default)]
+struct Lookup {
+    hits: Vec<(String, Vec<crate::core::violation::Violation>)>,
+    misses: Vec<String>,
+    /// The keys of the misses, to record their fresh results under.
+    keys: HashMap<String, String>,
+}
+
+fn look_up(cache: Option<&ResultCache>, keys: &KeyMaker, gate: &Gate, files: &[&String]) -> Lookup {
+    let mut lookup = Lookup::default();
+    for f in files {
+        let key = cache.and_then(|_| keys.key(gate, f));
+        match (cache, key) {
+            (Some(cache), Some(key)) => match cache.get(&gate.id, f, &key) {
+                Some(mut v) => {
+                    for x in &mut v {
+                        x.gate.clone_from(&gate.id);
+                    }
+                    lookup.hits.push(((*f).clone(), v));
+                }
+                None => {
+                    lookup.keys.insert((*f).clone(), key);
+                    lookup.misses.push((*f).clone());
+                }
+            },
+            _ => lookup.misses.push((*f).clone()),
+        }
+    }
+    lookup
+}
+
+/// A gate answered entirely from the cache: no process runs.
+fn from_cache(gate: &Gate, lookup: Lookup) -> GateResult {
+    let fresh = GateResult {
+        status: GateStatus::Passed,
+        skip_reason: None,
+        ..skipped(gate, String::new())
+    };
+    merge_with_cache(gate, fresh, lookup, None)
+}
+
+/// Adds the cached files' violations to a fresh result and records the fresh files' results.
+fn merge_with_cache(
+    gate: &Gate,
+    mut result: GateResult,
+    lookup: Lookup,
+    cache: Option<&ResultCache>,
+) -> GateResult {
+    if let Some(cache) = cache
+        && matches!(result.status, GateStatus::Passed | GateStatus::Failed)
+    {
+        // Only when every violation belongs to a file this run checked: a file-less finding or
+        // one about another file cannot be replayed per file, so such a run is not recorded.
+        let per_file = result
+            .violations
+            .iter()
+            .all(|v| v.file.as_ref().is_some_and(|f| lookup.keys.contains_key(f)));
+        if per_file {
+            let mut by_file: HashMap<&str, Vec<crate::core::violation::Violation>> = HashMap::new();
+            for v in &result.violations {
+                if let Some(f) = &v.file {
+                    by_file.entry(f.as_str()).or_default().push(v.clone());
+                }
+            }
+            for (file, key) in &lookup.keys {
+                cache.put(
+                    &gate.id,
+                    file,
+                    key.clone(),
+                    by_file.remove(file.as_str()).unwrap_or_default(),
+                );
+            }
+        }
+    }
+    if lookup.hits.is_empty() {
+        return result;
+    }
+    result.cached_files = lookup.hits.len();
+    result.files_checked += lookup.hits.len();
+    for (_, v) in lookup.hits {
+        result.violations.extend(v);
+    }
+    result.violations.sort_by(|a, b| {
+        (&a.file, a.line, a.column, &a.code).cmp(&(&b.file, b.line, b.column, &b.code))
+    });
+    if result.status == GateStatus::Passed && !result.violations.is_empty() {
+        result.status = GateStatus::Failed;
+    }
+    if result.status == GateStatus::Failed {
+        let checked: Vec<String> = Vec::new();
+        result.fix_hint = gate
+            .fix_hint
+            .as_ref()
+            .map(|h| render_fix_hint(h, &result.violations, &checked));
+    }
+    result
 }
 
 fn select_gates<'c>(
@@ -162,6 +277,7 @@ fn skipped(gate: &crate::core::config::Gate, reason: String) -> GateResult {
         exit_code: None,
         log: None,
         duration_ms: 0,
+        cached_files: 0,
     }
 }
 

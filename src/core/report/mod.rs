@@ -67,6 +67,9 @@ pub struct GateResult {
     pub log: Option<GateLog>,
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub duration_ms: u64,
+    /// Files whose result came from the cache (no process ran for them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_files: usize,
 }
 
 impl GateResult {

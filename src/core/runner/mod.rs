@@ -55,6 +55,7 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         exit_code: None,
         log: None,
         duration_ms: 0,
+        cached_files: 0,
     };
     let cwd = match &gate.cwd {
         Some(rel) => job.root.join(rel),
@@ -316,7 +317,7 @@ fn signal_name(sig: i32) -> &'static str {
 
 /// Fills `{files}` in a gate's fix hint with the files that have violations (shell-quoted), or
 /// with the checked files when the violations name none.
-fn render_fix_hint(hint: &str, violations: &[Violation], checked: &[String]) -> String {
+pub(crate) fn render_fix_hint(hint: &str, violations: &[Violation], checked: &[String]) -> String {
     const MAX: usize = 20;
     let mut files: Vec<&str> = violations
         .iter()

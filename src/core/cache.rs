@@ -1,0 +1,285 @@
+//! The result cache: per gate and file, the violations of the last run, reused while the key
+//! holds. The key hashes the file's content, the gate's definition, the files named in
+//! `cache_inputs`, and for `cache: workspace` gates (type checkers, whose findings depend on other
+//! files) a fingerprint of the whole workspace. The language server keeps one in memory; the CLI
+//! persists it under `.qgates/cache/` (bounded, safe to delete, a corrupt file is ignored).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::config::{CachePolicy, Config, Gate};
+use crate::core::hash::stable_hash;
+use crate::core::violation::Violation;
+
+/// At most this many (gate, file) results are kept; the least recently used go first.
+pub const MAX_ENTRIES: usize = 50_000;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Entry {
+    key: String,
+    /// Larger is more recent.
+    used: u64,
+    violations: Vec<Violation>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Entries {
+    /// Bumped when the file's shape changes; another version is ignored.
+    version: u32,
+    clock: u64,
+    /// `gate id` → root-relative file → entry.
+    gates: HashMap<String, HashMap<String, Entry>>,
+}
+
+const FORMAT_VERSION: u32 = 1;
+
+/// A thread-safe result cache; `persist_to` set for the CLI's on-disk cache.
+#[derive(Debug, Default)]
+pub struct ResultCache {
+    entries: Mutex<Entries>,
+    persist_to: Option<PathBuf>,
+}
+
+impl ResultCache {
+    /// An empty cache kept in memory only.
+    pub fn in_memory() -> Self {
+        ResultCache {
+            entries: Mutex::new(Entries {
+                version: FORMAT_VERSION,
+                ..Default::default()
+            }),
+            persist_to: None,
+        }
+    }
+
+    /// The cache of `<root>/.qgates/cache/results.json`; a missing, unreadable or corrupt file
+    /// gives an empty cache (it only costs a re-run).
+    pub fn load(root: &Path) -> Self {
+        let path = root.join(".qgates").join("cache").join("results.json");
+        let entries = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Entries>(&b).ok())
+            .filter(|e| e.version == FORMAT_VERSION)
+            .unwrap_or(Entries {
+                version: FORMAT_VERSION,
+                ..Default::default()
+            });
+        ResultCache {
+            entries: Mutex::new(entries),
+            persist_to: Some(path),
+        }
+    }
+
+    /// Writes the cache back (temporary file + rename), dropping the oldest entries beyond the
+    /// bound. Does nothing for an in-memory cache. A failure only loses the cache.
+    pub fn save(&self) {
+        let Some(path) = &self.persist_to else { return };
+        let Ok(mut entries) = self.entries.lock() else {
+            return;
+        };
+        prune(&mut entries, MAX_ENTRIES);
+        let Some(dir) = path.parent() else { return };
+        if std::fs::create_dir_all(dir).is_err() {
+            return;
+        }
+        if let Some(qgates) = dir.parent() {
+            crate::core::artifacts::ensure_gitignore(qgates);
+        }
+        let tmp = dir.join(format!("results.json.tmp-{}", std::process::id()));
+        let ok = serde_json::to_vec(&*entries)
+            .ok()
+            .is_some_and(|bytes| std::fs::write(&tmp, bytes).is_ok());
+        if ok && std::fs::rename(&tmp, path).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+
+    /// The cached violations of `file` for `gate`, if its key still matches.
+    pub fn get(&self, gate: &str, file: &str, key: &str) -> Option<Vec<Violation>> {
+        let mut entries = self.entries.lock().ok()?;
+        entries.clock += 1;
+        let now = entries.clock;
+        let entry = entries.gates.get_mut(gate)?.get_mut(file)?;
+        if entry.key != key {
+            return None;
+        }
+        entry.used = now;
+        Some(entry.violations.clone())
+    }
+
+    pub fn put(&self, gate: &str, file: &str, key: String, violations: Vec<Violation>) {
+        let Ok(mut entries) = self.entries.lock() else {
+            return;
+        };
+        entries.clock += 1;
+        let used = entries.clock;
+        entries.gates.entry(gate.to_string()).or_default().insert(
+            file.to_string(),
+            Entry {
+                key,
+                used,
+                violations,
+            },
+        );
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries
+            .lock()
+            .map(|e| e.gates.values().map(HashMap::len).sum())
+            .unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+fn prune(entries: &mut Entries, max: usize) {
+    let total: usize = entries.gates.values().map(HashMap::len).sum();
+    if total <= max {
+        return;
+    }
+    let mut ages: Vec<u64> = entries
+        .gates
+        .values()
+        .flat_map(|m| m.values().map(|e| e.used))
+        .collect();
+    ages.sort_unstable();
+    let cutoff = ages[total - max];
+    for m in entries.gates.values_mut() {
+        m.retain(|_, e| e.used >= cutoff);
+    }
+}
+
+/// Computes cache keys for one run; file hashes are read once and shared by every gate.
+pub struct KeyMaker<'a> {
+    root: &'a Path,
+    config: &'a Config,
+    file_hashes: Mutex<HashMap<String, Option<String>>>,
+    workspace: std::sync::OnceLock<String>,
+}
+
+impl<'a> KeyMaker<'a> {
+    pub fn new(root: &'a Path, config: &'a Config) -> Self {
+        KeyMaker {
+            root,
+            config,
+            file_hashes: Mutex::new(HashMap::new()),
+            workspace: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The key of `file` for `gate`; `None` when the gate is not cached or the file cannot be read.
+    pub fn key(&self, gate: &Gate, file: &str) -> Option<String> {
+        if gate.cache == CachePolicy::None || !gate.pass_files {
+            return None;
+        }
+        let content = self.file_hash(file)?;
+        let inputs: Vec<String> = gate
+            .cache_inputs
+            .iter()
+            .map(|i| self.file_hash(i).unwrap_or_else(|| "-".to_string()))
+            .collect();
+        let workspace = match gate.cache {
+            CachePolicy::Workspace => self
+                .workspace
+                .get_or_init(|| workspace_fingerprint(self.root, self.config))
+                .as_str(),
+            _ => "",
+        };
+        Some(stable_hash(
+            format!(
+                "{}\0{content}\0{}\0{workspace}",
+                gate.definition_hash,
+                inputs.join(",")
+            )
+            .as_bytes(),
+        ))
+    }
+
+    fn file_hash(&self, rel: &str) -> Option<String> {
+        if let Ok(map) = self.file_hashes.lock()
+            && let Some(h) = map.get(rel)
+        {
+            return h.clone();
+        }
+        let h = std::fs::read(self.root.join(rel))
+            .ok()
+            .map(|b| stable_hash(&b));
+        if let Ok(mut map) = self.file_hashes.lock() {
+            map.insert(rel.to_string(), h.clone());
+        }
+        h
+    }
+}
+
+/// Changes whenever any project file is added, removed or modified (path, size and mtime), so a
+/// `cache: workspace` result never outlives a change elsewhere in the workspace.
+fn workspace_fingerprint(root: &Path, config: &Config) -> String {
+    let mut acc = String::new();
+    for rel in crate::core::scope::project_files(root, config) {
+        let meta = std::fs::metadata(root.join(&rel)).ok();
+        let (len, mtime) = meta
+            .map(|m| {
+                let t = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+                (m.len(), t.map(|d| d.as_nanos()).unwrap_or(0))
+            })
+            .unwrap_or((0, 0));
+        acc.push_str(&rel);
+        acc.push_str(&format!("\0{len}\0{mtime}\n"));
+    }
+    stable_hash(acc.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_must_match_and_old_entries_are_pruned() {
+        let c = ResultCache::in_memory();
+        c.put("g", "a.py", "k1".into(), vec![]);
+        assert_eq!(c.get("g", "a.py", "k1"), Some(vec![]));
+        assert_eq!(c.get("g", "a.py", "k2"), None);
+        assert_eq!(c.get("h", "a.py", "k1"), None);
+        let mut e = c.entries.lock().unwrap();
+        for i in 0..10 {
+            e.clock += 1;
+            let used = e.clock;
+            e.gates.entry("g".into()).or_default().insert(
+                format!("f{i}"),
+                Entry {
+                    key: "k".into(),
+                    used,
+                    violations: vec![],
+                },
+            );
+        }
+        prune(&mut e, 4);
+        let left: Vec<&String> = e.gates["g"].keys().collect();
+        assert_eq!(left.len(), 4);
+        assert!(e.gates["g"].contains_key("f9"));
+    }
+
+    #[test]
+    fn a_corrupt_cache_file_is_ignored() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join(".qgates/cache")).unwrap();
+        std::fs::write(tmp.path().join(".qgates/cache/results.json"), "garbage{").unwrap();
+        let c = ResultCache::load(tmp.path());
+        assert!(c.is_empty());
+        c.put("g", "a.py", "k".into(), vec![]);
+        c.save();
+        assert_eq!(
+            ResultCache::load(tmp.path()).get("g", "a.py", "k"),
+            Some(vec![])
+        );
+    }
+}
