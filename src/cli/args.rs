@@ -29,6 +29,9 @@ pub enum Command {
     Init(InitArgs),
     /// Print the JSON Schema (draft-07) of quality.yaml, for editors.
     Schema,
+    /// Show or change the baseline of the auto scope (the last all-green commit of a branch).
+    #[command(subcommand)]
+    Baseline(BaselineCommand),
     /// Parse a saved tool output with a gate's parsing rules: test a quality.yaml without running the tool.
     #[command(
         after_help = "Example:\n  ruff check --output-format json src > out.json; qgates parse ruff_lint out.json --exit-code 1"
@@ -36,8 +39,34 @@ pub enum Command {
     Parse(ParseArgs),
 }
 
+#[derive(Debug, Subcommand)]
+pub enum BaselineCommand {
+    /// Print the current branch's baseline commit and failed files.
+    Show(BaselineArgs),
+    /// Forget the current branch's baseline and failed files: the next auto run checks the branch.
+    Reset(BaselineArgs),
+    /// Make a commit the current branch's baseline (and forget its failed files).
+    Set {
+        /// A commit, branch or tag, e.g. HEAD~3 or main.
+        rev: String,
+        #[command(flatten)]
+        args: BaselineArgs,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineArgs {
+    /// The workspace root (default: found from the current folder).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ScopeArg {
+    /// Changed since the last all-green run on this branch, plus files that failed since.
+    Auto,
+    /// Changed since the merge-base with the parent branch.
+    Branch,
     /// Every file of the project (project_scope globs, honouring .gitignore).
     Project,
     /// Only the paths given.
@@ -64,7 +93,7 @@ pub enum FormatArg {
 pub struct CheckArgs {
     /// Files or folders to check (implies --scope files).
     pub paths: Vec<PathBuf>,
-    /// Which files to check. Default: `files` when paths are given, else `project`.
+    /// Which files to check. Default: `files` when paths are given, else `auto`.
     #[arg(long, value_enum)]
     pub scope: Option<ScopeArg>,
     /// Only these gates, comma-separated ids.
@@ -77,6 +106,9 @@ pub struct CheckArgs {
     /// else the embedded default).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Do not read or advance the baseline state in .qgates/state.json.
+    #[arg(long)]
+    pub no_state: bool,
     /// Run every gate on every file, ignoring (and not updating) the result cache in .qgates/cache/.
     #[arg(long)]
     pub no_cache: bool,

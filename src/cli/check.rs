@@ -3,7 +3,10 @@
 use std::io::IsTerminal;
 use std::path::Path;
 
-use super::args::{CheckArgs, FormatArg, InitArgs, ParseArgs, ScopeArg};
+use super::args::{BaselineCommand, CheckArgs, FormatArg, InitArgs, ParseArgs, ScopeArg};
+use crate::core::git_changes::Repo;
+use crate::core::scope::DETACHED;
+use crate::core::state::StateStore;
 use super::output::{print_stderr, print_stdout};
 use super::workspace::find_root;
 use crate::core::cache::ResultCache;
@@ -43,13 +46,16 @@ pub fn check(a: CheckArgs) -> i32 {
             );
             return exit::USAGE;
         }
-        (Some(ScopeArg::Project), false) => {
-            print_stderr(
-                "qgates: --scope project checks every file; drop the paths, or use --scope files.\n",
-            );
+        (Some(s @ (ScopeArg::Project | ScopeArg::Auto | ScopeArg::Branch)), false) => {
+            let name = format!("{s:?}").to_lowercase();
+            print_stderr(&format!(
+                "qgates: --scope {name} chooses the files itself; drop the paths, or use --scope files.\n"
+            ));
             return exit::USAGE;
         }
-        (Some(ScopeArg::Project), true) | (None, true) => ScopeRequest::Project,
+        (Some(ScopeArg::Project), true) => ScopeRequest::Project,
+        (Some(ScopeArg::Branch), true) => ScopeRequest::Branch,
+        (Some(ScopeArg::Auto), true) | (None, true) => ScopeRequest::Auto,
         (_, false) => ScopeRequest::Files(a.paths.clone()),
     };
     let cache = (!a.no_cache).then(|| std::sync::Arc::new(ResultCache::load(&root)));
@@ -59,6 +65,7 @@ pub fn check(a: CheckArgs) -> i32 {
         gates: a.gates.clone(),
         trigger: Trigger::Ci,
         cache: cache.clone(),
+        update_state: !a.no_state,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -220,6 +227,87 @@ pub fn parse(a: ParseArgs) -> i32 {
                 "qgates: {} output could not be read: {e}\n",
                 gate.name
             ));
+            exit::GATE_ERROR
+        }
+    }
+}
+
+/// `qgates baseline show|reset|set`.
+pub fn baseline(cmd: BaselineCommand) -> i32 {
+    let args = match &cmd {
+        BaselineCommand::Show(a) | BaselineCommand::Reset(a) => a,
+        BaselineCommand::Set { args, .. } => args,
+    };
+    let root = find_root(args.root.as_deref(), None, Path::new("."));
+    let repo = match Repo::discover(&root) {
+        Ok(Some(r)) => r,
+        Ok(None) => {
+            print_stderr(&format!(
+                "qgates: {} is not in a git repository; baselines belong to git branches.\n",
+                root.display()
+            ));
+            return exit::USAGE;
+        }
+        Err(e) => {
+            print_stderr(&format!("qgates: {e}\n"));
+            return exit::USAGE;
+        }
+    };
+    let branch = repo.branch_name().unwrap_or_else(|| DETACHED.to_string());
+    let store = StateStore::new(&root);
+    let result = match &cmd {
+        BaselineCommand::Show(_) => store.load().map(|(state, warning)| {
+            let entry = state.branches.get(&branch).cloned().unwrap_or_default();
+            let mut out = format!(
+                "branch: {branch}\nbaseline: {}\n",
+                entry.baseline_sha.as_deref().unwrap_or("none (the next auto run checks the branch)")
+            );
+            if entry.failed_files.is_empty() {
+                out.push_str("failed files: none\n");
+            } else {
+                out.push_str("failed files:\n");
+                for f in &entry.failed_files {
+                    out.push_str(&format!("  {f}\n"));
+                }
+            }
+            print_stdout(&out);
+            warning
+        }),
+        BaselineCommand::Reset(_) => store
+            .update(|s| {
+                s.branches.remove(&branch);
+            })
+            .map(|((), w)| {
+                print_stdout(&format!("Baseline of {branch} forgotten; the next auto run checks the whole branch.\n"));
+                w
+            }),
+        BaselineCommand::Set { rev, .. } => {
+            let Some(sha) = repo.resolve_commit(rev) else {
+                print_stderr(&format!("qgates: `{rev}` names no commit in this repository.\n"));
+                return exit::USAGE;
+            };
+            store
+                .update(|s| {
+                    s.branches.insert(
+                        branch.clone(),
+                        crate::core::state::BranchState { baseline_sha: Some(sha.clone()), failed_files: Vec::new() },
+                    );
+                })
+                .map(|((), w)| {
+                    print_stdout(&format!("Baseline of {branch} set to {sha}.\n"));
+                    w
+                })
+        }
+    };
+    match result {
+        Ok(warning) => {
+            if let Some(w) = warning {
+                print_stderr(&format!("qgates: {w}\n"));
+            }
+            exit::GREEN
+        }
+        Err(e) => {
+            print_stderr(&format!("qgates: {e}\n"));
             exit::GATE_ERROR
         }
     }

@@ -34,6 +34,7 @@ pub fn main() -> i32 {
             exit::GREEN
         }
         Command::Parse(a) => check::parse(a),
+        Command::Baseline(c) => check::baseline(c),
     }
 }
 

@@ -12,7 +12,8 @@ use crate::core::config::Gate;
 use crate::core::config::{Config, Trigger};
 use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo};
 use crate::core::runner::{GateJob, render_fix_hint, run_gate};
-use crate::core::scope::{ScopeError, ScopeRequest, resolve};
+use crate::core::scope::{BaselineTarget, ScopeError, ScopeRequest, resolve};
+use crate::core::state::{RunOutcome, StateStore, advance};
 use std::collections::HashMap;
 
 /// What to run.
@@ -27,6 +28,8 @@ pub struct RunRequest {
     pub trigger: Trigger,
     /// Reuse and record results per file (`None`: always run).
     pub cache: Option<Arc<ResultCache>>,
+    /// Advance the branch's baseline state after an `auto` or `branch` run (`--no-state`: false).
+    pub update_state: bool,
 }
 
 /// A run that could not start: the caller asked for something impossible.
@@ -114,12 +117,62 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
     if !any_ran {
         remove_empty_run_dir(&run_dir);
     }
-    Ok(Report::new(
-        info,
-        gates,
-        started.elapsed().as_millis() as u64,
-        log_dir,
-    ))
+    let mut report = Report::new(info, gates, started.elapsed().as_millis() as u64, log_dir);
+    if request.update_state
+        && let Some(target) = &scope.baseline
+    {
+        advance_state(&request.root, target, &selected, &scope.files, &mut report);
+    }
+    Ok(report)
+}
+
+/// Records the run in `.qgates/state.json`: a green run moves the baseline to HEAD; otherwise
+/// the branch's failed files are narrowed and extended (see `state::advance`).
+fn advance_state(root: &Path, target: &BaselineTarget, gates: &[&Gate], files: &[String], report: &mut Report) {
+    let mut outcome = RunOutcome { green: report.overall_pass, ..Default::default() };
+    for file in files {
+        let mut checked = false;
+        let mut clean = true;
+        for (gate, result) in gates.iter().zip(&report.gates) {
+            if result.status == GateStatus::Skipped || !gate.applies_to(file) {
+                continue;
+            }
+            checked = true;
+            let named = result.violations.iter().any(|v| v.file.as_deref() == Some(file.as_str()));
+            if result.status == GateStatus::Error || (named && !result.allow_fail) {
+                clean = false;
+            }
+            if named && result.blocks() {
+                outcome.failed_files.insert(file.clone());
+            }
+        }
+        if checked && clean {
+            outcome.passed_files.insert(file.clone());
+        }
+    }
+    let store = StateStore::new(root);
+    let saved = store.update(|state| {
+        let prev = state.branches.get(&target.branch).cloned().unwrap_or_default();
+        let next = advance(&prev, target.head.as_deref(), &outcome);
+        let baseline = next.baseline_sha.clone();
+        state.branches.insert(target.branch.clone(), next);
+        baseline
+    });
+    let note = match saved {
+        Ok((baseline, warning)) => {
+            if report.overall_pass {
+                report.scope.baseline_sha = baseline;
+            }
+            warning
+        }
+        Err(e) => Some(format!("the baseline state could not be saved ({e})")),
+    };
+    if let Some(note) = note {
+        report.scope.note = Some(match report.scope.note.take() {
+            Some(prev) => format!("{prev}; {note}"),
+            None => note,
+        });
+    }
 }
 
 /// A gate's files split into those the cache answers and those that must run.

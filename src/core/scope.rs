@@ -1,13 +1,21 @@
-//! Which files a run checks. `project` walks the workspace (honouring .gitignore) through the
-//! `project_scope` globs; `files` takes the paths given.
+//! Which files a run checks. `auto` takes what changed since the branch's baseline (plus the files
+//! that failed since), `branch` what changed since the parent branch, `project` walks the
+//! workspace (honouring .gitignore) through the `project_scope` globs, `files` takes the paths given.
 
 use std::path::{Path, PathBuf};
 
 use crate::core::config::Config;
+use crate::core::git_changes::{GitError, Repo};
+use crate::core::state::StateStore;
 
 /// What the caller asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ScopeRequest {
+    /// Changed since the baseline (working tree included), plus untracked files and the branch's
+    /// failed files; without a baseline, as `Branch`.
+    Auto,
+    /// Changed since the merge-base with the parent branch, plus working-tree changes.
+    Branch,
     Project,
     /// Paths absolute or relative to the process's working directory; folders are walked.
     Files(Vec<PathBuf>),
@@ -20,6 +28,15 @@ pub struct ResolvedScope {
     pub files: Vec<String>,
     pub baseline_sha: Option<String>,
     pub note: Option<String>,
+    /// For `auto` and `branch` runs in a repository: the state entry the run may advance.
+    pub baseline: Option<BaselineTarget>,
+}
+
+/// Which branch entry a run updates, and the commit a green run makes its baseline.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BaselineTarget {
+    pub branch: String,
+    pub head: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -163,4 +180,75 @@ fn lexical(p: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// `auto` and `branch`: what git says changed, with a note whenever the run fell back.
+fn resolve_changes(root: &Path, config: &Config, request: &ScopeRequest) -> Result<ResolvedScope, ScopeError> {
+    let mode = if *request == ScopeRequest::Auto { "auto" } else { "branch" };
+    let git = |e: GitError| ScopeError::Git(e.to_string());
+    let Some(repo) = Repo::discover(root).map_err(git)? else {
+        return Ok(ResolvedScope {
+            mode: "project",
+            files: project_files(root, config),
+            note: Some(format!("not a git repository, so `{mode}` checked every project file")),
+            ..Default::default()
+        });
+    };
+    let head = repo.head_sha();
+    let branch = repo.branch_name().unwrap_or_else(|| DETACHED.to_string());
+    let mut notes: Vec<String> = Vec::new();
+    let mut extra: Vec<String> = Vec::new();
+    let mut base: Option<String> = None;
+    let mut baseline_sha = None;
+    if mode == "auto" {
+        let (state, warning) = StateStore::new(root).load().map_err(|e| ScopeError::Git(e.to_string()))?;
+        notes.extend(warning);
+        let entry = state.branches.get(&branch).cloned().unwrap_or_default();
+        extra = entry.failed_files.iter().filter(|f| root.join(f).is_file()).cloned().collect();
+        match entry.baseline_sha {
+            Some(sha) if repo.is_ancestor_of_head(&sha) => {
+                base = Some(sha.clone());
+                baseline_sha = Some(sha);
+            }
+            Some(sha) => notes.push(format!(
+                "baseline {} is no longer in this branch's history (rebased or reset?), so changes since the parent branch were checked",
+                short(&sha)
+            )),
+            None => notes.push("no green run recorded on this branch yet, so changes since the parent branch were checked".to_string()),
+        }
+    }
+    if base.is_none() {
+        match repo.parent_branch_base(config.parent_branch.as_deref()).map_err(git)? {
+            Some(parent) => {
+                if mode == "branch" {
+                    notes.push(format!("changes since {} ({})", parent.name, short(&parent.sha)));
+                }
+                base = Some(parent.sha);
+            }
+            None => {
+                base = head.clone();
+                notes.push(match &head {
+                    Some(_) => "no parent branch found, so only uncommitted changes were checked".to_string(),
+                    None => "no commit yet: every file git would add was checked".to_string(),
+                });
+            }
+        }
+    }
+    let changes = repo.changed_since(base.as_deref()).map_err(git)?;
+    notes.extend(changes.notes);
+    let mut files = changes.files;
+    files.extend(extra);
+    files.sort_unstable();
+    files.dedup();
+    Ok(ResolvedScope {
+        mode,
+        files,
+        baseline_sha,
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
+        baseline: Some(BaselineTarget { branch, head }),
+    })
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(12)]
 }
