@@ -5,6 +5,7 @@ pub mod artifacts;
 pub mod cache;
 pub mod config;
 pub mod engine;
+pub mod git_changes;
 pub mod hash;
 pub mod parse;
 pub mod report;

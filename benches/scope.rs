@@ -1,0 +1,150 @@
+//! Scope resolution speed against `git status`, on a generated repository of 50,000 tracked files
+//! with 100 modified, 300 untracked and 20,000 ignored (the target: at most 1.5 × `git status
+//! --porcelain -uall`).
+//!
+//! `cargo bench --bench scope`; `QGATES_BENCH_RUNS` sets the number of timed runs (default 15).
+//! Both sides run in the same process, alternating, so a busy machine slows both alike.
+#![expect(
+    clippy::print_stdout,
+    reason = "a benchmark reports its numbers on stdout"
+)]
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use qgates::core::git_changes::Repo;
+
+const TRACKED: usize = 50_000;
+const PER_DIR: usize = 100;
+const MODIFIED: usize = 100;
+const UNTRACKED: usize = 300;
+const IGNORED: usize = 20_000;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let runs: usize = std::env::var("QGATES_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(15);
+    let tmp = tempfile::tempdir()?;
+    let root = tmp.path();
+    let started = Instant::now();
+    let base = generate(root)?;
+    println!(
+        "generated {TRACKED} tracked, {MODIFIED} modified, {UNTRACKED} untracked, {IGNORED} ignored files in {:.1?}",
+        started.elapsed()
+    );
+
+    // What each side finds must agree, or the timing compares different work.
+    let ours = Repo::discover(root)?
+        .ok_or("not a repository")?
+        .changed_since(Some(&base))?;
+    let porcelain = git(root, &["status", "--porcelain", "-uall"])?;
+    let theirs = porcelain.lines().count();
+    println!(
+        "changed_since finds {} files, git status lists {theirs}",
+        ours.files.len()
+    );
+    if ours.files.len() != MODIFIED + UNTRACKED || theirs != MODIFIED + UNTRACKED {
+        return Err("unexpected file counts".into());
+    }
+
+    let mut scope = Vec::with_capacity(runs);
+    let mut scope_only = Vec::with_capacity(runs);
+    let mut status = Vec::with_capacity(runs);
+    // One untimed run each warms the page cache and lets git refresh its index once.
+    for i in 0..=runs {
+        let t = Instant::now();
+        let repo = Repo::discover(root)?.ok_or("not a repository")?;
+        let opened = t.elapsed();
+        let t2 = Instant::now();
+        let changes = repo.changed_since(Some(&base))?;
+        let diffed = t2.elapsed();
+        std::hint::black_box(changes);
+
+        let t = Instant::now();
+        std::hint::black_box(git(root, &["status", "--porcelain", "-uall"])?);
+        let cli = t.elapsed();
+        if i > 0 {
+            scope.push(opened + diffed);
+            scope_only.push(diffed);
+            status.push(cli);
+        }
+    }
+    let (ours, diff_only, cli) = (median(scope), median(scope_only), median(status));
+    println!("median of {runs} runs:");
+    println!("  Repo::discover + changed_since(Some(HEAD))  {ours:>10.2?}");
+    println!("  changed_since alone                          {diff_only:>10.2?}");
+    println!("  git status --porcelain -uall                 {cli:>10.2?}");
+    println!(
+        "  ratio (discover + changed_since) / git status  {:.2} (target ≤ 1.50)",
+        ours.as_secs_f64() / cli.as_secs_f64()
+    );
+    Ok(())
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// Builds the repository and returns HEAD.
+fn generate(root: &Path) -> Result<String, Box<dyn std::error::Error>> {
+    git(root, &["init", "-q", "-b", "main"])?;
+    git(root, &["config", "user.name", "Bench"])?;
+    git(root, &["config", "user.email", "bench@example.com"])?;
+    std::fs::write(root.join(".gitignore"), "ignored/\n")?;
+    for i in 0..TRACKED {
+        write(root, &tracked(i), &format!("value_{i} = {i}\n"))?;
+    }
+    // Files older than the index are clean by their stat alone; without the pause, files written
+    // in the same instant as the index would be hashed on every run by both sides ("racy git").
+    std::thread::sleep(Duration::from_millis(1100));
+    git(root, &["add", "-A"])?;
+    git(root, &["commit", "-q", "-m", "initial"])?;
+    let head = git(root, &["rev-parse", "HEAD"])?.trim().to_owned();
+
+    for i in 0..MODIFIED {
+        // Spread over the tree, as real edits are.
+        let n = i * (TRACKED / MODIFIED);
+        write(root, &tracked(n), &format!("value_{n} = {}\n", n + 1))?;
+    }
+    for i in 0..UNTRACKED {
+        write(root, &format!("d{:03}/new_{i}.py", i % 500), "new = 1\n")?;
+    }
+    for i in 0..IGNORED {
+        write(
+            root,
+            &format!("ignored/d{:03}/cache_{i}.bin", i / 200),
+            "ignored\n",
+        )?;
+    }
+    Ok(head)
+}
+
+fn tracked(i: usize) -> String {
+    format!("d{:03}/f{:05}.py", i / PER_DIR, i)
+}
+
+fn write(root: &Path, rel: &str, content: &str) -> std::io::Result<()> {
+    let path = root.join(rel);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, content)
+}
+
+/// `git` in `root`, without the user's or the system's configuration (an fsmonitor or an untracked
+/// cache there would time something else).
+fn git(root: &Path, args: &[&str]) -> Result<String, Box<dyn std::error::Error>> {
+    let out = Command::new("git")
+        .current_dir(root)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()?;
+    if !out.status.success() {
+        return Err(format!("git {args:?}: {}", String::from_utf8_lossy(&out.stderr)).into());
+    }
+    Ok(String::from_utf8(out.stdout)?)
+}
