@@ -17,8 +17,16 @@ fn gate_yaml(id: &str, extra: &str) -> String {
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git").current_dir(dir).args(args).output().expect("git");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -48,13 +56,17 @@ fn checked(report: &Value) -> Vec<String> {
 }
 
 fn state(root: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(root.join(".qgates/state.json")).unwrap()).unwrap()
+    serde_json::from_str(&std::fs::read_to_string(root.join(".qgates/state.json")).unwrap())
+        .unwrap()
 }
 
 #[test]
 fn the_baseline_narrows_failures_and_advances_when_green() {
     let cfg = format!("version: 1\ngates:\n{}", gate_yaml("lint", ""));
-    let ws = repo(&[("a.py", "ok\n"), ("b.py", "ok\n"), ("c.py", "ok\n")], &cfg);
+    let ws = repo(
+        &[("a.py", "ok\n"), ("b.py", "ok\n"), ("c.py", "ok\n")],
+        &cfg,
+    );
     let root = ws.path();
     let a = git(root, &["rev-parse", "HEAD"]);
 
@@ -72,7 +84,10 @@ fn the_baseline_narrows_failures_and_advances_when_green() {
     assert_eq!(code, 1, "{r}");
     assert_eq!(r["scope"]["files_in_scope"], 1);
     assert_eq!(r["scope"]["baseline_sha"], a.as_str());
-    assert_eq!(state(root)["branches"]["main"]["failed_files"], serde_json::json!(["a.py"]));
+    assert_eq!(
+        state(root)["branches"]["main"]["failed_files"],
+        serde_json::json!(["a.py"])
+    );
 
     // Fix a.py (back to its content at A) and edit b.py: the scope is {a.py, b.py}; c.py is not
     // checked again. All green: the baseline moves to HEAD and the failures are forgotten.
@@ -83,8 +98,14 @@ fn the_baseline_narrows_failures_and_advances_when_green() {
     assert_eq!(r["scope"]["files_in_scope"], 2);
     assert_eq!(gate(&r, "lint")["files_checked"], 2);
     let head = git(root, &["rev-parse", "HEAD"]);
-    assert_eq!(state(root)["branches"]["main"]["baseline_sha"], head.as_str());
-    assert_eq!(state(root)["branches"]["main"]["failed_files"], serde_json::json!([]));
+    assert_eq!(
+        state(root)["branches"]["main"]["baseline_sha"],
+        head.as_str()
+    );
+    assert_eq!(
+        state(root)["branches"]["main"]["failed_files"],
+        serde_json::json!([])
+    );
     assert_eq!(r["scope"]["baseline_sha"], head.as_str());
 }
 
@@ -104,7 +125,10 @@ fn untracked_files_count_and_ignored_ones_do_not() {
 
 #[test]
 fn allow_fail_findings_never_hold_the_baseline_back() {
-    let cfg = format!("version: 1\ngates:\n{}", gate_yaml("soft", "    allow_fail: true\n"));
+    let cfg = format!(
+        "version: 1\ngates:\n{}",
+        gate_yaml("soft", "    allow_fail: true\n")
+    );
     let ws = repo(&[("a.py", "ok\n")], &cfg);
     let root = ws.path();
     check_json(root, &[]);
@@ -114,8 +138,14 @@ fn allow_fail_findings_never_hold_the_baseline_back() {
     assert_eq!(code, 0, "{r}");
     assert_eq!(gate(&r, "soft")["status"], "failed");
     let head = git(root, &["rev-parse", "HEAD"]);
-    assert_eq!(state(root)["branches"]["main"]["baseline_sha"], head.as_str());
-    assert_eq!(state(root)["branches"]["main"]["failed_files"], serde_json::json!([]));
+    assert_eq!(
+        state(root)["branches"]["main"]["baseline_sha"],
+        head.as_str()
+    );
+    assert_eq!(
+        state(root)["branches"]["main"]["failed_files"],
+        serde_json::json!([])
+    );
 }
 
 #[test]
@@ -133,7 +163,10 @@ fn no_state_leaves_the_state_untouched_and_project_runs_do_not_move_it() {
     git(root, &["commit", "-qam", "B"]);
     check_json(root, &["--no-state"]);
     check_json(root, &["--scope", "project"]);
-    assert_eq!(std::fs::read_to_string(root.join(".qgates/state.json")).unwrap(), before);
+    assert_eq!(
+        std::fs::read_to_string(root.join(".qgates/state.json")).unwrap(),
+        before
+    );
 }
 
 #[test]
@@ -147,7 +180,10 @@ fn a_baseline_rebased_away_falls_back_to_the_branch_with_a_note() {
     git(root, &["commit", "-qm", "B"]);
     check_json(root, &[]);
     let gone = git(root, &["rev-parse", "HEAD"]);
-    assert_eq!(state(root)["branches"]["feature"]["baseline_sha"], gone.as_str());
+    assert_eq!(
+        state(root)["branches"]["feature"]["baseline_sha"],
+        gone.as_str()
+    );
     git(root, &["reset", "-q", "--hard", "HEAD~1"]);
     write(root, "c.py", "BAD\n");
     git(root, &["add", "c.py"]);
@@ -155,7 +191,10 @@ fn a_baseline_rebased_away_falls_back_to_the_branch_with_a_note() {
     let (code, r) = check_json(root, &[]);
     assert_eq!(code, 1, "{r}");
     let note = r["scope"]["note"].as_str().unwrap();
-    assert!(note.contains("no longer in this branch's history"), "{note}");
+    assert!(
+        note.contains("no longer in this branch's history"),
+        "{note}"
+    );
     assert_eq!(checked(&r), ["c.py"]);
 }
 
@@ -184,7 +223,13 @@ fn a_folder_that_is_not_a_repository_checks_the_project_with_a_note() {
     let (code, r) = check_json(ws.path(), &[]);
     assert_eq!(code, 1, "{r}");
     assert_eq!(r["scope"]["mode"], "project");
-    assert!(r["scope"]["note"].as_str().unwrap().contains("not a git repository"), "{r}");
+    assert!(
+        r["scope"]["note"]
+            .as_str()
+            .unwrap()
+            .contains("not a git repository"),
+        "{r}"
+    );
 }
 
 #[test]
@@ -192,10 +237,16 @@ fn eight_processes_at_once_lose_no_update() {
     let mut cfg = String::from("version: 1\ngates:\n");
     let mut files = Vec::new();
     for i in 0..8 {
-        cfg.push_str(&gate_yaml(&format!("g{i}"), &format!("    scope: {{ include_globs: [\"f{i}.py\"] }}\n")));
+        cfg.push_str(&gate_yaml(
+            &format!("g{i}"),
+            &format!("    scope: {{ include_globs: [\"f{i}.py\"] }}\n"),
+        ));
         files.push((format!("f{i}.py"), "ok\n".to_string()));
     }
-    let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
     let ws = repo(&refs, &cfg);
     let root = ws.path();
     for (f, _) in &files {
@@ -229,9 +280,21 @@ fn baseline_commands_show_reset_and_set() {
     write(root, "b.py", "ok\n");
     git(root, &["add", "b.py"]);
     git(root, &["commit", "-qm", "B"]);
-    let show = |root: &Path| String::from_utf8(qgates(root).args(["baseline", "show"]).output().unwrap().stdout).unwrap();
+    let show = |root: &Path| {
+        String::from_utf8(
+            qgates(root)
+                .args(["baseline", "show"])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap()
+    };
     assert!(show(root).contains("baseline: none"), "{}", show(root));
-    let out = qgates(root).args(["baseline", "set", "HEAD~1"]).output().unwrap();
+    let out = qgates(root)
+        .args(["baseline", "set", "HEAD~1"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(show(root).contains(&format!("baseline: {a}")));
     let (_, r) = check_json(root, &[]);
@@ -239,7 +302,10 @@ fn baseline_commands_show_reset_and_set() {
     let out = qgates(root).args(["baseline", "reset"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(show(root).contains("baseline: none"));
-    let out = qgates(root).args(["baseline", "set", "no-such-rev"]).output().unwrap();
+    let out = qgates(root)
+        .args(["baseline", "set", "no-such-rev"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("names no commit"));
 }

@@ -4,17 +4,17 @@ use std::io::IsTerminal;
 use std::path::Path;
 
 use super::args::{BaselineCommand, CheckArgs, FormatArg, InitArgs, ParseArgs, ScopeArg};
-use crate::core::git_changes::Repo;
-use crate::core::scope::DETACHED;
-use crate::core::state::StateStore;
 use super::output::{print_stderr, print_stdout};
 use super::workspace::find_root;
 use crate::core::cache::ResultCache;
 use crate::core::config::{self, Trigger};
 use crate::core::engine::{RunRequest, run};
+use crate::core::git_changes::Repo;
 use crate::core::parse::{ParseContext, ToolOutput, parse_output};
 use crate::core::report::{self, Report, exit};
+use crate::core::scope::DETACHED;
 use crate::core::scope::ScopeRequest;
+use crate::core::state::StateStore;
 
 pub fn check(a: CheckArgs) -> i32 {
     let start = a
@@ -260,7 +260,10 @@ pub fn baseline(cmd: BaselineCommand) -> i32 {
             let entry = state.branches.get(&branch).cloned().unwrap_or_default();
             let mut out = format!(
                 "branch: {branch}\nbaseline: {}\n",
-                entry.baseline_sha.as_deref().unwrap_or("none (the next auto run checks the branch)")
+                entry
+                    .baseline_sha
+                    .as_deref()
+                    .unwrap_or("none (the next auto run checks the branch)")
             );
             if entry.failed_files.is_empty() {
                 out.push_str("failed files: none\n");
@@ -278,19 +281,26 @@ pub fn baseline(cmd: BaselineCommand) -> i32 {
                 s.branches.remove(&branch);
             })
             .map(|((), w)| {
-                print_stdout(&format!("Baseline of {branch} forgotten; the next auto run checks the whole branch.\n"));
+                print_stdout(&format!(
+                    "Baseline of {branch} forgotten; the next auto run checks the whole branch.\n"
+                ));
                 w
             }),
         BaselineCommand::Set { rev, .. } => {
             let Some(sha) = repo.resolve_commit(rev) else {
-                print_stderr(&format!("qgates: `{rev}` names no commit in this repository.\n"));
+                print_stderr(&format!(
+                    "qgates: `{rev}` names no commit in this repository.\n"
+                ));
                 return exit::USAGE;
             };
             store
                 .update(|s| {
                     s.branches.insert(
                         branch.clone(),
-                        crate::core::state::BranchState { baseline_sha: Some(sha.clone()), failed_files: Vec::new() },
+                        crate::core::state::BranchState {
+                            baseline_sha: Some(sha.clone()),
+                            failed_files: Vec::new(),
+                        },
                     );
                 })
                 .map(|((), w)| {

@@ -128,8 +128,17 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
 
 /// Records the run in `.qgates/state.json`: a green run moves the baseline to HEAD; otherwise
 /// the branch's failed files are narrowed and extended (see `state::advance`).
-fn advance_state(root: &Path, target: &BaselineTarget, gates: &[&Gate], files: &[String], report: &mut Report) {
-    let mut outcome = RunOutcome { green: report.overall_pass, ..Default::default() };
+fn advance_state(
+    root: &Path,
+    target: &BaselineTarget,
+    gates: &[&Gate],
+    files: &[String],
+    report: &mut Report,
+) {
+    let mut outcome = RunOutcome {
+        green: report.overall_pass,
+        ..Default::default()
+    };
     for file in files {
         let mut checked = false;
         let mut clean = true;
@@ -138,7 +147,10 @@ fn advance_state(root: &Path, target: &BaselineTarget, gates: &[&Gate], files: &
                 continue;
             }
             checked = true;
-            let named = result.violations.iter().any(|v| v.file.as_deref() == Some(file.as_str()));
+            let named = result
+                .violations
+                .iter()
+                .any(|v| v.file.as_deref() == Some(file.as_str()));
             if result.status == GateStatus::Error || (named && !result.allow_fail) {
                 clean = false;
             }
@@ -152,7 +164,11 @@ fn advance_state(root: &Path, target: &BaselineTarget, gates: &[&Gate], files: &
     }
     let store = StateStore::new(root);
     let saved = store.update(|state| {
-        let prev = state.branches.get(&target.branch).cloned().unwrap_or_default();
+        let prev = state
+            .branches
+            .get(&target.branch)
+            .cloned()
+            .unwrap_or_default();
         let next = advance(&prev, target.head.as_deref(), &outcome);
         let baseline = next.baseline_sha.clone();
         state.branches.insert(target.branch.clone(), next);

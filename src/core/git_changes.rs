@@ -204,6 +204,11 @@ impl Repo {
         reference.peel_to_commit().ok().map(|c| c.id())
     }
 
+    /// The full id of the commit a revision names (`HEAD~1`, `main`, a tag, a short id).
+    pub fn resolve_commit(&self, spec: &str) -> Option<String> {
+        self.revision(spec).map(|o| o.to_string())
+    }
+
     fn revision(&self, spec: &str) -> Option<Oid> {
         let object = self.repo.revparse_single(spec).ok()?;
         object.peel_to_commit().ok().map(|c| c.id())

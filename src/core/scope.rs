@@ -47,6 +47,8 @@ pub enum ScopeError {
         "`{path}` is outside the workspace root {root}. Give paths inside the workspace, or run from (or pass --root) the workspace that holds them."
     )]
     OutsideRoot { path: String, root: String },
+    #[error("{0}")]
+    Git(String),
 }
 
 /// Folders never walked in project scope: tool caches, virtual environments, VCS data.
@@ -65,12 +67,16 @@ const NEVER_WALK: [&str; 12] = [
     ".nox",
 ];
 
+/// The state key of a detached HEAD.
+pub const DETACHED: &str = "(detached HEAD)";
+
 pub fn resolve(
     root: &Path,
     config: &Config,
     request: &ScopeRequest,
 ) -> Result<ResolvedScope, ScopeError> {
     match request {
+        ScopeRequest::Auto | ScopeRequest::Branch => resolve_changes(root, config, request),
         ScopeRequest::Project => Ok(ResolvedScope {
             mode: "project",
             files: project_files(root, config),
@@ -183,14 +189,24 @@ fn lexical(p: &Path) -> PathBuf {
 }
 
 /// `auto` and `branch`: what git says changed, with a note whenever the run fell back.
-fn resolve_changes(root: &Path, config: &Config, request: &ScopeRequest) -> Result<ResolvedScope, ScopeError> {
-    let mode = if *request == ScopeRequest::Auto { "auto" } else { "branch" };
+fn resolve_changes(
+    root: &Path,
+    config: &Config,
+    request: &ScopeRequest,
+) -> Result<ResolvedScope, ScopeError> {
+    let mode = if *request == ScopeRequest::Auto {
+        "auto"
+    } else {
+        "branch"
+    };
     let git = |e: GitError| ScopeError::Git(e.to_string());
     let Some(repo) = Repo::discover(root).map_err(git)? else {
         return Ok(ResolvedScope {
             mode: "project",
             files: project_files(root, config),
-            note: Some(format!("not a git repository, so `{mode}` checked every project file")),
+            note: Some(format!(
+                "not a git repository, so `{mode}` checked every project file"
+            )),
             ..Default::default()
         });
     };
@@ -201,10 +217,17 @@ fn resolve_changes(root: &Path, config: &Config, request: &ScopeRequest) -> Resu
     let mut base: Option<String> = None;
     let mut baseline_sha = None;
     if mode == "auto" {
-        let (state, warning) = StateStore::new(root).load().map_err(|e| ScopeError::Git(e.to_string()))?;
+        let (state, warning) = StateStore::new(root)
+            .load()
+            .map_err(|e| ScopeError::Git(e.to_string()))?;
         notes.extend(warning);
         let entry = state.branches.get(&branch).cloned().unwrap_or_default();
-        extra = entry.failed_files.iter().filter(|f| root.join(f).is_file()).cloned().collect();
+        extra = entry
+            .failed_files
+            .iter()
+            .filter(|f| root.join(f).is_file())
+            .cloned()
+            .collect();
         match entry.baseline_sha {
             Some(sha) if repo.is_ancestor_of_head(&sha) => {
                 base = Some(sha.clone());
@@ -218,17 +241,25 @@ fn resolve_changes(root: &Path, config: &Config, request: &ScopeRequest) -> Resu
         }
     }
     if base.is_none() {
-        match repo.parent_branch_base(config.parent_branch.as_deref()).map_err(git)? {
+        match repo
+            .parent_branch_base(config.parent_branch.as_deref())
+            .map_err(git)?
+        {
             Some(parent) => {
                 if mode == "branch" {
-                    notes.push(format!("changes since {} ({})", parent.name, short(&parent.sha)));
+                    notes.push(format!(
+                        "changes since {} ({})",
+                        parent.name,
+                        short(&parent.sha)
+                    ));
                 }
                 base = Some(parent.sha);
             }
             None => {
                 base = head.clone();
                 notes.push(match &head {
-                    Some(_) => "no parent branch found, so only uncommitted changes were checked".to_string(),
+                    Some(_) => "no parent branch found, so only uncommitted changes were checked"
+                        .to_string(),
                     None => "no commit yet: every file git would add was checked".to_string(),
                 });
             }
