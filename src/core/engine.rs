@@ -47,7 +47,23 @@ pub enum RunError {
 pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunError> {
     let started = Instant::now();
     let selected = select_gates(config, request.gates.as_deref())?;
-    let scope = resolve(&request.root, config, &request.scope)?;
+    let mut scope = resolve(&request.root, config, &request.scope)?;
+    // A file deleted since the scope was read (a branch switch, a formatter, the user) is not
+    // handed to a tool that would fail on it; the report says so.
+    let before = scope.files.len();
+    scope.files.retain(|f| request.root.join(f).is_file());
+    let vanished = before - scope.files.len();
+    if vanished > 0 {
+        let note = format!(
+            "{vanished} file{} vanished before the gates ran and {} skipped",
+            if vanished == 1 { "" } else { "s" },
+            if vanished == 1 { "was" } else { "were" }
+        );
+        scope.note = Some(match scope.note.take() {
+            Some(prev) => format!("{prev}; {note}"),
+            None => note,
+        });
+    }
     let run_dir =
         Arc::new(create_run_dir(&request.root).map_err(|e| RunError::LogDir(e.to_string()))?);
     let root: Arc<Path> = Arc::from(request.root.as_path());
