@@ -53,7 +53,8 @@ fn main() {
     );
     let project = project_bench(&tools, runs, cold);
     let single = single_file_bench(&tools, runs * 6);
-    println!("\n== Results ==\n{project}{single}");
+    let rerun = rerun_bench(&tools, runs);
+    println!("\n== Results ==\n{project}{single}{rerun}");
 }
 
 /// Where the programs are, and the PATH every child gets (so qgates finds the same tools).
@@ -163,8 +164,19 @@ fn project_bench(tools: &Tools, runs: usize, cold: bool) -> String {
 
     let qgates = || {
         let mut c = tools.command(&tools.qgates, root);
-        c.args(["check", "--scope", "project", "--format", "json", "--root"])
-            .arg(root);
+        // The comparison is with the tools' own work: qgates' result cache (measured in (c)) and
+        // baseline state stay out of it.
+        c.args([
+            "check",
+            "--scope",
+            "project",
+            "--format",
+            "json",
+            "--no-cache",
+            "--no-state",
+            "--root",
+        ])
+        .arg(root);
         c
     };
     // The gates' own argv from the default configuration, with the same root-relative files.
@@ -607,6 +619,7 @@ fn single_file_bench(tools: &Tools, runs: usize) -> String {
             "ruff_lint",
             "--format",
             "json",
+            "--no-cache",
             "--root",
         ])
         .arg(root);
@@ -658,4 +671,60 @@ fn single_file_bench(tools: &Tools, runs: usize) -> String {
         verdict(overhead <= 5.0)
     );
     s
+}
+
+/// (c) The result cache: `check --scope project` on the generated project with an empty cache,
+/// then again with nothing changed. The second run must start no tool (every gate answered all
+/// its files from the cache) and take at most 10 % of the first.
+fn rerun_bench(tools: &Tools, runs: usize) -> String {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let root = dir.path();
+    let files = write_project(root);
+    println!(
+        "\n(c) unchanged re-run: {} Python files under {}",
+        files.len(),
+        root.display()
+    );
+    let qgates = || {
+        let mut c = tools.command(&tools.qgates, root);
+        c.args([
+            "check",
+            "--scope",
+            "project",
+            "--format",
+            "json",
+            "--no-state",
+            "--root",
+        ])
+        .arg(root);
+        c
+    };
+    let (mut firsts, mut seconds) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let _ = std::fs::remove_dir_all(root.join(".qgates").join("cache"));
+        let (first, out) = timed(&mut qgates());
+        check_report(&out, &GATE_IDS);
+        let (second, out) = timed(&mut qgates());
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+        for g in report["gates"].as_array().expect("gates") {
+            assert_eq!(
+                g["cached_files"], g["files_checked"],
+                "gate {} ran a tool on the unchanged re-run",
+                g["id"]
+            );
+        }
+        firsts.push(first);
+        seconds.push(second);
+    }
+    let (f, s) = (median(&firsts), median(&seconds));
+    let ratio = ms(s) / ms(f);
+    let met = ratio <= 0.10;
+    format!(
+        "(c) unchanged re-run of `check --scope project` ({} files, medians of {runs}):\n    first (empty cache) {:.0} ms, second {:.1} ms, zero tool processes\n    second / first = {:.3}  (target ≤ 0.10: {})\n",
+        files.len(),
+        ms(f),
+        ms(s),
+        ratio,
+        verdict(met)
+    )
 }

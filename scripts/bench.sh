@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --bin qgates
-benches=("${@:-parse check memory}")
+benches=("${@:-parse check memory scope}")
 # shellcheck disable=SC2068 # word splitting of the default list is intended
 for bench in ${benches[@]}; do
   echo "=== cargo bench --bench $bench"
