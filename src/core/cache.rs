@@ -41,6 +41,9 @@ const FORMAT_VERSION: u32 = 1;
 pub struct ResultCache {
     entries: Mutex<Entries>,
     persist_to: Option<PathBuf>,
+    /// Something new was recorded since loading: only then is the file rewritten (recency alone
+    /// is not worth a write on every unchanged run).
+    dirty: std::sync::atomic::AtomicBool,
 }
 
 impl ResultCache {
@@ -52,6 +55,7 @@ impl ResultCache {
                 ..Default::default()
             }),
             persist_to: None,
+            dirty: Default::default(),
         }
     }
 
@@ -70,6 +74,7 @@ impl ResultCache {
         ResultCache {
             entries: Mutex::new(entries),
             persist_to: Some(path),
+            dirty: Default::default(),
         }
     }
 
@@ -77,6 +82,9 @@ impl ResultCache {
     /// bound. Does nothing for an in-memory cache. A failure only loses the cache.
     pub fn save(&self) {
         let Some(path) = &self.persist_to else { return };
+        if !self.dirty.swap(false, std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
         let Ok(mut entries) = self.entries.lock() else {
             return;
         };
@@ -114,6 +122,7 @@ impl ResultCache {
         let Ok(mut entries) = self.entries.lock() else {
             return;
         };
+        self.dirty.store(true, std::sync::atomic::Ordering::Relaxed);
         entries.clock += 1;
         let used = entries.clock;
         entries.gates.entry(gate.to_string()).or_default().insert(
