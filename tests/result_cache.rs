@@ -64,7 +64,7 @@ fn an_unchanged_rerun_spawns_nothing_and_reports_the_same() {
     );
     assert_eq!(gate(&r2, "lint")["status"], "failed");
     assert_eq!(gate(&r2, "lint")["cached_files"], 3);
-    assert_eq!(r2["summary_line"], r1["summary_line"]);
+    assert_eq!(r2["summary"], r1["summary"]);
 }
 
 #[test]

@@ -309,3 +309,38 @@ fn baseline_commands_show_reset_and_set() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("names no commit"));
 }
+
+#[test]
+fn a_corrupt_state_file_is_moved_aside_and_the_run_goes_on_as_a_first_run() {
+    let cfg = format!("version: 1\ngates:\n{}", gate_yaml("lint", ""));
+    let ws = repo(&[("a.py", "ok\n")], &cfg);
+    let root = ws.path();
+    write(root, ".qgates/state.json", "{\"branches\": {\"main\": ");
+    let (code, r) = check_json(root, &[]);
+    assert_eq!(code, 0, "{r}");
+    let note = r["scope"]["note"].as_str().unwrap();
+    assert!(
+        note.contains("corrupt") && note.contains("moved aside"),
+        "{note}"
+    );
+    let aside: Vec<_> = std::fs::read_dir(root.join(".qgates"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("state.json.corrupt-")
+        })
+        .collect();
+    assert_eq!(aside.len(), 1);
+    assert_eq!(
+        std::fs::read_to_string(aside[0].path()).unwrap(),
+        "{\"branches\": {\"main\": "
+    );
+    // The run recorded a fresh state.
+    let head = git(root, &["rev-parse", "HEAD"]);
+    assert_eq!(
+        state(root)["branches"]["main"]["baseline_sha"],
+        head.as_str()
+    );
+}
