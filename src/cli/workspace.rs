@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::core::config::CONFIG_CANDIDATES;
+use crate::core::scope::lexical_clean;
 
 /// The root: `--root` if given; else, with `--config`, the folder holding it (the parent of a
 /// `.qgates` folder); else the nearest folder at or above `start` with a configuration, else the
@@ -17,7 +18,7 @@ pub fn find_root(explicit: Option<&Path>, config: Option<&Path>, start: &Path) -
         }
     };
     if let Some(root) = explicit {
-        return clean(&absolute(root));
+        return lexical_clean(&absolute(root));
     }
     if let Some(cfg) = config {
         let cfg = absolute(cfg);
@@ -27,7 +28,7 @@ pub fn find_root(explicit: Option<&Path>, config: Option<&Path>, start: &Path) -
             } else {
                 dir
             };
-            return clean(dir);
+            return lexical_clean(dir);
         }
     }
     let start = absolute(start);
@@ -37,7 +38,7 @@ pub fn find_root(explicit: Option<&Path>, config: Option<&Path>, start: &Path) -
         .find(|a| a.is_dir())
         .map(Path::to_path_buf)
         .unwrap_or(cwd.clone());
-    let start = clean(&start);
+    let start = lexical_clean(&start);
     let ancestors = || start.ancestors();
     if let Some(dir) = ancestors().find(|d| CONFIG_CANDIDATES.iter().any(|c| d.join(c).is_file())) {
         return dir.to_path_buf();
@@ -46,18 +47,4 @@ pub fn find_root(explicit: Option<&Path>, config: Option<&Path>, start: &Path) -
         return dir.to_path_buf();
     }
     start
-}
-
-fn clean(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }

@@ -130,7 +130,7 @@ fn explicit_files(root: &Path, paths: &[PathBuf]) -> Result<Vec<String>, ScopeEr
         } else {
             cwd.join(p)
         };
-        let abs = lexical(&abs);
+        let abs = lexical_clean(&abs);
         if !abs.exists() {
             return Err(ScopeError::NotFound(p.display().to_string()));
         }
@@ -172,20 +172,6 @@ pub fn relative_posix(root: &Path, path: &Path) -> Option<String> {
     } else {
         Some(parts.join("/"))
     }
-}
-
-fn lexical(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 /// `auto` and `branch`: what git says changed, with a note whenever the run fell back.
@@ -282,4 +268,19 @@ fn resolve_changes(
 
 fn short(sha: &str) -> &str {
     &sha[..sha.len().min(12)]
+}
+
+/// Resolves `.` and `..` without touching the file system (the path may not exist, or be gone).
+pub fn lexical_clean(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }

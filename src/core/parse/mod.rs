@@ -9,11 +9,12 @@ mod sarif;
 mod text;
 
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 pub use columns::{LineIndex, convert_column};
 
 use crate::core::config::{ColumnUnit, Gate, ParserSpec};
+use crate::core::scope::lexical_clean;
 use crate::core::violation::{Edit, Fix, Severity, Violation};
 
 /// What a gate's process left behind.
@@ -278,19 +279,4 @@ fn strip_root(path: &Path, root: &Path) -> Option<String> {
         return None;
     }
     Some(parts.join("/"))
-}
-
-/// Resolves `.` and `..` without touching the file system (the file may be gone already).
-fn lexical_clean(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
