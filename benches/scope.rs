@@ -2,7 +2,9 @@
 //! with 100 modified, 300 untracked and 20,000 ignored (the target: at most 1.5 × `git status
 //! --porcelain -uall`).
 //!
-//! `cargo bench --bench scope`; `QGATES_BENCH_RUNS` sets the number of timed runs (default 15).
+//! `cargo bench --bench scope`; `QGATES_BENCH_RUNS` sets the number of timed runs (default 15);
+//! `QGATES_BENCH_REPO=<folder>` generates the repository there, or reuses it if it is already there,
+//! and keeps it (to profile, or to compare other tools on the same files).
 //! Both sides run in the same process, alternating, so a busy machine slows both alike.
 #![expect(
     clippy::print_stdout,
@@ -27,13 +29,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .and_then(|v| v.parse().ok())
         .unwrap_or(15);
     let tmp = tempfile::tempdir()?;
-    let root = tmp.path();
-    let started = Instant::now();
-    let base = generate(root)?;
-    println!(
-        "generated {TRACKED} tracked, {MODIFIED} modified, {UNTRACKED} untracked, {IGNORED} ignored files in {:.1?}",
-        started.elapsed()
-    );
+    let kept = std::env::var_os("QGATES_BENCH_REPO").map(std::path::PathBuf::from);
+    let root = kept.as_deref().unwrap_or(tmp.path());
+    let base = if root.join(".git").is_dir() {
+        println!("reusing {}", root.display());
+        git(root, &["rev-parse", "HEAD"])?.trim().to_owned()
+    } else {
+        std::fs::create_dir_all(root)?;
+        let started = Instant::now();
+        let base = generate(root)?;
+        println!(
+            "generated {TRACKED} tracked, {MODIFIED} modified, {UNTRACKED} untracked, {IGNORED} ignored files in {:.1?}",
+            started.elapsed()
+        );
+        base
+    };
 
     // What each side finds must agree, or the timing compares different work.
     let ours = Repo::discover(root)?
