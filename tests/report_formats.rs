@@ -71,6 +71,7 @@ fn scope(mode: &str, files: usize) -> ScopeInfo {
         files_checked: files,
         baseline_sha: None,
         note: None,
+        files: Vec::new(),
     }
 }
 
@@ -243,6 +244,7 @@ fn full_report() -> Report {
         files_checked: 4,
         baseline_sha: Some("4f2a9c1d0b7e6a5f4c3b2a19087f6e5d4c3b2a10".into()),
         note: None,
+        files: Vec::new(),
     };
     Report::new(
         scope,

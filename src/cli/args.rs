@@ -37,6 +37,29 @@ pub enum Command {
         after_help = "Example:\n  ruff check --output-format json src > out.json; qgates parse ruff_lint out.json --exit-code 1"
     )]
     Parse(ParseArgs),
+    /// Run the language server over stdin/stdout (for editors).
+    #[command(
+        after_help = "Editors start it themselves: the VS Code extension and the Neovim plugin in editors/.\nLogs go to stderr; set QGATES_LOG=debug (or initializationOptions.logLevel) for more."
+    )]
+    Lsp(LspArgs),
+    /// Trust a workspace's quality.yaml, so the language server runs its gates without asking.
+    #[command(
+        after_help = "The language server runs nothing from a repository's quality.yaml until it is trusted.\nTrust is recorded per user, for the file's current content: a changed file needs trust again.\n\nExample:\n  qgates trust ~/src/project"
+    )]
+    Trust(TrustArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LspArgs {
+    /// Talk over stdin/stdout (the default and only transport; accepted for clients that pass it).
+    #[arg(long)]
+    pub stdio: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// The workspace folder (default: the one holding the current folder).
+    pub dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -66,6 +66,8 @@ pub fn check(a: CheckArgs) -> i32 {
         trigger: Trigger::Ci,
         cache: cache.clone(),
         update_state: !a.no_state,
+        also: Vec::new(),
+        events: None,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -3,6 +3,7 @@
 mod args;
 mod check;
 mod output;
+mod trust;
 mod workspace;
 
 use clap::Parser;
@@ -25,6 +26,9 @@ pub fn main() -> i32 {
             return code;
         }
     };
+    if let Command::Lsp(_) = cli.command {
+        return crate::lsp::main();
+    }
     init_logging();
     match cli.command {
         Command::Check(a) => check::check(a),
@@ -35,6 +39,8 @@ pub fn main() -> i32 {
         }
         Command::Parse(a) => check::parse(a),
         Command::Baseline(c) => check::baseline(c),
+        Command::Trust(a) => trust::trust(a),
+        Command::Lsp(_) => exit::GREEN,
     }
 }
 

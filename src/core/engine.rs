@@ -30,6 +30,43 @@ pub struct RunRequest {
     pub cache: Option<Arc<ResultCache>>,
     /// Advance the branch's baseline state after an `auto` or `branch` run (`--no-state`: false).
     pub update_state: bool,
+    /// Files added to whatever the scope resolves to (the editor's saved file on top of `auto`).
+    pub also: Vec<PathBuf>,
+    /// Where to report each gate's start and end while the run goes on (the editor's progress).
+    pub events: Option<tokio::sync::mpsc::UnboundedSender<RunEvent>>,
+}
+
+impl RunRequest {
+    /// A request with the defaults of an interactive run: every gate, no cache, state advanced.
+    pub fn new(root: PathBuf, scope: ScopeRequest, trigger: Trigger) -> Self {
+        RunRequest {
+            root,
+            scope,
+            gates: None,
+            trigger,
+            cache: None,
+            update_state: true,
+            also: Vec::new(),
+            events: None,
+        }
+    }
+}
+
+/// Progress of a run, gate by gate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunEvent {
+    /// The gates that will run (not skipped, not answered by the cache), in config order.
+    Started {
+        gates: Vec<String>,
+    },
+    GateStarted {
+        id: String,
+        name: String,
+    },
+    GateFinished {
+        id: String,
+        status: GateStatus,
+    },
 }
 
 /// A run that could not start: the caller asked for something impossible.
@@ -48,6 +85,7 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
     let started = Instant::now();
     let selected = select_gates(config, request.gates.as_deref())?;
     let mut scope = resolve(&request.root, config, &request.scope)?;
+    add_files(&request.root, &request.also, &mut scope.files);
     // A file deleted since the scope was read (a branch switch, a formatter, the user) is not
     // handed to a tool that would fail on it; the report says so.
     let before = scope.files.len();
@@ -72,6 +110,7 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
     let mut tasks = tokio::task::JoinSet::new();
     let mut checked = std::collections::HashSet::new();
     let keys = KeyMaker::new(&request.root, config);
+    let mut running: Vec<String> = Vec::new();
     for (i, gate) in selected.iter().enumerate() {
         let files: Vec<&String> = scope.files.iter().filter(|f| gate.applies_to(f)).collect();
         if let Some(reason) = skip_reason(gate, request.trigger, &files) {
@@ -96,12 +135,29 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
             run_dir: run_dir.clone(),
         };
         let cache = request.cache.clone();
+        let events = request.events.clone();
+        running.push(gate.id.clone());
         tasks.spawn(async move {
+            let send = |e: RunEvent| events.as_ref().map(|tx| tx.send(e));
+            send(RunEvent::GateStarted {
+                id: gate.id.clone(),
+                name: gate.name.clone(),
+            });
             let fresh = run_gate(job).await;
-            (i, merge_with_cache(&gate, fresh, lookup, cache.as_deref()))
+            let result = merge_with_cache(&gate, fresh, lookup, cache.as_deref());
+            send(RunEvent::GateFinished {
+                id: gate.id.clone(),
+                status: result.status,
+            });
+            (i, result)
         });
     }
     let files_checked = checked.len();
+    if let Some(tx) = &request.events {
+        let _ = tx.send(RunEvent::Started { gates: running });
+    }
+    let mut checked_files: Vec<String> = checked.into_iter().cloned().collect();
+    checked_files.sort_unstable();
     while let Some(joined) = tasks.join_next().await {
         match joined {
             Ok((i, r)) => results[i] = Some(r),
@@ -128,6 +184,7 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
         files_checked,
         baseline_sha: scope.baseline_sha,
         note: scope.note,
+        files: checked_files,
     };
     let log_dir = any_ran.then(|| run_dir.display.clone());
     if !any_ran {
@@ -140,6 +197,23 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
         advance_state(&request.root, target, &selected, &scope.files, &mut report);
     }
     Ok(report)
+}
+
+/// Adds the extra files (absolute, or relative to the root) that exist inside the root.
+fn add_files(root: &Path, also: &[PathBuf], files: &mut Vec<String>) {
+    if also.is_empty() {
+        return;
+    }
+    for p in also {
+        let abs = root.join(p);
+        if abs.is_file()
+            && let Some(rel) = crate::core::scope::relative_posix(root, &abs)
+        {
+            files.push(rel);
+        }
+    }
+    files.sort_unstable();
+    files.dedup();
 }
 
 /// Records the run in `.qgates/state.json`: a green run moves the baseline to HEAD; otherwise

@@ -188,12 +188,12 @@ impl StateStore {
 }
 
 /// An exclusive `flock` held until dropped.
-struct FileLock {
+pub(crate) struct FileLock {
     file: File,
 }
 
 impl FileLock {
-    fn exclusive(path: &Path) -> std::io::Result<FileLock> {
+    pub(crate) fn exclusive(path: &Path) -> std::io::Result<FileLock> {
         use std::os::fd::AsRawFd;
         let file = OpenOptions::new()
             .create(true)

@@ -117,3 +117,4 @@ pub fn gate<'a>(report: &'a Value, id: &str) -> &'a Value {
         .and_then(|g| g.iter().find(|g| g["id"] == id))
         .unwrap_or_else(|| panic!("no gate {id} in {report}"))
 }
+pub mod lsp;

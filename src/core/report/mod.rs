@@ -102,6 +102,11 @@ pub struct ScopeInfo {
     pub baseline_sha: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The files checked, root-relative (for the editor, which clears the clean ones; not in the
+    /// JSON, which stays small).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub files: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -1,0 +1,282 @@
+//! `workspace/executeCommand`: `qgates.summary`, `qgates.run`, `qgates.fixAll`, `qgates.trust`.
+//! Arguments are one JSON object checked against the command's schema; a wrong one is an
+//! `InvalidParams` error that names the field.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::ls_types::{TextEdit, Uri, WorkspaceEdit};
+
+use super::Session;
+use super::actions::fix_all_edits;
+use super::documents::uri_to_path;
+use super::folder::Folder;
+use super::scheduler::Job;
+use crate::core::report::Report;
+use crate::core::scope::ScopeRequest;
+
+pub const SUMMARY: &str = "qgates.summary";
+pub const RUN: &str = "qgates.run";
+pub const FIX_ALL: &str = "qgates.fixAll";
+pub const TRUST: &str = "qgates.trust";
+pub const ALL: [&str; 4] = [SUMMARY, RUN, FIX_ALL, TRUST];
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum ScopeName {
+    Auto,
+    Branch,
+    Project,
+    Files,
+}
+
+/// `qgates.summary` and `qgates.run`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunArgs {
+    scope: Option<ScopeName>,
+    gates: Option<Vec<String>>,
+    /// Paths (absolute, or relative to the folder) or `file:` URIs.
+    files: Option<Vec<String>>,
+    /// `qgates.summary` only: run now instead of returning the last result.
+    run: Option<bool>,
+    /// The workspace folder (path or URI); default: the one holding `files`, else the first.
+    folder: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FixAllArgs {
+    uri: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrustArgs {
+    /// The folder to trust (path or URI); default: every workspace folder.
+    folder: Option<String>,
+}
+
+pub async fn execute(
+    session: &Arc<Session>,
+    command: &str,
+    arguments: Vec<Value>,
+) -> Result<Option<Value>> {
+    match command {
+        SUMMARY => {
+            let args: RunArgs = parse_args(command, arguments)?;
+            let run = args.run.unwrap_or(false)
+                || args.scope.is_some()
+                || args.gates.is_some()
+                || args.files.is_some();
+            let folder = pick_folder(session, &args)?;
+            if !run && let Some(report) = folder.last_report() {
+                return Ok(Some(answer(&report)));
+            }
+            run_now(&folder, args).await
+        }
+        RUN => {
+            let args: RunArgs = parse_args(command, arguments)?;
+            if args.run.is_some() {
+                return Err(invalid(
+                    command,
+                    "unknown field `run` (qgates.run always runs)",
+                ));
+            }
+            let folder = pick_folder(session, &args)?;
+            run_now(&folder, args).await
+        }
+        FIX_ALL => {
+            let args: FixAllArgs = parse_args(command, arguments)?;
+            let uri: Uri = args
+                .uri
+                .parse()
+                .map_err(|_| invalid(command, &format!("`uri`: `{}` is not a URI", args.uri)))?;
+            let path = uri_to_path(&uri)
+                .ok_or_else(|| invalid(command, "`uri`: only file: URIs can be fixed"))?;
+            let folder = session.folder_for(&path).ok_or_else(|| {
+                invalid(command, "`uri`: the file is outside every workspace folder")
+            })?;
+            let edits: Vec<TextEdit> =
+                fix_all_edits(session, &folder, &path)
+                    .await
+                    .ok_or_else(|| {
+                        failed("the file's folder is not trusted or has no valid configuration")
+                    })?;
+            let count = edits.len();
+            if count == 0 {
+                return Ok(Some(json!({ "applied": true, "edits": 0 })));
+            }
+            let edit = WorkspaceEdit {
+                changes: Some(std::collections::HashMap::from([(uri, edits)])),
+                ..Default::default()
+            };
+            let applied = session
+                .client
+                .apply_edit(edit)
+                .await
+                .map(|r| r.applied)
+                .unwrap_or(false);
+            Ok(Some(json!({ "applied": applied, "edits": count })))
+        }
+        TRUST => {
+            let args: TrustArgs = parse_args(command, arguments)?;
+            let folders = match &args.folder {
+                Some(f) => vec![folder_named(session, f).ok_or_else(|| {
+                    invalid(
+                        command,
+                        &format!("`folder`: `{f}` is not a workspace folder"),
+                    )
+                })?],
+                None => session.folders(),
+            };
+            let mut trusted = Vec::new();
+            for folder in folders {
+                session
+                    .trust_folder(&folder)
+                    .await
+                    .map_err(|e| failed(&e))?;
+                trusted.push(folder.root.display().to_string());
+            }
+            Ok(Some(json!({ "trusted": trusted })))
+        }
+        _ => Err(Error::invalid_params(format!(
+            "unknown command `{command}`; the commands are {}",
+            ALL.join(", ")
+        ))),
+    }
+}
+
+/// Runs through the folder's scheduler (one run at a time) and waits for the report.
+async fn run_now(folder: &Arc<Folder>, args: RunArgs) -> Result<Option<Value>> {
+    let files: Vec<PathBuf> = args
+        .files
+        .unwrap_or_default()
+        .iter()
+        .map(|f| file_arg(&folder.root, f))
+        .collect();
+    let scope = match (args.scope, files.is_empty()) {
+        (Some(ScopeName::Files), true) => {
+            return Err(invalid(RUN, "`files`: scope `files` needs a list of files"));
+        }
+        (Some(s @ (ScopeName::Auto | ScopeName::Branch | ScopeName::Project)), false) => {
+            return Err(invalid(
+                RUN,
+                &format!("`files`: scope `{s:?}` chooses its files itself; drop `files` or use scope `files`").to_lowercase(),
+            ));
+        }
+        (_, false) => ScopeRequest::Files(files),
+        (Some(ScopeName::Project), true) => ScopeRequest::Project,
+        (Some(ScopeName::Branch), true) => ScopeRequest::Branch,
+        (Some(ScopeName::Auto) | None, true) => ScopeRequest::Auto,
+    };
+    let (reply, answer_rx) = oneshot::channel();
+    folder.send(Job::Run {
+        scope,
+        gates: args.gates,
+        reply,
+    });
+    match answer_rx.await {
+        Ok(Ok(report)) => Ok(Some(answer(&report))),
+        Ok(Err(why)) => Err(failed(&why)),
+        Err(_) => Err(failed("the server is shutting down")),
+    }
+}
+
+/// `{summary_line, report}`: the line people read first and the compact JSON of `qgates check`.
+fn answer(report: &Report) -> Value {
+    json!({
+        "summary_line": report.summary_line(),
+        "report": serde_json::from_str::<Value>(&report.to_json()).unwrap_or(Value::Null),
+    })
+}
+
+/// A file argument relative to the folder's root unless it is absolute or a `file:` URI.
+fn file_arg(root: &Path, f: &str) -> PathBuf {
+    absolute_file_arg(f).unwrap_or_else(|| crate::core::scope::lexical_clean(&root.join(f)))
+}
+
+fn absolute_file_arg(f: &str) -> Option<PathBuf> {
+    if f.starts_with("file:") {
+        return uri_to_path(&f.parse::<Uri>().ok()?);
+    }
+    Path::new(f)
+        .is_absolute()
+        .then(|| crate::core::scope::lexical_clean(Path::new(f)))
+}
+
+fn pick_folder(session: &Session, args: &RunArgs) -> Result<Arc<Folder>> {
+    if let Some(f) = &args.folder {
+        return folder_named(session, f)
+            .ok_or_else(|| invalid(RUN, &format!("`folder`: `{f}` is not a workspace folder")));
+    }
+    let folders = session.folders();
+    // An absolute path or a URI says which folder; a relative one means the first folder.
+    if let Some(first) = args.files.as_ref().and_then(|f| f.first())
+        && let Some(folder) = folders
+            .iter()
+            .find(|x| absolute_file_arg(first).is_some_and(|p| x.contains(&p)))
+    {
+        return Ok(folder.clone());
+    }
+    folders
+        .into_iter()
+        .next()
+        .ok_or_else(|| failed("no workspace folder is open"))
+}
+
+fn folder_named(session: &Session, f: &str) -> Option<Arc<Folder>> {
+    let path = match f.parse::<Uri>() {
+        Ok(uri) if f.starts_with("file:") => uri_to_path(&uri)?,
+        _ => PathBuf::from(f),
+    };
+    let path = crate::core::scope::lexical_clean(&path);
+    session.folders().into_iter().find(|x| x.root == path)
+}
+
+/// The one argument object (none or `null`: `{}`).
+fn parse_args<T: DeserializeOwned>(command: &str, arguments: Vec<Value>) -> Result<T> {
+    let value = match arguments.len() {
+        0 => json!({}),
+        1 => match arguments.into_iter().next() {
+            Some(Value::Null) | None => json!({}),
+            Some(v) => v,
+        },
+        n => {
+            return Err(invalid(
+                command,
+                &format!("takes one argument object, got {n} arguments"),
+            ));
+        }
+    };
+    if !value.is_object() {
+        return Err(invalid(command, "the argument must be a JSON object"));
+    }
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if path == "." || path.is_empty() {
+            invalid(command, &inner)
+        } else {
+            invalid(command, &format!("`{path}`: {inner}"))
+        }
+    })
+}
+
+fn invalid(command: &str, what: &str) -> Error {
+    Error::invalid_params(format!("{command}: {what}"))
+}
+
+fn failed(why: &str) -> Error {
+    Error {
+        // LSP's RequestFailed: the request was valid, the work could not be done.
+        code: tower_lsp_server::jsonrpc::ErrorCode::ServerError(-32803),
+        message: why.to_string().into(),
+        data: None,
+    }
+}

@@ -1,0 +1,183 @@
+//! Violations as LSP diagnostics, and back: the range in the negotiated encoding (computed from
+//! the file's text), severity, `source` = the gate's name, `code` with its documentation link, and
+//! `data` carrying what a quick fix needs.
+
+use serde::{Deserialize, Serialize};
+use tower_lsp_server::ls_types::{
+    CodeDescription, Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range, TextEdit, Uri,
+};
+
+use super::position::{Encoding, Lines};
+use crate::core::config::ConfigProblem;
+use crate::core::violation::{Edit, Fix, Severity, Violation};
+
+/// What a diagnostic carries for code actions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiagnosticData {
+    /// The gate's id.
+    pub gate: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fixable: bool,
+    /// The tool's own fix (engine positions: 1-based, character columns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<Fix>,
+}
+
+pub fn severity(s: Severity) -> DiagnosticSeverity {
+    match s {
+        Severity::Error => DiagnosticSeverity::ERROR,
+        Severity::Warning => DiagnosticSeverity::WARNING,
+        Severity::Info => DiagnosticSeverity::INFORMATION,
+        Severity::Hint => DiagnosticSeverity::HINT,
+    }
+}
+
+/// The range a violation covers. A file-level finding covers line 1; a line without a column
+/// covers the line; a start without an end is an empty range at the start.
+pub fn range_of(v: &Violation, lines: &Lines, enc: Encoding) -> Range {
+    let Some(line) = v.line.filter(|l| *l > 0) else {
+        return lines.line_range(0, enc);
+    };
+    let Some(column) = v.column.filter(|c| *c > 0) else {
+        return lines.line_range(line - 1, enc);
+    };
+    let start = lines.to_lsp(line, column, enc);
+    let end = match (v.end_line, v.end_column) {
+        (Some(el), Some(ec)) if el > 0 && ec > 0 => lines.to_lsp(el, ec, enc),
+        _ => start,
+    };
+    Range::new(start, if end < start { start } else { end })
+}
+
+/// One violation of the gate `gate_name` as a diagnostic.
+pub fn to_diagnostic(v: &Violation, gate_name: &str, lines: &Lines, enc: Encoding) -> Diagnostic {
+    let code_description = v
+        .url
+        .as_deref()
+        .and_then(|u| u.parse::<Uri>().ok())
+        .map(|href| CodeDescription { href });
+    let data = DiagnosticData {
+        gate: v.gate.clone(),
+        fixable: v.fixable,
+        fix: v.fix.clone(),
+    };
+    Diagnostic {
+        range: range_of(v, lines, enc),
+        severity: Some(severity(v.severity)),
+        code: v.code.clone().map(NumberOrString::String),
+        code_description,
+        source: Some(gate_name.to_string()),
+        message: v.message.clone(),
+        data: serde_json::to_value(data).ok(),
+        ..Default::default()
+    }
+}
+
+/// A tool's edits as LSP text edits on the text they were computed for.
+pub fn to_text_edits(edits: &[Edit], lines: &Lines, enc: Encoding) -> Vec<TextEdit> {
+    edits
+        .iter()
+        .map(|e| TextEdit {
+            range: Range::new(
+                lines.to_lsp(e.line, e.column, enc),
+                lines.to_lsp(e.end_line, e.end_column, enc),
+            ),
+            new_text: e.content.clone(),
+        })
+        .collect()
+}
+
+/// A configuration problem as a diagnostic on `quality.yaml`, at its line and column.
+pub fn config_problem(p: &ConfigProblem, lines: &Lines, enc: Encoding) -> Diagnostic {
+    let range = if p.line == 0 {
+        lines.line_range(0, enc)
+    } else {
+        let start = lines.to_lsp(p.line, p.column.max(1), enc);
+        // To the end of the line: the value the problem is about starts there.
+        let end = Position::new(
+            start.line,
+            lines.line_len(start.line, enc).max(start.character),
+        );
+        Range::new(start, end)
+    };
+    Diagnostic {
+        range,
+        severity: Some(DiagnosticSeverity::ERROR),
+        source: Some("qgates".into()),
+        message: p.message.clone(),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn violation(line: Option<u32>, column: Option<u32>, end: Option<(u32, u32)>) -> Violation {
+        let mut v = Violation::message_only("ruff_lint", "`os` imported but unused");
+        v.file = Some("src/a.py".into());
+        v.line = line;
+        v.column = column;
+        v.end_line = end.map(|e| e.0);
+        v.end_column = end.map(|e| e.1);
+        v.code = Some("F401".into());
+        v.url = Some("https://docs.astral.sh/ruff/rules/unused-import".into());
+        v
+    }
+
+    #[test]
+    fn a_violation_after_non_ascii_text_lands_on_the_right_characters() {
+        let text = "s = 'é漢😀'; import os\n";
+        let lines = Lines::new(text);
+        // `os` is characters 19..21 (1-based, end exclusive); the emoji is two UTF-16 units and
+        // four bytes, `é` two bytes, `漢` three.
+        let v = violation(Some(1), Some(19), Some((1, 21)));
+        let d16 = to_diagnostic(&v, "Ruff Lint", &lines, Encoding::Utf16);
+        let range = |a, b| Range::new(Position::new(0, a), Position::new(0, b));
+        assert_eq!(d16.range, range(19, 21));
+        let d8 = to_diagnostic(&v, "Ruff Lint", &lines, Encoding::Utf8);
+        assert_eq!(d8.range, range(24, 26));
+        assert_eq!(d8.code, Some(NumberOrString::String("F401".into())));
+        assert_eq!(d8.source.as_deref(), Some("Ruff Lint"));
+        assert_eq!(
+            d8.code_description.map(|c| c.href.to_string()),
+            Some("https://docs.astral.sh/ruff/rules/unused-import".into())
+        );
+        let data: DiagnosticData = serde_json::from_value(d8.data.unwrap()).unwrap();
+        assert_eq!(data.gate, "ruff_lint");
+    }
+
+    #[test]
+    fn file_level_and_line_level_findings_cover_lines() {
+        let lines = Lines::new("import os\nx = 1\n");
+        let file_level = violation(None, None, None);
+        assert_eq!(
+            range_of(&file_level, &lines, Encoding::Utf16),
+            Range::new(Position::new(0, 0), Position::new(0, 9))
+        );
+        let line_level = violation(Some(2), None, None);
+        assert_eq!(
+            range_of(&line_level, &lines, Encoding::Utf16),
+            Range::new(Position::new(1, 0), Position::new(1, 5))
+        );
+        let start_only = violation(Some(2), Some(3), None);
+        assert_eq!(
+            range_of(&start_only, &lines, Encoding::Utf16),
+            Range::new(Position::new(1, 2), Position::new(1, 2))
+        );
+    }
+
+    #[test]
+    fn config_problems_point_at_their_line_and_column() {
+        let text = "version: 1\nactive_gates: [ruff_lnt]\n";
+        let p = ConfigProblem {
+            file: "quality.yaml".into(),
+            line: 2,
+            column: 16,
+            message: "unknown gate".into(),
+        };
+        let d = config_problem(&p, &Lines::new(text), Encoding::Utf16);
+        assert_eq!(d.range.start, Position::new(1, 15));
+        assert_eq!(d.severity, Some(DiagnosticSeverity::ERROR));
+    }
+}

@@ -1,0 +1,138 @@
+//! One workspace folder: its configuration (the last good one), trust, cache, last report, the
+//! diagnostics published for its files, and the queue of its scheduler.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use tokio::sync::mpsc;
+use tower_lsp_server::ls_types::Diagnostic;
+
+use super::scheduler::Job;
+use crate::core::cache::ResultCache;
+use crate::core::config::{self, Config, ConfigError, ConfigSource};
+use crate::core::report::Report;
+
+/// The diagnostics last published for one file.
+#[derive(Debug, Clone, Default)]
+pub struct Published {
+    pub version: Option<i32>,
+    pub items: Vec<Diagnostic>,
+}
+
+pub struct Folder {
+    pub root: PathBuf,
+    config: RwLock<Option<Arc<Config>>>,
+    /// The configuration's current problems (it stays on the last good one meanwhile).
+    config_error: RwLock<Option<ConfigError>>,
+    /// The configuration files that had problems published (to clear them once fixed).
+    pub config_files_with_problems: Mutex<Vec<PathBuf>>,
+    trusted: AtomicBool,
+    /// A trust question is on screen; don't ask twice.
+    pub asking: AtomicBool,
+    pub cache: Arc<ResultCache>,
+    pub last: RwLock<Option<Arc<Report>>>,
+    pub published: Mutex<HashMap<PathBuf, Published>>,
+    /// Gate errors already shown to the user (shown once, not on every save).
+    pub shown_errors: Mutex<std::collections::HashSet<String>>,
+    tx: mpsc::UnboundedSender<Job>,
+}
+
+impl Folder {
+    pub fn new(root: PathBuf, tx: mpsc::UnboundedSender<Job>) -> Folder {
+        Folder {
+            root,
+            config: RwLock::new(None),
+            config_error: RwLock::new(None),
+            config_files_with_problems: Mutex::new(Vec::new()),
+            trusted: AtomicBool::new(false),
+            asking: AtomicBool::new(false),
+            cache: Arc::new(ResultCache::in_memory()),
+            last: RwLock::new(None),
+            published: Mutex::new(HashMap::new()),
+            shown_errors: Mutex::new(Default::default()),
+            tx,
+        }
+    }
+
+    /// Reads the configuration again. On success it replaces the current one; on failure the
+    /// last good one stays and the problems are kept for display. Returns whether the
+    /// configuration's content changed.
+    pub fn reload(&self) -> bool {
+        match config::load_for_workspace(&self.root, None) {
+            Ok(c) => {
+                let changed = self
+                    .config()
+                    .is_none_or(|old| old.content_hash != c.content_hash);
+                *self.config.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(c));
+                *self.config_error.write().unwrap_or_else(|e| e.into_inner()) = None;
+                changed
+            }
+            Err(e) => {
+                *self.config_error.write().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                false
+            }
+        }
+    }
+
+    pub fn config(&self) -> Option<Arc<Config>> {
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub fn config_error(&self) -> Option<ConfigError> {
+        self.config_error
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The file the configuration comes from (for messages).
+    pub fn config_label(&self) -> String {
+        match self.config().map(|c| c.source.clone()) {
+            Some(ConfigSource::File(p)) => p.display().to_string(),
+            Some(ConfigSource::Embedded) => "the built-in Python default".into(),
+            None => "quality.yaml".into(),
+        }
+    }
+
+    pub fn is_trusted(&self) -> bool {
+        self.trusted.load(Ordering::SeqCst)
+    }
+
+    pub fn set_trusted(&self, yes: bool) {
+        self.trusted.store(yes, Ordering::SeqCst);
+    }
+
+    pub fn contains(&self, path: &Path) -> bool {
+        path.starts_with(&self.root)
+    }
+
+    /// Queues a job for the folder's scheduler (a stopped scheduler drops it).
+    pub fn send(&self, job: Job) {
+        let _ = self.tx.send(job);
+    }
+
+    pub fn last_report(&self) -> Option<Arc<Report>> {
+        self.last.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub fn has_result_for(&self, path: &Path) -> bool {
+        self.published
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(path)
+    }
+
+    pub fn diagnostics_of(&self, path: &Path) -> Vec<Diagnostic> {
+        self.published
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(path)
+            .map(|p| p.items.clone())
+            .unwrap_or_default()
+    }
+}

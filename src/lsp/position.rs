@@ -1,0 +1,171 @@
+//! Positions: the engine counts columns in characters (1-based); LSP counts in the negotiated
+//! encoding (UTF-8 bytes or UTF-16 code units, 0-based). Converting needs the line's text.
+
+use tower_lsp_server::ls_types::{Position, PositionEncodingKind, Range};
+
+/// The position encoding agreed at `initialize`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Encoding {
+    Utf8,
+    #[default]
+    Utf16,
+}
+
+impl Encoding {
+    /// UTF-8 when the client offers it (no conversion cost for most text), else UTF-16, which
+    /// every client must support.
+    pub fn negotiate(offered: Option<&[PositionEncodingKind]>) -> Encoding {
+        match offered {
+            Some(kinds) if kinds.contains(&PositionEncodingKind::UTF8) => Encoding::Utf8,
+            _ => Encoding::Utf16,
+        }
+    }
+
+    pub fn kind(self) -> PositionEncodingKind {
+        match self {
+            Encoding::Utf8 => PositionEncodingKind::UTF8,
+            Encoding::Utf16 => PositionEncodingKind::UTF16,
+        }
+    }
+
+    fn width(self, ch: char) -> u32 {
+        match self {
+            Encoding::Utf8 => ch.len_utf8() as u32,
+            Encoding::Utf16 => ch.len_utf16() as u32,
+        }
+    }
+}
+
+/// A file's text split into lines, for conversions.
+pub struct Lines<'a> {
+    lines: Vec<&'a str>,
+}
+
+impl<'a> Lines<'a> {
+    pub fn new(text: &'a str) -> Self {
+        Lines {
+            lines: text
+                .split('\n')
+                .map(|l| l.strip_suffix('\r').unwrap_or(l))
+                .collect(),
+        }
+    }
+
+    /// The 0-based line's text, or "" past the end.
+    pub fn get(&self, line: u32) -> &'a str {
+        self.lines.get(line as usize).copied().unwrap_or("")
+    }
+
+    /// The length of a 0-based line in the encoding.
+    pub fn line_len(&self, line: u32, enc: Encoding) -> u32 {
+        self.get(line).chars().map(|c| enc.width(c)).sum()
+    }
+
+    /// An engine position (1-based line, 1-based character column) as an LSP position. A column
+    /// past the end of the line is clamped to the end (tools point one past the last character).
+    pub fn to_lsp(&self, line: u32, column: u32, enc: Encoding) -> Position {
+        let l = line.saturating_sub(1);
+        let text = self.get(l);
+        let chars = column.saturating_sub(1) as usize;
+        let units = text.chars().take(chars).map(|c| enc.width(c)).sum();
+        Position::new(l, units)
+    }
+
+    #[cfg(test)]
+    /// An LSP position as an engine character column (1-based) on its 1-based line. A position
+    /// inside a character (a UTF-16 surrogate half, a UTF-8 continuation byte) moves to its start.
+    pub fn to_engine(&self, pos: Position, enc: Encoding) -> (u32, u32) {
+        let text = self.get(pos.line);
+        let (mut units, mut chars) = (0u32, 0u32);
+        for ch in text.chars() {
+            let w = enc.width(ch);
+            if units + w > pos.character {
+                break;
+            }
+            units += w;
+            chars += 1;
+        }
+        (pos.line + 1, chars + 1)
+    }
+
+    /// The whole 0-based line as a range (for findings without columns).
+    pub fn line_range(&self, line: u32, enc: Encoding) -> Range {
+        Range::new(
+            Position::new(line, 0),
+            Position::new(line, self.line_len(line, enc)),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "x = 'é' + y\n漢字 = z\nprint('😀', q)\r\n";
+
+    #[test]
+    fn ascii_lines_map_columns_one_to_one() {
+        let lines = Lines::new("abc = 1\n");
+        assert_eq!(lines.to_lsp(1, 5, Encoding::Utf16), Position::new(0, 4));
+        assert_eq!(lines.to_lsp(1, 5, Encoding::Utf8), Position::new(0, 4));
+    }
+
+    #[test]
+    fn e_acute_is_one_utf16_unit_and_two_bytes() {
+        let lines = Lines::new(TEXT);
+        // `y` is the 11th character of line 1.
+        assert_eq!(lines.to_lsp(1, 11, Encoding::Utf16), Position::new(0, 10));
+        assert_eq!(lines.to_lsp(1, 11, Encoding::Utf8), Position::new(0, 11));
+    }
+
+    #[test]
+    fn cjk_is_one_utf16_unit_and_three_bytes() {
+        let lines = Lines::new(TEXT);
+        // `z` is the 6th character of line 2.
+        assert_eq!(lines.to_lsp(2, 6, Encoding::Utf16), Position::new(1, 5));
+        assert_eq!(lines.to_lsp(2, 6, Encoding::Utf8), Position::new(1, 9));
+    }
+
+    #[test]
+    fn emoji_is_two_utf16_units_and_four_bytes() {
+        let lines = Lines::new(TEXT);
+        // `q` is the 12th character of line 3; the emoji before it is one character.
+        assert_eq!(lines.to_lsp(3, 12, Encoding::Utf16), Position::new(2, 12));
+        assert_eq!(lines.to_lsp(3, 12, Encoding::Utf8), Position::new(2, 14));
+    }
+
+    #[test]
+    fn round_trip_and_positions_inside_a_character() {
+        let lines = Lines::new(TEXT);
+        for enc in [Encoding::Utf8, Encoding::Utf16] {
+            for (line, col) in [(1, 11), (2, 6), (3, 12), (3, 1)] {
+                let p = lines.to_lsp(line, col, enc);
+                assert_eq!(lines.to_engine(p, enc), (line, col), "{enc:?} {line}:{col}");
+            }
+        }
+        // Inside the emoji (after its first UTF-16 unit): its start, character 8.
+        assert_eq!(
+            lines.to_engine(Position::new(2, 8), Encoding::Utf16),
+            (3, 8)
+        );
+    }
+
+    #[test]
+    fn columns_past_the_end_clamp_and_crlf_is_not_text() {
+        let lines = Lines::new(TEXT);
+        assert_eq!(lines.to_lsp(3, 99, Encoding::Utf16), Position::new(2, 14));
+        assert_eq!(lines.line_len(2, Encoding::Utf8), 16);
+        assert_eq!(lines.to_lsp(9, 3, Encoding::Utf8), Position::new(8, 0));
+    }
+
+    #[test]
+    fn negotiation_prefers_utf8_only_when_offered() {
+        let both = [PositionEncodingKind::UTF16, PositionEncodingKind::UTF8];
+        assert_eq!(Encoding::negotiate(Some(&both)), Encoding::Utf8);
+        assert_eq!(
+            Encoding::negotiate(Some(&[PositionEncodingKind::UTF32])),
+            Encoding::Utf16
+        );
+        assert_eq!(Encoding::negotiate(None), Encoding::Utf16);
+    }
+}

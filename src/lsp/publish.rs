@@ -1,0 +1,164 @@
+//! Publishing a run's result: diagnostics for every file the run checked or a finding names,
+//! open or not. A file that went clean gets an empty list; a file whose list did not change gets
+//! nothing (no churn); a document edited since the run started keeps its diagnostics until the
+//! run for its new content (stale results are dropped, never shown).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tower_lsp_server::ls_types::{Diagnostic, MessageType};
+
+use super::Session;
+use super::diagnostics::{config_problem, to_diagnostic};
+use super::documents::path_to_uri;
+use super::folder::{Folder, Published};
+use super::position::Lines;
+use crate::core::report::{GateStatus, Report};
+use crate::core::violation::Violation;
+
+pub async fn publish_report(
+    session: &Session,
+    folder: &Folder,
+    report: &Arc<Report>,
+    versions: &HashMap<PathBuf, Option<i32>>,
+) {
+    *folder.last.write().unwrap_or_else(|e| e.into_inner()) = Some(report.clone());
+    let mut by_file: BTreeMap<&str, Vec<(&str, &Violation)>> = BTreeMap::new();
+    for f in &report.scope.files {
+        by_file.entry(f.as_str()).or_default();
+    }
+    for gate in &report.gates {
+        for v in &gate.violations {
+            if let Some(file) = v.file.as_deref() {
+                by_file.entry(file).or_default().push((&gate.name, v));
+            }
+        }
+    }
+    let enc = session.encoding();
+    for (file, found) in by_file {
+        let path = folder.root.join(file);
+        let open = session.docs.get(&path);
+        let started_with = versions.get(&path).copied().flatten();
+        if open.as_ref().map(|d| d.version) != started_with {
+            // Edited (or opened) since the run started: this result describes older text.
+            continue;
+        }
+        let text: Arc<str> = match &open {
+            Some(doc) => doc.text.clone(),
+            None => Arc::from(std::fs::read_to_string(&path).unwrap_or_default()),
+        };
+        let lines = Lines::new(&text);
+        let items: Vec<Diagnostic> = found
+            .iter()
+            .map(|(gate_name, v)| to_diagnostic(v, gate_name, &lines, enc))
+            .collect();
+        let version = open.as_ref().map(|d| d.version);
+        {
+            let mut published = folder.published.lock().unwrap_or_else(|e| e.into_inner());
+            let unchanged = published
+                .get(&path)
+                .is_some_and(|p| p.items == items && p.version == version);
+            published.insert(
+                path.clone(),
+                Published {
+                    version,
+                    items: items.clone(),
+                },
+            );
+            if unchanged {
+                continue;
+            }
+        }
+        let uri = match open {
+            Some(doc) => doc.uri,
+            None => match path_to_uri(&path) {
+                Some(u) => u,
+                None => continue,
+            },
+        };
+        session
+            .client
+            .publish_diagnostics(uri, items, version)
+            .await;
+    }
+    show_gate_errors(session, folder, report).await;
+}
+
+/// A gate that could not run (tool missing, crashed, garbage output) is shown once per distinct
+/// message, with where its log is; it is in every report too.
+async fn show_gate_errors(session: &Session, folder: &Folder, report: &Report) {
+    for gate in &report.gates {
+        if gate.status != GateStatus::Error {
+            continue;
+        }
+        let Some(error) = &gate.error else { continue };
+        let key = format!("{}\u{0}{error}", gate.id);
+        let new = folder
+            .shown_errors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key);
+        if new {
+            session
+                .client
+                .show_message(
+                    MessageType::WARNING,
+                    format!("qgates: {} could not run: {error}", gate.name),
+                )
+                .await;
+        }
+    }
+}
+
+/// Shows the configuration's problems on the files they are in (and clears fixed ones).
+pub async fn publish_config_problems(session: &Session, folder: &Folder) {
+    let enc = session.encoding();
+    let mut per_file: BTreeMap<PathBuf, Vec<Diagnostic>> = BTreeMap::new();
+    let old: Vec<PathBuf> = std::mem::take(
+        &mut *folder
+            .config_files_with_problems
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()),
+    );
+    for p in old {
+        per_file.insert(p, Vec::new());
+    }
+    let mut now = Vec::new();
+    if let Some(err) = folder.config_error() {
+        for problem in &err.problems {
+            let path = if problem.file.is_absolute() {
+                problem.file.clone()
+            } else {
+                folder.root.join(&problem.file)
+            };
+            let text = session
+                .docs
+                .get(&path)
+                .map(|d| d.text.to_string())
+                .unwrap_or_else(|| std::fs::read_to_string(&path).unwrap_or_default());
+            let d = config_problem(problem, &Lines::new(&text), enc);
+            per_file.entry(path.clone()).or_default().push(d);
+            now.push(path);
+        }
+    }
+    now.dedup();
+    *folder
+        .config_files_with_problems
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = now;
+    for (path, items) in per_file {
+        let doc = session.docs.get(&path);
+        let uri = match &doc {
+            Some(d) => d.uri.clone(),
+            None => match path_to_uri(&path) {
+                Some(u) => u,
+                None => continue,
+            },
+        };
+        session
+            .client
+            .publish_diagnostics(uri, items, doc.map(|d| d.version))
+            .await;
+    }
+}

@@ -1,0 +1,338 @@
+//! The LSP handlers. tower-lsp-server runs them concurrently, so each updates shared state
+//! before its first `.await` (a didChange never lands after the didSave that follows it), and
+//! anything slow goes through the folder's scheduler.
+
+use std::sync::Arc;
+
+use tower_lsp_server::LanguageServer;
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::ls_types::*;
+
+use super::actions::{code_actions, fix_all_kind};
+use super::commands;
+use super::documents::{Document, uri_to_path};
+use super::position::Encoding;
+use super::publish::publish_config_problems;
+use super::scheduler::Job;
+use super::{ClientCaps, InitOptions, Session, logging, write};
+use crate::core::config::CONFIG_CANDIDATES;
+
+pub struct Backend {
+    pub session: Arc<Session>,
+}
+
+impl Backend {
+    pub fn new(session: Session) -> Backend {
+        Backend {
+            session: Arc::new(session),
+        }
+    }
+
+    fn is_config_file(&self, path: &std::path::Path) -> bool {
+        self.session
+            .folder_for(path)
+            .is_some_and(|f| CONFIG_CANDIDATES.iter().any(|c| f.root.join(c) == path))
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let s = &self.session;
+        let encoding = Encoding::negotiate(
+            params
+                .capabilities
+                .general
+                .as_ref()
+                .and_then(|g| g.position_encodings.as_deref()),
+        );
+        write(&s.encoding, encoding);
+        write(
+            &s.caps,
+            ClientCaps {
+                work_done_progress: params
+                    .capabilities
+                    .window
+                    .as_ref()
+                    .and_then(|w| w.work_done_progress)
+                    .unwrap_or(false),
+                watched_files_dynamic: params
+                    .capabilities
+                    .workspace
+                    .as_ref()
+                    .and_then(|w| w.did_change_watched_files.as_ref())
+                    .and_then(|d| d.dynamic_registration)
+                    .unwrap_or(false),
+            },
+        );
+        let options: InitOptions = match params.initialization_options {
+            Some(v) => serde_json::from_value(v).unwrap_or_else(|e| {
+                tracing::warn!("initializationOptions ignored: {e}");
+                InitOptions::default()
+            }),
+            None => InitOptions::default(),
+        };
+        if let Some(level) = &options.log_level
+            && let Err(e) = logging::set_level(level)
+        {
+            tracing::warn!("{e}");
+        }
+        let pull = options.pull_diagnostics == Some(true);
+        write(&s.options, options);
+        let roots: Vec<_> = match params.workspace_folders {
+            Some(folders) if !folders.is_empty() => {
+                folders.iter().filter_map(|f| uri_to_path(&f.uri)).collect()
+            }
+            #[allow(deprecated)]
+            _ => params
+                .root_uri
+                .as_ref()
+                .and_then(uri_to_path)
+                .into_iter()
+                .collect(),
+        };
+        for root in roots {
+            s.add_folder(root);
+        }
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                position_encoding: Some(encoding.kind()),
+                text_document_sync: Some(TextDocumentSyncCapability::Options(
+                    TextDocumentSyncOptions {
+                        open_close: Some(true),
+                        change: Some(TextDocumentSyncKind::FULL),
+                        save: Some(TextDocumentSyncSaveOptions::SaveOptions(SaveOptions {
+                            include_text: Some(false),
+                        })),
+                        ..Default::default()
+                    },
+                )),
+                code_action_provider: Some(CodeActionProviderCapability::Options(
+                    CodeActionOptions {
+                        code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, fix_all_kind()]),
+                        ..Default::default()
+                    },
+                )),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: commands::ALL.iter().map(|c| c.to_string()).collect(),
+                    ..Default::default()
+                }),
+                diagnostic_provider: pull.then(|| {
+                    DiagnosticServerCapabilities::Options(DiagnosticOptions {
+                        identifier: Some("qgates".into()),
+                        inter_file_dependencies: true,
+                        workspace_diagnostics: false,
+                        ..Default::default()
+                    })
+                }),
+                workspace: Some(WorkspaceServerCapabilities {
+                    workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                        supported: Some(true),
+                        change_notifications: Some(OneOf::Left(true)),
+                    }),
+                    file_operations: None,
+                }),
+                ..Default::default()
+            },
+            server_info: Some(ServerInfo {
+                name: "qgates".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        let s = &self.session;
+        if s.caps().watched_files_dynamic {
+            let watchers = ["**/quality.yaml", "**/.qgates/quality.yaml", "**/.git/HEAD"]
+                .into_iter()
+                .map(|g| FileSystemWatcher {
+                    glob_pattern: GlobPattern::String(g.into()),
+                    kind: None,
+                })
+                .collect();
+            let registration = Registration {
+                id: "qgates-watch".into(),
+                method: "workspace/didChangeWatchedFiles".into(),
+                register_options: serde_json::to_value(DidChangeWatchedFilesRegistrationOptions {
+                    watchers,
+                })
+                .ok(),
+            };
+            if let Err(e) = s.client.register_capability(vec![registration]).await {
+                tracing::warn!("the client refused file watching: {e}");
+            }
+        }
+        for folder in s.folders() {
+            self.start_folder(&folder).await;
+        }
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        self.session.stop_all();
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let doc = params.text_document;
+        let Some(path) = uri_to_path(&doc.uri) else {
+            return;
+        };
+        self.session.docs.open(
+            path.clone(),
+            Document {
+                uri: doc.uri,
+                version: doc.version,
+                text: Arc::from(doc.text),
+            },
+        );
+        let Some(folder) = self.session.folder_for(&path) else {
+            tracing::debug!("{} is outside every workspace folder", path.display());
+            return;
+        };
+        if self.is_config_file(&path) {
+            publish_config_problems(&self.session, &folder).await;
+        } else if !folder.has_result_for(&path) {
+            folder.send(Job::Open(vec![path]));
+        }
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let Some(path) = uri_to_path(&params.text_document.uri) else {
+            return;
+        };
+        // Full sync: the last change holds the whole text.
+        if let Some(change) = params.content_changes.into_iter().last() {
+            self.session.docs.change(
+                path,
+                params.text_document.uri,
+                params.text_document.version,
+                change.text,
+            );
+        }
+    }
+
+    async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        let Some(path) = uri_to_path(&params.text_document.uri) else {
+            return;
+        };
+        let Some(folder) = self.session.folder_for(&path) else {
+            return;
+        };
+        if self.is_config_file(&path) {
+            self.session.reload_folder(&folder).await;
+        } else {
+            folder.send(Job::Save(path));
+        }
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        if let Some(path) = uri_to_path(&params.text_document.uri) {
+            self.session.docs.close(&path);
+        }
+    }
+
+    async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
+        let mut reload = Vec::new();
+        for change in params.changes {
+            let Some(path) = uri_to_path(&change.uri) else {
+                continue;
+            };
+            let Some(folder) = self.session.folder_for(&path) else {
+                continue;
+            };
+            if path.ends_with(".git/HEAD") {
+                folder.send(Job::Rescope);
+            } else if self.is_config_file(&path)
+                && !reload
+                    .iter()
+                    .any(|f: &Arc<super::folder::Folder>| Arc::ptr_eq(f, &folder))
+            {
+                reload.push(folder);
+            }
+        }
+        for folder in reload {
+            self.session.reload_folder(&folder).await;
+        }
+    }
+
+    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        for removed in params.event.removed {
+            if let Some(root) = uri_to_path(&removed.uri) {
+                self.session.remove_folder(&root);
+            }
+        }
+        let added: Vec<_> = params
+            .event
+            .added
+            .iter()
+            .filter_map(|f| uri_to_path(&f.uri))
+            .map(|root| self.session.add_folder(root))
+            .collect();
+        for folder in added {
+            self.start_folder(&folder).await;
+        }
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let uri = params.text_document.uri.clone();
+        let Some(path) = uri_to_path(&uri) else {
+            return Ok(None);
+        };
+        let Some(folder) = self.session.folder_for(&path) else {
+            return Ok(None);
+        };
+        let actions = code_actions(&self.session, &folder, &path, &uri, &params).await;
+        Ok((!actions.is_empty()).then_some(actions))
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        commands::execute(&self.session, &params.command, params.arguments).await
+    }
+
+    async fn diagnostic(
+        &self,
+        params: DocumentDiagnosticParams,
+    ) -> Result<DocumentDiagnosticReportResult> {
+        let items = uri_to_path(&params.text_document.uri)
+            .and_then(|path| {
+                let folder = self.session.folder_for(&path)?;
+                if !folder.has_result_for(&path) && !self.is_config_file(&path) {
+                    folder.send(Job::Open(vec![path.clone()]));
+                }
+                Some(folder.diagnostics_of(&path))
+            })
+            .unwrap_or_default();
+        Ok(DocumentDiagnosticReportResult::Report(
+            DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
+                related_documents: None,
+                full_document_diagnostic_report: FullDocumentDiagnosticReport {
+                    result_id: None,
+                    items,
+                },
+            }),
+        ))
+    }
+}
+
+impl Backend {
+    /// Shows a new folder's configuration problems and asks for trust where needed.
+    async fn start_folder(&self, folder: &Arc<super::folder::Folder>) {
+        let s = &self.session;
+        publish_config_problems(s, folder).await;
+        if let Some(e) = folder.config_error() {
+            s.client
+                .show_message(
+                    MessageType::ERROR,
+                    format!(
+                        "qgates: the configuration of {} has errors, so no gate runs until they are fixed: {}",
+                        folder.root.display(),
+                        e.problems.first().map(|p| p.to_string()).unwrap_or_default()
+                    ),
+                )
+                .await;
+        } else if !folder.is_trusted() {
+            s.ask_trust(folder);
+        }
+    }
+}

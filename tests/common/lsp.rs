@@ -1,0 +1,333 @@
+//! A small LSP client for the tests: speaks JSON-RPC with Content-Length framing to the real
+//! `qgates lsp` process (or to the server running in this process over pipes), answers the
+//! server's own requests the way an editor would, and keeps every message for assertions.
+#![allow(dead_code, reason = "each test file uses a different subset")]
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+pub const WAIT: Duration = Duration::from_secs(60);
+
+/// How the fake editor answers `window/showMessageRequest`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrustAnswer {
+    Trust,
+    NotNow,
+}
+
+pub struct LspClient {
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
+    incoming: Receiver<Value>,
+    /// Messages received but not consumed yet.
+    backlog: VecDeque<Value>,
+    /// Every message the server sent, in order (for snapshots and "nothing stale" checks).
+    pub log: Arc<Mutex<Vec<Value>>>,
+    next_id: i64,
+    pub child: Option<Child>,
+    pub root: PathBuf,
+}
+
+/// Frames one message.
+fn send_raw(w: &Mutex<Box<dyn Write + Send>>, msg: &Value) {
+    let body = serde_json::to_string(msg).expect("json");
+    let mut w = w.lock().expect("writer");
+    let _ = write!(w, "Content-Length: {}\r\n\r\n{body}", body.len());
+    let _ = w.flush();
+}
+
+/// Reads framed messages until the stream ends.
+fn read_loop(
+    reader: Box<dyn Read + Send>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
+    tx: Sender<Value>,
+    log: Arc<Mutex<Vec<Value>>>,
+    answer: TrustAnswer,
+) {
+    let mut reader = BufReader::new(reader);
+    loop {
+        let mut length = None;
+        loop {
+            let mut line = String::new();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(v) = line.strip_prefix("Content-Length: ") {
+                length = v.parse::<usize>().ok();
+            }
+        }
+        let Some(length) = length else { return };
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let Ok(msg) = serde_json::from_slice::<Value>(&body) else {
+            continue;
+        };
+        log.lock().expect("log").push(msg.clone());
+        // A request from the server: answer it as an editor would.
+        if let (Some(id), Some(method)) = (msg.get("id"), msg["method"].as_str()) {
+            let result = match method {
+                "window/showMessageRequest" => match answer {
+                    TrustAnswer::Trust => json!({"title": "Trust"}),
+                    TrustAnswer::NotNow => json!({"title": "Not now"}),
+                },
+                "workspace/applyEdit" => json!({"applied": true}),
+                _ => Value::Null,
+            };
+            send_raw(
+                &writer,
+                &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            );
+        }
+        if tx.send(msg).is_err() {
+            return;
+        }
+    }
+}
+
+/// PATH with the pinned tools first.
+fn path_env() -> std::ffi::OsString {
+    super::path_with_tools()
+}
+
+impl LspClient {
+    /// Starts the real binary over stdio, with its trust store in `trust_file`.
+    pub fn spawn(root: &Path, trust_file: &Path, answer: TrustAnswer) -> LspClient {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_qgates"))
+            .arg("lsp")
+            .current_dir(root)
+            .env("PATH", path_env())
+            .env("QGATES_TRUST_FILE", trust_file)
+            .env_remove("QGATES_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start qgates lsp");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut c = LspClient::over(Box::new(stdout), Box::new(stdin), root, answer);
+        c.child = Some(child);
+        c
+    }
+
+    /// A client over any pair of streams (the in-process harness uses pipes).
+    pub fn over(
+        reader: Box<dyn Read + Send>,
+        writer: Box<dyn Write + Send>,
+        root: &Path,
+        answer: TrustAnswer,
+    ) -> LspClient {
+        let writer = Arc::new(Mutex::new(writer));
+        let (tx, rx) = channel();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (w, l) = (writer.clone(), log.clone());
+        std::thread::spawn(move || read_loop(reader, w, tx, l, answer));
+        LspClient {
+            writer,
+            incoming: rx,
+            backlog: VecDeque::new(),
+            log,
+            next_id: 1,
+            child: None,
+            root: root.to_path_buf(),
+        }
+    }
+
+    pub fn uri(&self, rel: &str) -> String {
+        file_uri(&self.root.join(rel))
+    }
+
+    /// `initialize` + `initialized` with an editor's usual capabilities.
+    pub fn initialize(&mut self, options: Value) -> Value {
+        self.initialize_with(options, json!(["utf-16"]))
+    }
+
+    pub fn initialize_with(&mut self, options: Value, encodings: Value) -> Value {
+        let root_uri = file_uri(&self.root);
+        let result = self
+            .request(
+                "initialize",
+                json!({
+                    "processId": null,
+                    "rootUri": root_uri,
+                    "workspaceFolders": [{"uri": root_uri, "name": "ws"}],
+                    "initializationOptions": options,
+                    "capabilities": {
+                        "general": {"positionEncodings": encodings},
+                        "window": {"workDoneProgress": true},
+                        "workspace": {
+                            "didChangeWatchedFiles": {"dynamicRegistration": true},
+                            "applyEdit": true,
+                            "workspaceFolders": true
+                        },
+                        "textDocument": {
+                            "publishDiagnostics": {"versionSupport": true},
+                            "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["quickfix", "source.fixAll"]}}}
+                        }
+                    }
+                }),
+            )
+            .expect("initialize succeeds");
+        self.notify("initialized", json!({}));
+        result
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        send_raw(
+            &self.writer,
+            &json!({"jsonrpc": "2.0", "method": method, "params": params}),
+        );
+    }
+
+    /// Sends raw bytes (for malformed input tests).
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let mut w = self.writer.lock().expect("writer");
+        let _ = w.write_all(bytes);
+        let _ = w.flush();
+    }
+
+    /// Sends a request and waits for its response: `Ok(result)` or `Err(error)`.
+    pub fn request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
+        let id = self.next_id;
+        self.next_id += 1;
+        send_raw(
+            &self.writer,
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        self.response(id)
+    }
+
+    pub fn response(&mut self, id: i64) -> Result<Value, Value> {
+        let msg = self.wait_for(|m| m["id"] == id && m.get("method").is_none(), WAIT);
+        match msg.get("error") {
+            Some(e) => Err(e.clone()),
+            None => Ok(msg["result"].clone()),
+        }
+    }
+
+    /// The next message matching `pred` (earlier unmatched messages are kept for later).
+    pub fn wait_for(&mut self, pred: impl Fn(&Value) -> bool, timeout: Duration) -> Value {
+        self.try_wait_for(&pred, timeout).unwrap_or_else(|| {
+            panic!(
+                "no matching message within {timeout:?}; backlog: {:#?}",
+                self.backlog
+            )
+        })
+    }
+
+    pub fn try_wait_for(
+        &mut self,
+        pred: &impl Fn(&Value) -> bool,
+        timeout: Duration,
+    ) -> Option<Value> {
+        if let Some(i) = self.backlog.iter().position(pred) {
+            return self.backlog.remove(i);
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.incoming.recv_timeout(left) {
+                Ok(m) if pred(&m) => return Some(m),
+                Ok(m) => self.backlog.push_back(m),
+                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// The next `publishDiagnostics` for a file.
+    pub fn diagnostics(&mut self, rel: &str) -> Vec<Value> {
+        let uri = self.uri(rel);
+        let msg = self.wait_for(
+            |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri,
+            WAIT,
+        );
+        msg["params"]["diagnostics"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    pub fn open(&mut self, rel: &str) {
+        let text = std::fs::read_to_string(self.root.join(rel)).expect("read file to open");
+        let uri = self.uri(rel);
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}),
+        );
+    }
+
+    /// Types new content (didChange) and saves it (the file on disk, then didSave).
+    pub fn edit_and_save(&mut self, rel: &str, version: i32, text: &str) {
+        let uri = self.uri(rel);
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+        );
+        std::fs::write(self.root.join(rel), text).expect("write");
+        self.notify(
+            "textDocument/didSave",
+            json!({"textDocument": {"uri": uri}}),
+        );
+    }
+
+    /// Every message received so far, consumed or not.
+    pub fn all_messages(&self) -> Vec<Value> {
+        self.log.lock().expect("log").clone()
+    }
+
+    /// `shutdown` + `exit`; waits for the process to end.
+    pub fn shutdown(mut self) -> Option<std::process::ExitStatus> {
+        let _ = self.request("shutdown", Value::Null);
+        self.notify("exit", Value::Null);
+        let mut child = self.child.take()?;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Some(status);
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("the server did not exit after shutdown + exit");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for LspClient {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A path as a `file:` URI, the way editors spell it (spaces and non-ASCII percent-encoded).
+pub fn file_uri(path: &Path) -> String {
+    let mut out = String::from("file://");
+    for b in path.to_string_lossy().as_bytes() {
+        match *b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'.' | b'_' | b'~' => {
+                out.push(*b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
