@@ -11,5 +11,6 @@ pub mod parse;
 pub mod report;
 pub mod runner;
 pub mod scope;
+pub mod stamp;
 pub mod state;
 pub mod violation;
