@@ -191,3 +191,47 @@ fn rerunning_the_example_with_real_tools_spawns_no_process() {
         assert_eq!(gate(&second, id)["cached_files"], 6, "{id}");
     }
 }
+
+/// Unchanged files are known by their stamp (size, times, inode) instead of being read again;
+/// a same-size rewrite, even with its modification time put back, must still run again.
+#[test]
+fn a_same_size_edit_is_seen_even_with_the_old_mtime() {
+    let ws = setup("per_file");
+    // Older than the run's first folder by more than a timestamp tick, so their stamps are
+    // recorded (a file written in the same tick as the run started never is).
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    check_json(ws.path(), &[]);
+    let (_, r) = check_json(ws.path(), &[]);
+    assert_eq!(
+        calls(ws.path()).len(),
+        1,
+        "the unchanged re-run started the tool"
+    );
+    assert_eq!(gate(&r, "lint")["cached_files"], 3);
+    let cache = std::fs::read_to_string(ws.path().join(".qgates/cache/results.json")).unwrap();
+    assert!(cache.contains("\"hashes\""), "no stamps recorded: {cache}");
+
+    let a = ws.path().join("a.py");
+    let mtime = std::fs::metadata(&a).unwrap().modified().unwrap();
+    write(ws.path(), "a.py", "BAD");
+    assert_eq!(
+        std::fs::metadata(&a).unwrap().len(),
+        3,
+        "same size as `ok\\n`"
+    );
+    std::fs::File::options()
+        .write(true)
+        .open(&a)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let (_, r) = check_json(ws.path(), &[]);
+    assert_eq!(calls(ws.path()), vec!["a.py b.py c.py", "a.py"]);
+    let files: Vec<&str> = gate(&r, "lint")["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["a.py", "b.py"]);
+}

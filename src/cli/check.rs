@@ -69,7 +69,9 @@ pub fn check(a: CheckArgs) -> i32 {
         also: Vec::new(),
         events: None,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // One thread drives the run: the gates are processes, waited for without blocking it, and
+    // their outputs are parsed on the blocking pool. Worker threads would only cost start-up.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

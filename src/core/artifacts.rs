@@ -19,6 +19,8 @@ pub struct RunDir {
     pub path: PathBuf,
     /// As shown in reports: relative to the workspace root when inside it.
     pub display: String,
+    /// Under `<root>/.qgates/runs/` (else in the system's temporary folder).
+    pub in_workspace: bool,
 }
 
 impl RunDir {
@@ -46,6 +48,16 @@ impl RunDir {
 /// Creates a new run folder under `<root>/.qgates/runs/` and prunes old ones. When the workspace
 /// is not writable, falls back to the system's temporary folder (the report shows where).
 pub fn create_run_dir(root: &Path) -> std::io::Result<RunDir> {
+    let dir = new_run_dir(root)?;
+    if dir.in_workspace {
+        prune_runs(root);
+    }
+    Ok(dir)
+}
+
+/// Creates a run folder as `create_run_dir` does, without pruning: the engine prunes while the
+/// gates run, so the deletions cost no time before the first tool starts.
+pub fn new_run_dir(root: &Path) -> std::io::Result<RunDir> {
     let id = new_run_id();
     let qgates = root.join(".qgates");
     let in_root = (|| {
@@ -56,14 +68,12 @@ pub fn create_run_dir(root: &Path) -> std::io::Result<RunDir> {
         Ok::<_, std::io::Error>(path)
     })();
     match in_root {
-        Ok(path) => {
-            prune(&qgates.join("runs"), KEEP_RUNS);
-            Ok(RunDir {
-                display: format!(".qgates/runs/{id}"),
-                id,
-                path,
-            })
-        }
+        Ok(path) => Ok(RunDir {
+            display: format!(".qgates/runs/{id}"),
+            id,
+            path,
+            in_workspace: true,
+        }),
         Err(_) => {
             let path = std::env::temp_dir().join("qgates-runs").join(&id);
             std::fs::create_dir_all(&path)?;
@@ -71,6 +81,7 @@ pub fn create_run_dir(root: &Path) -> std::io::Result<RunDir> {
                 display: path.display().to_string(),
                 id,
                 path,
+                in_workspace: false,
             })
         }
     }
@@ -123,15 +134,21 @@ pub fn utc_parts(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
     )
 }
 
+/// Removes all but the newest `KEEP_RUNS` run folders of the workspace.
+pub fn prune_runs(root: &Path) {
+    prune(&root.join(".qgates").join("runs"), KEEP_RUNS);
+}
+
 /// Removes all but the newest `keep` run folders (by name, which sorts by time).
 fn prune(runs: &Path, keep: usize) {
     let Ok(entries) = std::fs::read_dir(runs) else {
         return;
     };
+    // The directory entry's own type: no stat per run folder.
     let mut dirs: Vec<PathBuf> = entries
         .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .map(|e| e.path())
-        .filter(|p| p.is_dir())
         .collect();
     if dirs.len() <= keep {
         return;

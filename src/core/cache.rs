@@ -3,15 +3,21 @@
 //! `cache_inputs`, and for `cache: workspace` gates (type checkers, whose findings depend on other
 //! files) a fingerprint of the whole workspace. The language server keeps one in memory; the CLI
 //! persists it under `.qgates/cache/` (bounded, safe to delete, a corrupt file is ignored).
+//!
+//! Beside the results it keeps each file's last content hash under its stamp (size, times,
+//! inode; see `stamp`), so an unchanged re-run stats its files instead of reading them all.
 
 use std::collections::HashMap;
+use std::fs::Metadata;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
 use crate::core::config::{CachePolicy, Config, Gate};
 use crate::core::hash::stable_hash;
+use crate::core::stamp::Stamp;
 use crate::core::violation::Violation;
 
 /// At most this many (gate, file) results are kept; the least recently used go first.
@@ -32,9 +38,13 @@ struct Entries {
     clock: u64,
     /// `gate id` → root-relative file → entry.
     gates: HashMap<String, HashMap<String, Entry>>,
+    /// Root-relative file → its stamp and content hash when last read.
+    #[serde(default)]
+    hashes: HashMap<String, (Stamp, String)>,
 }
 
-const FORMAT_VERSION: u32 = 1;
+/// 2: content hashes by stamp.
+const FORMAT_VERSION: u32 = 2;
 
 /// A thread-safe result cache; `persist_to` set for the CLI's on-disk cache.
 #[derive(Debug, Default)]
@@ -118,6 +128,31 @@ impl ResultCache {
         Some(entry.violations.clone())
     }
 
+    /// The content hash recorded for `file` while it had this stamp.
+    pub fn known_hash(&self, file: &str, stamp: &Stamp) -> Option<String> {
+        let entries = self.entries.lock().ok()?;
+        let (known, hash) = entries.hashes.get(file)?;
+        (known == stamp).then(|| hash.clone())
+    }
+
+    /// Records a file's content hash under its stamp (the caller checked it is not racy).
+    pub fn remember_hash(&self, file: &str, stamp: Stamp, hash: &str) {
+        let Ok(mut entries) = self.entries.lock() else {
+            return;
+        };
+        if entries
+            .hashes
+            .get(file)
+            .is_some_and(|(s, h)| *s == stamp && h == hash)
+        {
+            return;
+        }
+        self.dirty.store(true, std::sync::atomic::Ordering::Relaxed);
+        entries
+            .hashes
+            .insert(file.to_string(), (stamp, hash.to_string()));
+    }
+
     pub fn put(&self, gate: &str, file: &str, key: String, violations: Vec<Violation>) {
         let Ok(mut entries) = self.entries.lock() else {
             return;
@@ -148,6 +183,11 @@ impl ResultCache {
 }
 
 fn prune(entries: &mut Entries, max: usize) {
+    // Stamps are only a shortcut: past the bound (files deleted or renamed over time) they start
+    // over rather than being aged one by one.
+    if entries.hashes.len() > max {
+        entries.hashes.clear();
+    }
     let total: usize = entries.gates.values().map(HashMap::len).sum();
     if total <= max {
         return;
@@ -170,6 +210,14 @@ pub struct KeyMaker<'a> {
     config: &'a Config,
     file_hashes: Mutex<HashMap<String, Option<String>>>,
     workspace: std::sync::OnceLock<String>,
+    /// Where known content hashes are looked up by stamp and recorded (`None`: always read).
+    stamps: Option<&'a ResultCache>,
+    /// Files the caller already stat-ed this run, so none is stat-ed twice.
+    metadata: HashMap<String, Metadata>,
+    /// The project's files when the caller already walked them (a `project` scope).
+    project_files: Option<Vec<String>>,
+    /// Taken before any file is read: the racy-clean rule's reference (see `Stamp::trustworthy`).
+    reference: SystemTime,
 }
 
 impl<'a> KeyMaker<'a> {
@@ -179,7 +227,41 @@ impl<'a> KeyMaker<'a> {
             config,
             file_hashes: Mutex::new(HashMap::new()),
             workspace: std::sync::OnceLock::new(),
+            stamps: None,
+            metadata: HashMap::new(),
+            project_files: None,
+            reference: SystemTime::now()
+                .checked_sub(crate::core::stamp::RACY_MARGIN)
+                .unwrap_or(std::time::UNIX_EPOCH),
         }
+    }
+
+    /// Reuses the content hashes `cache` recorded for files whose stamp has not changed.
+    pub fn with_stamps(mut self, cache: Option<&'a ResultCache>) -> Self {
+        self.stamps = cache;
+        self
+    }
+
+    /// A time the workspace's file system stamped before any file was read this run (the change
+    /// time of a folder the run created): exact where `now - RACY_MARGIN` must be cautious.
+    pub fn with_reference_time(mut self, reference: Option<SystemTime>) -> Self {
+        if let Some(t) = reference {
+            self.reference = t;
+        }
+        self
+    }
+
+    /// The metadata of files the caller already read this run.
+    pub fn with_metadata(mut self, metadata: HashMap<String, Metadata>) -> Self {
+        self.metadata = metadata;
+        self
+    }
+
+    /// Every project file (as `scope::project_files` gives them), when the caller has the list:
+    /// the workspace fingerprint then needs no second walk.
+    pub fn with_project_files(mut self, files: Vec<String>) -> Self {
+        self.project_files = Some(files);
+        self
     }
 
     /// The key of `file` for `gate`; `None` when the gate is not cached or the file cannot be read.
@@ -196,7 +278,7 @@ impl<'a> KeyMaker<'a> {
         let workspace = match gate.cache {
             CachePolicy::Workspace => self
                 .workspace
-                .get_or_init(|| workspace_fingerprint(self.root, self.config))
+                .get_or_init(|| self.workspace_fingerprint())
                 .as_str(),
             _ => "",
         };
@@ -216,22 +298,65 @@ impl<'a> KeyMaker<'a> {
         {
             return h.clone();
         }
-        let h = std::fs::read(self.root.join(rel))
-            .ok()
-            .map(|b| stable_hash(&b));
+        let h = self.content_hash(rel);
         if let Ok(mut map) = self.file_hashes.lock() {
             map.insert(rel.to_string(), h.clone());
         }
         h
     }
+
+    /// The hash of a file's content: the recorded one while its stamp holds, else read.
+    fn content_hash(&self, rel: &str) -> Option<String> {
+        let stamp = match (self.stamps, self.metadata.get(rel)) {
+            (None, _) => None,
+            (Some(_), Some(meta)) => Some(Stamp::of(meta)),
+            (Some(_), None) => std::fs::metadata(self.root.join(rel))
+                .ok()
+                .filter(Metadata::is_file)
+                .map(|m| Stamp::of(&m)),
+        };
+        if let (Some(cache), Some(stamp)) = (self.stamps, &stamp)
+            && let Some(known) = cache.known_hash(rel, stamp)
+        {
+            return Some(known);
+        }
+        let hash = std::fs::read(self.root.join(rel))
+            .ok()
+            .map(|b| stable_hash(&b))?;
+        if let (Some(cache), Some(stamp)) = (self.stamps, stamp)
+            && stamp.trustworthy(self.reference)
+        {
+            cache.remember_hash(rel, stamp, &hash);
+        }
+        Some(hash)
+    }
+
+    fn workspace_fingerprint(&self) -> String {
+        let walked;
+        let files = match &self.project_files {
+            Some(files) => files,
+            None => {
+                walked = crate::core::scope::project_files(self.root, self.config);
+                &walked
+            }
+        };
+        workspace_fingerprint(self.root, files, &self.metadata)
+    }
 }
 
 /// Changes whenever any project file is added, removed or modified (path, size and mtime), so a
 /// `cache: workspace` result never outlives a change elsewhere in the workspace.
-fn workspace_fingerprint(root: &Path, config: &Config) -> String {
+fn workspace_fingerprint(
+    root: &Path,
+    files: &[String],
+    known: &HashMap<String, Metadata>,
+) -> String {
     let mut acc = String::new();
-    for rel in crate::core::scope::project_files(root, config) {
-        let meta = std::fs::metadata(root.join(&rel)).ok();
+    for rel in files {
+        let meta = match known.get(rel) {
+            Some(m) => Some(m.clone()),
+            None => std::fs::metadata(root.join(rel)).ok(),
+        };
         let (len, mtime) = meta
             .map(|m| {
                 let t = m
@@ -241,7 +366,7 @@ fn workspace_fingerprint(root: &Path, config: &Config) -> String {
                 (m.len(), t.map(|d| d.as_nanos()).unwrap_or(0))
             })
             .unwrap_or((0, 0));
-        acc.push_str(&rel);
+        acc.push_str(rel);
         acc.push_str(&format!("\0{len}\0{mtime}\n"));
     }
     stable_hash(acc.as_bytes())
@@ -275,6 +400,65 @@ mod tests {
         let left: Vec<&String> = e.gates["g"].keys().collect();
         assert_eq!(left.len(), 4);
         assert!(e.gates["g"].contains_key("f9"));
+    }
+
+    #[test]
+    fn a_recorded_hash_is_reused_only_while_the_stamp_holds() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::write(
+            root.join("quality.yaml"),
+            crate::core::config::DEFAULT_CONFIG,
+        )
+        .unwrap();
+        std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
+        let config = crate::core::config::load_for_workspace(root, None).unwrap();
+        let gate = config.gate("ruff_lint").unwrap();
+        let cache = ResultCache::in_memory();
+        let stamp = Stamp::of(&std::fs::metadata(root.join("a.py")).unwrap());
+        // A hash no read would give: a key built from it proves the file was not read.
+        cache.remember_hash("a.py", stamp, "feedfeedfeedfeed");
+        let keys = |c| {
+            KeyMaker::new(root, &config)
+                .with_stamps(c)
+                .key(gate, "a.py")
+        };
+        let (shortcut, read) = (keys(Some(&cache)), keys(None));
+        assert_ne!(shortcut, read);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(root.join("a.py"), "x = 2\n").unwrap();
+        assert_eq!(
+            keys(Some(&cache)),
+            keys(None),
+            "a same-size rewrite was not read"
+        );
+        assert_ne!(keys(None), read);
+    }
+
+    #[test]
+    fn a_fresh_file_gets_no_stamp() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::write(
+            root.join("quality.yaml"),
+            crate::core::config::DEFAULT_CONFIG,
+        )
+        .unwrap();
+        std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
+        let config = crate::core::config::load_for_workspace(root, None).unwrap();
+        let gate = config.gate("ruff_lint").unwrap();
+        let cache = ResultCache::in_memory();
+        // The default reference is `now - RACY_MARGIN`: the file was written after it.
+        KeyMaker::new(root, &config)
+            .with_stamps(Some(&cache))
+            .key(gate, "a.py");
+        assert!(cache.entries.lock().unwrap().hashes.is_empty());
+        let later = SystemTime::now() + std::time::Duration::from_millis(50);
+        KeyMaker::new(root, &config)
+            .with_stamps(Some(&cache))
+            .with_reference_time(Some(later))
+            .key(gate, "a.py");
+        assert!(cache.entries.lock().unwrap().hashes.contains_key("a.py"));
     }
 
     #[test]

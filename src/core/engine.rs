@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::core::artifacts::{RunDir, create_run_dir};
+use crate::core::artifacts::{RunDir, new_run_dir, prune_runs};
 use crate::core::cache::{KeyMaker, ResultCache};
 use crate::core::config::Gate;
+use crate::core::config::GateKind;
 use crate::core::config::{Config, Trigger};
 use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo};
 use crate::core::runner::{GateJob, render_fix_hint, run_gate};
@@ -55,7 +56,7 @@ impl RunRequest {
 /// Progress of a run, gate by gate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunEvent {
-    /// The gates that will run (not skipped, not answered by the cache), in config order.
+    /// The gates that will run (not skipped, not answered by the cache), in starting order.
     Started {
         gates: Vec<String>,
     },
@@ -89,7 +90,18 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
     // A file deleted since the scope was read (a branch switch, a formatter, the user) is not
     // handed to a tool that would fail on it; the report says so.
     let before = scope.files.len();
-    scope.files.retain(|f| request.root.join(f).is_file());
+    // One stat per file: the existence check's metadata also serves the cache keys.
+    let walked = (scope.mode == "project").then(|| scope.files.clone());
+    let mut metadata = HashMap::with_capacity(scope.files.len());
+    scope
+        .files
+        .retain(|f| match std::fs::metadata(request.root.join(f)) {
+            Ok(m) if m.is_file() => {
+                metadata.insert(f.clone(), m);
+                true
+            }
+            _ => false,
+        });
     let vanished = before - scope.files.len();
     if vanished > 0 {
         let note = format!(
@@ -103,15 +115,37 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
         });
     }
     let run_dir =
-        Arc::new(create_run_dir(&request.root).map_err(|e| RunError::LogDir(e.to_string()))?);
+        Arc::new(new_run_dir(&request.root).map_err(|e| RunError::LogDir(e.to_string()))?);
+    // Old run folders go while the gates run, not before the first one starts.
+    let pruning = run_dir.in_workspace.then(|| {
+        let root = request.root.clone();
+        tokio::task::spawn_blocking(move || prune_runs(&root))
+    });
+    // The new folder's change time is the file system's own "now": files older than it may have
+    // their content hashes reused by stamp (see `stamp`).
+    let reference = run_dir
+        .in_workspace
+        .then(|| std::fs::metadata(&run_dir.path).ok())
+        .flatten()
+        .and_then(|m| crate::core::stamp::Stamp::changed(&m));
     let root: Arc<Path> = Arc::from(request.root.as_path());
 
     let mut results: Vec<Option<GateResult>> = vec![None; selected.len()];
     let mut tasks = tokio::task::JoinSet::new();
     let mut checked = std::collections::HashSet::new();
-    let keys = KeyMaker::new(&request.root, config);
     let mut running: Vec<String> = Vec::new();
-    for (i, gate) in selected.iter().enumerate() {
+    let mut keys = KeyMaker::new(&request.root, config)
+        .with_stamps(request.cache.as_deref())
+        .with_reference_time(reference)
+        .with_metadata(metadata);
+    if let Some(files) = walked {
+        keys = keys.with_project_files(files);
+    }
+    // The likely slowest gates start first, so the run ends closer to when they alone would.
+    let mut order: Vec<usize> = (0..selected.len()).collect();
+    order.sort_by_key(|&i| start_rank(selected[i].kind));
+    for i in order {
+        let gate = selected[i];
         let files: Vec<&String> = scope.files.iter().filter(|f| gate.applies_to(f)).collect();
         if let Some(reason) = skip_reason(gate, request.trigger, &files) {
             results[i] = Some(skipped(gate, reason));
@@ -177,6 +211,9 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
             })
         })
         .collect();
+    if let Some(pruning) = pruning {
+        let _ = pruning.await;
+    }
     let any_ran = gates.iter().any(|g| g.status != GateStatus::Skipped);
     let info = ScopeInfo {
         mode: scope.mode.to_string(),
@@ -378,6 +415,15 @@ fn merge_with_cache(
             .map(|h| render_fix_hint(h, &result.violations, &checked));
     }
     result
+}
+
+/// Test suites and type checkers usually take longest (they follow the whole program); formatters
+/// and linters look at one file at a time and finish quickly.
+fn start_rank(kind: GateKind) -> u8 {
+    match kind {
+        GateKind::Test | GateKind::Typecheck => 0,
+        _ => 1,
+    }
 }
 
 fn select_gates<'c>(

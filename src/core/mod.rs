@@ -12,6 +12,7 @@ pub mod parse;
 pub mod report;
 pub mod runner;
 pub mod scope;
+pub mod stamp;
 pub mod state;
 pub mod text_diff;
 pub mod trust;

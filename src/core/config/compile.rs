@@ -19,7 +19,7 @@ use super::model::{
 };
 use super::spec::*;
 use super::suggest::closest;
-use super::tree::{Pos, Tree};
+use super::tree::{LazyTree, Pos};
 use crate::core::hash::stable_hash;
 use crate::core::violation::Severity;
 
@@ -40,7 +40,7 @@ pub const VIOLATION_FIELDS: [&str; 10] = [
 /// The problems found so far, and the means to place them.
 struct Problems<'a> {
     file: &'a Path,
-    tree: &'a Tree,
+    tree: &'a LazyTree<'a>,
     list: Vec<ConfigProblem>,
 }
 
@@ -93,7 +93,7 @@ impl Problems<'_> {
 
 pub(super) fn compile(
     raw: RawConfig,
-    tree: &Tree,
+    tree: &LazyTree<'_>,
     text: &str,
     source: ConfigSource,
     file: &Path,

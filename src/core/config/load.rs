@@ -7,7 +7,7 @@ use super::error::{ConfigError, ConfigProblem};
 use super::explain::explain;
 use super::model::RawConfig;
 use super::spec::{Config, ConfigSource};
-use super::tree::{Pos, Tree};
+use super::tree::{LazyTree, Pos, Tree};
 
 /// The embedded default configuration (Python: ruff format, ruff check, mypy; all optional).
 pub const DEFAULT_CONFIG: &str = include_str!("default.yaml");
@@ -101,31 +101,55 @@ pub fn parse_config(text: &str, source: ConfigSource) -> Result<Config, ConfigEr
         column: pos.column,
         message,
     };
-    // The untyped read finds syntax errors and empty files, and later names keys in messages.
+    // Read typed first: a valid file is then read once. The untyped tree that places problems
+    // is built only when one is found (see `LazyTree`).
+    let raw: RawConfig = match serde_saphyr::from_str(text) {
+        Ok(raw) => raw,
+        Err(e) => return Err(read_problems(&e, text, &problem)),
+    };
+    let tree = LazyTree::new(text);
+    let compiled = compile(raw, &tree, text, source, &file);
+    // A text the typed pass took but the untyped one does not is reported as before: as YAML.
+    if compiled.is_err()
+        && let Some(e) = tree.error()
+    {
+        return Err(ConfigError {
+            problems: vec![problem(explain(e, text, None))],
+        });
+    }
+    compiled
+}
+
+/// Why the typed read failed: the untyped read finds syntax errors and empty files, and names
+/// keys in the messages about values of the wrong shape.
+fn read_problems(
+    typed: &serde_saphyr::Error,
+    text: &str,
+    problem: &dyn Fn((Pos, String)) -> ConfigProblem,
+) -> ConfigError {
     let tree = match Tree::parse(text) {
         Ok(Some(tree)) => tree,
         Ok(None) => {
-            return Err(ConfigError {
+            return ConfigError {
                 problems: vec![problem((
                     Pos { line: 1, column: 1 },
                     "the configuration is empty. Start from `qgates init`, or write at least `version: 1` and `gates:`."
                         .to_string(),
                 ))],
-            });
+            };
         }
         Err(e) => {
-            return Err(ConfigError {
+            return ConfigError {
                 problems: vec![problem(explain(&e, text, None))],
-            });
+            };
         }
     };
-    let raw: RawConfig = serde_saphyr::from_str(text).map_err(|e| ConfigError {
-        problems: shape_problems(&e, text, &tree)
+    ConfigError {
+        problems: shape_problems(typed, text, &tree)
             .into_iter()
             .map(problem)
             .collect(),
-    })?;
-    compile(raw, &tree, text, source, &file)
+    }
 }
 
 /// The reader stops at the first value of the wrong shape. So that a file with a typo in two

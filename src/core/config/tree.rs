@@ -84,6 +84,52 @@ impl Found<'_> {
     }
 }
 
+/// The `Tree` of a text that the typed pass already read without error, built only when a
+/// problem needs a place: a valid configuration is then read once, not twice.
+pub(super) struct LazyTree<'t> {
+    text: &'t str,
+    tree: std::cell::OnceCell<Result<Option<Tree>, serde_saphyr::Error>>,
+}
+
+impl<'t> LazyTree<'t> {
+    pub fn new(text: &'t str) -> Self {
+        LazyTree {
+            text,
+            tree: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The tree; `None` when the text, read untyped, is empty or not YAML (see `error`).
+    pub fn get(&self) -> Option<&Tree> {
+        self.tree
+            .get_or_init(|| Tree::parse(self.text))
+            .as_ref()
+            .ok()?
+            .as_ref()
+    }
+
+    /// The untyped read's error, if it was needed and failed.
+    pub fn error(&self) -> Option<&serde_saphyr::Error> {
+        self.tree.get()?.as_ref().err()
+    }
+
+    pub fn key(&self, path: &[&str]) -> Option<Pos> {
+        self.get()?.key(path)
+    }
+
+    pub fn value(&self, path: &[&str]) -> Option<Pos> {
+        self.get()?.value(path)
+    }
+
+    pub fn item(&self, path: &[&str], text: &str) -> Option<Pos> {
+        self.get()?.item(path, text)
+    }
+
+    pub fn place_in_scalar(&self, start: Pos, value: &str, offset: usize) -> Option<Pos> {
+        self.get()?.place_in_scalar(start, value, offset)
+    }
+}
+
 pub(super) struct Tree {
     root: Spanned<Node>,
     text: String,

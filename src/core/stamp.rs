@@ -1,0 +1,88 @@
+//! A file's identity on disk (size, modification and change times, inode), so an unchanged file's
+//! content hash can be reused without reading it again. Trusted only under git's racy-clean rule:
+//! a file modified in the same timestamp tick as its hash was taken could be modified again in
+//! that tick, keeping its stamp while changing its content; such a stamp is never recorded.
+
+use std::fs::Metadata;
+use std::os::unix::fs::MetadataExt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+/// Without a time stamped by the file system itself (see `trustworthy`), how far a file's times
+/// must lie before our clock: file systems stamp times from a coarse clock (a kernel tick on
+/// Linux, one or two seconds on FAT and some network mounts, whose clock may also run apart).
+pub const RACY_MARGIN: Duration = Duration::from_secs(2);
+
+/// Serialized as an array to keep the cache file small: `[len, mtime s, mtime ns, ctime s,
+/// ctime ns, inode]`. The change time moves on every write and cannot be set back by tools that
+/// restore modification times (rsync, archive extraction), so a same-size rewrite is still seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp(u64, i64, i64, i64, i64, u64);
+
+impl Stamp {
+    pub fn of(meta: &Metadata) -> Stamp {
+        Stamp(
+            meta.len(),
+            meta.mtime(),
+            meta.mtime_nsec(),
+            meta.ctime(),
+            meta.ctime_nsec(),
+            meta.ino(),
+        )
+    }
+
+    /// Whether a hash read after `reference` may be reused while the file keeps this stamp: both
+    /// its times lie strictly before it. `reference` is best a time the same file system stamped
+    /// just before the files were read (a folder the run created), so it has the files' clock and
+    /// tick; else `now - RACY_MARGIN`.
+    pub fn trustworthy(&self, reference: SystemTime) -> bool {
+        let Ok(limit) = reference.duration_since(UNIX_EPOCH) else {
+            return false;
+        };
+        let before = |secs: i64, nanos: i64| {
+            u64::try_from(secs).is_ok_and(|s| {
+                Duration::new(s, u32::try_from(nanos).unwrap_or(u32::MAX).min(999_999_999)) < limit
+            })
+        };
+        before(self.1, self.2) && before(self.3, self.4)
+    }
+
+    /// The change time, as a reference for other stamps (see `trustworthy`).
+    pub fn changed(meta: &Metadata) -> Option<SystemTime> {
+        let secs = u64::try_from(meta.ctime()).ok()?;
+        let nanos = u32::try_from(meta.ctime_nsec()).ok()?;
+        UNIX_EPOCH.checked_add(Duration::new(secs, nanos.min(999_999_999)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fresh_file_is_racy_and_an_old_one_is_not() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("a.py");
+        std::fs::write(&p, "x = 1\n").unwrap();
+        let stamp = Stamp::of(&std::fs::metadata(&p).unwrap());
+        let now = SystemTime::now();
+        assert!(!stamp.trustworthy(now - RACY_MARGIN));
+        assert!(stamp.trustworthy(now + Duration::from_millis(50)));
+        // A folder made in the same tick as the file does not vouch for it.
+        let same = Stamp::changed(&std::fs::metadata(&p).unwrap()).unwrap();
+        assert!(!stamp.trustworthy(same));
+    }
+
+    #[test]
+    fn a_same_size_rewrite_changes_the_stamp() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("a.py");
+        std::fs::write(&p, "x = 1\n").unwrap();
+        let before = Stamp::of(&std::fs::metadata(&p).unwrap());
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::write(&p, "x = 2\n").unwrap();
+        let after = Stamp::of(&std::fs::metadata(&p).unwrap());
+        assert_ne!(before, after);
+    }
+}
