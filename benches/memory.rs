@@ -12,6 +12,11 @@
 //!   counted by a global allocator: what the parse itself costs, without the CLI around it.
 //!
 //! Also the RSS of the same command over an empty output, as the floor the process costs anyway.
+//!
+//! The children are measured before this process holds anything large, and the outputs are
+//! written by a helper run of this benchmark: Linux starts a child on its parent's memory (vfork)
+//! and carries the parent's peak RSS into the child's `ru_maxrss` at `exec`, so a child spawned
+//! after generating or parsing 66 MiB of output would report at least that much itself.
 
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
@@ -151,9 +156,40 @@ fn child_peak_rss(qgates: &Path, config: &Path, gate: &str, output: &Path) -> u6
     }
 }
 
+/// Set on the helper run that writes the outputs into the folder it names.
+const WRITE_OUTPUTS: &str = "QGATES_MEMORY_BENCH_WRITE_TO";
+
+/// The measured outputs: what they are, the gate that reads them, their file name.
+const CASES: [(&str, &str, &str); 2] = [
+    (
+        "ruff JSON, 100,000 violations",
+        "ruff_lint",
+        "ruff_lint.out",
+    ),
+    ("mypy text, 100,000 lines", "mypy_text", "mypy_text.out"),
+];
+
+fn generate(gate: &str) -> String {
+    match gate {
+        "ruff_lint" => common::ruff_json(N),
+        _ => common::mypy_text(N),
+    }
+}
+
 fn main() {
+    if let Some(dir) = std::env::var_os(WRITE_OUTPUTS) {
+        for (_, gate, file) in CASES {
+            std::fs::write(Path::new(&dir).join(file), generate(gate)).expect("write the output");
+        }
+        return;
+    }
     let qgates = PathBuf::from(env!("CARGO_BIN_EXE_qgates"));
     let dir = tempfile::tempdir().expect("a temporary folder");
+    let helper = Command::new(std::env::current_exe().expect("the benchmark's own path"))
+        .env(WRITE_OUTPUTS, dir.path())
+        .status()
+        .expect("run the output writer");
+    assert!(helper.success(), "writing the outputs failed: {helper}");
     let config_text = common::config_with_text_gate();
     let config = dir.path().join("quality.yaml");
     std::fs::write(&config, &config_text).expect("write quality.yaml");
@@ -168,24 +204,15 @@ fn main() {
         "qgates parse over an empty output: peak RSS {:.1} MiB (the process floor)\n",
         mib(floor)
     );
-    let cases: [(&str, &str, String); 2] = [
-        (
-            "ruff JSON, 100,000 violations",
-            "ruff_lint",
-            common::ruff_json(N),
-        ),
-        (
-            "mypy text, 100,000 lines",
-            "mypy_text",
-            common::mypy_text(N),
-        ),
-    ];
-    for (what, gate, output) in cases {
-        let file = dir.path().join(format!("{gate}.out"));
-        std::fs::write(&file, &output).expect("write the output");
+    // Every child first, while this process is still small (see the top of the file).
+    let rss: Vec<u64> = CASES
+        .iter()
+        .map(|(_, gate, file)| child_peak_rss(&qgates, &config, gate, &dir.path().join(file)))
+        .collect();
+    for ((what, gate, file), rss) in CASES.into_iter().zip(rss) {
+        let output = std::fs::read(dir.path().join(file)).expect("read the output");
         let size = output.len() as u64;
-        let rss = child_peak_rss(&qgates, &config, gate, &file);
-        let (heap, parsed) = in_process_peak(&config_text, gate, output.as_bytes());
+        let (heap, parsed) = in_process_peak(&config_text, gate, &output);
         assert_eq!(parsed, N, "{gate}: {parsed} of {N} violations parsed");
         let ratio = rss as f64 / size as f64;
         let _ = writeln!(

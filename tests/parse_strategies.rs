@@ -83,18 +83,18 @@ fn v(
     message: &str,
 ) -> Violation {
     Violation {
-        file: Some(file.to_string()),
+        file: Some(file.into()),
         line: Some(pos.0),
         column: Some(pos.1),
         end_line: Some(pos.2),
         end_column: Some(pos.3),
-        code: Some(code.to_string()),
-        message: message.to_string(),
+        code: Some(code.into()),
+        message: message.into(),
         severity,
         fixable: false,
         url: None,
         fix: None,
-        gate: gate.to_string(),
+        gate: gate.into(),
     }
 }
 
@@ -104,12 +104,12 @@ fn fixable(mut v: Violation) -> Violation {
 }
 
 fn url(mut v: Violation, rule: &str) -> Violation {
-    v.url = Some(format!("https://docs.astral.sh/ruff/rules/{rule}"));
+    v.url = Some(format!("https://docs.astral.sh/ruff/rules/{rule}").into());
     v
 }
 
 fn fix(mut v: Violation, title: &str, edits: &[(u32, u32, u32, u32, &str)]) -> Violation {
-    v.fix = Some(Fix {
+    v.fix = Some(Box::new(Fix {
         title: title.to_string(),
         edits: edits
             .iter()
@@ -121,7 +121,7 @@ fn fix(mut v: Violation, title: &str, edits: &[(u32, u32, u32, u32, &str)]) -> V
                 content: content.to_string(),
             })
             .collect(),
-    });
+    }));
     v
 }
 
@@ -257,13 +257,13 @@ fn ruff_format_capture() {
     let stderr = capture("ruff_format.stderr");
     let parsed = run_in(&gate, &project(), &stdout, &stderr).expect("text never fails");
     let format = |file: &str| Violation {
-        file: Some(file.to_string()),
+        file: Some(file.into()),
         line: None,
         column: None,
         end_line: None,
         end_column: None,
         code: Some("FORMAT".into()),
-        message: format!("File requires formatting. Fix: ruff format {file}"),
+        message: format!("File requires formatting. Fix: ruff format {file}").into(),
         severity: Severity::Error,
         fixable: true,
         url: None,
@@ -290,7 +290,7 @@ fn text_stream_stderr_and_both() {
         parsed
             .violations
             .iter()
-            .map(|v| (v.file.clone(), v.message.clone()))
+            .map(|v| (v.file.as_deref().map(str::to_string), v.message.to_string()))
             .collect::<Vec<_>>()
     };
     let stderr_only = custom(&parsing("stderr"), "");
@@ -599,13 +599,13 @@ fn review_answer_capture() {
     let gate = gate_from(REVIEW, "review");
     let parsed = run(&gate, &project(), &capture("review_answer.md"));
     let finding = |file: &str, line: Option<u32>, code: &str, severity, message: &str| Violation {
-        file: Some(file.to_string()),
+        file: Some(file.into()),
         line,
         column: None,
         end_line: None,
         end_column: None,
-        code: Some(code.to_string()),
-        message: message.to_string(),
+        code: Some(code.into()),
+        message: message.into(),
         severity,
         fixable: false,
         url: None,
@@ -695,11 +695,7 @@ fn numbers_as_strings_and_strings_as_numbers() {
     let got = &parsed.violations[0];
     assert_eq!((got.line, got.column), (Some(12), Some(3)));
     assert_eq!(
-        (
-            got.code.as_deref(),
-            got.message.as_str(),
-            got.url.as_deref()
-        ),
+        (got.code.as_deref(), &*got.message, got.url.as_deref()),
         (Some("501"), "true", Some("1.5"))
     );
 }
@@ -710,7 +706,7 @@ fn escaped_strings_are_decoded() {
     let out = br#"[{"f\u00e9": "dir\/caf\u00e9.py", "m": "tab\there \"quoted\" \ud83d\ude00"}]"#;
     let parsed = run(&gate, Path::new("/ws"), out);
     assert_eq!(parsed.violations[0].file.as_deref(), Some("dir/café.py"));
-    assert_eq!(parsed.violations[0].message, "tab\there \"quoted\" 😀");
+    assert_eq!(&*parsed.violations[0].message, "tab\there \"quoted\" 😀");
 }
 
 #[test]
@@ -731,7 +727,7 @@ fn defaults_fill_what_the_map_did_not_find() {
                 v.file.as_deref(),
                 v.line,
                 v.code.as_deref(),
-                v.message.as_str(),
+                &*v.message,
                 v.severity,
                 v.fixable,
             )
@@ -793,7 +789,7 @@ fn flattening_over_objects_and_climbing_through_arrays() {
     let got: Vec<(Option<&str>, &str, Option<&str>)> = parsed
         .violations
         .iter()
-        .map(|v| (v.file.as_deref(), v.message.as_str(), v.code.as_deref()))
+        .map(|v| (v.file.as_deref(), &*v.message, v.code.as_deref()))
         .collect();
     assert_eq!(
         got,
@@ -839,7 +835,7 @@ fn fixable_when_equal_and_fix_edits_with_missing_fields_are_dropped() {
     let got: Vec<(bool, Option<Fix>)> = parsed
         .violations
         .into_iter()
-        .map(|v| (v.fixable, v.fix))
+        .map(|v| (v.fixable, v.fix.map(|f| *f)))
         .collect();
     let edit = |line, column, end_line, end_column, content: &str| Edit {
         line,
@@ -1020,7 +1016,7 @@ fn sarif_rules_levels_base_ids_and_skipped_results() {
                 v.end_column,
                 v.code.as_deref(),
                 v.severity,
-                v.message.as_str(),
+                &*v.message,
                 v.url.as_deref(),
             )
         })

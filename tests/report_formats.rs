@@ -23,18 +23,18 @@ fn v(
 ) -> Violation {
     let n = |x: u32| (x > 0).then_some(x);
     Violation {
-        file: file.map(str::to_string),
+        file: file.map(Into::into),
         line: n(pos[0]),
         column: n(pos[1]),
         end_line: n(pos[2]),
         end_column: n(pos[3]),
-        code: code.map(str::to_string),
-        message: message.to_string(),
+        code: code.map(Into::into),
+        message: message.into(),
         severity: Severity::Error,
         fixable: false,
         url: None,
         fix: None,
-        gate: gate.to_string(),
+        gate: gate.into(),
     }
 }
 
@@ -100,7 +100,7 @@ fn full_report() -> Report {
         Violation {
             fixable: true,
             url: Some("https://docs.astral.sh/ruff/rules/unused-import".into()),
-            fix: Some(Fix {
+            fix: Some(Box::new(Fix {
                 title: "Remove unused import: `os`".into(),
                 edits: vec![Edit {
                     line: 3,
@@ -109,7 +109,7 @@ fn full_report() -> Report {
                     end_column: 1,
                     content: String::new(),
                 }],
-            }),
+            })),
             ..v(
                 "ruff_lint",
                 Some("src/app/main.py"),
@@ -142,7 +142,7 @@ fn full_report() -> Report {
         Violation {
             fixable: true,
             url: Some("https://docs.astral.sh/ruff/rules/unsorted-imports".into()),
-            fix: Some(Fix {
+            fix: Some(Box::new(Fix {
                 title: "Organize imports".into(),
                 edits: vec![Edit {
                     line: 1,
@@ -151,7 +151,7 @@ fn full_report() -> Report {
                     end_column: 1,
                     content: "import sys\nfrom pathlib import Path\n".into(),
                 }],
-            }),
+            })),
             ..v(
                 "ruff_lint",
                 Some("src/app/main.py"),
@@ -715,7 +715,7 @@ fn github_escaping_round_trips() {
         assert_eq!(prop("line"), v.line.map(|l| l.to_string()).as_deref());
         assert!(prop("title").unwrap().starts_with(&g.name), "{props:?}");
         assert!(
-            message.starts_with(&v.message),
+            message.starts_with(&*v.message),
             "{message:?} vs {:?}",
             v.message
         );

@@ -334,8 +334,9 @@ fn look_up(cache: Option<&ResultCache>, keys: &KeyMaker, gate: &Gate, files: &[&
         match (cache, key) {
             (Some(cache), Some(key)) => match cache.get(&gate.id, f, &key) {
                 Some(mut v) => {
+                    let id: std::sync::Arc<str> = gate.id.as_str().into();
                     for x in &mut v {
-                        x.gate.clone_from(&gate.id);
+                        x.gate = id.clone();
                     }
                     lookup.hits.push(((*f).clone(), v));
                 }
@@ -372,15 +373,16 @@ fn merge_with_cache(
     {
         // Only when every violation belongs to a file this run checked: a file-less finding or
         // one about another file cannot be replayed per file, so such a run is not recorded.
-        let per_file = result
-            .violations
-            .iter()
-            .all(|v| v.file.as_ref().is_some_and(|f| lookup.keys.contains_key(f)));
+        let per_file = result.violations.iter().all(|v| {
+            v.file
+                .as_deref()
+                .is_some_and(|f| lookup.keys.contains_key(f))
+        });
         if per_file {
             let mut by_file: HashMap<&str, Vec<crate::core::violation::Violation>> = HashMap::new();
             for v in &result.violations {
                 if let Some(f) = &v.file {
-                    by_file.entry(f.as_str()).or_default().push(v.clone());
+                    by_file.entry(f).or_default().push(v.clone());
                 }
             }
             for (file, key) in &lookup.keys {

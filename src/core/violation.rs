@@ -1,5 +1,7 @@
 //! The normalized violation every parser produces and every face consumes.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// How serious a violation is. Ordered from most to least serious.
@@ -75,10 +77,14 @@ pub struct Fix {
 /// `file` is relative to the workspace root with `/` separators; `line` and `column` are 1-based
 /// and columns count characters. `gate` is implied by the report section that holds the violation,
 /// so it is not serialized there.
+///
+/// The text fields are shared `Arc<str>`s: a large output repeats a few hundred file names, codes
+/// and messages across 100,000 violations, and a parser stores each distinct text once (see
+/// `parse::Interner`). The fix is boxed because few violations carry one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Violation {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
+    pub file: Option<Arc<str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -88,22 +94,22 @@ pub struct Violation {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end_column: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
-    pub message: String,
+    pub code: Option<Arc<str>>,
+    pub message: Arc<str>,
     pub severity: Severity,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fixable: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
+    pub url: Option<Arc<str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fix: Option<Fix>,
+    pub fix: Option<Box<Fix>>,
     #[serde(default, skip_serializing)]
-    pub gate: String,
+    pub gate: Arc<str>,
 }
 
 impl Violation {
     /// A violation that only carries a message (used for file-less findings).
-    pub fn message_only(gate: &str, message: impl Into<String>) -> Self {
+    pub fn message_only(gate: &str, message: impl Into<Arc<str>>) -> Self {
         Violation {
             file: None,
             line: None,
@@ -116,7 +122,7 @@ impl Violation {
             fixable: false,
             url: None,
             fix: None,
-            gate: gate.to_string(),
+            gate: gate.into(),
         }
     }
 }

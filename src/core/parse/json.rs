@@ -23,21 +23,23 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::pointer::{Kind, Node, Shallow, Wanted, WantedVisitor, error_message, kind_of};
-use super::{ParseContext, ParseError, RawEdit, RawFix, RawViolation, ToolOutput};
+use super::{Normalizer, ParseContext, ParseError, RawEdit, RawFix, RawViolation, ToolOutput};
 use crate::core::config::{
     CompareOp, Extract, FieldPath, FixEditsSpec, JsonFormat, JsonSpec, PointerStep, Template,
 };
 
+/// Reads the violations of `out` into `norm`, one item at a time.
 pub(super) fn parse(
     spec: &JsonSpec,
     out: ToolOutput,
     ctx: &ParseContext,
-) -> Result<Vec<RawViolation>, ParseError> {
+    norm: &mut Normalizer,
+) -> Result<(), ParseError> {
     let decoded = super::pointer::decode(out.stdout);
     // PowerShell-era tools prefix a byte-order mark, which JSON does not allow.
     let text = decoded.strip_prefix('\u{feff}').unwrap_or(&decoded);
     if text.trim().is_empty() {
-        return Ok(Vec::new());
+        return Ok(());
     }
     let (body, line_base) = match spec.extract {
         Some(Extract::Fenced) => {
@@ -59,13 +61,13 @@ pub(super) fn parse(
         spec,
         wanted: &wanted,
         climbs,
-        found: Vec::new(),
+        norm,
         shape: None,
     };
     match spec.format {
         JsonFormat::Json => {
             if body.trim().is_empty() {
-                return Ok(Vec::new());
+                return Ok(());
             }
             reader.document(body).map_err(|e| match e {
                 WalkError::Syntax(e) => not_json(syntax_detail(&e, line_base, body)),
@@ -96,7 +98,7 @@ pub(super) fn parse(
             }
         }
     }
-    Ok(reader.found)
+    Ok(())
 }
 
 /// The paths read inside each item (those that stay inside it).
@@ -168,18 +170,19 @@ impl From<serde_json::Error> for WalkError {
     }
 }
 
-struct Reader<'s> {
+struct Reader<'s, 'n, 'c> {
     spec: &'s JsonSpec,
     /// What to keep of each item.
     wanted: &'s Wanted,
     /// Whether some field path climbs out of the item with `..`.
     climbs: bool,
-    found: Vec<RawViolation>,
+    /// Where each item goes as soon as it is read.
+    norm: &'n mut Normalizer<'c>,
     /// A shape problem met while streaming (serde only carries it as an opaque error).
     shape: Option<String>,
 }
 
-impl<'s> Reader<'s> {
+impl<'s> Reader<'s, '_, '_> {
     fn document(&mut self, text: &str) -> Result<(), WalkError> {
         if self.climbs {
             let mut stack = Vec::new();
@@ -332,10 +335,7 @@ impl<'s> Reader<'s> {
         let item = Item { node, ancestors };
         let spec = self.spec;
         let fm = &spec.field_map;
-        let text_of = |p: &Option<FieldPath>| {
-            p.as_ref()
-                .and_then(|p| item.lookup(p, |n| n.and_then(Node::to_string_value)))
-        };
+        let text_of = |p: &Option<FieldPath>| p.as_ref().and_then(|p| item.text(p));
         let int_of = |p: &Option<FieldPath>| {
             p.as_ref()
                 .and_then(|p| item.lookup(p, |n| n.and_then(Node::to_int)))
@@ -361,34 +361,29 @@ impl<'s> Reader<'s> {
             None => spec.defaults.fixable.unwrap_or(false),
         };
         if let Some(fe) = &spec.fix_edits {
-            v.fix = item
-                .lookup(&fe.path, |n| n.and_then(|n| edits(n, fe)))
-                .map(|edits| RawFix {
-                    title: fe
-                        .title
-                        .as_ref()
-                        .and_then(|t| item.lookup(t, |n| n.and_then(Node::to_string_value))),
-                    edits,
-                });
+            v.fix = item.edits(fe).map(|edits| RawFix {
+                title: fe.title.as_ref().and_then(|t| item.text(t)),
+                edits,
+            });
         }
         apply_defaults(&mut v, &spec.defaults);
-        self.found.push(v);
+        self.norm.push(v);
     }
 }
 
 /// Streams the document along `violations_path` from step `i`, skipping what is off the path.
-struct Step<'r, 's> {
-    reader: &'r mut Reader<'s>,
+struct Step<'r, 's, 'n, 'c> {
+    reader: &'r mut Reader<'s, 'n, 'c>,
     i: usize,
     flattened: bool,
 }
 
-impl<'s> Step<'_, 's> {
+impl<'s, 'n, 'c> Step<'_, 's, 'n, 'c> {
     fn at_end(&self) -> bool {
         self.i >= self.reader.spec.violations_path.len()
     }
 
-    fn next(&mut self, flattened: bool) -> Step<'_, 's> {
+    fn next(&mut self, flattened: bool) -> Step<'_, 's, 'n, 'c> {
         Step {
             reader: self.reader,
             i: self.i + 1,
@@ -407,14 +402,14 @@ impl<'s> Step<'_, 's> {
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Step<'_, '_> {
+impl<'de> DeserializeSeed<'de> for Step<'_, '_, '_, '_> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for Step<'_, '_> {
+impl<'de> Visitor<'de> for Step<'_, '_, '_, '_> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -521,7 +516,33 @@ struct Item<'n, 'a> {
     ancestors: &'n [Shallow<'a>],
 }
 
-impl<'a> Item<'_, 'a> {
+impl<'n, 'a> Item<'n, 'a> {
+    /// The text at `path`: borrowed from the item (or the output) when it lies inside the item.
+    fn text(&self, path: &FieldPath) -> Option<Cow<'n, str>> {
+        if path.up == 0 {
+            return self.node.at(&path.keys).and_then(Node::to_text);
+        }
+        self.lookup(path, |n| n.and_then(Node::to_string_value))
+            .map(Cow::Owned)
+    }
+
+    /// The edits of the fix at `fe.path`.
+    fn edits(&self, fe: &FixEditsSpec) -> Option<Vec<RawEdit<'n>>> {
+        if fe.path.up == 0 {
+            return self.node.at(&fe.path.keys).and_then(|n| edits(n, fe));
+        }
+        self.lookup(&fe.path, |n| {
+            n.and_then(|n| edits(n, fe)).map(|list| {
+                list.into_iter()
+                    .map(|e| RawEdit {
+                        content: Cow::Owned(e.content.into_owned()),
+                        ..e
+                    })
+                    .collect()
+            })
+        })
+    }
+
     /// Calls `f` with the value at `path`: inside the item, or `up` containers above it.
     fn lookup<R>(&self, path: &FieldPath, f: impl FnOnce(Option<&Node<'a>>) -> R) -> R {
         if path.up == 0 {
@@ -541,7 +562,7 @@ impl<'a> Item<'_, 'a> {
 
 /// The edits of one fix; `None` (the fix is dropped) when any edit lacks a field, since a
 /// partial edit would corrupt the file.
-fn edits(node: &Node, fe: &FixEditsSpec) -> Option<Vec<RawEdit>> {
+fn edits<'n>(node: &'n Node<'_>, fe: &FixEditsSpec) -> Option<Vec<RawEdit<'n>>> {
     let list = match node {
         Node::Arr(items) => items.as_slice(),
         Node::Obj(_) => std::slice::from_ref(node),
@@ -570,8 +591,8 @@ fn edits(node: &Node, fe: &FixEditsSpec) -> Option<Vec<RawEdit>> {
                 end_column: at(edit, &fe.end_column)?,
                 content: match content? {
                     // `null` content is a deletion for some tools.
-                    Node::Null => String::new(),
-                    n => n.to_string_value()?,
+                    Node::Null => Cow::Borrowed(""),
+                    n => n.to_text()?,
                 },
             })
         })
@@ -581,8 +602,9 @@ fn edits(node: &Node, fe: &FixEditsSpec) -> Option<Vec<RawEdit>> {
 
 /// Fills what the field map did not find. Placeholders are rendered from the values the map
 /// found, before any default is applied, so the result does not depend on the order of fields.
-pub(super) fn apply_defaults(v: &mut RawViolation, d: &crate::core::config::Defaults) {
-    let missing = |field: &Option<String>, t: &Option<Template>| field.is_none() && t.is_some();
+pub(super) fn apply_defaults(v: &mut RawViolation<'_>, d: &crate::core::config::Defaults) {
+    let missing =
+        |field: &Option<Cow<'_, str>>, t: &Option<Template>| field.is_none() && t.is_some();
     if !(missing(&v.file, &d.file)
         || missing(&v.code, &d.code)
         || missing(&v.message, &d.message)
@@ -607,11 +629,11 @@ pub(super) fn apply_defaults(v: &mut RawViolation, d: &crate::core::config::Defa
             _ => None,
         }
     };
-    let fill = |field: &mut Option<String>, t: &Option<Template>| {
+    let fill = |field: &mut Option<Cow<'_, str>>, t: &Option<Template>| {
         if field.is_none()
             && let Some(t) = t
         {
-            *field = Some(t.render(lookup));
+            *field = Some(Cow::Owned(t.render(lookup)));
         }
     };
     fill(&mut v.file, &d.file);
@@ -619,7 +641,7 @@ pub(super) fn apply_defaults(v: &mut RawViolation, d: &crate::core::config::Defa
     fill(&mut v.message, &d.message);
     fill(&mut v.url, &d.url);
     if v.severity.is_none() {
-        v.severity = d.severity.map(|s| s.as_str().to_string());
+        v.severity = d.severity.map(|s| Cow::Borrowed(s.as_str()));
     }
 }
 

@@ -8,8 +8,10 @@ mod pointer;
 mod sarif;
 mod text;
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use columns::{LineIndex, convert_column};
 
@@ -61,75 +63,135 @@ pub enum ParseError {
 }
 
 /// A violation as a strategy read it, before normalization: raw path, raw numbers in the tool's
-/// own base and column unit, raw severity word.
+/// own base and column unit, raw severity word. Texts borrow from the output where they can, so
+/// reading one allocates nothing that normalization does not keep.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct RawViolation {
-    pub file: Option<String>,
+pub struct RawViolation<'a> {
+    pub file: Option<Cow<'a, str>>,
     pub line: Option<i64>,
     pub column: Option<i64>,
     pub end_line: Option<i64>,
     pub end_column: Option<i64>,
-    pub code: Option<String>,
-    pub message: Option<String>,
-    pub severity: Option<String>,
-    pub url: Option<String>,
+    pub code: Option<Cow<'a, str>>,
+    pub message: Option<Cow<'a, str>>,
+    pub severity: Option<Cow<'a, str>>,
+    pub url: Option<Cow<'a, str>>,
     pub fixable: bool,
-    pub fix: Option<RawFix>,
+    pub fix: Option<RawFix<'a>>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct RawFix {
-    pub title: Option<String>,
-    pub edits: Vec<RawEdit>,
+pub struct RawFix<'a> {
+    pub title: Option<Cow<'a, str>>,
+    pub edits: Vec<RawEdit<'a>>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct RawEdit {
+pub struct RawEdit<'a> {
     pub line: i64,
     pub column: i64,
     pub end_line: i64,
     pub end_column: i64,
-    pub content: String,
+    pub content: Cow<'a, str>,
 }
 
 /// Parses one gate's output with the gate's strategy.
 pub fn parse_output(ctx: &ParseContext, out: ToolOutput) -> Result<Parsed, ParseError> {
-    let (raws, offsets) = match &ctx.gate.parser {
-        ParserSpec::Json(spec) => (
-            json::parse(spec, out, ctx)?,
-            (spec.line_offset, spec.column_offset),
-        ),
-        ParserSpec::Text(spec) => (
-            text::parse(spec, out),
-            (spec.line_offset, spec.column_offset),
-        ),
-        ParserSpec::Sarif => (sarif::parse(out, ctx)?, (0, 0)),
-        ParserSpec::ExitCode => (exit_code::parse(out, ctx), (0, 0)),
+    let offsets = match &ctx.gate.parser {
+        ParserSpec::Json(spec) => (spec.line_offset, spec.column_offset),
+        ParserSpec::Text(spec) => (spec.line_offset, spec.column_offset),
+        ParserSpec::Sarif | ParserSpec::ExitCode => (0, 0),
     };
-    Ok(normalize(ctx, raws, offsets))
+    let mut norm = Normalizer::new(*ctx, offsets);
+    match &ctx.gate.parser {
+        ParserSpec::Json(spec) => json::parse(spec, out, ctx, &mut norm)?,
+        ParserSpec::Text(spec) => return Ok(text::parse(spec, out, norm)),
+        ParserSpec::Sarif => sarif::parse(out, ctx)?
+            .into_iter()
+            .for_each(|raw| norm.push(raw)),
+        ParserSpec::ExitCode => exit_code::parse(out, ctx)
+            .into_iter()
+            .for_each(|raw| norm.push(raw)),
+    }
+    Ok(norm.finish())
 }
 
-/// Applies what every strategy shares: offsets, root-relative paths, severities, column units.
-fn normalize(
-    ctx: &ParseContext,
-    raws: Vec<RawViolation>,
-    (line_off, col_off): (i64, i64),
-) -> Parsed {
-    let mut parsed = Parsed::default();
-    let mut paths = PathResolver::new(ctx.root, ctx.cwd);
-    let mut texts: HashMap<String, Option<LineIndex>> = HashMap::new();
-    let unit = ctx.gate.column_unit;
-    parsed.violations.reserve_exact(raws.len());
-    // Tools repeat a handful of severity words; mapping each once saves two allocations per violation.
-    let mut severities: Vec<(String, Option<Severity>)> = Vec::new();
-    for raw in raws {
+/// Applies what every strategy shares, one violation at a time as a strategy reads it (so no
+/// list of raw violations is ever held): offsets, root-relative paths, severities, column units,
+/// and one shared copy of each distinct text.
+pub(super) struct Normalizer<'c> {
+    ctx: ParseContext<'c>,
+    offsets: (i64, i64),
+    paths: PathResolver<'c>,
+    texts: HashMap<Arc<str>, Option<LineIndex>>,
+    /// Tools repeat a handful of severity words; each is mapped once.
+    severities: Vec<(String, Option<Severity>)>,
+    strings: Interner,
+    gate: Arc<str>,
+    parsed: Parsed,
+}
+
+impl<'c> Normalizer<'c> {
+    pub(super) fn new(ctx: ParseContext<'c>, offsets: (i64, i64)) -> Self {
+        Normalizer {
+            ctx,
+            offsets,
+            paths: PathResolver::new(ctx.root, ctx.cwd),
+            texts: HashMap::new(),
+            severities: Vec::new(),
+            strings: Interner::default(),
+            gate: ctx.gate.id.as_str().into(),
+            parsed: Parsed::default(),
+        }
+    }
+
+    /// Another normalizer for the same parse (a worker thread's), sharing the gate id.
+    pub(super) fn sibling(&self) -> Self {
+        Normalizer {
+            gate: self.gate.clone(),
+            ..Normalizer::new(self.ctx, self.offsets)
+        }
+    }
+
+    pub(super) fn finish(self) -> Parsed {
+        self.parsed
+    }
+
+    /// Takes what was normalized so far, leaving the caches in place.
+    pub(super) fn take(&mut self) -> Parsed {
+        std::mem::take(&mut self.parsed)
+    }
+
+    /// Appends another part's violations (in order) to this one's.
+    pub(super) fn append(&mut self, mut part: Parsed) {
+        self.parsed.violations.append(&mut part.violations);
+        self.parsed.outside_root += part.outside_root;
+    }
+
+    /// Room for `additional` more violations, so a large output does not grow the list by
+    /// doubling (which briefly holds both the old and the new list).
+    pub(super) fn reserve(&mut self, additional: usize) {
+        self.parsed.violations.reserve_exact(additional);
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.parsed.violations.len()
+    }
+
+    pub(super) fn capacity(&self) -> usize {
+        self.parsed.violations.capacity()
+    }
+
+    pub(super) fn push(&mut self, raw: RawViolation<'_>) {
+        let ctx = self.ctx;
+        let (line_off, col_off) = self.offsets;
         let file = match raw.file.as_deref().map(str::trim).filter(|f| !f.is_empty()) {
             None => None,
-            Some(f) => match paths.relative(f) {
+            Some(f) => match self.paths.relative(f) {
                 Some(rel) => Some(rel),
                 None => {
-                    parsed.outside_root += 1;
-                    continue;
+                    self.parsed.outside_root += 1;
+                    return;
                 }
             },
         };
@@ -141,7 +203,7 @@ fn normalize(
         let mut fix = raw.fix.map(|f| Fix {
             title: f
                 .title
-                .unwrap_or_else(|| "Apply the tool's fix".to_string()),
+                .map_or_else(|| "Apply the tool's fix".to_string(), Cow::into_owned),
             edits: f
                 .edits
                 .into_iter()
@@ -151,16 +213,17 @@ fn normalize(
                         column: positive(e.column + col_off)?,
                         end_line: positive(e.end_line + line_off)?,
                         end_column: positive(e.end_column + col_off)?,
-                        content: e.content,
+                        content: e.content.into_owned(),
                     })
                 })
                 .collect(),
         });
+        let unit = ctx.gate.column_unit;
         if unit != ColumnUnit::Char
             && let Some(rel) = &file
         {
-            let index = texts.entry(rel.clone()).or_insert_with(|| {
-                std::fs::read_to_string(ctx.root.join(rel))
+            let index = self.texts.entry(rel.clone()).or_insert_with(|| {
+                std::fs::read_to_string(ctx.root.join(&**rel))
                     .ok()
                     .map(|t| LineIndex::new(&t))
             });
@@ -182,50 +245,85 @@ fn normalize(
         }
         let severity = raw
             .severity
-            .and_then(|w| match severities.iter().find(|(k, _)| *k == w) {
+            .and_then(|w| match self.severities.iter().find(|(k, _)| *k == w) {
                 Some((_, s)) => *s,
                 None => {
                     let s = ctx.gate.severity_of(&w);
                     // Bounded, so a field that is not really a severity word cannot make this quadratic.
-                    if severities.len() < 16 {
-                        severities.push((w, s));
+                    if self.severities.len() < 16 {
+                        self.severities.push((w.into_owned(), s));
                     }
                     s
                 }
             })
             .unwrap_or(Severity::Error);
-        let message = raw
+        let message = match raw
             .message
-            .map(|m| {
-                if m.trim().len() == m.len() {
-                    m
-                } else {
-                    m.trim().to_string()
-                }
-            })
+            .as_deref()
+            .map(str::trim)
             .filter(|m| !m.is_empty())
-            .unwrap_or_else(|| format!("{} reported a problem without a message", ctx.gate.name));
-        let fix = fix.filter(|f| !f.edits.is_empty());
-        parsed.violations.push(Violation {
+        {
+            Some(m) => self.strings.get(m),
+            None => self.strings.get(&format!(
+                "{} reported a problem without a message",
+                ctx.gate.name
+            )),
+        };
+        let code = raw
+            .code
+            .as_deref()
+            .filter(|c| !c.is_empty())
+            .map(|c| self.strings.get(c));
+        let url = raw
+            .url
+            .as_deref()
+            .filter(|u| !u.is_empty())
+            .map(|u| self.strings.get(u));
+        let fix = fix.filter(|f| !f.edits.is_empty()).map(Box::new);
+        self.parsed.violations.push(Violation {
             file,
             line,
             column: column.filter(|_| line.is_some()),
             end_line,
             end_column,
-            code: raw.code.filter(|c| !c.is_empty()),
+            code,
             message,
             severity,
             fixable: raw.fixable,
-            url: raw.url.filter(|u| !u.is_empty()),
+            url,
             fix,
-            gate: ctx.gate.id.clone(),
+            gate: self.gate.clone(),
         });
     }
-    parsed
 }
 
 fn positive(v: i64) -> Option<u32> {
     u32::try_from(v).ok().filter(|v| *v >= 1)
+}
+
+/// One shared copy of each distinct text (codes, urls, messages): 100,000 violations of a large
+/// output name a few hundred rules and repeat most messages, so sharing saves an allocation and
+/// most of the memory per violation.
+#[derive(Default)]
+struct Interner {
+    set: HashSet<Arc<str>>,
+}
+
+impl Interner {
+    /// Past this many distinct texts new ones are no longer remembered, so an output whose
+    /// messages never repeat costs a plain allocation per message and not a growing table too.
+    const MAX_DISTINCT: usize = 1 << 16;
+
+    fn get(&mut self, text: &str) -> Arc<str> {
+        if let Some(hit) = self.set.get(text) {
+            return hit.clone();
+        }
+        let new: Arc<str> = text.into();
+        if self.set.len() < Self::MAX_DISTINCT {
+            self.set.insert(new.clone());
+        }
+        new
+    }
 }
 
 /// Makes the paths tools print relative to the workspace root, remembering answers per path.
@@ -233,7 +331,7 @@ struct PathResolver<'a> {
     root: &'a Path,
     canonical_root: Option<PathBuf>,
     cwd: &'a Path,
-    memo: HashMap<String, Option<String>>,
+    memo: HashMap<String, Option<Arc<str>>>,
 }
 
 impl<'a> PathResolver<'a> {
@@ -247,7 +345,7 @@ impl<'a> PathResolver<'a> {
     }
 
     /// The root-relative POSIX path, or `None` when the file lies outside the root.
-    fn relative(&mut self, printed: &str) -> Option<String> {
+    fn relative(&mut self, printed: &str) -> Option<Arc<str>> {
         if let Some(hit) = self.memo.get(printed) {
             return hit.clone();
         }
@@ -258,12 +356,14 @@ impl<'a> PathResolver<'a> {
             self.cwd.join(printed_path)
         };
         let clean = lexical_clean(&joined);
-        let rel = strip_root(&clean, self.root).or_else(|| {
-            // The root may be reached through a symlink (e.g. /tmp on macOS): try the real path.
-            let canon = self.canonical_root.as_deref()?;
-            strip_root(&clean, canon)
-                .or_else(|| strip_root(&lexical_clean(&clean.canonicalize().ok()?), canon))
-        });
+        let rel: Option<Arc<str>> = strip_root(&clean, self.root)
+            .or_else(|| {
+                // The root may be reached through a symlink (e.g. /tmp on macOS): try the real path.
+                let canon = self.canonical_root.as_deref()?;
+                strip_root(&clean, canon)
+                    .or_else(|| strip_root(&lexical_clean(&clean.canonicalize().ok()?), canon))
+            })
+            .map(Into::into);
         self.memo.insert(printed.to_string(), rel.clone());
         rel
     }

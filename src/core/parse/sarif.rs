@@ -21,12 +21,16 @@
 //! the gate's `column_unit` says which unit the conversion starts from, so a tool that keeps the
 //! SARIF default wants `column_unit: utf16`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::pointer::{Node, Shallow, error_message, kind_of};
 use super::{ParseContext, ParseError, RawEdit, RawFix, RawViolation, ToolOutput};
 
-pub(super) fn parse(out: ToolOutput, ctx: &ParseContext) -> Result<Vec<RawViolation>, ParseError> {
+pub(super) fn parse(
+    out: ToolOutput,
+    ctx: &ParseContext,
+) -> Result<Vec<RawViolation<'static>>, ParseError> {
     let decoded = super::pointer::decode(out.stdout);
     let text = decoded.strip_prefix('\u{feff}').unwrap_or(&decoded);
     if text.trim().is_empty() {
@@ -136,7 +140,7 @@ impl<'n, 'a> Run<'n, 'a> {
         }
     }
 
-    fn violation(&self, r: &Node) -> Option<RawViolation> {
+    fn violation(&self, r: &Node) -> Option<RawViolation<'static>> {
         let kind = text(r, &["kind"]);
         if matches!(kind, Some("pass" | "notApplicable"))
             || text(r, &["baselineState"]) == Some("absent")
@@ -167,10 +171,10 @@ impl<'n, 'a> Run<'n, 'a> {
                 .or(Some("warning")),
         });
         let mut v = RawViolation {
-            code: code.map(str::to_string),
-            severity: level.map(str::to_string),
-            message: message(r, rule),
-            url: rule.and_then(|r| text(r, &["helpUri"])).map(str::to_string),
+            code: code.map(owned),
+            severity: level.map(owned),
+            message: message(r, rule).map(Cow::Owned),
+            url: rule.and_then(|r| text(r, &["helpUri"])).map(owned),
             ..RawViolation::default()
         };
         let location = match r.get("locations") {
@@ -178,7 +182,10 @@ impl<'n, 'a> Run<'n, 'a> {
             _ => None,
         };
         if let Some(loc) = location {
-            v.file = loc.get("artifactLocation").and_then(|a| self.uri(a));
+            v.file = loc
+                .get("artifactLocation")
+                .and_then(|a| self.uri(a))
+                .map(Cow::Owned);
             if let Some(region) = loc.get("region") {
                 v.line = int(region, &["startLine"]);
                 v.column = int(region, &["startColumn"]);
@@ -195,7 +202,7 @@ impl<'n, 'a> Run<'n, 'a> {
     }
 
     /// The fix's replacements on `file`; `None` when there are none or one cannot be read.
-    fn fix(&self, fix: &Node, file: &str) -> Option<RawFix> {
+    fn fix(&self, fix: &Node, file: &str) -> Option<RawFix<'static>> {
         let Some(Node::Arr(changes)) = fix.get("artifactChanges") else {
             return None;
         };
@@ -221,14 +228,12 @@ impl<'n, 'a> Run<'n, 'a> {
                     column: int(region, &["startColumn"]).unwrap_or(1),
                     end_line: int(region, &["endLine"]).unwrap_or(line),
                     end_column: int(region, &["endColumn"])?,
-                    content: text(rep, &["insertedContent", "text"])
-                        .unwrap_or_default()
-                        .to_string(),
+                    content: owned(text(rep, &["insertedContent", "text"]).unwrap_or_default()),
                 });
             }
         }
         (!edits.is_empty()).then(|| RawFix {
-            title: text(fix, &["description", "text"]).map(str::to_string),
+            title: text(fix, &["description", "text"]).map(owned),
             edits,
         })
     }
@@ -367,6 +372,11 @@ fn percent_decode(s: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A text the violation keeps after the SARIF tree is dropped.
+fn owned(text: &str) -> Cow<'static, str> {
+    Cow::Owned(text.to_string())
 }
 
 #[cfg(test)]

@@ -1,15 +1,19 @@
 //! `text_violations`: one multi-line regex over a tool's text output; named groups fill the
 //! Violation fields and `defaults` the rest.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
 use regex::Regex;
 
 use super::json::apply_defaults;
-use super::{RawViolation, ToolOutput};
+use super::{Normalizer, Parsed, RawViolation, ToolOutput};
 use crate::core::config::{OutputStream, TextSpec};
 
-pub(super) fn parse(spec: &TextSpec, out: ToolOutput) -> Vec<RawViolation> {
+pub(super) fn parse(spec: &TextSpec, out: ToolOutput, mut norm: Normalizer) -> Parsed {
     let groups = Groups::new(&spec.regex);
-    let mut found = Vec::new();
     // `both` reads each stream on its own, so a match can never start in one and end in the other.
     let streams: &[&[u8]] = match spec.stream {
         OutputStream::Stdout => &[out.stdout],
@@ -20,60 +24,133 @@ pub(super) fn parse(spec: &TextSpec, out: ToolOutput) -> Vec<RawViolation> {
         // Tools print file names and source lines in whatever encoding they were given; one bad
         // byte must not hide every violation after it.
         let text = super::pointer::decode(bytes);
-        read_parallel(spec, &groups, &text, &mut found);
+        read_parallel(spec, &groups, &text, &mut norm);
     }
-    found
+    norm.finish()
+}
+
+/// Where the violations of a text go as they are read: the parse's normalizer, or a list in tests.
+pub(super) trait Sink: Send {
+    /// What one worker hands back for one piece of the text.
+    type Part: Send;
+    fn push(&mut self, v: RawViolation<'_>);
+    /// An empty sink for a worker thread.
+    fn sibling(&self) -> Self;
+    /// Everything pushed since the last take.
+    fn take(&mut self) -> Self::Part;
+    fn part_len(part: &Self::Part) -> usize;
+    /// Appends a part; when the list must grow, it makes room for `room` more in one step.
+    fn append(&mut self, part: Self::Part, room: usize);
+}
+
+impl Sink for Normalizer<'_> {
+    type Part = Parsed;
+    fn push(&mut self, v: RawViolation<'_>) {
+        Normalizer::push(self, v);
+    }
+    fn sibling(&self) -> Self {
+        Normalizer::sibling(self)
+    }
+    fn take(&mut self) -> Parsed {
+        Normalizer::take(self)
+    }
+    fn part_len(part: &Parsed) -> usize {
+        part.violations.len()
+    }
+    fn append(&mut self, part: Parsed, room: usize) {
+        if self.len() + part.violations.len() > self.capacity() {
+            self.reserve(room.max(part.violations.len()));
+        }
+        Normalizer::append(self, part);
+    }
 }
 
 /// Below this size a single thread is quicker than starting others.
 const PARALLEL_MIN_BYTES: usize = 2 << 20;
 
+/// The size of the pieces the workers take in turn: small enough that the pieces read but not
+/// yet appended in order hold little memory.
+const PIECE_BYTES: usize = 256 << 10;
+
 /// Reads large outputs on several threads when the pattern cannot cross a line: the text is cut
 /// just before line feeds (which no match can contain), so `^` and `$` see the same neighbours
 /// as in one pass and the matches, in order, are exactly those of one pass.
-fn read_parallel(spec: &TextSpec, groups: &Groups, text: &str, found: &mut Vec<RawViolation>) {
+///
+/// Workers take pieces in turn and normalize them; this thread appends the pieces' violations in
+/// order as they arrive, so at most a few pieces wait beside the final list, and that list is
+/// sized from the rate seen so far instead of growing by doubling (which briefly holds the old
+/// and the new list).
+fn read_parallel<S: Sink>(spec: &TextSpec, groups: &Groups, text: &str, sink: &mut S) {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8);
     if !spec.line_local || threads < 2 || text.len() < PARALLEL_MIN_BYTES {
-        return read(spec, groups, text, found);
+        return read(spec, groups, text, &mut |v| sink.push(v));
     }
-    let mut pieces = Vec::with_capacity(threads);
+    let pieces = cut_at_line_feeds(text, PIECE_BYTES);
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<(usize, S::Part)>();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let (tx, next, pieces) = (tx.clone(), &next, &pieces);
+            let mut worker = sink.sibling();
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(piece) = pieces.get(i) else { break };
+                    read(spec, groups, piece, &mut |v| worker.push(v));
+                    if tx.send((i, worker.take())).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // A worker's panic ends its sends; the scope then carries the panic on (the gate reports
+        // an error), so it is never turned into "no findings".
+        let (mut pending, mut want, mut read_bytes, mut found) = (BTreeMap::new(), 0, 0, 0);
+        for (i, part) in rx {
+            pending.insert(i, part);
+            while let Some(part) = pending.remove(&want) {
+                read_bytes += pieces[want].len() + 1;
+                let before = found;
+                found += S::part_len(&part);
+                // The whole text at the rate seen so far, plus a sixteenth.
+                let expected =
+                    (found as f64 * text.len() as f64 / read_bytes as f64 * 17.0 / 16.0) as usize;
+                sink.append(part, expected.saturating_sub(before));
+                want += 1;
+            }
+        }
+    });
+}
+
+/// Cuts `text` into pieces of about `size` bytes, each ending just before a line feed (which is
+/// left out), or at the end of the text.
+fn cut_at_line_feeds(text: &str, size: usize) -> Vec<&str> {
+    let mut pieces = Vec::with_capacity(text.len() / size + 1);
     let mut start = 0;
-    for i in 1..threads {
-        let target = (text.len() * i / threads).max(start);
-        match text[target..].find('\n') {
-            Some(off) => {
+    loop {
+        let target = start + size;
+        match text.get(target..).and_then(|rest| rest.find('\n')) {
+            Some(off) if target < text.len() => {
                 pieces.push(&text[start..target + off]);
                 start = target + off + 1;
             }
-            None => break,
+            _ => {
+                pieces.push(&text[start..]);
+                return pieces;
+            }
         }
-    }
-    pieces.push(&text[start..]);
-    let results: Vec<Vec<RawViolation>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = pieces
-            .iter()
-            .map(|piece| {
-                scope.spawn(move || {
-                    let mut part = Vec::new();
-                    read(spec, groups, piece, &mut part);
-                    part
-                })
-            })
-            .collect();
-        // A panic is carried on (the gate then reports an error), never turned into "no findings".
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
-    for part in results {
-        found.extend(part);
     }
 }
 
-fn read(spec: &TextSpec, groups: &Groups, text: &str, found: &mut Vec<RawViolation>) {
+fn read<'t>(
+    spec: &TextSpec,
+    groups: &Groups,
+    text: &'t str,
+    emit: &mut impl FnMut(RawViolation<'t>),
+) {
     let mut locs = spec.regex.capture_locations();
     let mut start = 0;
     let mut last_end = None;
@@ -91,7 +168,9 @@ fn read(spec: &TextSpec, groups: &Groups, text: &str, found: &mut Vec<RawViolati
         }
         last_end = Some(m.end());
         let group = |i: Option<usize>| i.and_then(|i| locs.get(i)).map(|(s, e)| &text[s..e]);
-        let string = |i: Option<usize>| group(i).map(str::to_string);
+        // Groups that took part in the match but captured nothing count as absent, so that
+        // defaults fill them.
+        let string = |i: Option<usize>| group(i).filter(|t| !t.is_empty()).map(Cow::Borrowed);
         let int = |i: Option<usize>| group(i).and_then(|s| s.trim().parse::<i64>().ok());
         let mut v = RawViolation {
             file: string(groups.file),
@@ -109,21 +188,8 @@ fn read(spec: &TextSpec, groups: &Groups, text: &str, found: &mut Vec<RawViolati
             },
             fix: None,
         };
-        // Groups that took part in the match but captured nothing count as absent, so that
-        // defaults fill them.
-        for f in [
-            &mut v.file,
-            &mut v.code,
-            &mut v.message,
-            &mut v.severity,
-            &mut v.url,
-        ] {
-            if f.as_deref().is_some_and(str::is_empty) {
-                *f = None;
-            }
-        }
         apply_defaults(&mut v, &spec.defaults);
-        found.push(v);
+        emit(v);
         // An empty match must not be found again at the same place: step over one character.
         start = if m.is_empty() {
             next_char(m.end())
@@ -185,11 +251,59 @@ mod tests {
         }
     }
 
-    fn out<'a>(stdout: &'a [u8], stderr: &'a [u8]) -> ToolOutput<'a> {
-        ToolOutput {
-            stdout,
-            stderr,
-            exit_code: Some(1),
+    /// Collects what was read, written out, in order.
+    #[derive(Default)]
+    struct Collect(Vec<String>);
+
+    impl Sink for Collect {
+        type Part = Vec<String>;
+        fn push(&mut self, v: RawViolation<'_>) {
+            self.0.push(format!("{v:?}"));
+        }
+        fn sibling(&self) -> Self {
+            Collect::default()
+        }
+        fn take(&mut self) -> Vec<String> {
+            std::mem::take(&mut self.0)
+        }
+        fn part_len(part: &Vec<String>) -> usize {
+            part.len()
+        }
+        fn append(&mut self, mut part: Vec<String>, _room: usize) {
+            self.0.append(&mut part);
+        }
+    }
+
+    /// What one pass over the output reads, with owned texts.
+    fn read_all(s: &TextSpec, stdout: &[u8], stderr: &[u8]) -> Vec<RawViolation<'static>> {
+        let groups = Groups::new(&s.regex);
+        let mut found = Vec::new();
+        let streams: Vec<&[u8]> = match s.stream {
+            OutputStream::Stdout => vec![stdout],
+            OutputStream::Stderr => vec![stderr],
+            OutputStream::Both => vec![stdout, stderr],
+        };
+        for bytes in streams {
+            let text = std::str::from_utf8(bytes).expect("test output is UTF-8");
+            read(s, &groups, text, &mut |v| found.push(owned(v)));
+        }
+        found
+    }
+
+    fn owned(v: RawViolation<'_>) -> RawViolation<'static> {
+        let own = |c: Option<Cow<'_, str>>| c.map(|c| Cow::Owned(c.into_owned()));
+        RawViolation {
+            file: own(v.file),
+            line: v.line,
+            column: v.column,
+            end_line: v.end_line,
+            end_column: v.end_column,
+            code: own(v.code),
+            message: own(v.message),
+            severity: own(v.severity),
+            url: own(v.url),
+            fixable: v.fixable,
+            fix: None,
         }
     }
 
@@ -197,17 +311,22 @@ mod tests {
     fn empty_matches_advance() {
         let s = spec(r"(?P<code>x*)", OutputStream::Stdout);
         // Like `captures_iter`: "" at 0, "xx" at 1, not "" at 3 (where "xx" ended), "" at 5.
-        let found = parse(&s, out("axxé".as_bytes(), b""));
-        let codes: Vec<Option<String>> = found.into_iter().map(|v| v.code).collect();
+        let found = read_all(&s, "axxé".as_bytes(), b"");
+        let codes: Vec<Option<String>> = found
+            .into_iter()
+            .map(|v| v.code.map(Cow::into_owned))
+            .collect();
         assert_eq!(codes, [None, Some("xx".into()), None]);
     }
 
     #[test]
     fn both_streams_never_join() {
         let s = spec(r"^(?P<file>\w+)\n(?P<message>\w+)$", OutputStream::Both);
-        let found = parse(&s, out(b"a\nb\nc", b"d\ne"));
-        let pairs: Vec<(Option<String>, Option<String>)> =
-            found.into_iter().map(|v| (v.file, v.message)).collect();
+        let found = read_all(&s, b"a\nb\nc", b"d\ne");
+        let pairs: Vec<(Option<String>, Option<String>)> = found
+            .into_iter()
+            .map(|v| (v.file.map(Cow::into_owned), v.message.map(Cow::into_owned)))
+            .collect();
         assert_eq!(
             pairs,
             [
@@ -224,7 +343,7 @@ mod tests {
             OutputStream::Stdout,
         );
         s.defaults.code = Some(Template::parse("X-{file}"));
-        let found = parse(&s, out(b"a.py [*]E1\nb.py \n", b""));
+        let found = read_all(&s, b"a.py [*]E1\nb.py \n", b"");
         assert_eq!(
             (found[0].fixable, found[0].code.as_deref()),
             (true, Some("E1"))
@@ -259,11 +378,15 @@ mod tests {
             assert!(s.line_local);
             assert!(text.len() > PARALLEL_MIN_BYTES);
             let groups = Groups::new(&s.regex);
-            let (mut one, mut many) = (Vec::new(), Vec::new());
-            read(&s, &groups, &text, &mut one);
+            let (mut one, mut many) = (Vec::new(), Collect::default());
+            read(&s, &groups, &text, &mut |v| one.push(format!("{v:?}")));
             read_parallel(&s, &groups, &text, &mut many);
             assert!(!one.is_empty());
-            assert_eq!(one, many, "pattern {pattern}");
+            assert!(
+                text.len() / PIECE_BYTES > 8,
+                "the text is cut in many pieces"
+            );
+            assert_eq!(one, many.0, "pattern {pattern}");
         }
     }
 }

@@ -54,7 +54,7 @@ fn annotation(out: &mut String, g: &GateResult, v: &Violation) {
     };
     let mut props: Vec<(&str, String)> = Vec::new();
     if let Some(file) = &v.file {
-        props.push(("file", file.clone()));
+        props.push(("file", file.to_string()));
         if let Some(line) = known(v.line) {
             props.push(("line", line.to_string()));
             let end_line = known(v.end_line).filter(|&e| e >= line);
@@ -85,7 +85,7 @@ fn annotation(out: &mut String, g: &GateResult, v: &Violation) {
     }
     props.push(("title", title));
 
-    let mut message = v.message.clone();
+    let mut message = v.message.to_string();
     if let Some(fix) = v.fix.as_ref().filter(|f| !f.title.trim().is_empty()) {
         let _ = write!(message, "\nFix: {}", fix.title);
     }
