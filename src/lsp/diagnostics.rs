@@ -57,17 +57,20 @@ pub fn to_diagnostic(v: &Violation, gate_name: &str, lines: &Lines, enc: Encodin
         .and_then(|u| u.parse::<Uri>().ok())
         .map(|href| CodeDescription { href });
     let data = DiagnosticData {
-        gate: v.gate.clone(),
+        gate: v.gate.to_string(),
         fixable: v.fixable,
-        fix: v.fix.clone(),
+        fix: v.fix.as_deref().cloned(),
     };
     Diagnostic {
         range: range_of(v, lines, enc),
         severity: Some(severity(v.severity)),
-        code: v.code.clone().map(NumberOrString::String),
+        code: v
+            .code
+            .as_deref()
+            .map(|c| NumberOrString::String(c.to_string())),
         code_description,
         source: Some(gate_name.to_string()),
-        message: v.message.clone(),
+        message: v.message.to_string(),
         data: serde_json::to_value(data).ok(),
         ..Default::default()
     }
