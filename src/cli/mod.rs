@@ -1,9 +1,12 @@
-//! The command-line face: `qgates check`, `init`, `schema`, `parse`.
+//! The command-line face: `qgates check`, `init`, `schema`, `parse`, `baseline`, and `mcp`
+//! (which hands over to the agent server).
 
 mod args;
 mod check;
 mod output;
 mod workspace;
+
+use std::path::Path;
 
 use clap::Parser;
 
@@ -35,6 +38,10 @@ pub fn main() -> i32 {
         }
         Command::Parse(a) => check::parse(a),
         Command::Baseline(c) => check::baseline(c),
+        Command::Mcp(a) => {
+            let root = workspace::find_root(a.root.as_deref(), a.config.as_deref(), Path::new("."));
+            crate::mcp::serve(root, a.config)
+        }
     }
 }
 

@@ -306,7 +306,7 @@ fn merge_with_cache(
     result
 }
 
-fn select_gates<'c>(
+pub(crate) fn select_gates<'c>(
     config: &'c Config,
     only: Option<&[String]>,
 ) -> Result<Vec<&'c crate::core::config::Gate>, RunError> {
