@@ -27,13 +27,30 @@ pub struct RunArgs {
     pub fix: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ScopeName {
     Auto,
     Branch,
     Project,
     Files,
+}
+
+/// By hand, so a wrong value gets "expected a string" or the list of scopes, not serde's
+/// "expected string or map" (an enum's other encoding, which means nothing to an agent).
+impl<'de> Deserialize<'de> for ScopeName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        match name.as_str() {
+            "auto" => Ok(ScopeName::Auto),
+            "branch" => Ok(ScopeName::Branch),
+            "project" => Ok(ScopeName::Project),
+            "files" => Ok(ScopeName::Files),
+            other => Err(serde::de::Error::custom(format!(
+                "unknown scope `{other}`, expected one of `auto`, `branch`, `project`, `files`"
+            ))),
+        }
+    }
 }
 
 /// `last_summary` takes no arguments.
@@ -94,7 +111,10 @@ mod tests {
         assert!(e.contains("unknown field `scop`"), "{e}");
         assert!(e.contains("Accepted: scope"), "{e}");
         let e = parse(json!({"scope": 3})).unwrap_err();
-        assert!(e.contains("argument `scope`"), "{e}");
+        assert!(
+            e.contains("argument `scope`: invalid type: integer `3`, expected a string"),
+            "{e}"
+        );
         let e = parse(json!({"scope": "everything"})).unwrap_err();
         assert!(
             e.contains("argument `scope`") && e.contains("`project`"),

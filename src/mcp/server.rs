@@ -21,6 +21,7 @@ use crate::core::engine::{RunRequest, run};
 use crate::core::fix::run_with_fixes;
 use crate::core::report::Report;
 use crate::core::request::{ScopeChoice, scope_request};
+use crate::core::scope::{lexical_clean, relative_posix};
 
 const INSTRUCTIONS: &str = "qgates runs this repository's quality gates (quality.yaml). Call run_quality_gates after changing code: with no arguments it checks what changed since the last green run. Read the summary line first; fix the violations listed in the structured result, then call it again until overall_pass is true.";
 
@@ -151,12 +152,12 @@ impl QgatesServer {
             ));
         }
         // Agents name files relative to the workspace they work in, not to this process's folder.
-        let paths: Vec<PathBuf> = args
+        let paths = args
             .files
             .iter()
             .flatten()
-            .map(|f| self.root.join(f))
-            .collect();
+            .map(|f| self.workspace_path(f))
+            .collect::<Result<Vec<PathBuf>, String>>()?;
         if args.files.as_ref().is_some_and(Vec::is_empty) && args.scope != Some(ScopeName::Files) {
             return Err(format!(
                 "{RUN}: argument `files` is empty. Leave it out to let the scope choose the files, or give paths relative to the workspace root."
@@ -173,6 +174,25 @@ impl QgatesServer {
             cache: None,
             update_state: true,
         })
+    }
+
+    /// A path from the agent, inside the workspace and existing, as an absolute path. The engine
+    /// checks again; this check words the error for paths taken from the workspace root.
+    fn workspace_path(&self, given: &str) -> Result<PathBuf, String> {
+        let path = lexical_clean(&self.root.join(given));
+        if relative_posix(&self.root, &path).is_none() && path != self.root {
+            return Err(format!(
+                "{RUN}: `{given}` is outside the workspace {}. Give paths inside it, relative to the workspace root (e.g. \"src/app.py\"); for another project, start qgates mcp there (or with --root).",
+                self.root.display()
+            ));
+        }
+        if !path.exists() {
+            return Err(format!(
+                "{RUN}: `{given}` does not exist in the workspace {}. Paths are taken relative to the workspace root; check the spelling, or leave `files` out to let the scope choose the files.",
+                self.root.display()
+            ));
+        }
+        Ok(path)
     }
 
     fn last_tool(
