@@ -117,22 +117,26 @@ impl QgatesServer {
             cache: Some(cache.clone()),
             ..request
         };
-        let work = async {
-            if args.fix {
+        // On its own task, so that a bug that panics in the engine becomes a tool error here
+        // instead of a call that never gets an answer.
+        let fix = args.fix;
+        let mut work = tokio::spawn(async move {
+            if fix {
                 run_with_fixes(&config, &request).await
             } else {
                 run(&config, &request).await
             }
-        };
-        // A cancelled call drops the run, which kills the gates' process groups.
-        let outcome = tokio::select! {
-            r = work => r,
+        });
+        let joined = tokio::select! {
+            j = &mut work => j,
             () = context.ct.cancelled() => {
-                return error_result("The run was cancelled; nothing was recorded.");
+                // Dropping the run kills the gates' process groups.
+                work.abort();
+                return error_result("The run was cancelled; its result was not recorded.");
             }
         };
-        match outcome {
-            Ok(report) => {
+        match joined {
+            Ok(Ok(report)) => {
                 cache.save();
                 let result = report_result(&report);
                 if let Ok(mut last) = self.last.lock() {
@@ -140,7 +144,13 @@ impl QgatesServer {
                 }
                 result
             }
-            Err(e) => error_result(format!("{e} Nothing was run.")),
+            Ok(Err(e)) => error_result(format!("{e} Nothing was run.")),
+            Err(e) => {
+                tracing::error!("a run stopped unexpectedly: {e}");
+                error_result(
+                    "qgates stopped unexpectedly during the run (a bug in qgates; its stderr log has the details). The server keeps running: call run_quality_gates again, or run `qgates check` in a terminal to see more.",
+                )
+            }
         }
     }
 
