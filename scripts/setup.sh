@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what qgates' example and tests need: the pinned gate tools in .venv and a release build.
+# Installs what qgates' example and tests need into .venv: the pinned gate tools and the MCP SDK
+# that the agent-server test uses as its client.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ]; then

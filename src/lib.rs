@@ -4,3 +4,4 @@
 pub mod cli;
 pub mod core;
 pub mod lsp;
+pub mod mcp;

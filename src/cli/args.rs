@@ -32,6 +32,12 @@ pub enum Command {
     /// Show or change the baseline of the auto scope (the last all-green commit of a branch).
     #[command(subcommand)]
     Baseline(BaselineCommand),
+    /// Serve the gates to AI agents over the Model Context Protocol (stdio): tools
+    /// run_quality_gates and last_summary.
+    #[command(
+        after_help = "Register it with an agent client as a stdio server, e.g.\n  {\"mcpServers\": {\"qgates\": {\"command\": \"qgates\", \"args\": [\"mcp\"]}}}\nStarted in the workspace (or given --root), it shares .qgates/ (baseline state, cache, logs) with qgates check."
+    )]
+    Mcp(McpArgs),
     /// Parse a saved tool output with a gate's parsing rules: test a quality.yaml without running the tool.
     #[command(
         after_help = "Example:\n  ruff check --output-format json src > out.json; qgates parse ruff_lint out.json --exit-code 1"
@@ -96,6 +102,18 @@ pub enum ScopeArg {
     Files,
 }
 
+impl ScopeArg {
+    pub fn choice(self) -> crate::core::request::ScopeChoice {
+        use crate::core::request::ScopeChoice;
+        match self {
+            ScopeArg::Auto => ScopeChoice::Auto,
+            ScopeArg::Branch => ScopeChoice::Branch,
+            ScopeArg::Project => ScopeChoice::Project,
+            ScopeArg::Files => ScopeChoice::Files,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
     /// The summary line, then compact JSON (default when stdout is not a terminal).
@@ -129,6 +147,10 @@ pub struct CheckArgs {
     /// else the embedded default).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// First let each gate's fixer (`fix` in quality.yaml, e.g. ruff format) rewrite the files in
+    /// scope, then check; the report lists the files that changed.
+    #[arg(long)]
+    pub fix: bool,
     /// Do not read or advance the baseline state in .qgates/state.json.
     #[arg(long)]
     pub no_state: bool,
@@ -137,6 +159,18 @@ pub struct CheckArgs {
     pub no_cache: bool,
     /// The workspace root (default: the nearest folder above the first path, or the current one,
     /// that holds a configuration or a .git).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The configuration file (default: quality.yaml or .qgates/quality.yaml in the workspace
+    /// root, else the embedded default). Read anew for every run.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The workspace root (default: the nearest folder above the current one that holds a
+    /// configuration or a .git). Relative `files` in tool calls are taken from here.
     #[arg(long)]
     pub root: Option<PathBuf>,
 }

@@ -9,11 +9,12 @@ use super::workspace::find_root;
 use crate::core::cache::ResultCache;
 use crate::core::config::{self, Trigger};
 use crate::core::engine::{RunRequest, run};
+use crate::core::fix::run_with_fixes;
 use crate::core::git_changes::Repo;
 use crate::core::parse::{ParseContext, ToolOutput, parse_output};
 use crate::core::report::{self, Report, exit};
+use crate::core::request::{ScopeChoiceError, scope_request};
 use crate::core::scope::DETACHED;
-use crate::core::scope::ScopeRequest;
 use crate::core::state::StateStore;
 
 pub fn check(a: CheckArgs) -> i32 {
@@ -39,24 +40,21 @@ pub fn check(a: CheckArgs) -> i32 {
             return exit::USAGE;
         }
     };
-    let scope = match (a.scope, a.paths.is_empty()) {
-        (Some(ScopeArg::Files), true) => {
+    let scope = match scope_request(a.scope.map(ScopeArg::choice), a.paths.clone()) {
+        Ok(s) => s,
+        Err(ScopeChoiceError::FilesNeedPaths) => {
             print_stderr(
                 "qgates: --scope files needs paths: qgates check --scope files src/a.py\n",
             );
             return exit::USAGE;
         }
-        (Some(s @ (ScopeArg::Project | ScopeArg::Auto | ScopeArg::Branch)), false) => {
-            let name = format!("{s:?}").to_lowercase();
+        Err(ScopeChoiceError::PathsWithOtherScope(s)) => {
             print_stderr(&format!(
-                "qgates: --scope {name} chooses the files itself; drop the paths, or use --scope files.\n"
+                "qgates: --scope {} chooses the files itself; drop the paths, or use --scope files.\n",
+                s.as_str()
             ));
             return exit::USAGE;
         }
-        (Some(ScopeArg::Project), true) => ScopeRequest::Project,
-        (Some(ScopeArg::Branch), true) => ScopeRequest::Branch,
-        (Some(ScopeArg::Auto), true) | (None, true) => ScopeRequest::Auto,
-        (_, false) => ScopeRequest::Files(a.paths.clone()),
     };
     let cache = (!a.no_cache).then(|| std::sync::Arc::new(ResultCache::load(&root)));
     let request = RunRequest {
@@ -81,7 +79,14 @@ pub fn check(a: CheckArgs) -> i32 {
             return exit::GATE_ERROR;
         }
     };
-    let report = match runtime.block_on(run(&config, &request)) {
+    let report = runtime.block_on(async {
+        if a.fix {
+            run_with_fixes(&config, &request).await
+        } else {
+            run(&config, &request).await
+        }
+    });
+    let report = match report {
         Ok(r) => r,
         Err(e) => {
             print_stderr(&format!("qgates: {e}\n"));

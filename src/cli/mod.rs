@@ -1,10 +1,13 @@
-//! The command-line face: `qgates check`, `init`, `schema`, `parse`.
+//! The command-line face: `qgates check`, `init`, `schema`, `parse`, `baseline`, and `mcp`
+//! (which hands over to the agent server).
 
 mod args;
 mod check;
 mod output;
 mod trust;
 mod workspace;
+
+use std::path::Path;
 
 use clap::Parser;
 
@@ -41,6 +44,10 @@ pub fn main() -> i32 {
         Command::Baseline(c) => check::baseline(c),
         Command::Trust(a) => trust::trust(a),
         Command::Lsp(_) => exit::GREEN,
+        Command::Mcp(a) => {
+            let root = workspace::find_root(a.root.as_deref(), a.config.as_deref(), Path::new("."));
+            crate::mcp::serve(root, a.config)
+        }
     }
 }
 

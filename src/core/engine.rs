@@ -428,7 +428,7 @@ fn start_rank(kind: GateKind) -> u8 {
     }
 }
 
-fn select_gates<'c>(
+pub(crate) fn select_gates<'c>(
     config: &'c Config,
     only: Option<&[String]>,
 ) -> Result<Vec<&'c crate::core::config::Gate>, RunError> {

@@ -1,14 +1,193 @@
-//! Whole-file fixers: a gate's `fix` command reads a file's text on stdin and prints the fixed
-//! text (`ruff format --stdin-filename F -`). The editor pipes its unsaved buffer through it; the
-//! difference becomes edits (see `text_diff`).
+//! A run with `fix`: first every selected gate that has a whole-file fixer (`fix` in
+//! quality.yaml, e.g. `ruff format -`) pipes each file of the scope it applies to through that
+//! fixer and writes the result back, then the gates check as usual. The report lists the files
+//! that changed, so what is left in it is what still needs a person (or an agent).
+//!
+//! Only the gates' own `fix` commands run: a tool's per-violation edits (ruff's `fix.edits`) are
+//! offered by the language server as quick fixes, not applied here.
 
-use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
-use crate::core::config::Gate;
+use crate::core::artifacts::{RunDir, create_run_dir};
+use crate::core::config::spec::Template;
+use crate::core::config::{Config, Gate};
+use crate::core::engine::{RunError, RunRequest, run, select_gates};
+use crate::core::report::Report;
 use crate::core::runner::process::{ProcessOutcome, ProcessSpec, resolve_program, run_process};
+use crate::core::scope::resolve;
+
+/// What the fixers did before the check.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct FixOutcome {
+    /// Root-relative files whose content a fixer changed, sorted.
+    pub fixed: Vec<String>,
+    /// One sentence per fixer that could not do its work (the file was left as it was).
+    pub problems: Vec<String>,
+}
+
+/// Runs the fixers, then the gates; the report's `fixed` lists the files that changed and its
+/// scope note says which fixers failed.
+pub async fn run_with_fixes(config: &Config, request: &RunRequest) -> Result<Report, RunError> {
+    let outcome = apply_fixers(config, request).await?;
+    let mut report = run(config, request).await?;
+    report.fixed = outcome.fixed;
+    if !outcome.problems.is_empty() {
+        let note = outcome.problems.join("; ");
+        report.scope.note = Some(match report.scope.note.take() {
+            Some(prev) => format!("{prev}; {note}"),
+            None => note,
+        });
+    }
+    Ok(report)
+}
+
+/// Pipes every file of the request's scope through the fixers of the selected gates that apply to
+/// it. Files are fixed in parallel; one file's fixers run one after another in gate order, so no
+/// two fixers write the same file at once.
+pub async fn apply_fixers(config: &Config, request: &RunRequest) -> Result<FixOutcome, RunError> {
+    let fixers: Vec<Arc<Gate>> = select_gates(config, request.gates.as_deref())?
+        .into_iter()
+        .filter(|g| g.fix.is_some() && g.runs_on(request.trigger))
+        .map(|g| Arc::new(g.clone()))
+        .collect();
+    if fixers.is_empty() {
+        return Ok(FixOutcome::default());
+    }
+    let scope = resolve(&request.root, config, &request.scope)?;
+    let run_dir =
+        Arc::new(create_run_dir(&request.root).map_err(|e| RunError::LogDir(e.to_string()))?);
+    let root: Arc<Path> = Arc::from(request.root.as_path());
+    let limit = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let permits = Arc::new(tokio::sync::Semaphore::new(limit));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (n, file) in scope.files.into_iter().enumerate() {
+        let gates: Vec<Arc<Gate>> = fixers
+            .iter()
+            .filter(|g| g.applies_to(&file))
+            .cloned()
+            .collect();
+        if gates.is_empty() || !root.join(&file).is_file() {
+            continue;
+        }
+        let (root, run_dir, permits) = (root.clone(), run_dir.clone(), permits.clone());
+        tasks.spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            fix_file(&root, &file, n, &gates, &run_dir).await
+        });
+    }
+    let mut outcome = FixOutcome::default();
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok((changed, problems)) => {
+                outcome.fixed.extend(changed);
+                outcome.problems.extend(problems);
+            }
+            Err(e) => outcome.problems.push(format!("a fixer task failed: {e}")),
+        }
+    }
+    outcome.fixed.sort_unstable();
+    outcome.problems.sort_unstable();
+    // The logs of fixers that worked were removed; an empty folder is not worth keeping.
+    let _ = std::fs::remove_dir(&run_dir.path);
+    Ok(outcome)
+}
+
+/// Fixes one file with each gate's fixer in turn. Returns the file if its content changed, and a
+/// sentence for each fixer that failed.
+async fn fix_file(
+    root: &Path,
+    rel: &str,
+    n: usize,
+    gates: &[Arc<Gate>],
+    run_dir: &RunDir,
+) -> (Option<String>, Vec<String>) {
+    let path = root.join(rel);
+    let mut problems = Vec::new();
+    let Ok(original) = std::fs::read(&path) else {
+        return (None, vec![format!("{rel} could not be read for fixing")]);
+    };
+    let mut text = original.clone();
+    for gate in gates {
+        match run_fixer(root, rel, n, gate, &text, run_dir).await {
+            Ok(Some(fixed)) => text = fixed,
+            Ok(None) => {}
+            Err(why) => problems.push(why),
+        }
+    }
+    if text == original {
+        return (None, problems);
+    }
+    match write_in_place(&path, &text) {
+        Ok(()) => (Some(rel.to_string()), problems),
+        Err(e) => {
+            problems.push(format!("{rel} could not be written after fixing: {e}"));
+            (None, problems)
+        }
+    }
+}
+
+/// Pipes `text` through the gate's fixer. `Ok(None)`: nothing to do (an optional tool that is not
+/// installed; the check reports the gate as skipped).
+async fn run_fixer(
+    root: &Path,
+    rel: &str,
+    n: usize,
+    gate: &Gate,
+    text: &[u8],
+    run_dir: &RunDir,
+) -> Result<Option<Vec<u8>>, String> {
+    let (stdout, stderr) = log_paths(run_dir, &gate.id, n);
+    let failed = |what: String| {
+        Err(format!(
+            "{} could not fix {rel} ({what}); see {}",
+            gate.id,
+            run_dir.display_path(&stderr)
+        ))
+    };
+    let fixed = match pipe(gate, root, rel, text, gate.timeout, &stdout, &stderr).await {
+        Ok(fixed) => fixed,
+        Err(FixError::NoFixer(_)) => return Ok(None),
+        Err(FixError::Missing { .. }) if gate.optional => return Ok(None),
+        Err(FixError::Missing { why, .. }) => {
+            return Err(format!("{} could not fix {rel}: {why}", gate.id));
+        }
+        Err(FixError::Failed { how, .. }) => return failed(how),
+    };
+    // A fixer that prints nothing for a non-empty file did not print the file: writing its
+    // output back would empty the file.
+    if fixed.is_empty() && !text.is_empty() {
+        return failed("it printed nothing".to_string());
+    }
+    let _ = std::fs::remove_file(&stdout);
+    let _ = std::fs::remove_file(&stderr);
+    Ok(Some(fixed))
+}
+
+fn log_paths(run_dir: &RunDir, gate: &str, n: usize) -> (PathBuf, PathBuf) {
+    (
+        run_dir.path.join(format!("fix-{gate}-{n}.stdout")),
+        run_dir.path.join(format!("fix-{gate}-{n}.stderr")),
+    )
+}
+
+/// Replaces a file's content through a temporary file and a rename, so a reader never sees half
+/// of it; the file keeps its permissions.
+fn write_in_place(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.qgates-fix-{}", std::process::id()));
+    std::fs::write(&tmp, content)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    }
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
 
 /// Why a fixer gave no text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -25,14 +204,48 @@ pub enum FixError {
     },
 }
 
-/// Pipes `text` through the gate's fixer and returns what it printed.
-/// `rel_file` (root-relative) fills `{file}`, so the tool applies that file's settings.
+/// Pipes an editor's buffer through the gate's fixer and returns what it printed (the language
+/// server's "Format with ruff"). `rel_file` (root-relative) fills `{file}`, so the tool applies
+/// that file's settings. Output goes to scratch files outside the workspace: fixes happen on every
+/// editor request and are not runs worth logging.
 pub async fn fix_text(
     gate: &Gate,
     root: &Path,
     rel_file: &str,
     text: &str,
 ) -> Result<String, FixError> {
+    let (stdout, stderr) = scratch_paths();
+    let timeout = gate.timeout.min(std::time::Duration::from_secs(60));
+    let out = pipe(
+        gate,
+        root,
+        rel_file,
+        text.as_bytes(),
+        timeout,
+        &stdout,
+        &stderr,
+    )
+    .await;
+    let _ = std::fs::remove_file(&stdout);
+    let _ = std::fs::remove_file(&stderr);
+    String::from_utf8(out?).map_err(|_| FixError::Failed {
+        gate: gate.id.clone(),
+        how: "it printed text that is not UTF-8".into(),
+        stderr: String::new(),
+    })
+}
+
+/// Runs the gate's fixer with `text` on stdin, its output into `stdout`/`stderr`; returns what it
+/// printed when it exits 0.
+async fn pipe(
+    gate: &Gate,
+    root: &Path,
+    rel: &str,
+    text: &[u8],
+    timeout: std::time::Duration,
+    stdout: &Path,
+    stderr: &Path,
+) -> Result<Vec<u8>, FixError> {
     let fix = gate
         .fix
         .as_ref()
@@ -46,11 +259,14 @@ pub async fn fix_text(
             gate: gate.id.clone(),
             why,
         })?;
-    let args: Vec<OsString> = fix.command[1..]
+    let args = fix.command[1..]
         .iter()
-        .map(|a| a.replace("{file}", rel_file).into())
+        .map(|a| {
+            Template::parse(a)
+                .render(|f| (f == "file").then_some(rel))
+                .into()
+        })
         .collect();
-    let (stdout, stderr) = scratch_paths();
     let spec = ProcessSpec {
         program,
         args,
@@ -60,28 +276,28 @@ pub async fn fix_text(
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
-        timeout: gate.timeout.min(Duration::from_secs(60)),
-        stdout: stdout.clone(),
-        stderr: stderr.clone(),
-        stdin: Some(text.as_bytes().to_vec()),
+        timeout,
+        stdout: stdout.to_path_buf(),
+        stderr: stderr.to_path_buf(),
+        stdin: Some(text.to_vec()),
     };
-    let outcome = run_process(&spec).await;
-    let out = std::fs::read(&stdout).unwrap_or_default();
-    let err = std::fs::read_to_string(&stderr).unwrap_or_default();
-    let _ = std::fs::remove_file(&stdout);
-    let _ = std::fs::remove_file(&stderr);
     let failed = |how: String| FixError::Failed {
         gate: gate.id.clone(),
         how,
-        stderr: err.trim().chars().take(2000).collect(),
+        stderr: std::fs::read_to_string(stderr)
+            .unwrap_or_default()
+            .trim()
+            .chars()
+            .take(2000)
+            .collect(),
     };
-    match outcome {
+    match run_process(&spec).await {
         ProcessOutcome::Exited(0) => {
-            String::from_utf8(out).map_err(|_| failed("it printed text that is not UTF-8".into()))
+            std::fs::read(stdout).map_err(|e| failed(format!("{}: {e}", stdout.display())))
         }
         ProcessOutcome::Exited(code) => Err(failed(format!("exit code {code}"))),
         ProcessOutcome::Signaled(sig) => Err(failed(format!("killed by signal {sig}"))),
-        ProcessOutcome::TimedOut => Err(failed("timed out".into())),
+        ProcessOutcome::TimedOut => Err(failed(format!("timed out after {timeout:?}"))),
         ProcessOutcome::SpawnFailed(why) => Err(FixError::Missing {
             gate: gate.id.clone(),
             why,

@@ -10,6 +10,7 @@ pub mod git_changes;
 pub mod hash;
 pub mod parse;
 pub mod report;
+pub mod request;
 pub mod runner;
 pub mod scope;
 pub mod stamp;

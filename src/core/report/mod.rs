@@ -124,6 +124,9 @@ pub struct Report {
     pub timings: Timings,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_dir: Option<String>,
+    /// Files the gates' fixers rewrote before this check (a run with `fix`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixed: Vec<String>,
 }
 
 /// Exit codes of `qgates check`.
@@ -161,6 +164,7 @@ impl Report {
             gates,
             timings: Timings { total_ms },
             log_dir,
+            fixed: Vec::new(),
         }
     }
 
@@ -180,7 +184,16 @@ impl Report {
     }
 
     /// One line that says it all, e.g. `❌ 2/3 gates failed — 14 violations (8 auto-fixable): ruff_format, ruff_lint`.
+    /// After a run with `fix`, it ends with how many files the fixers rewrote.
     pub fn summary_line(&self) -> String {
+        let verdict = self.verdict_line();
+        match self.fixed.len() {
+            0 => verdict,
+            n => format!("{verdict}; fixed {n} file{} first", plural(n)),
+        }
+    }
+
+    fn verdict_line(&self) -> String {
         let total = self.gates.len();
         let ids = |pred: &dyn Fn(&GateResult) -> bool| -> Vec<&str> {
             self.gates

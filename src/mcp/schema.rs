@@ -1,0 +1,137 @@
+//! The tools' arguments: their JSON Schemas (sent with `tools/list`) and reading them from a call,
+//! with an error that names the argument at fault.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+/// The arguments of `run_quality_gates`. All are optional: `{}` checks what changed (`auto`).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunArgs {
+    /// Which files to check. `auto` (the default): what changed since the last all-green run on
+    /// this branch, plus the files that failed since. `branch`: what changed since the parent
+    /// branch. `project`: every project file. `files`: the paths in `files` (the default when
+    /// `files` is given).
+    pub scope: Option<ScopeName>,
+    /// Only these gates (ids from quality.yaml, e.g. ["ruff_lint"]). Default: every active gate.
+    #[schemars(length(min = 1))]
+    pub gates: Option<Vec<String>>,
+    /// Files or folders to check, relative to the workspace root (or absolute inside it), e.g.
+    /// ["src/app.py"]. Implies scope `files`.
+    #[schemars(length(min = 1))]
+    pub files: Option<Vec<String>>,
+    /// First let each gate's fixer (e.g. ruff format) rewrite the files in scope, then check. The
+    /// result's `fixed` lists the files that changed.
+    #[serde(default)]
+    pub fix: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ScopeName {
+    Auto,
+    Branch,
+    Project,
+    Files,
+}
+
+/// By hand, so a wrong value gets "expected a string" or the list of scopes, not serde's
+/// "expected string or map" (an enum's other encoding, which means nothing to an agent).
+impl<'de> Deserialize<'de> for ScopeName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        match name.as_str() {
+            "auto" => Ok(ScopeName::Auto),
+            "branch" => Ok(ScopeName::Branch),
+            "project" => Ok(ScopeName::Project),
+            "files" => Ok(ScopeName::Files),
+            other => Err(serde::de::Error::custom(format!(
+                "unknown scope `{other}`, expected one of `auto`, `branch`, `project`, `files`"
+            ))),
+        }
+    }
+}
+
+/// `last_summary` takes no arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+/// Reads a tool's arguments (missing arguments read as `{}`). The error is a sentence for the
+/// agent: which argument is wrong, why, and what the tool accepts.
+pub fn parse_args<T: DeserializeOwned>(
+    tool: &str,
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    accepted: &str,
+) -> Result<T, String> {
+    let value = serde_json::Value::Object(arguments.unwrap_or_default());
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let at = e.path().to_string();
+        let why = e.into_inner().to_string();
+        // serde already names an unknown field ("unknown field `x`, expected one of ...").
+        let place = if at == "." || why.starts_with("unknown field") {
+            String::new()
+        } else {
+            format!("argument `{at}`: ")
+        };
+        format!("{tool}: {place}{why}. {accepted}")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(v: serde_json::Value) -> Result<RunArgs, String> {
+        let serde_json::Value::Object(map) = v else {
+            panic!("not an object")
+        };
+        parse_args(
+            "run_quality_gates",
+            Some(map),
+            "Accepted: scope, gates, files, fix.",
+        )
+    }
+
+    #[test]
+    fn reads_the_arguments() {
+        let a = parse(json!({"scope": "project", "gates": ["mypy"], "fix": true})).unwrap();
+        assert_eq!(a.scope, Some(ScopeName::Project));
+        assert_eq!(a.gates, Some(vec!["mypy".to_string()]));
+        assert!(a.fix);
+        let none = parse_args::<RunArgs>("t", None, "").unwrap();
+        assert!(none.scope.is_none() && !none.fix);
+    }
+
+    #[test]
+    fn errors_name_the_argument() {
+        let e = parse(json!({"scop": "auto"})).unwrap_err();
+        assert!(e.contains("unknown field `scop`"), "{e}");
+        assert!(e.contains("Accepted: scope"), "{e}");
+        let e = parse(json!({"scope": 3})).unwrap_err();
+        assert!(
+            e.contains("argument `scope`: invalid type: integer `3`, expected a string"),
+            "{e}"
+        );
+        let e = parse(json!({"scope": "everything"})).unwrap_err();
+        assert!(
+            e.contains("argument `scope`") && e.contains("`project`"),
+            "{e}"
+        );
+        let e = parse(json!({"gates": ["a", 1]})).unwrap_err();
+        assert!(e.contains("argument `gates[1]`"), "{e}");
+        let e = parse(json!({"fix": "yes"})).unwrap_err();
+        assert!(e.contains("argument `fix`"), "{e}");
+    }
+
+    #[test]
+    fn last_summary_takes_no_arguments() {
+        let mut map = serde_json::Map::new();
+        map.insert("scope".into(), json!("auto"));
+        let e =
+            parse_args::<NoArgs>("last_summary", Some(map), "It takes no arguments.").unwrap_err();
+        assert!(e.contains("unknown field `scope`"), "{e}");
+    }
+}

@@ -1,0 +1,283 @@
+//! The MCP server: answers `tools/list` and `tools/call` by driving the engine exactly as
+//! `qgates check` does (same configuration, baseline state and result cache on disk), and keeps
+//! the last report for `last_summary`.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+
+use super::schema::{NoArgs, RunArgs, ScopeName, parse_args};
+use super::tools::{self, LAST, LAST_ACCEPTS, RUN, RUN_ACCEPTS, error_result, report_result};
+use crate::core::cache::ResultCache;
+use crate::core::config::{self, Trigger};
+use crate::core::engine::{RunRequest, run};
+use crate::core::fix::run_with_fixes;
+use crate::core::report::Report;
+use crate::core::request::{ScopeChoice, scope_request};
+use crate::core::scope::{lexical_clean, relative_posix};
+
+const INSTRUCTIONS: &str = "qgates runs this repository's quality gates (quality.yaml). Call run_quality_gates after changing code: with no arguments it checks what changed since the last green run. Read the summary line first; fix the violations listed in the structured result, then call it again until overall_pass is true.";
+
+pub struct QgatesServer {
+    /// The workspace root (absolute); relative `files` are taken from here.
+    root: PathBuf,
+    /// `--config`, else the workspace's quality.yaml, read anew for every run so an edit to it
+    /// counts without restarting the server.
+    config_path: Option<PathBuf>,
+    tools: Vec<Tool>,
+    last: Mutex<Option<Report>>,
+    /// The run in progress, if any: one run at a time, because two runs over the same files would
+    /// race on the baseline state and (with `fix`) on the files themselves.
+    running: Arc<Mutex<Option<InFlight>>>,
+}
+
+#[derive(Debug, Clone)]
+struct InFlight {
+    what: String,
+    started: Instant,
+}
+
+/// Frees the run slot when the run ends, however it ends (finished, failed, or cancelled).
+struct SlotGuard(Arc<Mutex<Option<InFlight>>>);
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = None;
+        }
+    }
+}
+
+impl QgatesServer {
+    pub fn new(root: PathBuf, config_path: Option<PathBuf>) -> Result<Self, String> {
+        Ok(QgatesServer {
+            root,
+            config_path,
+            tools: tools::tools()?,
+            last: Mutex::new(None),
+            running: Arc::new(Mutex::new(None)),
+        })
+    }
+
+    /// Takes the run slot, or says what is running.
+    fn claim(&self, what: String) -> Result<SlotGuard, String> {
+        let mut slot = self
+            .running
+            .lock()
+            .map_err(|_| "qgates: internal error (the run slot is poisoned)".to_string())?;
+        if let Some(busy) = slot.as_ref() {
+            return Err(format!(
+                "A quality-gate run ({}) is already in progress, started {:.1} s ago; runs do not overlap, because they share the baseline state and the files. Wait for its result, then call run_quality_gates again (or last_summary for the result it leaves).",
+                busy.what,
+                busy.started.elapsed().as_secs_f64()
+            ));
+        }
+        *slot = Some(InFlight {
+            what,
+            started: Instant::now(),
+        });
+        Ok(SlotGuard(self.running.clone()))
+    }
+
+    async fn run_tool(
+        &self,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let args: RunArgs = match parse_args(RUN, arguments, RUN_ACCEPTS) {
+            Ok(a) => a,
+            Err(e) => return error_result(e),
+        };
+        let request = match self.request(&args) {
+            Ok(r) => r,
+            Err(e) => return error_result(e),
+        };
+        let what = describe(&args);
+        let _slot = match self.claim(what) {
+            Ok(s) => s,
+            Err(e) => return error_result(e),
+        };
+        let config = match config::load_for_workspace(&self.root, self.config_path.as_deref()) {
+            Ok(c) => c,
+            Err(e) => {
+                return error_result(format!(
+                    "{e}\nThe configuration has errors (above), so nothing was run. Fix quality.yaml, then call {RUN} again."
+                ));
+            }
+        };
+        let cache = Arc::new(ResultCache::load(&self.root));
+        let request = RunRequest {
+            cache: Some(cache.clone()),
+            ..request
+        };
+        // On its own task, so that a bug that panics in the engine becomes a tool error here
+        // instead of a call that never gets an answer.
+        let fix = args.fix;
+        let mut work = tokio::spawn(async move {
+            if fix {
+                run_with_fixes(&config, &request).await
+            } else {
+                run(&config, &request).await
+            }
+        });
+        let joined = tokio::select! {
+            j = &mut work => j,
+            () = context.ct.cancelled() => {
+                // Dropping the run kills the gates' process groups.
+                work.abort();
+                return error_result("The run was cancelled; its result was not recorded.");
+            }
+        };
+        match joined {
+            Ok(Ok(report)) => {
+                cache.save();
+                let result = report_result(&report);
+                if let Ok(mut last) = self.last.lock() {
+                    *last = Some(report);
+                }
+                result
+            }
+            Ok(Err(e)) => error_result(format!("{e} Nothing was run.")),
+            Err(e) => {
+                tracing::error!("a run stopped unexpectedly: {e}");
+                error_result(
+                    "qgates stopped unexpectedly during the run (a bug in qgates; its stderr log has the details). The server keeps running: call run_quality_gates again, or run `qgates check` in a terminal to see more.",
+                )
+            }
+        }
+    }
+
+    /// The engine request for the arguments (cache and configuration aside).
+    fn request(&self, args: &RunArgs) -> Result<RunRequest, String> {
+        if args.gates.as_ref().is_some_and(Vec::is_empty) {
+            return Err(format!(
+                "{RUN}: argument `gates` is empty. Leave it out to run every active gate, or name at least one gate id."
+            ));
+        }
+        // Agents name files relative to the workspace they work in, not to this process's folder.
+        let paths = args
+            .files
+            .iter()
+            .flatten()
+            .map(|f| self.workspace_path(f))
+            .collect::<Result<Vec<PathBuf>, String>>()?;
+        if args.files.as_ref().is_some_and(Vec::is_empty) && args.scope != Some(ScopeName::Files) {
+            return Err(format!(
+                "{RUN}: argument `files` is empty. Leave it out to let the scope choose the files, or give paths relative to the workspace root."
+            ));
+        }
+        let scope = scope_request(args.scope.map(choice), paths).map_err(|e| {
+            format!("{RUN}: {e}. Example: {{\"scope\": \"files\", \"files\": [\"src/app.py\"]}}, or {{\"scope\": \"project\"}}.")
+        })?;
+        Ok(RunRequest {
+            root: self.root.clone(),
+            scope,
+            gates: args.gates.clone(),
+            trigger: Trigger::Command,
+            cache: None,
+            update_state: true,
+            also: Vec::new(),
+            events: None,
+        })
+    }
+
+    /// A path from the agent, inside the workspace and existing, as an absolute path. The engine
+    /// checks again; this check words the error for paths taken from the workspace root.
+    fn workspace_path(&self, given: &str) -> Result<PathBuf, String> {
+        let path = lexical_clean(&self.root.join(given));
+        if relative_posix(&self.root, &path).is_none() && path != self.root {
+            return Err(format!(
+                "{RUN}: `{given}` is outside the workspace {}. Give paths inside it, relative to the workspace root (e.g. \"src/app.py\"); for another project, start qgates mcp there (or with --root).",
+                self.root.display()
+            ));
+        }
+        if !path.exists() {
+            return Err(format!(
+                "{RUN}: `{given}` does not exist in the workspace {}. Paths are taken relative to the workspace root; check the spelling, or leave `files` out to let the scope choose the files.",
+                self.root.display()
+            ));
+        }
+        Ok(path)
+    }
+
+    fn last_tool(
+        &self,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> CallToolResult {
+        if let Err(e) = parse_args::<NoArgs>(LAST, arguments, LAST_ACCEPTS) {
+            return error_result(e);
+        }
+        let last = self.last.lock().ok().and_then(|l| l.clone());
+        match last {
+            Some(report) => report_result(&report),
+            None => error_result(format!(
+                "No run yet in this session, so there is no summary to show. Call {RUN} (e.g. with {{}} to check what changed)."
+            )),
+        }
+    }
+}
+
+fn choice(s: ScopeName) -> ScopeChoice {
+    match s {
+        ScopeName::Auto => ScopeChoice::Auto,
+        ScopeName::Branch => ScopeChoice::Branch,
+        ScopeName::Project => ScopeChoice::Project,
+        ScopeName::Files => ScopeChoice::Files,
+    }
+}
+
+/// What a run is, for the "already in progress" message.
+fn describe(args: &RunArgs) -> String {
+    let scope = match (args.scope, &args.files) {
+        (Some(s), _) => choice(s).as_str(),
+        (None, Some(_)) => "files",
+        (None, None) => "auto",
+    };
+    let mut what = format!("scope {scope}");
+    if args.fix {
+        what.push_str(", with fix");
+    }
+    what
+}
+
+impl ServerHandler for QgatesServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("qgates", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        match request.name.as_ref() {
+            RUN => Ok(self.run_tool(request.arguments, &context).await.into()),
+            LAST => Ok(self.last_tool(request.arguments).into()),
+            other => Err(McpError::invalid_params(
+                format!("unknown tool `{other}`: this server has {RUN} and {LAST}"),
+                None,
+            )),
+        }
+    }
+}

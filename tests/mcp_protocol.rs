@@ -1,0 +1,154 @@
+//! `qgates mcp` on the wire, without an SDK: raw JSON-RPC lines in, and every line out is a
+//! protocol message. Bad input of every kind gets an answer and the server keeps serving; closing
+//! stdin ends it cleanly. (tests/mcp_server.rs drives it with the official Python SDK.)
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use common::{tool, workspace, write};
+use serde_json::{Value, json};
+
+/// Flags `FILE:1: E1 bad` for every file containing "BAD".
+const LINTER: &str = "#!/bin/sh\nfound=0\nfor f in \"$@\"; do\n  if grep -q BAD \"$f\"; then echo \"$f:1: E1 bad\"; found=1; fi\ndone\nexit $found\n";
+
+const CONFIG: &str = "version: 1\ngates:\n  lint:\n    command: [\"./lint.sh\"]\n    file_types: [\".py\"]\n    parsing:\n      strategy: text_violations\n      pattern: '^(?P<file>[^:\\n]+):(?P<line>\\d+): (?P<code>E\\d+) (?P<message>.+)$'\n";
+
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+}
+
+impl Server {
+    fn start(root: &std::path::Path) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_qgates"))
+            .arg("mcp")
+            .current_dir(root)
+            .env_remove("QGATES_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start qgates mcp");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Server {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns its response; every line before it must be a JSON-RPC message.
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send(&msg.to_string());
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("no answer to {msg}"));
+            let v: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout carried a line that is not JSON ({e}): {line}"));
+            assert_eq!(v["jsonrpc"], "2.0", "{line}");
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
+        let r = self.request(
+            id,
+            "tools/call",
+            json!({"name": tool, "arguments": arguments}),
+        );
+        r["result"].clone()
+    }
+}
+
+fn error_text(result: &Value) -> String {
+    assert_eq!(result["isError"], true, "{result}");
+    result["content"][0]["text"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn bad_input_gets_answers_and_the_server_lives_on() {
+    let ws = workspace(&[("a.py", "BAD\n"), ("b.py", "ok\n")]);
+    let root = ws.path();
+    tool(root, "lint.sh", LINTER);
+    write(root, "quality.yaml", CONFIG);
+    let mut s = Server::start(root);
+
+    let init = s.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "raw", "version": "0"}}),
+    );
+    assert_eq!(init["result"]["serverInfo"]["name"], "qgates", "{init}");
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    s.send("this is not JSON");
+
+    let e = error_text(&s.call(2, "run_quality_gates", json!({"scope": ["project"]})));
+    assert!(
+        e.contains("argument `scope`: invalid type: sequence"),
+        "{e}"
+    );
+    let e = error_text(&s.call(3, "run_quality_gates", json!({"gate": ["lint"]})));
+    assert!(e.contains("unknown field `gate`"), "{e}");
+    let e = error_text(&s.call(4, "run_quality_gates", json!({"files": ["/"]})));
+    assert!(e.contains("is outside the workspace"), "{e}");
+    let e = error_text(&s.call(5, "last_summary", json!({})));
+    assert!(e.contains("No run yet"), "{e}");
+
+    // Arguments that are not an object: the SDK rejects the request itself; no crash.
+    let r = s.request(
+        6,
+        "tools/call",
+        json!({"name": "run_quality_gates", "arguments": [1]}),
+    );
+    assert!(r["error"].is_object(), "{r}");
+
+    // Still serving: a real run, with the report as structured content and as text.
+    let r = s.call(7, "run_quality_gates", json!({"scope": "project"}));
+    assert_eq!(r["isError"], false, "{r}");
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("❌ 1/1 gates failed — 1 violation"),
+        "{r}"
+    );
+    let text: Value = serde_json::from_str(r["content"][1]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, r["structuredContent"]);
+    assert_eq!(
+        r["structuredContent"]["gates"][0]["violations"][0]["file"],
+        "a.py"
+    );
+    let last = s.call(8, "last_summary", json!({}));
+    assert_eq!(last["structuredContent"], r["structuredContent"]);
+
+    // Closing stdin ends the server with exit code 0.
+    drop(s.stdin.take());
+    let status = s.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+}
