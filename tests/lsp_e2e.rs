@@ -5,8 +5,10 @@ mod common;
 
 use std::path::Path;
 
-use common::fixture_copy;
-use common::lsp::{LspClient, TrustAnswer};
+use common::{fixture_copy, write};
+use std::time::Duration;
+
+use common::lsp::{LspClient, TrustAnswer, WAIT, file_uri};
 use serde_json::{Value, json};
 
 /// (code, start line, start character, end line, end character, source) of each diagnostic.
@@ -72,5 +74,684 @@ fn opened_files_get_the_tools_exact_diagnostics_in_utf16() {
         vec![row("F401", 2, 7, 2, 9, "Ruff Lint")]
     );
     assert_eq!(c.diagnostics("src/clean.py"), Vec::<Value>::new());
+    c.shutdown();
+}
+
+#[test]
+fn utf8_is_negotiated_when_offered_and_columns_count_bytes() {
+    let ws = fixture_copy("python-basic");
+    let trust = tempfile::tempdir().unwrap();
+    let mut c = LspClient::spawn(ws.path(), &trust.path().join("t.json"), TrustAnswer::NotNow);
+    let init = c.initialize_with(json!({"trusted": true}), json!(["utf-8", "utf-16"]));
+    assert_eq!(init["capabilities"]["positionEncoding"], "utf-8");
+    c.open("src/unicode_line.py");
+    let diags = c.diagnostics("src/unicode_line.py");
+    let e702 = diags.iter().find(|d| d["code"] == "E702").expect("E702");
+    // 16 characters before `;`, of which `é` is 2 bytes and `☕` 3.
+    assert_eq!(e702["range"]["start"], json!({"line": 2, "character": 19}));
+    c.shutdown();
+}
+
+#[test]
+fn a_save_updates_the_file_and_a_fixed_file_gets_an_empty_list() {
+    let ws = fixture_copy("python-basic");
+    let (mut c, _t) = trusted_client(ws.path());
+    c.open("src/unused_import.py");
+    assert_eq!(
+        shape(&c.diagnostics("src/unused_import.py")),
+        vec![row("F401", 2, 7, 2, 9, "Ruff Lint")]
+    );
+    let fixed = "\"\"\"The linter objects to an unused import.\"\"\"\n\n\ndef double(x: int) -> int:\n    return x * 2\n";
+    c.edit_and_save("src/unused_import.py", 2, fixed);
+    assert_eq!(c.diagnostics("src/unused_import.py"), Vec::<Value>::new());
+    let broken = fixed.replace("\n\n\ndef", "\n\nimport json\n\n\ndef");
+    c.edit_and_save("src/unused_import.py", 3, &broken);
+    assert_eq!(
+        shape(&c.diagnostics("src/unused_import.py")),
+        vec![row("F401", 2, 7, 2, 11, "Ruff Lint")]
+    );
+    c.shutdown();
+}
+
+/// A workspace whose only gate is a script that records every run in `ran.log`.
+fn marker_workspace() -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    common::tool(
+        ws.path(),
+        "tools/lint",
+        "#!/bin/sh\necho run >> \"$(dirname \"$0\")/../ran.log\"\nfor f in \"$@\"; do echo \"$f:1:1: X1 found\"; done\nexit 1\n",
+    );
+    write(
+        ws.path(),
+        "quality.yaml",
+        "version: 1\nactive_gates: [lint]\ngates:\n  lint:\n    name: Lint\n    command: [tools/lint]\n    file_types: [.py]\n    parsing:\n      strategy: text_violations\n      pattern: '^(?P<file>[^:]+):(?P<line>\\d+):(?P<column>\\d+): (?P<code>\\w+) (?P<message>.+)$'\n",
+    );
+    write(ws.path(), "a.py", "x = 1\n");
+    ws
+}
+
+#[test]
+fn an_untrusted_workspace_starts_no_process_until_trusted() {
+    let ws = marker_workspace();
+    let trust = tempfile::tempdir().unwrap();
+    let trust_file = trust.path().join("trust.json");
+    let mut c = LspClient::spawn(ws.path(), &trust_file, TrustAnswer::NotNow);
+    c.initialize(json!({}));
+    let ask = c.wait_for(|m| m["method"] == "window/showMessageRequest", WAIT);
+    assert!(
+        ask["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tools/lint"),
+        "the question names the commands: {ask}"
+    );
+    c.open("a.py");
+    // A save too: still nothing may run.
+    c.edit_and_save("a.py", 2, "x = 2\n");
+    let published = c.try_wait_for(
+        &|m: &Value| m["method"] == "textDocument/publishDiagnostics",
+        Duration::from_secs(2),
+    );
+    assert!(published.is_none(), "nothing is checked: {published:?}");
+    assert!(!ws.path().join("ran.log").exists(), "no process ran");
+    let err = c
+        .request("workspace/executeCommand", json!({"command": "qgates.run"}))
+        .unwrap_err();
+    assert!(
+        err["message"].as_str().unwrap().contains("qgates.trust"),
+        "{err}"
+    );
+    assert!(!ws.path().join("ran.log").exists(), "no process ran");
+
+    let trusted = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "qgates.trust"}),
+        )
+        .expect("trust");
+    assert_eq!(trusted["trusted"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        shape(&c.diagnostics("a.py")),
+        vec![row("X1", 0, 0, 0, 0, "Lint")]
+    );
+    assert!(ws.path().join("ran.log").exists());
+    assert!(
+        std::fs::read_to_string(&trust_file)
+            .unwrap()
+            .contains("workspaces")
+    );
+    c.shutdown();
+
+    // Remembered: a new server runs without asking.
+    let mut c = LspClient::spawn(ws.path(), &trust_file, TrustAnswer::NotNow);
+    c.initialize(json!({}));
+    c.open("a.py");
+    assert_eq!(shape(&c.diagnostics("a.py")).len(), 1);
+    assert!(
+        !c.all_messages()
+            .iter()
+            .any(|m| m["method"] == "window/showMessageRequest")
+    );
+    c.shutdown();
+
+    // A changed configuration asks again.
+    let yaml = std::fs::read_to_string(ws.path().join("quality.yaml")).unwrap();
+    write(
+        ws.path(),
+        "quality.yaml",
+        &yaml.replace("name: Lint", "name: Lint2"),
+    );
+    let mut c = LspClient::spawn(ws.path(), &trust_file, TrustAnswer::NotNow);
+    c.initialize(json!({}));
+    c.wait_for(|m| m["method"] == "window/showMessageRequest", WAIT);
+    c.shutdown();
+}
+
+#[test]
+fn answering_trust_in_the_prompt_runs_the_gates() {
+    let ws = marker_workspace();
+    let trust = tempfile::tempdir().unwrap();
+    let mut c = LspClient::spawn(ws.path(), &trust.path().join("t.json"), TrustAnswer::Trust);
+    c.initialize(json!({}));
+    c.open("a.py");
+    assert_eq!(
+        shape(&c.diagnostics("a.py")),
+        vec![row("X1", 0, 0, 0, 0, "Lint")]
+    );
+    c.shutdown();
+}
+
+#[test]
+fn a_broken_quality_yaml_is_a_diagnostic_at_its_place_and_the_last_good_one_stays() {
+    let ws = marker_workspace();
+    let (mut c, _t) = trusted_client(ws.path());
+    c.open("a.py");
+    assert_eq!(shape(&c.diagnostics("a.py")).len(), 1);
+    let good = std::fs::read_to_string(ws.path().join("quality.yaml")).unwrap();
+    // An unknown key on line 5 (`nmae`), column 5.
+    write(
+        ws.path(),
+        "quality.yaml",
+        &good.replace("    name: Lint", "    nmae: Lint"),
+    );
+    let yaml_uri = c.uri("quality.yaml");
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": yaml_uri, "type": 2}]}),
+    );
+    let diags = c.diagnostics("quality.yaml");
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(
+        diags[0]["range"]["start"],
+        json!({"line": 4, "character": 4})
+    );
+    assert!(
+        diags[0]["message"].as_str().unwrap().contains("nmae"),
+        "{diags:?}"
+    );
+    // The server lives on with the last good configuration.
+    c.edit_and_save("a.py", 2, "x = 3\n");
+    assert_eq!(
+        shape(&c.diagnostics("a.py")),
+        vec![row("X1", 0, 0, 0, 0, "Lint")]
+    );
+    // Fixed: the diagnostic goes away.
+    write(ws.path(), "quality.yaml", &good);
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": yaml_uri, "type": 2}]}),
+    );
+    assert_eq!(c.diagnostics("quality.yaml"), Vec::<Value>::new());
+    c.shutdown();
+}
+
+#[test]
+fn a_workspace_broken_from_the_start_shows_why_and_runs_nothing() {
+    let ws = marker_workspace();
+    write(
+        ws.path(),
+        "quality.yaml",
+        "version: 1\nactive_gates: [lint\n",
+    );
+    let (mut c, _t) = trusted_client(ws.path());
+    let diags = c.diagnostics("quality.yaml");
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    let err = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "qgates.summary"}),
+        )
+        .unwrap_err();
+    assert!(
+        err["message"].as_str().unwrap().contains("quality.yaml"),
+        "{err}"
+    );
+    assert!(!ws.path().join("ran.log").exists());
+    c.shutdown();
+}
+
+#[test]
+fn wrong_command_arguments_are_invalid_params_naming_the_field() {
+    let ws = marker_workspace();
+    let (mut c, _t) = trusted_client(ws.path());
+    let cases = [
+        ("qgates.summary", json!([{"gates": "lint"}]), "gates"),
+        ("qgates.summary", json!([{"scpoe": "project"}]), "scpoe"),
+        ("qgates.run", json!([{"scope": "everything"}]), "scope"),
+        ("qgates.run", json!([{"files": [1]}]), "files"),
+        ("qgates.fixAll", json!([{}]), "uri"),
+        ("qgates.fixAll", json!(["file:///x.py"]), "object"),
+        ("qgates.trust", json!([{"folder": "/nowhere"}]), "folder"),
+        ("qgates.summary", json!([{}, {}]), "one argument"),
+        ("qgates.nope", json!([]), "qgates.nope"),
+    ];
+    for (command, args, named) in cases {
+        let err = c
+            .request(
+                "workspace/executeCommand",
+                json!({"command": command, "arguments": args}),
+            )
+            .unwrap_err();
+        assert_eq!(err["code"], -32602, "{command} {args}: {err}");
+        assert!(
+            err["message"].as_str().unwrap().contains(named),
+            "{command} {args}: {err}"
+        );
+    }
+    // Still serving.
+    let ok = c.request(
+        "workspace/executeCommand",
+        json!({"command": "qgates.run", "arguments": [{"scope": "project"}]}),
+    );
+    assert!(ok.is_ok(), "{ok:?}");
+    c.shutdown();
+}
+
+/// The parts of a report that differ between two runs of the same work.
+fn normalized(mut report: Value) -> Value {
+    let obj = report.as_object_mut().unwrap();
+    obj.remove("timings");
+    obj.remove("log_dir");
+    for g in obj["gates"].as_array_mut().unwrap() {
+        let g = g.as_object_mut().unwrap();
+        g.remove("duration_ms");
+        g.remove("log");
+    }
+    report
+}
+
+#[test]
+fn the_summary_command_equals_qgates_check_for_the_same_scope() {
+    let ws = fixture_copy("python-basic");
+    let (mut c, _t) = trusted_client(ws.path());
+    let answer = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "qgates.summary", "arguments": [{"scope": "project", "run": true}]}),
+        )
+        .expect("summary");
+    let (code, cli) = common::check_json(ws.path(), &["--scope", "project", "--no-cache"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        normalized(answer["report"].clone()),
+        normalized(cli.clone())
+    );
+    assert!(
+        answer["summary_line"]
+            .as_str()
+            .unwrap()
+            .starts_with("❌ 3/3 gates failed — 7 violations"),
+        "{answer}"
+    );
+    // Without `run`, the last result comes back as it was.
+    let last = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "qgates.summary"}),
+        )
+        .expect("summary");
+    assert_eq!(last, answer);
+    c.shutdown();
+}
+
+/// Applies LSP text edits (UTF-16 positions; ASCII and BMP text here) to a text.
+fn apply(text: &str, edits: &[Value]) -> String {
+    let offset = |p: &Value| -> usize {
+        let (line, ch) = (
+            p["line"].as_u64().unwrap() as usize,
+            p["character"].as_u64().unwrap() as usize,
+        );
+        let mut at = 0;
+        for (i, l) in text.split_inclusive('\n').enumerate() {
+            if i == line {
+                return at + l.chars().take(ch).map(char::len_utf8).sum::<usize>();
+            }
+            at += l.len();
+        }
+        text.len()
+    };
+    let mut edits: Vec<&Value> = edits.iter().collect();
+    edits.sort_by_key(|e| std::cmp::Reverse(offset(&e["range"]["start"])));
+    let mut out = text.to_string();
+    for e in edits {
+        let (a, b) = (offset(&e["range"]["start"]), offset(&e["range"]["end"]));
+        out.replace_range(a..b, e["newText"].as_str().unwrap());
+    }
+    out
+}
+
+fn ruff_format(root: &Path, rel: &str, text: &str) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new(common::tools_bin().join("ruff"))
+        .args(["format", "--stdin-filename", rel, "-"])
+        .current_dir(root)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+}
+
+#[test]
+fn the_format_quick_fix_gives_what_ruff_format_gives() {
+    let ws = fixture_copy("python-basic");
+    let (mut c, _t) = trusted_client(ws.path());
+    c.open("src/unformatted.py");
+    let diags = c.diagnostics("src/unformatted.py");
+    let format = diags
+        .iter()
+        .find(|d| d["code"] == "FORMAT")
+        .expect("FORMAT")
+        .clone();
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({
+                "textDocument": {"uri": c.uri("src/unformatted.py")},
+                "range": format["range"],
+                "context": {"diagnostics": [format]}
+            }),
+        )
+        .expect("actions");
+    let action = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Format with ruff")
+        .unwrap_or_else(|| panic!("no format action in {actions}"));
+    assert_eq!(action["kind"], "quickfix");
+    let edits = action["edit"]["changes"][c.uri("src/unformatted.py")]
+        .as_array()
+        .unwrap()
+        .clone();
+    let text = std::fs::read_to_string(ws.path().join("src/unformatted.py")).unwrap();
+    let formatted = apply(&text, &edits);
+    assert_eq!(
+        formatted,
+        ruff_format(ws.path(), "src/unformatted.py", &text)
+    );
+    assert_ne!(formatted, text);
+    // Minimal: the docstring and the blank lines that ruff keeps are not in any edit.
+    assert!(
+        edits
+            .iter()
+            .all(|e| e["range"]["start"]["line"].as_u64().unwrap() >= 3),
+        "{edits:?}"
+    );
+    c.shutdown();
+}
+
+#[test]
+fn ruff_quick_fixes_and_fix_all_remove_the_unused_import() {
+    let ws = fixture_copy("python-basic");
+    let (mut c, _t) = trusted_client(ws.path());
+    let rel = "src/unused_import.py";
+    c.open(rel);
+    let diags = c.diagnostics(rel);
+    let f401 = diags
+        .iter()
+        .find(|d| d["code"] == "F401")
+        .expect("F401")
+        .clone();
+    let text = std::fs::read_to_string(ws.path().join(rel)).unwrap();
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": c.uri(rel)}, "range": f401["range"], "context": {"diagnostics": [f401]}}),
+        )
+        .expect("actions");
+    let fix = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| {
+            a["title"]
+                .as_str()
+                .unwrap()
+                .contains("Remove unused import")
+        })
+        .unwrap_or_else(|| panic!("{actions}"));
+    assert_eq!(fix["isPreferred"], true);
+    let fixed = apply(
+        &text,
+        fix["edit"]["changes"][c.uri(rel)].as_array().unwrap(),
+    );
+    assert!(!fixed.contains("import os"), "{fixed}");
+
+    // source.fixAll.qgates: every safe fix, then the formatter.
+    let all = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": c.uri(rel)}, "range": f401["range"],
+                   "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+        )
+        .expect("fixAll action");
+    let all = &all.as_array().unwrap()[0];
+    assert_eq!(all["kind"], "source.fixAll.qgates");
+    let after = apply(
+        &text,
+        all["edit"]["changes"][c.uri(rel)].as_array().unwrap(),
+    );
+    assert_eq!(after, ruff_format(ws.path(), rel, &fixed));
+
+    // The qgates.fixAll command applies the same through workspace/applyEdit.
+    let res = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "qgates.fixAll", "arguments": [{"uri": c.uri(rel)}]}),
+        )
+        .expect("fixAll");
+    assert_eq!(res["applied"], true, "{res}");
+    let apply_edit = c
+        .all_messages()
+        .into_iter()
+        .find(|m| m["method"] == "workspace/applyEdit")
+        .expect("applyEdit sent");
+    let edits = apply_edit["params"]["edit"]["changes"][c.uri(rel)]
+        .as_array()
+        .unwrap();
+    assert_eq!(apply(&text, edits), after);
+    c.shutdown();
+}
+
+#[test]
+fn ten_saves_within_50_ms_publish_only_the_last_contents_diagnostics() {
+    let ws = marker_workspace();
+    let (mut c, _t) = trusted_client(ws.path());
+    c.open("a.py");
+    assert_eq!(shape(&c.diagnostics("a.py")).len(), 1);
+    let before = c.all_messages().len();
+    // Content n has n lines; the tool reports line 1 only, so the versions are told apart by
+    // the published version number.
+    let started = std::time::Instant::now();
+    for v in 2..=11 {
+        c.edit_and_save("a.py", v, &"x = 1\n".repeat(v as usize));
+    }
+    let burst = started.elapsed();
+    let last = c.wait_for(
+        |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == 11,
+        WAIT,
+    );
+    assert_eq!(last["params"]["diagnostics"].as_array().unwrap().len(), 1);
+    // Nothing else arrives later, and nothing stale arrived before.
+    std::thread::sleep(Duration::from_millis(1500));
+    let uri = c.uri("a.py");
+    let published: Vec<Value> = c.all_messages()[before..]
+        .iter()
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri)
+        .cloned()
+        .collect();
+    assert_eq!(
+        published
+            .iter()
+            .map(|m| m["params"]["version"].clone())
+            .collect::<Vec<_>>(),
+        vec![json!(11)],
+        "the burst took {burst:?}"
+    );
+    c.shutdown();
+}
+
+#[test]
+fn protocol_errors_are_answered_and_the_server_lives_on() {
+    let ws = marker_workspace();
+    let trust = tempfile::tempdir().unwrap();
+    let mut c = LspClient::spawn(ws.path(), &trust.path().join("t.json"), TrustAnswer::NotNow);
+    // Before initialize.
+    let err = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "qgates.summary"}),
+        )
+        .unwrap_err();
+    assert_eq!(err["code"], -32002, "{err}");
+    c.initialize(json!({"trusted": true, "logLevel": "debug"}));
+    // Unknown method.
+    let err = c.request("qgates/unknown", json!({})).unwrap_err();
+    assert_eq!(err["code"], -32601, "{err}");
+    // Malformed JSON, then a wrong-typed notification, then a URI outside the workspace.
+    c.send_bytes(b"Content-Length: 9\r\n\r\n{not json");
+    c.notify("textDocument/didOpen", json!({"textDocument": 7}));
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": "file:///elsewhere/x.py", "languageId": "python", "version": 1, "text": "x"}}),
+    );
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": "untitled:Untitled-1", "languageId": "python", "version": 1, "text": "x"}}),
+    );
+    let res = c.request(
+        "workspace/executeCommand",
+        json!({"command": "qgates.run", "arguments": [{"scope": "project"}]}),
+    );
+    assert!(res.is_ok(), "{res:?}");
+    let status = c.shutdown().expect("status");
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn closing_stdin_ends_the_server_and_kills_its_tools() {
+    let ws = tempfile::tempdir().unwrap();
+    common::tool(
+        ws.path(),
+        "tools/slow",
+        "#!/bin/sh\necho $$ > \"$(dirname \"$0\")/../slow.pid\"\nsleep 60\n",
+    );
+    write(
+        ws.path(),
+        "quality.yaml",
+        "version: 1\nactive_gates: [slow]\ngates:\n  slow:\n    name: Slow\n    command: [tools/slow]\n    file_types: [.py]\n    parsing: { strategy: exit_code }\n",
+    );
+    write(ws.path(), "a.py", "x = 1\n");
+    let (mut c, _t) = trusted_client(ws.path());
+    c.open("a.py");
+    let pid_file = ws.path().join("slow.pid");
+    let deadline = std::time::Instant::now() + WAIT;
+    while !pid_file.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the tool never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let mut child = c.child.take().unwrap();
+    c.close_input();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The tool is gone (or a zombie waiting for its new parent to reap it).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit(')').next().unwrap_or("").trim().chars().next();
+        if stat.is_empty() || state == Some('Z') {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the tool {pid} still runs: {stat}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn pull_diagnostics_answer_with_the_pushed_ones() {
+    let ws = fixture_copy("python-basic");
+    let trust = tempfile::tempdir().unwrap();
+    let mut c = LspClient::spawn(ws.path(), &trust.path().join("t.json"), TrustAnswer::NotNow);
+    let init = c.initialize(json!({"trusted": true, "pullDiagnostics": true}));
+    assert_eq!(
+        init["capabilities"]["diagnosticProvider"]["identifier"],
+        "qgates"
+    );
+    c.open("src/unused_import.py");
+    let pushed = c.diagnostics("src/unused_import.py");
+    let pulled = c
+        .request(
+            "textDocument/diagnostic",
+            json!({"textDocument": {"uri": c.uri("src/unused_import.py")}}),
+        )
+        .expect("pull");
+    assert_eq!(pulled["kind"], "full");
+    assert_eq!(pulled["items"], Value::Array(pushed));
+    c.shutdown();
+}
+
+#[test]
+fn progress_is_reported_per_gate() {
+    let ws = marker_workspace();
+    let (mut c, _t) = trusted_client(ws.path());
+    c.open("a.py");
+    c.diagnostics("a.py");
+    let end = c.wait_for(
+        |m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end",
+        WAIT,
+    );
+    let token = end["params"]["token"].clone();
+    let msgs = c.all_messages();
+    assert!(
+        msgs.iter()
+            .any(|m| m["method"] == "window/workDoneProgress/create"
+                && m["params"]["token"] == token)
+    );
+    let begin = msgs
+        .iter()
+        .find(|m| {
+            m["method"] == "$/progress"
+                && m["params"]["token"] == token
+                && m["params"]["value"]["kind"] == "begin"
+        })
+        .expect("begin");
+    assert_eq!(begin["params"]["value"]["title"], "qgates: Lint");
+    assert_eq!(end["params"]["value"]["message"], "failed");
+    c.shutdown();
+}
+
+#[test]
+fn protocol_messages_snapshot() {
+    let ws = fixture_copy("python-basic");
+    let trust = tempfile::tempdir().unwrap();
+    let mut c = LspClient::spawn(ws.path(), &trust.path().join("t.json"), TrustAnswer::NotNow);
+    let init = c.initialize(json!({"trusted": true}));
+    c.open("src/unused_import.py");
+    let diags = c.diagnostics("src/unused_import.py");
+    // Paths differ per run: the workspace root and the version are filtered out.
+    let root = file_uri(ws.path());
+    let filter = |v: &Value| -> Value {
+        let text = serde_json::to_string(v)
+            .unwrap()
+            .replace(&root, "file://[ROOT]");
+        let mut v: Value = serde_json::from_str(&text).unwrap();
+        if let Some(info) = v.get_mut("serverInfo") {
+            info["version"] = json!("[VERSION]");
+        }
+        v
+    };
+    insta::assert_json_snapshot!("lsp_initialize_result", filter(&init));
+    insta::assert_json_snapshot!(
+        "lsp_diagnostics_unused_import",
+        filter(&Value::Array(diags))
+    );
     c.shutdown();
 }

@@ -6,6 +6,7 @@ mod commands;
 mod diagnostics;
 mod documents;
 mod folder;
+mod framing;
 mod logging;
 mod position;
 mod progress;
@@ -296,15 +297,26 @@ pub fn main() -> i32 {
     0
 }
 
-/// Serves one client over a pair of streams (stdio, or pipes in tests).
+/// Serves one client over a pair of streams (stdio, or pipes in tests). The client's bytes go
+/// through `framing`'s guard, so a malformed message is answered and skipped instead of ending
+/// the library's input.
 pub async fn serve<I, O>(input: I, output: O)
 where
-    I: tokio::io::AsyncRead + Unpin,
-    O: tokio::io::AsyncWrite,
+    I: tokio::io::AsyncRead + Unpin + Send + 'static,
+    O: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let (service, socket) =
         LspService::build(|client| server::Backend::new(Session::new(client))).finish();
     let session = service.inner().session.clone();
-    Server::new(input, output, socket).serve(service).await;
+    let (server_in, guard_out) = tokio::io::duplex(256 << 10);
+    let (server_out, merge_in) = tokio::io::duplex(256 << 10);
+    let (answers_tx, answers_rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(framing::guard_input(input, guard_out, answers_tx));
+    let merge = tokio::spawn(framing::merge_output(merge_in, output, answers_rx));
+    Server::new(server_in, server_out, socket)
+        .serve(service)
+        .await;
     session.stop_all();
+    // Whatever the server wrote last (the shutdown answer) reaches the client before we return.
+    let _ = merge.await;
 }

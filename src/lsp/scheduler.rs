@@ -3,10 +3,16 @@
 //! processes are killed when its future is dropped — and are merged with its files into the next
 //! run, so a burst of saves or opens becomes one run and nothing is dropped. Runs asked for by a
 //! command are not cancelled: someone waits for their answer.
+//!
+//! A trigger that comes after a quiet spell starts its run at once (save → diagnostics is as quick
+//! as the tools). A trigger that follows another within `BURST` is part of a burst (an editor
+//! saving every file, a formatter on save, a script): the run waits until the burst has been
+//! quiet for `BURST`, so only the last content's diagnostics are published.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -110,19 +116,52 @@ impl Background {
     }
 }
 
+/// Triggers closer together than this are a burst; see the module docs.
+const BURST: Duration = Duration::from_millis(50);
+
+/// When the last two triggers arrived.
+#[derive(Default)]
+struct Arrivals {
+    last: Option<Instant>,
+    in_burst: bool,
+}
+
+impl Arrivals {
+    fn record(&mut self) {
+        let now = Instant::now();
+        self.in_burst = self.last.is_some_and(|t| now.duration_since(t) < BURST);
+        self.last = Some(now);
+    }
+}
+
 pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::UnboundedReceiver<Job>) {
     let mut pending = Pending::default();
+    let mut arrivals = Arrivals::default();
     loop {
         if pending.is_empty() {
             match rx.recv().await {
-                Some(job) => pending.add(job),
+                Some(job) => {
+                    arrivals.record();
+                    pending.add(job);
+                }
                 None => return,
             }
         }
-        // Let a burst of notifications (200 files opened at once) land before starting.
+        // Let notifications sent together (200 files opened at once) land before starting.
         tokio::task::yield_now().await;
         while let Ok(job) = rx.try_recv() {
             pending.add(job);
+        }
+        // Inside a burst, wait for it to go quiet; a command does not wait.
+        while arrivals.in_burst && pending.commands.is_empty() {
+            match tokio::time::timeout(BURST, rx.recv()).await {
+                Ok(Some(job)) => {
+                    arrivals.record();
+                    pending.add(job);
+                }
+                Ok(None) => return,
+                Err(_) => arrivals.in_burst = false,
+            }
         }
         let Some(config) = folder.config() else {
             refuse(&mut pending, &config_refusal(&folder));
@@ -170,7 +209,10 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
                 r = &mut run => Some(r),
                 job = rx.recv() => {
                     match job {
-                        Some(job) => pending.add(job),
+                        Some(job) => {
+                            arrivals.record();
+                            pending.add(job);
+                        }
                         None => return,
                     }
                     None

@@ -113,7 +113,12 @@ impl LspClient {
             .env_remove("QGATES_LOG")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            // QGATES_TEST_SERVER_LOG=1 shows the server's log while debugging a test.
+            .stderr(if std::env::var_os("QGATES_TEST_SERVER_LOG").is_some() {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            })
             .spawn()
             .expect("start qgates lsp");
         let stdin = child.stdin.take().expect("stdin");
@@ -283,6 +288,11 @@ impl LspClient {
             "textDocument/didSave",
             json!({"textDocument": {"uri": uri}}),
         );
+    }
+
+    /// Closes the server's input, as a client that vanishes does.
+    pub fn close_input(&self) {
+        *self.writer.lock().expect("writer") = Box::new(std::io::sink());
     }
 
     /// Every message received so far, consumed or not.

@@ -1,0 +1,276 @@
+//! A guard between the client's bytes and the protocol library.
+//!
+//! tower-lsp-server reads its input through tokio-util's `FramedRead`, which ends the stream at
+//! the first message it cannot decode: one malformed message (bad JSON, a missing
+//! `Content-Length`, a body that is not JSON-RPC) would leave the server deaf to everything after
+//! it. So the client's bytes are framed here first: every well-formed message is passed on as
+//! it came, and anything else is answered with the JSON-RPC error a server owes it (`-32700 Parse
+//! error`, or `-32600 Invalid Request` with the message's id when one can be read), logged, and
+//! dropped. Answers are put between the library's own messages on the way out, never inside one.
+
+use std::io;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tower_lsp_server::jsonrpc::{Request, Response};
+
+/// A header line longer than this is not a header: the rest of the block is skipped.
+const MAX_HEADER_LINE: usize = 8 << 10;
+
+/// One unit read off a stream.
+#[derive(Debug, PartialEq)]
+pub enum Frame {
+    /// A message body, as its `Content-Length` said.
+    Body(Vec<u8>),
+    /// Bytes that were not a message; says what was wrong.
+    Garbage(String),
+}
+
+/// Reads the next frame; `None` at the end of the stream.
+pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut BufReader<R>) -> io::Result<Option<Frame>> {
+    let mut length: Option<Result<usize, String>> = None;
+    let mut problem: Option<String> = None;
+    let mut saw_any = false;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = (&mut *r)
+            .take(MAX_HEADER_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .await?;
+        if n == 0 {
+            return Ok(saw_any.then(|| Frame::Garbage("the input ended inside a header".into())));
+        }
+        if n > MAX_HEADER_LINE {
+            problem.get_or_insert_with(|| "a header line is too long".into());
+            saw_any = true;
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches(['\r', '\n']);
+        if text.is_empty() {
+            if !saw_any {
+                // Blank lines between messages are tolerated.
+                continue;
+            }
+            break;
+        }
+        saw_any = true;
+        match text.split_once(':') {
+            Some((name, value)) if name.trim().eq_ignore_ascii_case("content-length") => {
+                length = Some(
+                    value
+                        .trim()
+                        .parse::<usize>()
+                        .map_err(|_| format!("Content-Length `{}` is not a number", value.trim())),
+                );
+            }
+            Some(_) => {} // Content-Type and the like: the body is read as UTF-8 JSON regardless.
+            None => {
+                problem.get_or_insert_with(|| {
+                    format!(
+                        "`{}` is not a header",
+                        text.chars().take(40).collect::<String>()
+                    )
+                });
+            }
+        }
+    }
+    if let Some(p) = problem {
+        return Ok(Some(Frame::Garbage(p)));
+    }
+    match length {
+        None => Ok(Some(Frame::Garbage(
+            "a message without a Content-Length header".into(),
+        ))),
+        Some(Err(e)) => Ok(Some(Frame::Garbage(e))),
+        Some(Ok(len)) => {
+            // Not sized up front: a lying Content-Length must not reserve gigabytes.
+            let mut body = Vec::with_capacity(len.min(1 << 20));
+            let got = (&mut *r).take(len as u64).read_to_end(&mut body).await?;
+            if got < len {
+                return Ok(Some(Frame::Garbage(format!(
+                    "the input ended {} bytes into a {len}-byte message",
+                    got
+                ))));
+            }
+            Ok(Some(Frame::Body(body)))
+        }
+    }
+}
+
+/// The error answer a malformed body is owed, or `None` when the library can take it.
+pub fn check_body(body: &[u8]) -> Option<Value> {
+    if serde_json::from_slice::<Request>(body).is_ok()
+        || serde_json::from_slice::<Response>(body).is_ok()
+    {
+        return None;
+    }
+    Some(match serde_json::from_slice::<Value>(body) {
+        Err(e) => error_answer(Value::Null, -32700, format!("Parse error: {e}")),
+        Ok(v) => {
+            let id = match v.get("id") {
+                Some(id @ (Value::Number(_) | Value::String(_))) => id.clone(),
+                _ => Value::Null,
+            };
+            error_answer(
+                id,
+                -32600,
+                "Invalid Request: not a JSON-RPC 2.0 request, notification or response".into(),
+            )
+        }
+    })
+}
+
+fn error_answer(id: Value, code: i64, message: String) -> Value {
+    json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": id})
+}
+
+fn frame_bytes(body: &[u8]) -> Vec<u8> {
+    let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+/// Copies the client's well-formed messages to `to_server`; answers the rest through `answers`.
+/// Ends when the client's input ends (closing `to_server`, which ends the server).
+pub async fn guard_input<R, W>(
+    from_client: R,
+    mut to_server: W,
+    answers: mpsc::UnboundedSender<Value>,
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut reader = BufReader::with_capacity(64 << 10, from_client);
+    loop {
+        let frame = match read_frame(&mut reader).await {
+            Ok(Some(f)) => f,
+            Ok(None) => break,
+            Err(e) => {
+                tracing::warn!("reading the client's input failed: {e}");
+                break;
+            }
+        };
+        match frame {
+            Frame::Body(body) => match check_body(&body) {
+                None => {
+                    if to_server.write_all(&frame_bytes(&body)).await.is_err() {
+                        break;
+                    }
+                }
+                Some(answer) => {
+                    tracing::warn!(
+                        "a malformed message from the client was dropped: {}",
+                        answer["error"]["message"]
+                    );
+                    let _ = answers.send(answer);
+                }
+            },
+            Frame::Garbage(why) => {
+                tracing::warn!("bytes from the client that are not a message were skipped: {why}");
+                let _ = answers.send(error_answer(
+                    Value::Null,
+                    -32700,
+                    format!("Parse error: {why}"),
+                ));
+            }
+        }
+    }
+    let _ = to_server.shutdown().await;
+}
+
+/// Copies the server's messages to the client, whole, with the guard's answers between them.
+pub async fn merge_output<R, W>(
+    from_server: R,
+    mut to_client: W,
+    mut answers: mpsc::UnboundedReceiver<Value>,
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut reader = BufReader::with_capacity(64 << 10, from_server);
+    let mut answers_open = true;
+    loop {
+        let bytes = tokio::select! {
+            frame = read_frame(&mut reader) => match frame {
+                Ok(Some(Frame::Body(body))) => frame_bytes(&body),
+                // The library writes well-formed frames; anything else would be our bug.
+                Ok(Some(Frame::Garbage(why))) => {
+                    tracing::error!("the server wrote a malformed frame: {why}");
+                    continue;
+                }
+                Ok(None) | Err(_) => break,
+            },
+            answer = answers.recv(), if answers_open => match answer {
+                Some(a) => frame_bytes(a.to_string().as_bytes()),
+                None => {
+                    answers_open = false;
+                    continue;
+                }
+            },
+        };
+        if to_client.write_all(&bytes).await.is_err() || to_client.flush().await.is_err() {
+            break;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn frames(input: &[u8]) -> Vec<Frame> {
+        let mut r = BufReader::new(input);
+        let mut out = Vec::new();
+        while let Some(f) = read_frame(&mut r).await.unwrap() {
+            out.push(f);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn frames_garbage_and_resynchronises() {
+        let input = b"Content-Length: 2\r\n\r\n{}garbage line\r\n\r\nContent-Length: 3\r\nContent-Type: application/vscode-jsonrpc; charset=latin1\r\n\r\n[1]Content-Length: x\r\n\r\nContent-Length: 10\r\n\r\n{}";
+        let got = frames(input).await;
+        assert_eq!(got[0], Frame::Body(b"{}".to_vec()));
+        assert!(
+            matches!(&got[1], Frame::Garbage(w) if w.contains("not a header")),
+            "{got:?}"
+        );
+        assert_eq!(got[2], Frame::Body(b"[1]".to_vec()));
+        assert!(
+            matches!(&got[3], Frame::Garbage(w) if w.contains("not a number")),
+            "{got:?}"
+        );
+        assert!(
+            matches!(&got[4], Frame::Garbage(w) if w.contains("ended 2 bytes into a 10-byte")),
+            "{got:?}"
+        );
+        assert_eq!(got.len(), 5);
+    }
+
+    #[test]
+    fn bodies_are_checked_as_the_library_reads_them() {
+        assert_eq!(
+            check_body(br#"{"jsonrpc":"2.0","id":1,"method":"shutdown"}"#),
+            None
+        );
+        assert_eq!(
+            check_body(br#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#),
+            None
+        );
+        assert_eq!(
+            check_body(br#"{"jsonrpc":"2.0","id":0,"result":null}"#),
+            None
+        );
+        let parse = check_body(b"{not json").unwrap();
+        assert_eq!(parse["error"]["code"], -32700);
+        assert_eq!(parse["id"], Value::Null);
+        let invalid = check_body(br#"{"id":7,"method":3}"#).unwrap();
+        assert_eq!(invalid["error"]["code"], -32600);
+        assert_eq!(invalid["id"], 7);
+        assert_eq!(check_body(&[0xff, 0xfe]).unwrap()["error"]["code"], -32700);
+    }
+}

@@ -1,0 +1,81 @@
+//! The in-process harness: the language server runs in this test process (`qgates::lsp::serve`)
+//! over OS pipes, driven by the same client as the end-to-end tests. Protocol behaviour that needs
+//! no tool process is checked here, quickly.
+
+mod common;
+
+use std::os::fd::OwnedFd;
+
+use common::lsp::{LspClient, TrustAnswer};
+use common::workspace;
+use serde_json::json;
+
+/// Starts the server on its own runtime thread; returns a client connected to it.
+fn in_process(root: &std::path::Path) -> LspClient {
+    let (server_in, client_out) = std::io::pipe().expect("pipe");
+    let (client_in, server_out) = std::io::pipe().expect("pipe");
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            let input = tokio::fs::File::from_std(std::fs::File::from(OwnedFd::from(server_in)));
+            let output = tokio::fs::File::from_std(std::fs::File::from(OwnedFd::from(server_out)));
+            qgates::lsp::serve(input, output).await;
+        });
+    });
+    LspClient::over(
+        Box::new(client_in),
+        Box::new(client_out),
+        root,
+        TrustAnswer::NotNow,
+    )
+}
+
+#[test]
+fn capabilities_and_command_argument_checks_in_process() {
+    let ws = workspace(&[("a.py", "x = 1\n")]);
+    let mut c = in_process(ws.path());
+    let init = c.initialize(json!({"trusted": false, "logLevel": "debug"}));
+    let caps = &init["capabilities"];
+    assert_eq!(caps["positionEncoding"], "utf-16");
+    assert_eq!(caps["textDocumentSync"]["change"], 1);
+    assert_eq!(caps["textDocumentSync"]["save"]["includeText"], false);
+    assert_eq!(
+        caps["executeCommandProvider"]["commands"],
+        json!([
+            "qgates.summary",
+            "qgates.run",
+            "qgates.fixAll",
+            "qgates.trust"
+        ])
+    );
+    assert_eq!(
+        caps["codeActionProvider"]["codeActionKinds"],
+        json!(["quickfix", "source.fixAll.qgates"])
+    );
+    assert!(caps.get("diagnosticProvider").is_none(), "pull is opt-in");
+    let err = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "qgates.summary", "arguments": [{"run": "yes"}]}),
+        )
+        .unwrap_err();
+    assert_eq!(err["code"], -32602);
+    assert!(err["message"].as_str().unwrap().contains("`run`"), "{err}");
+    // The embedded default is not trusted either: nothing runs, the answer says what to do.
+    let err = c
+        .request("workspace/executeCommand", json!({"command": "qgates.run"}))
+        .unwrap_err();
+    assert!(
+        err["message"].as_str().unwrap().contains("qgates.trust"),
+        "{err}"
+    );
+    // The trust question was asked (and answered "Not now" by the harness).
+    c.wait_for(
+        |m| m["method"] == "window/showMessageRequest",
+        common::lsp::WAIT,
+    );
+    let _ = c.request("shutdown", serde_json::Value::Null);
+}
