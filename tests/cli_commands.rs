@@ -176,3 +176,83 @@ fn parse_reads_a_saved_output_with_a_gates_rules() {
     assert_eq!(code, 3);
     assert!(err.contains("not valid JSON"), "{err}");
 }
+
+#[test]
+fn status_reports_config_trust_and_tools_without_running_anything() {
+    let ws = workspace(&[("a.py", "x = 1\n")]);
+    tool(
+        ws.path(),
+        "tools/lint",
+        "#!/bin/sh\ntouch \"$(dirname \"$0\")/../ran\"\n",
+    );
+    write(
+        ws.path(),
+        "quality.yaml",
+        "version: 1\nactive_gates: [lint, gone]\ngates:\n  lint:\n    command: [tools/lint]\n    parsing: { strategy: exit_code }\n  gone:\n    command: [no-such-tool-qgates]\n    optional: true\n    parsing: { strategy: exit_code }\n",
+    );
+    let trust = tempfile::tempdir().unwrap();
+    let trust_file = trust.path().join("trust.json");
+    let status = |dir: &std::path::Path| {
+        let out = qgates(dir)
+            .env("QGATES_TRUST_FILE", &trust_file)
+            .args(["status", "--json"])
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(),
+        )
+    };
+    let (code, s) = status(ws.path());
+    assert_eq!(code, 0, "{s}");
+    assert_eq!(s["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(s["config_ok"], true);
+    assert!(
+        s["config"].as_str().unwrap().ends_with("quality.yaml"),
+        "{s}"
+    );
+    assert_eq!(s["trusted"], false);
+    assert_eq!(s["gates"][0]["id"], "lint");
+    assert_eq!(s["gates"][0]["found"], true);
+    assert_eq!(s["gates"][1]["found"], false);
+    assert!(
+        s["gates"][1]["problem"]
+            .as_str()
+            .unwrap()
+            .contains("not found"),
+        "{s}"
+    );
+    assert!(!ws.path().join("ran").exists(), "status runs no gate");
+
+    // Trusted from a terminal: status says so.
+    let out = qgates(ws.path())
+        .env("QGATES_TRUST_FILE", &trust_file)
+        .arg("trust")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(status(ws.path()).1["trusted"], true);
+
+    // A broken file: exit 2, the error with its place, and nothing trusted.
+    write(
+        ws.path(),
+        "quality.yaml",
+        "version: 1\nactive_gates: [lint\n",
+    );
+    let (code, s) = status(ws.path());
+    assert_eq!(code, 2);
+    assert_eq!(s["config_ok"], false);
+    assert_eq!(s["trusted"], false);
+    assert!(
+        s["config_errors"]
+            .as_str()
+            .unwrap()
+            .contains("quality.yaml:"),
+        "{s}"
+    );
+
+    // For people: lines, not JSON.
+    let (code, out, _) = run(ws.path(), &["status"]);
+    assert_eq!(code, 2);
+    assert!(out.contains("configuration errors"), "{out}");
+}

@@ -53,6 +53,12 @@ pub enum Command {
         after_help = "The language server runs nothing from a repository's quality.yaml until it is trusted.\nTrust is recorded per user, for the file's current content: a changed file needs trust again.\n\nExample:\n  qgates trust ~/src/project"
     )]
     Trust(TrustArgs),
+    /// Show the workspace's configuration, whether it is valid and trusted, and where each
+    /// gate's tool is, without running anything (for editors' health checks).
+    #[command(
+        after_help = "Examples:\n  qgates status\n  qgates status --json path/to/project\n\nExit codes: 0 the configuration is valid, 2 it is not."
+    )]
+    Status(StatusArgs),
 }
 
 #[derive(Debug, Args)]
@@ -60,6 +66,18 @@ pub struct LspArgs {
     /// Talk over stdin/stdout (the default and only transport; accepted for clients that pass it).
     #[arg(long)]
     pub stdio: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The workspace folder (default: the one holding the current folder).
+    pub dir: Option<std::path::PathBuf>,
+    /// One JSON object instead of lines for people.
+    #[arg(long)]
+    pub json: bool,
+    /// The configuration file (default: quality.yaml or .qgates/quality.yaml in the workspace).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

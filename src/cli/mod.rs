@@ -4,6 +4,7 @@
 mod args;
 mod check;
 mod output;
+mod status;
 mod trust;
 mod workspace;
 
@@ -43,6 +44,7 @@ pub fn main() -> i32 {
         Command::Parse(a) => check::parse(a),
         Command::Baseline(c) => check::baseline(c),
         Command::Trust(a) => trust::trust(a),
+        Command::Status(a) => status::status(a),
         Command::Lsp(_) => exit::GREEN,
         Command::Mcp(a) => {
             let root = workspace::find_root(a.root.as_deref(), a.config.as_deref(), Path::new("."));

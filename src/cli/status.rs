@@ -1,0 +1,125 @@
+//! `qgates status [DIR]`: what an editor's health check needs to know about a workspace — the
+//! configuration in use and whether it is valid, whether the language server may run it
+//! (trust), and whether each gate's tool can be found — without running any gate.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::args::StatusArgs;
+use super::output::{print_stderr, print_stdout};
+use super::workspace::find_root;
+use crate::core::config::{self, ConfigSource};
+use crate::core::report::exit;
+use crate::core::runner::process::resolve_program;
+use crate::core::trust::TrustStore;
+
+pub fn status(a: StatusArgs) -> i32 {
+    let start = a.dir.as_deref().unwrap_or(Path::new("."));
+    if !start.is_dir() {
+        print_stderr(&format!(
+            "qgates: {} is not a folder. Give the workspace folder to inspect.\n",
+            start.display()
+        ));
+        return exit::USAGE;
+    }
+    let root = find_root(None, a.config.as_deref(), start);
+    let root = root.canonicalize().unwrap_or(root);
+    let report = inspect(&root, a.config.as_deref());
+    let ok = report["config_ok"] == Value::Bool(true);
+    if a.json {
+        print_stdout(&format!("{report}\n"));
+    } else {
+        print_stdout(&human(&report));
+    }
+    if ok { exit::GREEN } else { exit::USAGE }
+}
+
+fn inspect(root: &Path, explicit: Option<&Path>) -> Value {
+    let mut out = json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "root": root.display().to_string(),
+    });
+    let config = match config::load_for_workspace(root, explicit) {
+        Ok(c) => c,
+        Err(e) => {
+            // The file that failed is named in the message; name it in the field too.
+            let file = explicit
+                .map(Path::to_path_buf)
+                .or_else(|| config::discover(root));
+            out["config"] = json!(file.map(|p| p.display().to_string()));
+            out["config_ok"] = json!(false);
+            out["config_errors"] = json!(e.to_string());
+            out["trusted"] = json!(false);
+            return out;
+        }
+    };
+    out["config"] = match &config.source {
+        ConfigSource::File(p) => json!(p.display().to_string()),
+        ConfigSource::Embedded => Value::Null,
+    };
+    out["config_ok"] = json!(true);
+    out["trusted"] =
+        json!(TrustStore::for_user().is_some_and(|s| s.is_trusted(root, &config.content_hash)));
+    let gates: Vec<Value> = config
+        .gates
+        .iter()
+        .map(|g| {
+            let program = g.command.first().map(String::as_str).unwrap_or("");
+            let cwd = g.cwd.as_ref().map_or(root.to_path_buf(), |c| root.join(c));
+            let mut gate = json!({"id": g.id, "command": program, "optional": g.optional});
+            match resolve_program(program, root, &cwd) {
+                Ok(p) => {
+                    gate["found"] = json!(true);
+                    gate["path"] = json!(p.display().to_string());
+                }
+                Err(why) => {
+                    gate["found"] = json!(false);
+                    gate["problem"] = json!(why);
+                }
+            }
+            gate
+        })
+        .collect();
+    out["gates"] = Value::Array(gates);
+    out
+}
+
+fn human(r: &Value) -> String {
+    let mut s = format!(
+        "qgates {}\nworkspace: {}\nconfiguration: {}\n",
+        r["version"].as_str().unwrap_or(""),
+        r["root"].as_str().unwrap_or(""),
+        r["config"]
+            .as_str()
+            .unwrap_or("the built-in Python default"),
+    );
+    if r["config_ok"] != Value::Bool(true) {
+        s.push_str(&format!(
+            "configuration errors:\n{}\n",
+            r["config_errors"].as_str().unwrap_or("")
+        ));
+        return s;
+    }
+    s.push_str(if r["trusted"] == Value::Bool(true) {
+        "trusted: yes (the language server runs its gates)\n"
+    } else {
+        "trusted: no (the language server asks first; `qgates trust` records it)\n"
+    });
+    for g in r["gates"].as_array().into_iter().flatten() {
+        let id = g["id"].as_str().unwrap_or("");
+        match g["path"].as_str() {
+            Some(p) => s.push_str(&format!("gate {id}: {p}\n")),
+            None => s.push_str(&format!(
+                "gate {id}: {}{}\n",
+                g["problem"].as_str().unwrap_or("not found"),
+                if g["optional"] == Value::Bool(true) {
+                    " (optional: skipped when missing)"
+                } else {
+                    ""
+                }
+            )),
+        }
+    }
+    s
+}
