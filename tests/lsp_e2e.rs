@@ -755,3 +755,68 @@ fn protocol_messages_snapshot() {
     );
     c.shutdown();
 }
+
+#[test]
+fn a_file_reopened_with_other_content_is_checked_again() {
+    let ws = fixture_copy("python-basic");
+    let (mut c, _t) = trusted_client(ws.path());
+    let rel = "src/clean.py";
+    c.open(rel);
+    assert_eq!(c.diagnostics(rel), Vec::<Value>::new());
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": c.uri(rel)}}),
+    );
+    // Changed on disk while closed (another editor, a git checkout).
+    let text = std::fs::read_to_string(ws.path().join(rel)).unwrap();
+    write(ws.path(), rel, &format!("import os\n{text}"));
+    c.open(rel);
+    let diags = c.diagnostics(rel);
+    assert!(
+        diags.iter().any(|d| d["code"] == "F401"),
+        "the new content was checked: {diags:?}"
+    );
+    c.shutdown();
+}
+
+#[test]
+fn a_run_does_not_publish_the_files_disk_result_onto_an_unsaved_buffer() {
+    let ws = fixture_copy("python-basic");
+    let (mut c, _t) = trusted_client(ws.path());
+    let rel = "src/unused_import.py";
+    c.open(rel);
+    assert!(c.diagnostics(rel).iter().any(|d| d["code"] == "F401"));
+    // The import is removed in the buffer, not saved; the file on disk still has it.
+    let disk = std::fs::read_to_string(ws.path().join(rel)).unwrap();
+    let edited = disk.replace("import os\n", "");
+    assert_ne!(edited, disk);
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": c.uri(rel), "version": 2}, "contentChanges": [{"text": edited}]}),
+    );
+    let before = c.all_messages().len();
+    let answer = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "qgates.run", "arguments": [{"scope": "project"}]}),
+        )
+        .expect("run");
+    // The run saw the file on disk, so its report still has the finding ...
+    assert!(answer.to_string().contains("F401"), "{answer}");
+    // ... but it is not put on the buffer, whose line 3 no longer holds the import.
+    let uri = c.uri(rel);
+    let onto_buffer: Vec<Value> = c.all_messages()[before..]
+        .iter()
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri)
+        .cloned()
+        .collect();
+    assert_eq!(onto_buffer, Vec::<Value>::new());
+    // Saved: now the run for it describes the buffer, and the finding is gone.
+    c.edit_and_save(rel, 3, &edited);
+    let after_save = c.diagnostics(rel);
+    assert!(
+        after_save.iter().all(|d| d["code"] != "F401"),
+        "{after_save:?}"
+    );
+    c.shutdown();
+}

@@ -1,7 +1,9 @@
 //! Publishing a run's result: diagnostics for every file the run checked or a finding names,
 //! open or not. A file that went clean gets an empty list; a file whose list did not change gets
 //! nothing (no churn); a document edited since the run started keeps its diagnostics until the
-//! run for its new content (stale results are dropped, never shown).
+//! run for its new content (stale results are dropped, never shown). The tools read files from
+//! disk, so a document with unsaved changes keeps its diagnostics until it is saved: a result for
+//! the file on disk would put squiggles on the wrong lines of the buffer.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -42,6 +44,11 @@ pub async fn publish_report(
         let started_with = versions.get(&path).copied().flatten();
         if open.as_ref().map(|d| d.version) != started_with {
             // Edited (or opened) since the run started: this result describes older text.
+            continue;
+        }
+        if let Some(doc) = &open
+            && std::fs::read(&path).is_ok_and(|disk| disk != doc.text.as_bytes())
+        {
             continue;
         }
         let text: Arc<str> = match &open {

@@ -192,7 +192,9 @@ impl LanguageServer for Backend {
         };
         if self.is_config_file(&path) {
             publish_config_problems(&self.session, &folder).await;
-        } else if !folder.has_result_for(&path) {
+        } else {
+            // Always asked for: a file reopened with other content must be checked again, and
+            // one whose content the cache knows costs no process (the cache is keyed by content).
             folder.send(Job::Open(vec![path]));
         }
     }
