@@ -226,6 +226,12 @@ local function execute_sync(command, args)
   return res.result
 end
 
+--- Whether this qgates has `qgates status --json` (which :checkhealth uses when it can).
+local function has_status(dir)
+  local out = vim.system({ BIN, 'status', '--json', dir }, { text = true }):wait(WAIT_MS)
+  return (out.code == 0 or out.code == 2) and pcall(vim.json.decode, out.stdout or '')
+end
+
 local function checkhealth_text()
   vim.cmd('checkhealth qgates')
   local text = buffer_text(vim.api.nvim_get_current_buf())
@@ -412,8 +418,7 @@ function scenarios.main()
   local version = vim.trim(sh({ BIN, '--version' }).stdout)
   check('checkhealth: binary found', health:find('qgates found: ' .. vim.fn.exepath(BIN), 1, true) ~= nil, health)
   check('checkhealth: version', health:find('version: ' .. version, 1, true) ~= nil, health)
-  local status = vim.system({ BIN, 'status', '--json', ws }, { text = true }):wait(WAIT_MS)
-  if pcall(vim.json.decode, status.stdout or '') and status.code == 0 then
+  if has_status(ws) then
     check('checkhealth: configuration valid', health:find('configuration valid: ' .. ws .. '/quality.yaml', 1, true) ~= nil, health)
     check('checkhealth: trusted', health:find('trusted: the language server runs its gates', 1, true) ~= nil, health)
     check('checkhealth: gate tools found', health:find('gate mypy: `mypy` found: ', 1, true) ~= nil, health)
@@ -468,6 +473,38 @@ function scenarios.untrusted()
   local store = vim.uv.fs_stat(vim.env.QGATES_TRUST_FILE) and read_file(vim.env.QGATES_TRUST_FILE) or ''
   check('trust is recorded in the trust store', store:find(ws, 1, true) ~= nil, store)
   check('the question was asked once', #selects == 1, vim.inspect(selects))
+end
+
+-- Answering the question with "Trust" runs the gates and records the trust.
+function scenarios.trust_answer()
+  local ws = workspace('ws', { trust = false })
+  select_answer = 'Trust'
+  require('qgates').setup({ cmd = { BIN, 'lsp' }, log_level = LOG_LEVEL })
+  local file = ws .. '/src/unused_import.py'
+  edit(file)
+  check('"Trust" runs the gates', wait(function()
+    return find(diags(file), 'F401', 2) ~= nil
+  end), function()
+    return shape(diags(file)) .. ' ' .. show_notes() .. ' ' .. vim.inspect(selects)
+  end)
+  local store = vim.uv.fs_stat(vim.env.QGATES_TRUST_FILE) and read_file(vim.env.QGATES_TRUST_FILE) or ''
+  check('the answer is recorded in the trust store', store:find(ws, 1, true) ~= nil, store)
+  check('no message besides the question', #notes == 0 and #selects == 1, show_notes)
+end
+
+-- :checkhealth in an untrusted workspace says so and how to trust it.
+function scenarios.untrusted_health()
+  local ws = workspace('ws', { trust = false })
+  require('qgates').setup({ cmd = { BIN, 'lsp' }, autostart = false })
+  edit(ws .. '/src/clean.py')
+  local health = checkhealth_text()
+  if has_status(ws) then
+    check('checkhealth: not trusted, with the way to trust', health:find('not trusted', 1, true) ~= nil
+      and health:find(':QGates trust', 1, true) ~= nil and health:find('qgates trust ' .. ws, 1, true) ~= nil, health)
+  else
+    check('checkhealth: says status cannot be checked', health:find('cannot check: qgates status not available', 1, true) ~= nil, health)
+  end
+  check('autostart = false starts nothing', #vim.lsp.get_clients({ name = 'qgates', _uninitialized = true }) == 0)
 end
 
 -- No binary: one warning at setup (also on a second setup), no client, commands say the same.
@@ -557,6 +594,13 @@ function scenarios.broken()
   end)
   flush()
   check('exactly one message, no trust question', #notes == 1 and #selects == 0, show_notes)
+  local health = checkhealth_text()
+  if has_status(ws) then
+    check('checkhealth: the configuration has errors, with the problem', health:find('configuration has errors: ' .. config, 1, true) ~= nil
+      and health:find('unknown key `comand`', 1, true) ~= nil, health)
+  else
+    check('checkhealth: says status cannot be checked', health:find('cannot check: qgates status not available', 1, true) ~= nil, health)
+  end
 end
 
 local fn = scenarios[SCENARIO]

@@ -22,15 +22,28 @@ local function first_line(text)
   return (vim.split(vim.trim(text or ''), '\n', { plain = true })[1]) or ''
 end
 
---- The folder to check: the current buffer's workspace root, else the current directory.
-local function workspace_dir(qgates)
-  local client = qgates.client()
-  if client and client.root_dir then
-    return client.root_dir
+--- The file the user was in: :checkhealth runs in a buffer of its own, so the current buffer is
+--- that one; the plugin remembers the last file buffer entered.
+local function user_file(qgates)
+  for _, b in ipairs({ vim.api.nvim_get_current_buf(), qgates.last_file_buf, vim.fn.bufnr('#') }) do
+    if b and b > 0 and vim.api.nvim_buf_is_valid(b) and vim.bo[b].buftype == '' then
+      local name = vim.api.nvim_buf_get_name(b)
+      if name ~= '' then
+        return b, vim.fs.normalize(vim.fn.fnamemodify(name, ':p'))
+      end
+    end
   end
-  local name = vim.api.nvim_buf_get_name(0)
-  if name ~= '' then
-    local root = qgates.find_root(vim.fs.normalize(vim.fn.fnamemodify(name, ':p')))
+end
+
+--- The folder to check: the workspace of the file the user was in, else the current directory.
+local function workspace_dir(qgates)
+  local buf, file = user_file(qgates)
+  if buf then
+    local client = vim.lsp.get_clients({ name = qgates.name, bufnr = buf })[1]
+    if client and client.root_dir then
+      return client.root_dir
+    end
+    local root = qgates.find_root(file)
     if root then
       return root
     end
@@ -73,9 +86,15 @@ local function check_status(bin, dir)
     if gate.found then
       health.ok(label .. ' found: ' .. (gate.path or '?'))
     else
-      health.warn(label .. ' not found on PATH (nor in the workspace .venv/bin or node_modules/.bin)', {
-        'Install it, or start Neovim with it on PATH; an optional gate is skipped meanwhile.',
-      })
+      local advice = {
+        gate.problem or 'It is looked up in the workspace (.venv/bin, venv/bin, node_modules/.bin), then on PATH.',
+        'Install it there, or start Neovim with it on PATH.',
+      }
+      if gate.optional then
+        health.warn(label .. ' not found (optional: the gate is skipped)', advice)
+      else
+        health.error(label .. ' not found: the gate fails with an error', advice)
+      end
     end
   end
 end
@@ -84,10 +103,12 @@ function M.check()
   local qgates = require('qgates')
 
   health.start('qgates: Neovim')
+  local v = vim.version()
+  local nvim = ('Neovim %d.%d.%d'):format(v.major, v.minor, v.patch)
   if vim.fn.has('nvim-0.11') == 1 then
-    health.ok('Neovim ' .. tostring(vim.version()) .. ' (0.11+ needed)')
+    health.ok(nvim .. ' (0.11 or newer is needed)')
   else
-    health.error('Neovim ' .. tostring(vim.version()) .. ' is too old', { 'qgates needs Neovim 0.11 or newer (vim.lsp.config).' })
+    health.error(nvim .. ' is too old', { 'qgates needs Neovim 0.11 or newer (vim.lsp.config).' })
   end
 
   health.start('qgates: binary')

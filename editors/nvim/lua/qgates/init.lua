@@ -435,6 +435,15 @@ function M.setup(opts)
     end
   end
   create_command()
+  -- :checkhealth qgates checks the workspace of the last file entered.
+  vim.api.nvim_create_autocmd('BufEnter', {
+    group = vim.api.nvim_create_augroup('qgates', { clear = true }),
+    callback = function(args)
+      if vim.bo[args.buf].buftype == '' and vim.api.nvim_buf_get_name(args.buf) ~= '' then
+        M.last_file_buf = args.buf
+      end
+    end,
+  })
   vim.lsp.config(M.name, M.lsp_config())
 
   local cmd = M.cmd()

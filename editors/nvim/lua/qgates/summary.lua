@@ -56,7 +56,7 @@ function M.render(result)
     table.insert(facts, 'scope ' .. scope.mode)
   end
   if scope.files_checked then
-    table.insert(facts, scope.files_checked .. ' files checked')
+    table.insert(facts, scope.files_checked .. (scope.files_checked == 1 and ' file' or ' files') .. ' checked')
   end
   if report.timings and report.timings.total_ms then
     table.insert(facts, report.timings.total_ms .. ' ms')
