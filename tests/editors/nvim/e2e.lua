@@ -411,6 +411,29 @@ function scenarios.main()
       return not vim.api.nvim_win_is_valid(win)
     end))
   end
+  -- <CR> on a violation opens its file at its line and column.
+  vim.cmd('QGates summary')
+  win = nil
+  wait(function()
+    win = float_windows()[1]
+    return win ~= nil
+  end)
+  local target = nil
+  for i, l in ipairs(win and vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false) or {}) do
+    if l:find('src/type_error.py:5:12', 1, true) then
+      target = i
+    end
+  end
+  if check('the summary window opens again', win ~= nil and target ~= nil) then
+    vim.api.nvim_set_current_win(win)
+    vim.api.nvim_win_set_cursor(win, { target, 0 })
+    vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'x', false)
+    local cursor = vim.api.nvim_win_get_cursor(0)
+    check('<CR> opens the violation', vim.api.nvim_buf_get_name(0) == files.type_error
+      and cursor[1] == 5 and cursor[2] == 11 and #float_windows() == 0, function()
+      return vim.api.nvim_buf_get_name(0) .. ' ' .. vim.inspect(cursor)
+    end)
+  end
 
   -- :checkhealth qgates: the binary, its version, and `qgates status` (configuration, trust).
   edit(files.clean)
@@ -549,6 +572,40 @@ function scenarios.crash()
   flush()
   check('no second start, no second message', #notes == 1
     and #vim.lsp.get_clients({ name = 'qgates', _uninitialized = true }) == 0, show_notes)
+end
+
+-- A server that dies in the middle of a session: one error that says so; reopening starts it again.
+function scenarios.killed()
+  local ws = workspace('ws', { trust = true })
+  require('qgates').setup({ cmd = { BIN, 'lsp' }, log_level = LOG_LEVEL })
+  local file = ws .. '/src/unused_import.py'
+  edit(file)
+  check('the server runs', wait(function()
+    return find(diags(file), 'F401', 2) ~= nil
+  end), shape(diags(file)))
+  local pid = nil
+  for _, child in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
+    local info = vim.api.nvim_get_proc(child)
+    if info and info.name and vim.fs.basename(BIN):find(info.name, 1, true) == 1 then
+      pid = child
+    end
+  end
+  if not check('the server is a child of Neovim', pid ~= nil) then
+    return
+  end
+  vim.uv.kill(pid, 'sigkill')
+  wait(function()
+    return #vim.lsp.get_clients({ name = 'qgates', _uninitialized = true }) == 0
+  end)
+  flush()
+  local n = notes[1] or { msg = '' }
+  check('one error: killed, and how to start it again', #notes == 1 and n.level == vim.log.levels.ERROR
+    and n.msg:find('was killed by signal 9 unexpectedly', 1, true) ~= nil and n.msg:find(':edit', 1, true) ~= nil, show_notes)
+  -- As the message says: opening a file starts the server again.
+  vim.cmd.edit(vim.fn.fnameescape(ws .. '/src/type_error.py'))
+  check('opening a file starts it again', wait(function()
+    return find(diags(ws .. '/src/type_error.py'), 'return-value', 4) ~= nil
+  end), show_notes)
 end
 
 -- A broken quality.yaml: the server's one error message, its diagnostics on the file, no question.
