@@ -247,6 +247,10 @@ function scenarios.main()
   local ws = workspace('ws', { trust = true })
   require('qgates').setup({ cmd = { BIN, 'lsp' }, log_level = LOG_LEVEL })
   check('setup is silent when the binary is found', #notes == 0, show_notes)
+  local subs = vim.fn.getcompletion('QGates ', 'cmdline')
+  local scopes = vim.fn.getcompletion('QGates run p', 'cmdline')
+  check(':QGates completes its subcommands and scopes', vim.deep_equal(subs, { 'fix', 'log', 'run', 'summary', 'trust' })
+    and vim.deep_equal(scopes, { 'project' }), vim.inspect({ subs, scopes }))
 
   local files = {}
   for _, f in ipairs({ 'unused_import', 'unformatted', 'unicode_line', 'type_error', 'clean' }) do

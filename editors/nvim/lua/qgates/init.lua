@@ -38,8 +38,6 @@ local missing_message = nil
 -- Binaries already warned about, so a repeated setup() does not repeat the warning.
 local warned_missing = {}
 
-local CONFIG_FILES = { 'quality.yaml', '.qgates/quality.yaml' }
-
 local function notify(msg, level)
   vim.notify(msg, level or vim.log.levels.INFO, { title = 'qgates' })
 end
@@ -50,7 +48,11 @@ function M.cmd()
   if o.cmd then
     return o.cmd
   end
-  return { o.path or 'qgates', 'lsp' }
+  local path = o.path or 'qgates'
+  if path:sub(1, 1) == '~' then
+    path = vim.fn.expand(path)
+  end
+  return { path, 'lsp' }
 end
 
 --- The binary, resolved to a full path when it can be found (nil otherwise).
@@ -444,7 +446,9 @@ function M.setup(opts)
       end
     end,
   })
-  vim.lsp.config(M.name, M.lsp_config())
+  -- Assigned, not merged: a second setup() replaces lists such as filetypes instead of mixing
+  -- them index by index with the first one's.
+  vim.lsp.config[M.name] = M.lsp_config()
 
   local cmd = M.cmd()
   if type(cmd) == 'table' and M.binary() == nil then
