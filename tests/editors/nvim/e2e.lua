@@ -2,7 +2,7 @@
 -- real ruff and mypy. Started by scripts/test-nvim.sh once per scenario, each in a fresh Neovim:
 --
 --   QGATES_BIN            the qgates binary under test
---   QGATES_NVIM_SCENARIO  main | untrusted | missing | crash | broken
+--   QGATES_NVIM_SCENARIO  one of the functions of `scenarios` below (main, untrusted, ...)
 --   QGATES_NVIM_TMP       a fresh folder for this scenario's workspaces
 --   QGATES_NVIM_RESULTS   the file that collects "PASS\tname" / "FAIL\tname\twhy" lines
 --   QGATES_NVIM_REPO      the repository (for fixtures/python-basic)
@@ -143,7 +143,7 @@ vim.ui.select = function(items, o, on_choice)
   on_choice(choice)
 end
 
--- The URIs the server published diagnostics for (an empty list included), in order.
+-- How many times the server published diagnostics for each URI (empty lists included).
 local published = {}
 local publish = vim.lsp.handlers['textDocument/publishDiagnostics']
 vim.lsp.handlers['textDocument/publishDiagnostics'] = function(err, params, ctx)
