@@ -612,6 +612,32 @@ function scenarios.killed()
   end), show_notes)
 end
 
+-- Which folder is the workspace root (no server involved).
+function scenarios.roots()
+  local qgates = require('qgates')
+  qgates.setup({ cmd = { vim.fn.exepath('true') }, autostart = false })
+  local function touch(rel)
+    local path = TMP .. '/' .. rel
+    vim.fn.mkdir(vim.fs.dirname(path), 'p')
+    write_file(path, '')
+    return path
+  end
+  -- A quality.yaml above a nested git repository wins: configuration markers come first.
+  touch('mono/quality.yaml')
+  vim.fn.mkdir(TMP .. '/mono/sub/.git', 'p')
+  local nested = touch('mono/sub/pkg/a.py')
+  check('quality.yaml before .git', qgates.find_root(nested) == TMP .. '/mono', tostring(qgates.find_root(nested)))
+  -- .qgates/quality.yaml marks the root too, and that file itself belongs to the folder above.
+  local hidden = touch('hidden/.qgates/quality.yaml')
+  local file = touch('hidden/src/b.py')
+  check('.qgates/quality.yaml marks the root', qgates.find_root(file) == TMP .. '/hidden', tostring(qgates.find_root(file)))
+  check('.qgates/quality.yaml belongs to the folder above', qgates.find_root(hidden) == TMP .. '/hidden', tostring(qgates.find_root(hidden)))
+  -- Without a configuration, the nearest git repository.
+  vim.fn.mkdir(TMP .. '/plain/.git', 'p')
+  local plain = touch('plain/x/c.py')
+  check('.git without quality.yaml', qgates.find_root(plain) == TMP .. '/plain', tostring(qgates.find_root(plain)))
+end
+
 -- A broken quality.yaml: the server's one error message, its diagnostics on the file, no question.
 function scenarios.broken()
   local broken_line = nil

@@ -112,7 +112,8 @@ end
 --- quality.yaml among yaml files.
 local function root_dir(bufnr, on_dir)
   local name = vim.api.nvim_buf_get_name(bufnr)
-  if name == '' then
+  -- Unnamed buffers and URIs of other plugins (oil://, fugitive://) are not workspace files.
+  if name == '' or name:match('^%a[%w+.-]*://') then
     return
   end
   name = vim.fs.normalize(vim.fn.fnamemodify(name, ':p'))
