@@ -7,3 +7,5 @@ cd "$(dirname "$0")/.."
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
 cargo test
+# The editors, end to end, against the binary `cargo test` just built.
+./scripts/test-nvim.sh
