@@ -83,6 +83,9 @@ export async function deactivate(): Promise<void> {
 class Extension {
   private client: QgatesClient | undefined;
   private child: cp.ChildProcess | undefined;
+  /** Resolves with how the current server process ended ("exit code 101"). */
+  private childEnd: Promise<string> | undefined;
+  private lastWords = '';
   private readonly log: vscode.OutputChannel;
   private readonly summaryChannel: vscode.OutputChannel;
   private readonly status: vscode.StatusBarItem;
@@ -159,9 +162,21 @@ class Extension {
         stdio: 'pipe',
       });
       this.child = child;
+      this.childEnd = new Promise((resolve) => {
+        child.on('exit', (code, signal) => {
+          const how = signal ? `signal ${signal}` : `exit code ${code}`;
+          this.log.appendLine(`[client] the server exited (${how})`);
+          resolve(how);
+        });
+      });
       child.on('error', (e) => this.log.appendLine(`[client] ${bin}: ${e.message}`));
-      child.on('exit', (code, signal) => {
-        this.log.appendLine(`[client] the server exited (${signal ? `signal ${signal}` : `code ${code}`})`);
+      // The last thing the server said, for the message if it dies while starting.
+      this.lastWords = '';
+      child.stderr?.on('data', (d: Buffer) => {
+        const lines = d.toString().split('\n').map((l) => l.trim()).filter(Boolean);
+        if (lines.length) {
+          this.lastWords = lines[lines.length - 1].slice(0, 200);
+        }
       });
       return child;
     };
@@ -220,7 +235,17 @@ class Extension {
       }
     } catch (e) {
       if (generation === this.generation) {
-        this.fail(`qgates: the server \`${bin} lsp\` could not start: ${errorText(e)}. See the server log.`, false);
+        // Usually the process died: say how (its exit is reported a moment after the pipe broke).
+        const how = await Promise.race([
+          this.childEnd ?? Promise.resolve(undefined),
+          new Promise<undefined>((r) => setTimeout(() => r(undefined), 3000)),
+        ]);
+        this.fail(
+          how
+            ? this.diedWhileStarting(bin, how)
+            : `qgates: the server \`${bin} lsp\` could not start: ${errorText(e)}. See the server log.`,
+          false,
+        );
       }
       return;
     } finally {
@@ -233,7 +258,7 @@ class Extension {
   /** The connection closed: restart a server that ran well a few times, else stop and say so once. */
   private onClosed(bin: string): CloseHandlerResult {
     if (!this.startedOk) {
-      this.fail(`qgates: the server \`${bin} lsp\` stopped while starting. See the server log for its last words.`, false);
+      // start() fails too and reports it, with the exit code once the process has ended.
       return { action: CloseAction.DoNotRestart, handled: true };
     }
     const now = Date.now();
@@ -249,6 +274,11 @@ class Extension {
     this.log.appendLine('[client] the server stopped; restarting it');
     this.setStatus('$(sync~spin) qgates', 'qgates: restarting the server');
     return { action: CloseAction.Restart, handled: true };
+  }
+
+  private diedWhileStarting(bin: string, how: string): string {
+    const said = this.lastWords ? `: ${this.lastWords}` : '';
+    return `qgates: the server \`${bin} lsp\` stopped while starting (${how})${said}. See the server log; reinstall qgates or set qgates.path to a working binary.`;
   }
 
   /** Shows why the server is not running (once, see shownFailure) and keeps it for commands. */

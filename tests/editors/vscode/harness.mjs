@@ -94,6 +94,19 @@ export const BASE_SETTINGS = {
   'workbench.secondarySideBar.defaultVisibility': 'hidden',
 };
 
+/** Running code-servers, stopped if the test is interrupted. */
+const running = new Set();
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    for (const cs of running) {
+      try {
+        process.kill(-cs.proc.pid, 'SIGKILL');
+      } catch {}
+    }
+    process.exit(130);
+  });
+}
+
 export class CodeServer {
   constructor({ bin, userDir, extDir, workspace, env, logFile, trust = false }) {
     Object.assign(this, { bin, userDir, extDir, workspace, env, logFile, trust });
@@ -120,8 +133,10 @@ export class CodeServer {
     // Its own process group, so stopping it also stops the extension host and the server.
     this.proc = spawn(this.bin, args, { env: this.env, stdio: ['ignore', out, out], detached: true });
     this.exited = false;
+    running.add(this);
     this.proc.on('exit', () => {
       this.exited = true;
+      running.delete(this);
     });
     this.url = `http://127.0.0.1:${this.port}`;
     await waitFor(`code-server to answer on ${this.url}/healthz (log: ${this.logFile})`, async () => {
@@ -211,10 +226,13 @@ export class Workbench {
   async command(label) {
     const page = this.page;
     const input = page.locator('.quick-input-widget input.input');
+    let tries = 0;
     await waitFor(`the command palette to open for "${label}"`, async () => {
       if (!(await input.isVisible())) {
-        await page.keyboard.press('Escape');
-        
+        // Escape only when F1 did not work: it also clears, say, the Settings editor's search.
+        if (tries++ > 0) {
+          await page.keyboard.press('Escape');
+        }
         await page.keyboard.press('F1');
         await input.waitFor({ state: 'visible', timeout: 5000 });
       }
@@ -259,6 +277,7 @@ export class Workbench {
     for (let i = 0; i < n; i++) {
       out.push((await rows.nth(i).getAttribute('aria-label')) ?? '');
     }
+    this.lastProblems = out;
     return out;
   }
 
