@@ -164,17 +164,15 @@ function editorLines(text) {
 }
 
 async function activeEditorText(wb) {
-  // One read of all rendered lines (they re-render while edits land, so no per-line handles);
-  // lines are absolutely positioned, so their DOM order is not their order on screen.
-  const rows = await wb.page
-    .locator('.editor-group-container.active .monaco-editor .view-lines')
-    .first()
-    .evaluate((el) =>
-      [...el.querySelectorAll('.view-line')]
-        .map((l) => [parseFloat(l.style.top || '0'), l.innerText])
-        .sort((x, y) => x[0] - y[0])
-        .map((r) => r[1]),
-    );
+  // One read of all rendered lines, without waiting (they re-render while edits land); lines
+  // are absolutely positioned, so their DOM order is not their order on screen.
+  const rows = await wb.page.evaluate(() => {
+    const view = document.querySelector('.editor-group-container.active .monaco-editor .view-lines');
+    return [...(view?.querySelectorAll('.view-line') ?? [])]
+      .map((l) => [parseFloat(l.style.top || '0'), l.innerText])
+      .sort((x, y) => x[0] - y[0])
+      .map((r) => r[1]);
+  });
   return editorLines(rows.join('\n'));
 }
 
@@ -243,6 +241,11 @@ async function mainScenario(root, vsix, browser) {
       const want = 'src/clean.py:2:8 [Ruff Lint] `json` imported but unused';
       await waitFor(`"${want}" in the Problems panel`, async () => (await problemList(wb, path.basename(ws))).includes(want));
       assert(fs.readFileSync(path.join(ws, 'src/clean.py'), 'utf8').split('\n')[1] === 'import json', 'the change was not saved');
+      // The save's run (the changed files: clean.py) has another summary than the project's;
+      // the status bar follows it without any command (it refreshes after diagnostics arrive).
+      await waitFor('the status bar to show the summary of the save\'s run', async () =>
+        (await wb.statusTexts()).some((t) => /\d+\/\d+ gates/.test(t) && !EXPECTED_SUMMARY.startsWith(t.trim().replace(/…$/, ''))),
+      );
       await wb.screenshot('typed-change');
     });
 
@@ -270,7 +273,7 @@ async function mainScenario(root, vsix, browser) {
       // The menu is driven with the keyboard (a pointer guard lies over it while it opens).
       const focused = page.locator('.action-widget .monaco-list-row.focused');
       await waitFor('"Format with ruff" to be the chosen quick fix', async () => {
-        if (((await focused.getAttribute('aria-label').catch(() => '')) ?? '').includes('Format with ruff')) {
+        if (((await focused.getAttribute('aria-label', { timeout: 1000 }).catch(() => '')) ?? '').includes('Format with ruff')) {
           return true;
         }
         await page.keyboard.press('ArrowDown');

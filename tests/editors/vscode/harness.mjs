@@ -35,6 +35,8 @@ export function freePort() {
 }
 
 /** Polls `fn` until it returns a truthy value; throws `what` with the last value seen on timeout. */
+// A poll that touches an element that is re-rendering gets a short timeout from the caller
+// (Playwright's default of 30 s would stall the poll instead of letting it try again).
 export async function waitFor(what, fn, timeout = WAIT_MS) {
   const end = Date.now() + timeout;
   let last;
@@ -244,7 +246,7 @@ export class Workbench {
     // The first row is the best match; check it is the command asked for before running it.
     const first = page.locator('.quick-input-list .monaco-list-row').first();
     await waitFor(`"${label}" to be the first entry in the palette`, async () =>
-      ((await first.getAttribute('aria-label')) ?? '').includes(label),
+      ((await first.getAttribute('aria-label', { timeout: 1000 })) ?? '').includes(label),
     );
     await page.keyboard.press('Enter');
     await input.waitFor({ state: 'hidden', timeout: WAIT_MS });
@@ -262,28 +264,34 @@ export class Workbench {
     await input.fill(rel);
     // The list updates after the typing: Enter on a stale first row would open another file.
     await waitFor(`Quick Open to offer ${rel} first`, async () =>
-      ((await first.getAttribute('aria-label')) ?? '').startsWith(base),
+      ((await first.getAttribute('aria-label', { timeout: 1000 })) ?? '').startsWith(base),
     );
     await page.keyboard.press('Enter');
     await page.locator('.tabs-container .tab.active', { hasText: base }).waitFor({ timeout: WAIT_MS });
     await page.locator('.editor-group-container.active .monaco-editor .view-lines').waitFor({ timeout: WAIT_MS });
   }
 
-  /** The rows of the Problems panel as `{label}` (aria-label holds severity, message, position, source). */
+  /** The rows of the Problems panel (aria-label: severity, message, position, source). */
   async problems() {
-    const rows = this.page.locator('.markers-panel .monaco-list-row');
-    const n = await rows.count();
-    const out = [];
-    for (let i = 0; i < n; i++) {
-      out.push((await rows.nth(i).getAttribute('aria-label')) ?? '');
-    }
+    // One read of all rows: the list re-renders as diagnostics arrive, and a handle to a row
+    // that went away would wait for it (Playwright's 30 s) instead of failing this poll.
+    const out = await this.page
+      .locator('.markers-panel .monaco-list-row')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('aria-label') ?? ''));
     this.lastProblems = out;
     return out;
   }
 
   async focusProblems() {
-    await this.command('View: Focus Problems (Errors, Warnings, Infos)');
-    await this.page.locator('.markers-panel').waitFor({ timeout: WAIT_MS });
+    const panel = this.page.locator('.markers-panel');
+    // Asked again if the panel does not show (a notification's hover can swallow the first try).
+    await waitFor('the Problems panel', async () => {
+      if (!(await panel.isVisible())) {
+        await this.command('View: Focus Problems (Errors, Warnings, Infos)');
+        await panel.waitFor({ state: 'visible', timeout: 10_000 });
+      }
+      return true;
+    });
   }
 
   /** Visible notification toasts' text. */
