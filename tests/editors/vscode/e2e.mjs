@@ -448,6 +448,39 @@ async function badInputScenario(root, vsix, browser) {
       await wb.screenshot('server-crash');
     });
 
+    // A server that answers `initialize` and then dies, every time: a fake in node (which runs
+    // this test anyway) that speaks just enough LSP.
+    const flaky = path.join(root, 'flaky-qgates');
+    fs.writeFileSync(
+      flaky,
+      `#!${process.execPath}
+if (process.argv[2] === '--version') { console.log('qgates 0.0.0'); process.exit(0); }
+let buf = '';
+process.stdin.on('data', (d) => {
+  buf += d;
+  const m = /Content-Length: (\\d+)\\r\\n\\r\\n/.exec(buf);
+  if (!m || buf.length < m.index + m[0].length + Number(m[1])) return;
+  const msg = JSON.parse(buf.slice(m.index + m[0].length, m.index + m[0].length + Number(m[1])));
+  const body = JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { capabilities: {} } });
+  process.stdout.write('Content-Length: ' + Buffer.byteLength(body) + '\\r\\n\\r\\n' + body);
+  setTimeout(() => { console.error('lost my mind'); process.exit(1); }, 300);
+});
+`,
+      { mode: 0o755 },
+    );
+    await check('a server that keeps dying after starting: restarted 3 times, then one message', async () => {
+      await wb.clearNotifications();
+      await setPath(flaky);
+      const toast = await waitFor('the notification', async () =>
+        (await qgatesToasts(wb)).find((t) => t.includes('stopped 4 times')),
+      );
+      assert(toast.includes('is not restarted'), toast);
+      const log = fs.readFileSync(findOutputLog(userDir, 'qgates server'), 'utf8');
+      const exits = (log.match(/the server exited \(exit code 1\)/g) ?? []).length;
+      assert(exits === 4, `the flaky server ran ${exits} times, expected 4 (the first start and 3 restarts)`);
+      assert((await qgatesToasts(wb)).length === 1, `notifications: ${JSON.stringify(await qgatesToasts(wb))}`);
+    });
+
     await check('a broken quality.yaml: one error naming the problem, shown in the file too', async () => {
       await wb.clearNotifications();
       await setPath(QGATES_BIN);
