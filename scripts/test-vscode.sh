@@ -70,11 +70,8 @@ npm_ci() {
 npm_ci editors/vscode
 npm_ci tests/editors/vscode
 
-installed=$(date +%s)
-say "installs took $((installed - start)) s"
+say "installs took $(($(date +%s) - start)) s"
 
-# The test packages the extension itself (its first check) and prints `N passed, N failed`.
-status=0
-CODE_SERVER=$CS_DIR/node_modules/.bin/code-server node tests/editors/vscode/e2e.mjs || status=$?
-say "test took $(($(date +%s) - installed)) s"
-exit $status
+# The test packages the extension itself (its first check), prints its own time and ends with
+# the line `N passed, N failed` (kept last for whoever reads the output).
+CODE_SERVER=$CS_DIR/node_modules/.bin/code-server exec node tests/editors/vscode/e2e.mjs

@@ -194,7 +194,7 @@ class Extension {
       },
       errorHandler: {
         error: (): ErrorHandlerResult => ({ action: ErrorAction.Continue, handled: true }),
-        closed: (): CloseHandlerResult => this.onClosed(bin),
+        closed: (): CloseHandlerResult => this.onClosed(),
       },
       middleware: {
         // Until the server reads `trigger` itself, "manual" keeps saves from starting runs.
@@ -256,7 +256,7 @@ class Extension {
   }
 
   /** The connection closed: restart a server that ran well a few times, else stop and say so once. */
-  private onClosed(bin: string): CloseHandlerResult {
+  private onClosed(): CloseHandlerResult {
     if (!this.startedOk) {
       // start() fails too and reports it, with the exit code once the process has ended.
       return { action: CloseAction.DoNotRestart, handled: true };
@@ -284,7 +284,13 @@ class Extension {
   /** Shows why the server is not running (once, see shownFailure) and keeps it for commands. */
   private fail(message: string, settings: boolean): void {
     this.failure = message;
-    this.setStatus('$(error) qgates', message, 'qgates.client.showLog');
+    this.setStatus(
+      '$(error) qgates',
+      message,
+      settings
+        ? { title: 'Open Settings', command: 'workbench.action.openSettings', arguments: ['qgates.path'] }
+        : 'qgates.client.showLog',
+    );
     this.log.appendLine(`[client] ${message}`);
     if (this.shownFailure !== null) {
       return;
@@ -459,7 +465,7 @@ class Extension {
     this.setStatus(short, `${line}\n\nClick for the details.`);
   }
 
-  private setStatus(text: string, tooltip: string, command = 'qgates.client.showSummary'): void {
+  private setStatus(text: string, tooltip: string, command: string | vscode.Command = 'qgates.client.showSummary'): void {
     this.status.text = text;
     this.status.tooltip = tooltip;
     this.status.command = command;

@@ -578,7 +578,7 @@ async function main() {
 function finish(root, t0) {
   const failed = results.filter((r) => !r.ok);
   console.log(`screenshots and logs: ${ARTIFACTS}`);
-  console.log(`time: ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  console.log(`test time: ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   if (failed.length === 0) {
     fs.rmSync(root, { recursive: true, force: true });
   } else {

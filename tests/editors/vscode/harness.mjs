@@ -228,8 +228,11 @@ export class Workbench {
   async command(label) {
     const page = this.page;
     const input = page.locator('.quick-input-widget input.input');
+    const first = page.locator('.quick-input-list .monaco-list-row').first();
     let tries = 0;
-    await waitFor(`the command palette to open for "${label}"`, async () => {
+    // Each step has a short timeout and the whole is tried again: the palette sometimes misses
+    // a key while the workbench is busy, and a long wait on one step would only stall.
+    await waitFor(`"${label}" to be the first entry in the command palette`, async () => {
       if (!(await input.isVisible())) {
         // Escape only when F1 did not work: it also clears, say, the Settings editor's search.
         if (tries++ > 0) {
@@ -238,16 +241,11 @@ export class Workbench {
         await page.keyboard.press('F1');
         await input.waitFor({ state: 'visible', timeout: 5000 });
       }
-      return input.isVisible();
+      if ((await input.inputValue({ timeout: 1000 })) !== `>${label}`) {
+        await input.fill(`>${label}`, { timeout: 5000 });
+      }
+      return ((await first.getAttribute('aria-label', { timeout: 1000 })) ?? '').includes(label);
     });
-    await input.fill(`>${label}`);
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
-    await row.waitFor({ timeout: WAIT_MS });
-    // The first row is the best match; check it is the command asked for before running it.
-    const first = page.locator('.quick-input-list .monaco-list-row').first();
-    await waitFor(`"${label}" to be the first entry in the palette`, async () =>
-      ((await first.getAttribute('aria-label', { timeout: 1000 })) ?? '').includes(label),
-    );
     await page.keyboard.press('Enter');
     await input.waitFor({ state: 'hidden', timeout: WAIT_MS });
   }
