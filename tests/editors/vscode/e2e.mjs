@@ -514,6 +514,55 @@ process.stdin.on('data', (d) => {
   }
 }
 
+async function manualTriggerScenario(root, vsix, browser) {
+  const extDir = path.join(root, 'ext-manual');
+  // The trace logs every message to the server, so the test can tell that no save was sent.
+  const userDir = userDataDir(root, {
+    ...BASE_SETTINGS,
+    'qgates.path': QGATES_BIN,
+    'qgates.trigger': 'manual',
+    'qgates.trace.server': 'messages',
+  });
+  const env = serverEnv(root);
+  sh(CODE_SERVER, ['--user-data-dir', userDir, '--extensions-dir', extDir, '--install-extension', vsix], { env });
+  const ws = workspaceCopy(root, 'manual-trigger');
+  const cs = await new CodeServer({
+    bin: CODE_SERVER, userDir, extDir, workspace: ws, env, logFile: path.join(ARTIFACTS, 'code-server-manual.log'),
+  }).start();
+  const page = await browser.newPage();
+  const wb = new Workbench(page, ARTIFACTS);
+  current = { wb, cs };
+  try {
+    await check('qgates.trigger "manual": saving runs nothing, the run command does', async () => {
+      await wb.open(cs.url, ws);
+      await wb.openFile('src/clean.py');
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').click();
+      await page.keyboard.press('Control+Home');
+      await page.keyboard.press('End');
+      await page.keyboard.press('Enter');
+      await page.keyboard.type('import json');
+      await page.keyboard.press('Control+S');
+      await waitFor('the change on disk', () => fs.readFileSync(path.join(ws, 'src/clean.py'), 'utf8').includes('import json'));
+      await wb.command('qgates: Run Quality Gates (changed files)');
+      await wb.focusProblems();
+      const want = 'src/clean.py:2:8 [Ruff Lint] `json` imported but unused';
+      await waitFor(`"${want}" in the Problems panel`, async () => (await problemList(wb, path.basename(ws))).includes(want));
+      // The trace shows the run's request and, before it, no save notification.
+      const log = await waitFor('the traced run request', () => {
+        const f = findOutputLog(userDir, 'qgates server');
+        const text = f ? fs.readFileSync(f, 'utf8') : '';
+        return text.includes("Sending request 'workspace/executeCommand") && text;
+      });
+      assert(log.includes("Sending notification 'textDocument/didOpen'"), 'the trace has no didOpen: it does not show the messages');
+      assert(!log.includes("'textDocument/didSave'"), 'a save was sent to the server although qgates.trigger is "manual"');
+    });
+  } finally {
+    await page.close().catch(() => {});
+    await cs.stop();
+    current = null;
+  }
+}
+
 /** The file behind an output channel (VS Code keeps each channel in its log folder). */
 function findOutputLog(userDir, channel) {
   const logs = path.join(userDir, 'logs');
@@ -559,9 +608,10 @@ async function main() {
   }
   const { browser, profile } = await launchBrowser(CHROMIUM);
   try {
-    // QGATES_E2E_ONLY=main or =bad runs one scenario (to look into a failure).
+    // QGATES_E2E_ONLY=main, =manual or =bad runs one scenario (to look into a failure).
     const only = process.env.QGATES_E2E_ONLY;
     if (!only || only === 'main') await mainScenario(root, vsix, browser);
+    if (!only || only === 'manual') await manualTriggerScenario(root, vsix, browser);
     if (!only || only === 'bad') await badInputScenario(root, vsix, browser);
   } finally {
     await browser.close().catch(() => {});
