@@ -9,3 +9,4 @@ cargo clippy --all-targets --quiet -- -D warnings
 cargo test
 # The editors, end to end, against the binary `cargo test` just built.
 ./scripts/test-nvim.sh
+./scripts/test-vscode.sh
