@@ -820,3 +820,48 @@ fn a_run_does_not_publish_the_files_disk_result_onto_an_unsaved_buffer() {
     );
     c.shutdown();
 }
+
+#[test]
+fn quick_fixes_work_for_a_file_whose_result_came_while_it_was_closed() {
+    let ws = fixture_copy("python-basic");
+    let (mut c, _t) = trusted_client(ws.path());
+    let rel = "src/unused_import.py";
+    // A project run with nothing open publishes for the closed file, without a version.
+    c.request(
+        "workspace/executeCommand",
+        json!({"command": "qgates.run", "arguments": [{"scope": "project"}]}),
+    )
+    .expect("run");
+    c.open(rel);
+    let uri = c.uri(rel);
+    let published = c.wait_for(
+        |m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && m["params"]["version"] == 1
+        },
+        WAIT,
+    );
+    let f401 = published["params"]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "F401")
+        .expect("F401 for the opened document")
+        .clone();
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": c.uri(rel)}, "range": f401["range"], "context": {"diagnostics": [f401]}}),
+        )
+        .expect("actions");
+    assert!(
+        actions
+            .as_array()
+            .is_some_and(|a| a.iter().any(|a| a["title"]
+                .as_str()
+                .is_some_and(|t| t.contains("Remove unused import")))),
+        "{actions}"
+    );
+    c.shutdown();
+}
