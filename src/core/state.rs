@@ -113,7 +113,13 @@ impl StateStore {
     ) -> Result<(T, Warning), StateError> {
         let _lock = self.lock()?;
         let (mut state, warning) = self.read_unlocked();
+        let before = state.clone();
         let out = change(&mut state);
+        // A run that leaves the baseline and the failed files as they were (every save of a
+        // file that still fails) finds the file already saying so: no write, no fsync.
+        if warning.is_none() && state == before && self.path().is_file() {
+            return Ok((out, warning));
+        }
         self.write_unlocked(&state)?;
         Ok((out, warning))
     }
@@ -336,6 +342,37 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(aside[0].path()).unwrap(),
             "{ not json"
+        );
+    }
+
+    #[test]
+    fn an_update_that_changes_nothing_leaves_the_file_alone() {
+        use std::os::unix::fs::MetadataExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let store = StateStore::new(tmp.path());
+        // No file yet: even an empty state is written, so the file exists after a run.
+        store.update(|_| ()).unwrap();
+        assert!(store.path().is_file());
+        let fail = |s: &mut State| {
+            s.branches.entry("main".into()).or_default().failed_files = vec!["a.py".into()];
+        };
+        store.update(fail).unwrap();
+        let inode = || std::fs::metadata(store.path()).unwrap().ino();
+        let written = inode();
+        store.update(fail).unwrap();
+        assert_eq!(inode(), written, "the same state was written again");
+        store
+            .update(|s| s.branches.get_mut("main").unwrap().failed_files.clear())
+            .unwrap();
+        assert_ne!(
+            inode(),
+            written,
+            "a changed state is written (a new file, renamed)"
+        );
+        assert!(
+            store.load().unwrap().0.branches["main"]
+                .failed_files
+                .is_empty()
         );
     }
 

@@ -7,7 +7,9 @@
 //! A trigger that comes after a quiet spell starts its run at once (save → diagnostics is as quick
 //! as the tools). A trigger that follows another within `BURST` is part of a burst (an editor
 //! saving every file, a formatter on save, a script): the run waits until the burst has been
-//! quiet for `BURST`, so only the last content's diagnostics are published.
+//! quiet for `BURST`, so only the last content's diagnostics are published. Files opened together
+//! are different: they arrive microseconds apart, so a run of opens waits only until they have
+//! been quiet for `SETTLE` and checks them all at once.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::PathBuf;
@@ -67,6 +69,13 @@ impl Pending {
         }
     }
 
+    fn only_opened(&self) -> bool {
+        !self.opened.is_empty()
+            && self.saved.is_empty()
+            && !self.rescope
+            && self.commands.is_empty()
+    }
+
     fn has_background(&self) -> bool {
         self.rescope || !self.saved.is_empty() || !self.opened.is_empty()
     }
@@ -119,6 +128,10 @@ impl Background {
 /// Triggers closer together than this are a burst; see the module docs.
 const BURST: Duration = Duration::from_millis(50);
 
+/// Files opened together arrive back to back: a run of opens only starts once no other has come
+/// for this long.
+const SETTLE: Duration = Duration::from_millis(2);
+
 /// When the last two triggers arrived.
 #[derive(Default)]
 struct Arrivals {
@@ -151,6 +164,15 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
         tokio::task::yield_now().await;
         while let Ok(job) = rx.try_recv() {
             pending.add(job);
+        }
+        // Opens alone: the rest of a batch (an editor restoring its tabs) is still being read.
+        // Gathered into this run instead of cancelling it, and not counted as a burst of saves.
+        while pending.only_opened() {
+            match tokio::time::timeout(SETTLE, rx.recv()).await {
+                Ok(Some(job)) => pending.add(job),
+                Ok(None) => return,
+                Err(_) => break,
+            }
         }
         // Inside a burst, wait for it to go quiet; a command does not wait.
         while arrivals.in_burst && pending.commands.is_empty() {

@@ -1,0 +1,1316 @@
+//! Latency and memory of the language server, measured the way an editor sees them: a minimal
+//! LSP client speaks JSON-RPC over the stdio of the built `qgates lsp` and of `ruff server` (ruff's
+//! own language server, a reference peer), next to the raw tool processes, in one run. A small
+//! harness of its own (medians of N, the sides interleaved and rotated) rather than criterion: each
+//! sample is a round trip through a server and its processes, and what matters is the ratio to the
+//! baseline measured in the same run.
+//!
+//! (a) Save → diagnostics, one gate (`ruff_lint`): the client writes new content to the file and
+//!     sends `didChange` + `didSave` back to back, as an editor does on save; the time runs until
+//!     the `publishDiagnostics` of that version arrives. Baseline: the raw `ruff check
+//!     --output-format json --no-fix FILE` process, run to its end with its output captured.
+//!     Reference: `ruff server` given the same two notifications (it lints the buffer in process
+//!     and publishes on open and on every change; a save alone publishes nothing). Every sample
+//!     writes new content (a new unused variable), so no side is answered by a cache of its own.
+//!     Target: qgates ≤ raw ruff + 1 ms (medians).
+//! (b) The same with the three default gates (`ruff_format`, `ruff_lint`, `mypy`). Baseline: each
+//!     gate's raw process on the file, one after another. Target: qgates ≤ the slowest + 5 ms.
+//! (c) Re-save of unchanged content (one gate, then three): `didSave` alone. Nothing is published
+//!     (the diagnostics did not change), so the client asks `qgates.summary` (the last report,
+//!     answered without a run) until a new report appears: the time to that report. The server
+//!     runs with wrappers of ruff and mypy first on its PATH that log every start. Target: ≤ 1 ms,
+//!     zero processes.
+//! (d) 200 files opened at once (`ruff_lint`): 200 `didOpen` in one write to a fresh server; the
+//!     time runs until all 200 files have their diagnostics (each checked against the tool's own
+//!     count). Baseline: one raw `ruff check` over the 200 files. Reference: `ruff server`.
+//!     Target: qgates ≤ 1.2 × the raw process.
+//! (e) Memory of the server process (`VmRSS` and `VmHWM` of /proc/PID/status): after
+//!     `initialize`, and after `qgates.run` with scope `project` over a generated 2,000-file project
+//!     with the three default gates. Targets: ≤ 10 MB after `initialize`, ≤ 40 MB after the
+//!     project run (both read on the peak, `VmHWM`).
+//!
+//! Timed saves are spaced at least `SPACING` apart: the server treats a trigger within 50 ms of
+//! the previous one as part of a burst and waits for 50 ms of quiet (src/lsp/scheduler.rs).
+//! Caches: warm. The tools' caches (`.ruff_cache`, `.mypy_cache`) stay, and each side runs
+//! untimed a few times first. `QGATES_BENCH_RUNS` sets N (default 5; (a) and (c) take 10 N samples
+//! per side, (b) 4 N, (d) 2 N). `QGATES_BENCH_ONLY=ad` runs only the parts named (here (a) and
+//! (d)); `QGATES_BENCH_SERVER_LOG=1` shows the servers' stderr.
+//!
+//! The binary is the one cargo builds for this package (`CARGO_BIN_EXE_qgates`, the bench
+//! profile, i.e. release). The tools come from `QGATES_BENCH_TOOLS` (a folder holding `ruff` and
+//! `mypy`), else the project's `.venv/bin`, else `PATH`; every side gets the same ones.
+
+#![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// Timed saves are at least this far apart (the server's burst window is 50 ms).
+const SPACING: Duration = Duration::from_millis(120);
+/// The longest wait for one answer before the bench gives up.
+const WAIT: Duration = Duration::from_secs(120);
+/// Files opened at once in (d).
+const OPENED: usize = 200;
+/// Files of the project in (e).
+const PROJECT_FILES: usize = 2_000;
+const SAVED: &str = "src/app.py";
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter argument is accepted and ignored.
+    let tools = Tools::find();
+    let runs: usize = std::env::var("QGATES_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5)
+        .max(1);
+    println!(
+        "qgates {}\nruff   {}\nmypy   {}\ncaches: warm (kept; each side ran untimed first)\ntimed saves at least {} ms apart (the server's burst window is 50 ms)\n",
+        tools.qgates.display(),
+        tools.ruff.display(),
+        tools.mypy.display(),
+        SPACING.as_millis()
+    );
+    // QGATES_BENCH_ONLY=ad runs only (a) and (d).
+    let only = std::env::var("QGATES_BENCH_ONLY").unwrap_or_else(|_| "abcde".into());
+    let mut results = String::new();
+    if only.contains('a') {
+        results.push_str(&save_bench(&tools, runs * 10));
+    }
+    if only.contains('b') {
+        results.push_str(&three_gates_bench(&tools, runs * 4));
+    }
+    if only.contains('c') {
+        results.push_str(&resave_bench(&tools, runs * 10));
+    }
+    if only.contains('d') {
+        results.push_str(&open_bench(&tools, runs * 2));
+    }
+    if only.contains('e') {
+        results.push_str(&memory_bench(&tools));
+    }
+    println!("\n== Results ==\n{results}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tools and timing
+
+/// Where the programs are, and the PATH every child gets (so qgates finds the same tools).
+struct Tools {
+    qgates: PathBuf,
+    ruff: PathBuf,
+    mypy: PathBuf,
+    path: OsString,
+}
+
+impl Tools {
+    fn find() -> Tools {
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        if let Some(d) = std::env::var_os("QGATES_BENCH_TOOLS") {
+            dirs.push(PathBuf::from(d));
+        }
+        dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin"));
+        let system = std::env::var_os("PATH").unwrap_or_default();
+        dirs.extend(std::env::split_paths(&system));
+        let find = |name: &str| {
+            dirs.iter()
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+                .unwrap_or_else(|| {
+                    panic!("`{name}` was not found: run scripts/setup.sh, or set QGATES_BENCH_TOOLS to a folder holding ruff and mypy")
+                })
+        };
+        let ruff = find("ruff");
+        let mypy = find("mypy");
+        let tool_dirs = [ruff.parent(), mypy.parent()].into_iter().flatten();
+        let path = std::env::join_paths(
+            tool_dirs
+                .map(Path::to_path_buf)
+                .chain(std::env::split_paths(&system)),
+        )
+        .expect("PATH entries join");
+        Tools {
+            qgates: PathBuf::from(env!("CARGO_BIN_EXE_qgates")),
+            ruff,
+            mypy,
+            path,
+        }
+    }
+
+    fn command(&self, program: &Path, root: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(root)
+            .env("PATH", &self.path)
+            .env_remove("QGATES_LOG")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// `ruff check` as the `ruff_lint` gate runs it, over root-relative files.
+    fn ruff_check(&self, root: &Path, files: &[String]) -> Command {
+        let mut c = self.command(&self.ruff, root);
+        c.args(["check", "--output-format", "json", "--no-fix"])
+            .args(files);
+        c
+    }
+}
+
+/// Runs a command to its end, its output captured (as a script would), and times it.
+fn timed(cmd: &mut Command) -> (Duration, Output) {
+    let start = Instant::now();
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    (start.elapsed(), out)
+}
+
+fn median(v: &[Duration]) -> Duration {
+    let mut v = v.to_vec();
+    v.sort();
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2
+    }
+}
+
+fn min(v: &[Duration]) -> Duration {
+    v.iter().min().copied().unwrap_or_default()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "NOT met" }
+}
+
+fn row(label: &str, v: &[Duration]) -> String {
+    format!(
+        "    {label:<44} {:>8.1} ms (min {:.1})\n",
+        ms(median(v)),
+        ms(min(v))
+    )
+}
+
+/// A line while a part runs: the medians so far.
+fn progress(part: &str, done: usize, n: usize, sides: &[(&str, &[Duration])]) {
+    let mut line = format!("    {part} {done}/{n}:");
+    for (name, t) in sides {
+        let _ = write!(line, " {name} {:.1} ms", ms(median(t)));
+    }
+    println!("{line}");
+}
+
+/// Sleeps until `SPACING` has passed since `since`.
+fn space(since: Instant) {
+    let left = SPACING.saturating_sub(since.elapsed());
+    std::thread::sleep(left);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A minimal LSP client
+
+/// A language server child process and the client's side of its stdio.
+struct Lsp {
+    name: &'static str,
+    child: Child,
+    /// Bytes for the server's stdin, written by a thread of their own: a reader that answers
+    /// the server never waits for a large write to finish (which could deadlock both sides).
+    writer: Sender<Vec<u8>>,
+    /// Messages from the server, each stamped with when its last byte was read.
+    incoming: Receiver<(Instant, Value)>,
+    backlog: VecDeque<(Instant, Value)>,
+    next_id: i64,
+    root: PathBuf,
+}
+
+fn frame(msg: &Value) -> Vec<u8> {
+    let body = serde_json::to_string(msg).expect("a message serializes");
+    let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    out.extend_from_slice(body.as_bytes());
+    out
+}
+
+fn send_frames(writer: &Sender<Vec<u8>>, bytes: &[u8]) {
+    writer
+        .send(bytes.to_vec())
+        .expect("the server reads its stdin");
+}
+
+fn write_loop(mut stdin: ChildStdin, rx: Receiver<Vec<u8>>) {
+    for bytes in rx {
+        if stdin
+            .write_all(&bytes)
+            .and_then(|()| stdin.flush())
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// Reads framed messages until the stream ends; answers the server's own requests as an editor
+/// that accepts everything and picks nothing would (`null` results).
+fn read_loop(reader: impl Read, writer: Sender<Vec<u8>>, tx: Sender<(Instant, Value)>) {
+    let mut reader = BufReader::with_capacity(1 << 16, reader);
+    let mut line = String::new();
+    loop {
+        let mut length = None;
+        loop {
+            line.clear();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            if let Some(v) = l.strip_prefix("Content-Length:") {
+                length = v.trim().parse::<usize>().ok();
+            }
+        }
+        let Some(length) = length else { return };
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let at = Instant::now();
+        let Ok(msg) = serde_json::from_slice::<Value>(&body) else {
+            continue;
+        };
+        // `client/registerCapability`, `window/workDoneProgress/create`,
+        // `window/showMessageRequest`, `workspace/configuration` (one null per item) …
+        if let (Some(id), Some(method)) = (msg.get("id"), msg["method"].as_str()) {
+            let result = match method {
+                "workspace/configuration" => {
+                    let n = msg["params"]["items"].as_array().map_or(0, Vec::len);
+                    Value::Array(vec![Value::Null; n])
+                }
+                _ => Value::Null,
+            };
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
+            let _ = writer.send(frame(&answer));
+        }
+        if tx.send((at, msg)).is_err() {
+            return;
+        }
+    }
+}
+
+fn file_uri(path: &Path) -> String {
+    let mut out = String::from("file://");
+    for b in path.to_string_lossy().as_bytes() {
+        match *b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'.' | b'_' | b'~' => {
+                out.push(*b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+impl Lsp {
+    /// `qgates lsp` in `root`, with its own empty trust store (trust comes from the options).
+    fn qgates(tools: &Tools, root: &Path, trust: &Path, path: Option<&OsString>) -> Lsp {
+        let mut c = tools.command(&tools.qgates, root);
+        c.arg("lsp").env("QGATES_TRUST_FILE", trust);
+        if let Some(p) = path {
+            c.env("PATH", p);
+        }
+        Lsp::spawn("qgates lsp", c, root)
+    }
+
+    fn ruff(tools: &Tools, root: &Path) -> Lsp {
+        let mut c = tools.command(&tools.ruff, root);
+        c.arg("server");
+        Lsp::spawn("ruff server", c, root)
+    }
+
+    fn spawn(name: &'static str, mut cmd: Command, root: &Path) -> Lsp {
+        let log = std::env::var_os("QGATES_BENCH_SERVER_LOG").is_some_and(|v| v == "1");
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(if log { Stdio::inherit() } else { Stdio::null() })
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+        let stdin = child.stdin.take().expect("stdin");
+        let (writer, to_write) = channel();
+        std::thread::spawn(move || write_loop(stdin, to_write));
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = channel();
+        let w = writer.clone();
+        std::thread::spawn(move || read_loop(stdout, w, tx));
+        Lsp {
+            name,
+            child,
+            writer,
+            incoming: rx,
+            backlog: VecDeque::new(),
+            next_id: 1,
+            root: root.to_path_buf(),
+        }
+    }
+
+    fn uri(&self, rel: &str) -> String {
+        file_uri(&self.root.join(rel))
+    }
+
+    /// `initialize` + `initialized`, with an editor's usual capabilities and push diagnostics
+    /// only (no `textDocument.diagnostic`: both servers then publish).
+    fn initialize(&mut self, options: Value) -> Value {
+        let root_uri = file_uri(&self.root);
+        let result = self.request(
+            "initialize",
+            json!({
+                "processId": std::process::id(),
+                "rootUri": root_uri,
+                "workspaceFolders": [{"uri": root_uri, "name": "bench"}],
+                "initializationOptions": options,
+                "capabilities": {
+                    "general": {"positionEncodings": ["utf-16"]},
+                    "window": {"workDoneProgress": true},
+                    "workspace": {
+                        "didChangeWatchedFiles": {"dynamicRegistration": true},
+                        "configuration": true,
+                        "workspaceFolders": true
+                    },
+                    "textDocument": {
+                        "synchronization": {"didSave": true, "dynamicRegistration": true},
+                        "publishDiagnostics": {"versionSupport": true}
+                    }
+                }
+            }),
+        );
+        self.notify("initialized", json!({}));
+        result
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        send_frames(
+            &self.writer,
+            &frame(&json!({"jsonrpc": "2.0", "method": method, "params": params})),
+        );
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.try_request(method, params)
+            .unwrap_or_else(|e| panic!("{}: {method} failed: {e}", self.name))
+    }
+
+    fn try_request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
+        let id = self.next_id;
+        self.next_id += 1;
+        send_frames(
+            &self.writer,
+            &frame(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})),
+        );
+        let (_, msg) = self.wait_for(|m| m["id"] == id && m.get("method").is_none(), WAIT);
+        match msg.get("error") {
+            Some(e) => Err(e.clone()),
+            None => Ok(msg["result"].clone()),
+        }
+    }
+
+    /// The next message matching `pred` (others are kept for later), with its arrival time.
+    fn wait_for(&mut self, pred: impl Fn(&Value) -> bool, timeout: Duration) -> (Instant, Value) {
+        if let Some(i) = self.backlog.iter().position(|(_, m)| pred(m)) {
+            return self.backlog.remove(i).expect("the position exists");
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.incoming.recv_timeout(left) {
+                Ok((at, m)) if pred(&m) => return (at, m),
+                Ok(other) => {
+                    self.backlog.push_back(other);
+                    // Diagnostics nobody waits for any more are dropped, not hoarded.
+                    if self.backlog.len() > 10_000 {
+                        self.backlog.pop_front();
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => panic!(
+                    "{}: no matching message within {timeout:?}; last messages: {:#?}",
+                    self.name,
+                    self.backlog.iter().rev().take(5).collect::<Vec<_>>()
+                ),
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!("{}: the server closed its output", self.name)
+                }
+            }
+        }
+    }
+
+    /// Forgets everything received so far.
+    fn drain(&mut self) {
+        self.backlog.clear();
+        while self.incoming.try_recv().is_ok() {}
+    }
+
+    fn did_open_frame(&self, rel: &str, text: &str, version: i32) -> Vec<u8> {
+        frame(
+            &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+                "textDocument": {"uri": self.uri(rel), "languageId": "python", "version": version, "text": text}
+            }}),
+        )
+    }
+
+    fn open(&mut self, rel: &str, text: &str, version: i32) {
+        let f = self.did_open_frame(rel, text, version);
+        send_frames(&self.writer, &f);
+    }
+
+    /// An editor's save of new content: `didChange` (full text) and `didSave` in one write.
+    /// Returns when the bytes were written.
+    fn change_and_save(&mut self, rel: &str, text: &str, version: i32) -> Instant {
+        let uri = self.uri(rel);
+        let mut bytes = frame(
+            &json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [{"text": text}]
+            }}),
+        );
+        bytes.extend(frame(
+            &json!({"jsonrpc": "2.0", "method": "textDocument/didSave", "params": {
+                "textDocument": {"uri": uri}
+            }}),
+        ));
+        let start = Instant::now();
+        send_frames(&self.writer, &bytes);
+        start
+    }
+
+    fn save(&mut self, rel: &str) -> Instant {
+        let uri = self.uri(rel);
+        let start = Instant::now();
+        self.notify(
+            "textDocument/didSave",
+            json!({"textDocument": {"uri": uri}}),
+        );
+        start
+    }
+
+    /// The diagnostics published for `rel` at `version` (earlier versions are skipped).
+    fn diagnostics(&mut self, rel: &str, version: i32) -> (Instant, Vec<Value>) {
+        let uri = self.uri(rel);
+        let (at, m) = self.wait_for(
+            |m| {
+                m["method"] == "textDocument/publishDiagnostics"
+                    && m["params"]["uri"] == uri.as_str()
+                    && m["params"]["version"] == version
+            },
+            WAIT,
+        );
+        let items = m["params"]["diagnostics"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        (at, items)
+    }
+
+    /// `VmRSS`, `VmHWM`, `RssAnon` and `RssFile` of the server process, in kB.
+    fn memory(&self) -> Memory {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("/proc/PID/status (Linux) is readable");
+        let field = |name: &str| -> u64 {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                .unwrap_or_else(|| panic!("{name} is missing from /proc/PID/status"))
+        };
+        Memory {
+            rss: field("VmRSS:"),
+            hwm: field("VmHWM:"),
+            anon: field("RssAnon:"),
+            file: field("RssFile:"),
+        }
+    }
+
+    fn shutdown(mut self) {
+        let _ = self.try_request("shutdown", Value::Null);
+        self.notify("exit", Value::Null);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A process's memory, in kB.
+struct Memory {
+    rss: u64,
+    /// The peak of `rss`.
+    hwm: u64,
+    /// Of `rss`: the process's own (heap, stacks) …
+    anon: u64,
+    /// … and pages of mapped files (mostly the binary's code, shared with the page cache).
+    file: u64,
+}
+
+impl Memory {
+    fn line(&self) -> String {
+        let mb = |kb: u64| kb as f64 / 1024.0;
+        format!(
+            "VmRSS {:.1} MB (anonymous {:.1}, file {:.1}), VmHWM {:.1} MB",
+            mb(self.rss),
+            mb(self.anon),
+            mb(self.file),
+            mb(self.hwm)
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workspaces
+
+/// A module with one lint finding that changes with `rev` (an unused local named after it), an
+/// unused import, and a type error, formatted as `ruff format` wants it.
+fn module(rev: usize) -> String {
+    format!(
+        r#""""A module of the language-server benchmark, revision {rev}."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Record:
+    """A record with a name, a size and tags."""
+
+    name: str
+    size: int = 0
+    tags: list[str] = field(default_factory=list)
+
+    def grow(self, by: int) -> int:
+        self.size += by * 3
+        return self.size
+
+    def label(self) -> str:
+        return f"{{self.name}}:{{self.size}}"
+
+
+def helper(values: list[int]) -> int:
+    total = 0
+    for v in values:
+        total += v * 2
+    return total
+
+
+def revision() -> int:
+    unused_{rev} = {rev}
+    return helper([1, 2, 3])
+
+
+def broken() -> int:
+    return "not an int"
+"#
+    )
+}
+
+/// A clean module (no finding from any default gate).
+fn clean_module(i: usize) -> String {
+    format!(
+        "\"\"\"Clean module {i}.\"\"\"\n\n\ndef value_{i}(x: int) -> int:\n    return x + {i}\n"
+    )
+}
+
+/// The default configuration, with only `gates` active when given.
+fn config(gates: Option<&[&str]>) -> String {
+    let default = qgates::core::config::DEFAULT_CONFIG;
+    match gates {
+        None => default.to_string(),
+        Some(g) => {
+            let from = "active_gates: [ruff_format, ruff_lint, mypy]";
+            assert!(
+                default.contains(from),
+                "the default configuration changed shape; update config()"
+            );
+            default.replacen(from, &format!("active_gates: [{}]", g.join(", ")), 1)
+        }
+    }
+}
+
+fn git(root: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@example.invalid",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+        ])
+        .args(args)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A git repository (the auto scope reads git) with `quality.yaml`, `src/app.py` and a few clean
+/// modules, all committed.
+fn workspace(gates: Option<&[&str]>) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("qgates-lsp-bench-")
+        .tempdir()
+        .expect("a temporary folder");
+    let root = dir.path();
+    std::fs::write(root.join("quality.yaml"), config(gates)).expect("write quality.yaml");
+    std::fs::create_dir_all(root.join("src")).expect("create src");
+    std::fs::write(root.join(SAVED), module(0)).expect("write the module");
+    for i in 0..20 {
+        std::fs::write(root.join(format!("src/clean_{i:02}.py")), clean_module(i))
+            .expect("write a module");
+    }
+    git(root, &["init", "-q"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "bench"]);
+    dir
+}
+
+/// The F841 (unused local) finding of revision `rev` is among the diagnostics.
+fn has_revision(diags: &[Value], rev: usize) -> bool {
+    let name = format!("unused_{rev}`");
+    diags
+        .iter()
+        .any(|d| d["code"] == "F841" && d["message"].as_str().is_some_and(|m| m.contains(&name)))
+}
+
+fn ruff_found_revision(out: &Output, rev: usize) -> bool {
+    let name = format!("unused_{rev}`");
+    serde_json::from_slice::<Value>(&out.stdout)
+        .ok()
+        .and_then(|v| v.as_array().cloned())
+        .is_some_and(|a| {
+            a.iter().any(|d| {
+                d["code"] == "F841" && d["message"].as_str().is_some_and(|m| m.contains(&name))
+            })
+        })
+}
+
+fn trust_file() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a temporary folder")
+}
+
+// ---------------------------------------------------------------------------------------------
+// (a) save → diagnostics, one gate
+
+fn save_bench(tools: &Tools, n: usize) -> String {
+    let ws = workspace(Some(&["ruff_lint"]));
+    let root = ws.path();
+    println!(
+        "(a) save → diagnostics, ruff_lint only: {SAVED} under {}",
+        root.display()
+    );
+    let trust = trust_file();
+    let mut q = Lsp::qgates(tools, root, &trust.path().join("trust.json"), None);
+    q.initialize(json!({"trusted": true}));
+    let mut r = Lsp::ruff(tools, root);
+    r.initialize(json!({}));
+    let first = module(0);
+    q.open(SAVED, &first, 1);
+    r.open(SAVED, &first, 1);
+    assert!(has_revision(&q.diagnostics(SAVED, 1).1, 0), "qgates: F841");
+    assert!(
+        has_revision(&r.diagnostics(SAVED, 1).1, 0),
+        "ruff server: F841"
+    );
+    // Does `ruff server` publish on a save alone? (It does not: it lints on open and change.)
+    r.save(SAVED);
+    std::thread::sleep(Duration::from_millis(300));
+    let on_save = r
+        .incoming
+        .try_iter()
+        .any(|(_, m)| m["method"] == "textDocument/publishDiagnostics");
+    println!(
+        "    ruff server publishes on a didSave alone: {}",
+        if on_save { "yes" } else { "no" }
+    );
+
+    let mut rev = 0;
+    let (mut version, mut ruff_version) = (1, 1);
+    let mut last_save = Instant::now();
+    let (mut raw_t, mut q_t, mut r_t) = (Vec::new(), Vec::new(), Vec::new());
+    let warmup = 3;
+    for i in 0..warmup + n {
+        let timed_run = i >= warmup;
+        if i > warmup && (i - warmup) % 10 == 0 {
+            progress(
+                "(a)",
+                i - warmup,
+                n,
+                &[("raw", &raw_t), ("qgates", &q_t), ("ruff server", &r_t)],
+            );
+        }
+        for side in 0..3 {
+            // Rotate who goes first.
+            rev += 1;
+            let text = module(rev);
+            std::fs::write(root.join(SAVED), &text).expect("write the module");
+            match (side + i) % 3 {
+                0 => {
+                    let (d, out) = timed(&mut tools.ruff_check(root, &[SAVED.to_string()]));
+                    assert!(ruff_found_revision(&out, rev), "raw ruff: F841 of {rev}");
+                    if timed_run {
+                        raw_t.push(d);
+                    }
+                }
+                1 => {
+                    space(last_save);
+                    version += 1;
+                    let start = q.change_and_save(SAVED, &text, version);
+                    last_save = start;
+                    let (at, diags) = q.diagnostics(SAVED, version);
+                    assert!(has_revision(&diags, rev), "qgates: F841 of {rev}");
+                    if timed_run {
+                        q_t.push(at - start);
+                    }
+                }
+                _ => {
+                    ruff_version += 1;
+                    let start = r.change_and_save(SAVED, &text, ruff_version);
+                    let (at, diags) = r.diagnostics(SAVED, ruff_version);
+                    assert!(has_revision(&diags, rev), "ruff server: F841 of {rev}");
+                    if timed_run {
+                        r_t.push(at - start);
+                    }
+                }
+            }
+        }
+    }
+    q.shutdown();
+    r.shutdown();
+    let raw = ms(median(&raw_t));
+    let qm = ms(median(&q_t));
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "(a) save → diagnostics, one gate (ruff_lint), median of {n}:"
+    );
+    s.push_str(&row("raw `ruff check --output-format json FILE`", &raw_t));
+    s.push_str(&row("qgates lsp: didChange+didSave → diagnostics", &q_t));
+    s.push_str(&row("ruff server: didChange+didSave → diagnostics", &r_t));
+    let _ = writeln!(
+        s,
+        "    qgates − raw ruff = {:+.1} ms   target ≤ +1 ms: {}",
+        qm - raw,
+        verdict(qm <= raw + 1.0)
+    );
+    s
+}
+
+// ---------------------------------------------------------------------------------------------
+// (b) save → diagnostics, three gates
+
+fn three_gates_bench(tools: &Tools, n: usize) -> String {
+    let ws = workspace(None);
+    let root = ws.path();
+    println!(
+        "\n(b) save → diagnostics, the three default gates: {SAVED} under {}",
+        root.display()
+    );
+    let by_hand: [(&str, &Path, &[&str]); 3] = [
+        (
+            "ruff format --check --diff FILE",
+            &tools.ruff,
+            &["format", "--check", "--diff"],
+        ),
+        (
+            "ruff check --output-format json FILE",
+            &tools.ruff,
+            &["check", "--output-format", "json", "--no-fix"],
+        ),
+        (
+            "mypy --output json FILE",
+            &tools.mypy,
+            &[
+                "--output",
+                "json",
+                "--no-error-summary",
+                "--hide-error-context",
+            ],
+        ),
+    ];
+    let trust = trust_file();
+    let mut q = Lsp::qgates(tools, root, &trust.path().join("trust.json"), None);
+    q.initialize(json!({"trusted": true}));
+    q.open(SAVED, &module(0), 1);
+    let first = q.diagnostics(SAVED, 1).1;
+    let sources: HashSet<&str> = first.iter().filter_map(|d| d["source"].as_str()).collect();
+    assert!(
+        sources.contains("Ruff Lint") && sources.contains("Mypy"),
+        "qgates: lint and type findings expected, got {sources:?}"
+    );
+    let mut rev = 0;
+    let mut version = 1;
+    let mut last_save = Instant::now();
+    let mut tool_t: [Vec<Duration>; 3] = Default::default();
+    let mut q_t = Vec::new();
+    let warmup = 2;
+    for i in 0..warmup + n {
+        let timed_run = i >= warmup;
+        if i > warmup {
+            progress(
+                "(b)",
+                i - warmup,
+                n,
+                &[("mypy", &tool_t[2]), ("qgates", &q_t)],
+            );
+        }
+        for side in 0..2 {
+            rev += 1;
+            let text = module(rev);
+            std::fs::write(root.join(SAVED), &text).expect("write the module");
+            if (side + i) % 2 == 0 {
+                for (k, (name, program, args)) in by_hand.iter().enumerate() {
+                    let mut c = tools.command(program, root);
+                    c.args(*args).arg(SAVED);
+                    let (d, out) = timed(&mut c);
+                    // ruff format finds nothing (exit 0); the other two find something (1).
+                    let expected = if k == 0 { 0 } else { 1 };
+                    assert_eq!(
+                        out.status.code(),
+                        Some(expected),
+                        "{name}: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                    if timed_run {
+                        tool_t[k].push(d);
+                    }
+                }
+            } else {
+                space(last_save);
+                version += 1;
+                let start = q.change_and_save(SAVED, &text, version);
+                last_save = start;
+                let (at, diags) = q.diagnostics(SAVED, version);
+                assert!(has_revision(&diags, rev), "qgates: F841 of {rev}");
+                assert!(
+                    diags.iter().any(|d| d["source"] == "Mypy"),
+                    "qgates: the mypy finding"
+                );
+                if timed_run {
+                    q_t.push(at - start);
+                }
+            }
+        }
+    }
+    q.shutdown();
+    let medians: Vec<f64> = tool_t.iter().map(|t| ms(median(t))).collect();
+    let (slowest_i, slowest) = medians
+        .iter()
+        .copied()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("three tools");
+    let qm = ms(median(&q_t));
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "(b) save → diagnostics, three gates (ruff_format, ruff_lint, mypy), median of {n}:"
+    );
+    for (k, (name, _, _)) in by_hand.iter().enumerate() {
+        s.push_str(&row(&format!("raw `{name}`"), &tool_t[k]));
+    }
+    s.push_str(&row("qgates lsp: didChange+didSave → diagnostics", &q_t));
+    let _ = writeln!(
+        s,
+        "    qgates − slowest gate alone ({}) = {:+.1} ms   target ≤ +5 ms: {}",
+        by_hand[slowest_i].0,
+        qm - slowest,
+        verdict(qm <= slowest + 5.0)
+    );
+    s
+}
+
+// ---------------------------------------------------------------------------------------------
+// (c) re-save of unchanged content
+
+/// A folder of wrappers, one per tool, that log each start to `starts.log` and run the tool.
+fn wrappers(tools: &Tools) -> (tempfile::TempDir, OsString) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let log = dir.path().join("starts.log");
+    for (name, real) in [("ruff", &tools.ruff), ("mypy", &tools.mypy)] {
+        let p = dir.path().join(name);
+        std::fs::write(
+            &p,
+            format!(
+                "#!/bin/sh\necho \"{name} $*\" >> '{}'\nexec '{}' \"$@\"\n",
+                log.display(),
+                real.display()
+            ),
+        )
+        .expect("write a wrapper");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let mut dirs = vec![dir.path().to_path_buf()];
+    dirs.extend(std::env::split_paths(&tools.path));
+    let path = std::env::join_paths(dirs).expect("PATH entries join");
+    (dir, path)
+}
+
+fn starts(wrappers: &Path) -> usize {
+    std::fs::read_to_string(wrappers.join("starts.log"))
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+}
+
+fn resave_bench(tools: &Tools, n: usize) -> String {
+    let mut s = String::new();
+    for (label, gates) in [
+        ("one gate (ruff_lint)", Some(&["ruff_lint"][..])),
+        ("three gates (ruff_format, ruff_lint, mypy)", None),
+    ] {
+        let ws = workspace(gates);
+        let root = ws.path();
+        println!(
+            "\n(c) re-save of unchanged content, {label}: {SAVED} under {}",
+            root.display()
+        );
+        let (wrap, path) = wrappers(tools);
+        let trust = trust_file();
+        let mut q = Lsp::qgates(tools, root, &trust.path().join("trust.json"), Some(&path));
+        q.initialize(json!({"trusted": true}));
+        // Edited and saved once: the file is in the auto scope, and the cache knows it.
+        let text = module(1);
+        std::fs::write(root.join(SAVED), &text).expect("write the module");
+        q.open(SAVED, &text, 1);
+        q.diagnostics(SAVED, 1);
+        let mut last_save = q.change_and_save(SAVED, &text, 2);
+        q.diagnostics(SAVED, 2);
+        let summary = |q: &mut Lsp| {
+            q.request(
+                "workspace/executeCommand",
+                json!({"command": "qgates.summary", "arguments": [{}]}),
+            )
+        };
+        let mut last_log = summary(&mut q)["report"]["log_dir"].clone();
+        let before = starts(wrap.path());
+        assert!(before > 0, "the wrappers logged the first runs");
+        let mut times = Vec::new();
+        let mut engine_ms = Vec::new();
+        let mut polls = 0usize;
+        for i in 0..n + 2 {
+            space(last_save);
+            q.drain();
+            let start = q.save(SAVED);
+            last_save = start;
+            let report = loop {
+                polls += 1;
+                let answer = summary(&mut q);
+                if answer["report"]["log_dir"] != last_log {
+                    break answer["report"].clone();
+                }
+                std::thread::sleep(Duration::from_micros(100));
+            };
+            let d = start.elapsed();
+            last_log = report["log_dir"].clone();
+            for g in report["gates"].as_array().expect("gates") {
+                assert_eq!(
+                    g["cached_files"], g["files_checked"],
+                    "gate {} ran a tool on an unchanged re-save: {g}",
+                    g["id"]
+                );
+            }
+            if i >= 2 {
+                times.push(d);
+                engine_ms.push(report["timings"]["total_ms"].as_u64().unwrap_or(0));
+            }
+        }
+        // Nothing new was published: the diagnostics did not change.
+        std::thread::sleep(Duration::from_millis(100));
+        let republished = q
+            .incoming
+            .try_iter()
+            .filter(|(_, m)| m["method"] == "textDocument/publishDiagnostics")
+            .count();
+        q.shutdown();
+        let processes = starts(wrap.path()) - before;
+        let m = ms(median(&times));
+        engine_ms.sort_unstable();
+        let _ = writeln!(
+            s,
+            "(c) re-save of unchanged content, {label}, median of {n} ({:.1} polls of qgates.summary each):",
+            polls as f64 / (n + 2) as f64
+        );
+        s.push_str(&row("didSave → the new report", &times));
+        let _ = writeln!(
+            s,
+            "    the report's own total_ms (median) {} ms; processes started {processes}; diagnostics re-published {republished}",
+            engine_ms[engine_ms.len() / 2]
+        );
+        let _ = writeln!(
+            s,
+            "    target ≤ 1 ms and zero processes: {}",
+            verdict(m <= 1.0 && processes == 0)
+        );
+    }
+    s
+}
+
+// ---------------------------------------------------------------------------------------------
+// (d) 200 files opened at once
+
+fn open_bench(tools: &Tools, n: usize) -> String {
+    let ws = workspace(Some(&["ruff_lint"]));
+    let root = ws.path();
+    let files: Vec<String> = (0..OPENED)
+        .map(|i| format!("src/opened/m_{i:03}.py"))
+        .collect();
+    std::fs::create_dir_all(root.join("src/opened")).expect("create a folder");
+    let texts: Vec<String> = (0..OPENED)
+        .map(|i| {
+            if i % 4 == 0 {
+                clean_module(i)
+            } else {
+                module(10_000 + i)
+            }
+        })
+        .collect();
+    for (f, t) in files.iter().zip(&texts) {
+        std::fs::write(root.join(f), t).expect("write a module");
+    }
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "opened"]);
+    println!(
+        "\n(d) {OPENED} files opened at once, ruff_lint only: under {}",
+        root.display()
+    );
+    // What ruff finds per file: the count each server must publish.
+    let (_, out) = timed(&mut tools.ruff_check(root, &files));
+    let found: Vec<Value> = serde_json::from_slice(&out.stdout).expect("ruff's JSON");
+    let mut expected: HashMap<String, usize> = files.iter().map(|f| (f.clone(), 0)).collect();
+    for d in &found {
+        let abs = PathBuf::from(d["filename"].as_str().expect("a filename"));
+        let rel = abs
+            .strip_prefix(root)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| abs.to_string_lossy().into_owned());
+        *expected.entry(rel).or_default() += 1;
+    }
+    assert!(
+        expected.values().sum::<usize>() > OPENED,
+        "ruff finds something in most files"
+    );
+
+    let open_all = |server: &mut Lsp| -> Duration {
+        let mut bytes = Vec::new();
+        for (f, t) in files.iter().zip(&texts) {
+            bytes.extend(server.did_open_frame(f, t, 1));
+        }
+        let uris: HashMap<String, &String> = files.iter().map(|f| (server.uri(f), f)).collect();
+        let start = Instant::now();
+        send_frames(&server.writer, &bytes);
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut last = start;
+        while seen.len() < files.len() {
+            let (at, m) =
+                server.wait_for(|m| m["method"] == "textDocument/publishDiagnostics", WAIT);
+            let uri = m["params"]["uri"].as_str().unwrap_or_default().to_string();
+            let Some(rel) = uris.get(&uri) else { continue };
+            let count = m["params"]["diagnostics"].as_array().map_or(0, Vec::len);
+            assert_eq!(
+                count, expected[*rel],
+                "{}: {rel} got {count} diagnostics, ruff finds {}",
+                server.name, expected[*rel]
+            );
+            if seen.insert(uri) {
+                last = at;
+            }
+        }
+        last - start
+    };
+
+    let (mut raw_t, mut q_t, mut r_t) = (Vec::new(), Vec::new(), Vec::new());
+    let trust = trust_file();
+    let warmup = 1;
+    for i in 0..warmup + n {
+        let timed_run = i >= warmup;
+        if i > warmup {
+            progress(
+                "(d)",
+                i - warmup,
+                n,
+                &[("raw", &raw_t), ("qgates", &q_t), ("ruff server", &r_t)],
+            );
+        }
+        for side in 0..3 {
+            match (side + i) % 3 {
+                0 => {
+                    let (d, out) = timed(&mut tools.ruff_check(root, &files));
+                    assert_eq!(out.status.code(), Some(1), "raw ruff finds something");
+                    if timed_run {
+                        raw_t.push(d);
+                    }
+                }
+                1 => {
+                    let mut q = Lsp::qgates(tools, root, &trust.path().join("trust.json"), None);
+                    q.initialize(json!({"trusted": true}));
+                    let d = open_all(&mut q);
+                    q.shutdown();
+                    if timed_run {
+                        q_t.push(d);
+                    }
+                }
+                _ => {
+                    let mut r = Lsp::ruff(tools, root);
+                    r.initialize(json!({}));
+                    let d = open_all(&mut r);
+                    r.shutdown();
+                    if timed_run {
+                        r_t.push(d);
+                    }
+                }
+            }
+        }
+    }
+    let ratio = median(&q_t).as_secs_f64() / median(&raw_t).as_secs_f64();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "(d) {OPENED} files opened at once, ruff_lint only, median of {n} (a fresh server each):"
+    );
+    s.push_str(&row(
+        &format!("raw `ruff check` over the {OPENED} files"),
+        &raw_t,
+    ));
+    s.push_str(&row("qgates lsp: didOpen ×200 → all diagnostics", &q_t));
+    s.push_str(&row("ruff server: didOpen ×200 → all diagnostics", &r_t));
+    let _ = writeln!(
+        s,
+        "    qgates / raw ruff = {ratio:.2}   target ≤ 1.2: {}",
+        verdict(ratio <= 1.2)
+    );
+    s
+}
+
+// ---------------------------------------------------------------------------------------------
+// (e) memory
+
+/// A generated project: `PROJECT_FILES` modules in packages of 50, every fourth with lint and
+/// type findings, every tenth unformatted.
+fn write_project(root: &Path) {
+    std::fs::write(
+        root.join("quality.yaml"),
+        config(None).replacen(
+            "gates:\n",
+            "project_scope:\n  include_globs: [\"src/**/*.py\"]\ngates:\n",
+            1,
+        ),
+    )
+    .expect("write quality.yaml");
+    for i in 0..PROJECT_FILES {
+        let dir = root.join(format!("src/pkg_{:02}", i / 50));
+        if i % 50 == 0 {
+            std::fs::create_dir_all(&dir).expect("create a package");
+            std::fs::write(dir.join("__init__.py"), "").expect("write a package");
+            continue;
+        }
+        let text = if i % 4 == 0 {
+            module(i)
+        } else if i % 10 == 5 {
+            format!("def messy_{i}( a:int,b :int )->int :\n    return a+b\n")
+        } else {
+            clean_module(i)
+        };
+        std::fs::write(dir.join(format!("m_{i:04}.py")), text).expect("write a module");
+    }
+}
+
+fn memory_bench(tools: &Tools) -> String {
+    // After initialize, on a small workspace.
+    let ws = workspace(None);
+    let trust = trust_file();
+    let mut q = Lsp::qgates(tools, ws.path(), &trust.path().join("trust.json"), None);
+    q.initialize(json!({"trusted": true}));
+    std::thread::sleep(Duration::from_millis(300));
+    let m0 = q.memory();
+    q.shutdown();
+
+    let dir = tempfile::Builder::new()
+        .prefix("qgates-lsp-bench-")
+        .tempdir()
+        .expect("a temporary folder");
+    let root = dir.path();
+    write_project(root);
+    println!(
+        "\n(e) memory: a {PROJECT_FILES}-file project under {}",
+        root.display()
+    );
+    let mut q = Lsp::qgates(tools, root, &trust.path().join("trust.json"), None);
+    q.initialize(json!({"trusted": true}));
+    let start = Instant::now();
+    let answer = q.request(
+        "workspace/executeCommand",
+        json!({"command": "qgates.run", "arguments": [{"scope": "project"}]}),
+    );
+    let took = start.elapsed();
+    let report = &answer["report"];
+    let mut violations = 0;
+    for g in report["gates"].as_array().expect("gates") {
+        assert_eq!(
+            g["status"], "failed",
+            "every gate ran and found something: {g}"
+        );
+        violations += g["violations"].as_array().map_or(0, Vec::len);
+    }
+    let m1 = q.memory();
+    println!(
+        "    project run: {:.1} s, {} files checked, {violations} violations",
+        took.as_secs_f64(),
+        report["scope"]["files_checked"]
+    );
+    q.shutdown();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "(e) memory of the qgates lsp process (targets read on VmHWM, the peak):"
+    );
+    let _ = writeln!(
+        s,
+        "    after initialize:               {}   target ≤ 10 MB: {}",
+        m0.line(),
+        verdict(m0.hwm <= 10 * 1024)
+    );
+    let _ = writeln!(
+        s,
+        "    after a {PROJECT_FILES}-file project run: {}   target ≤ 40 MB: {}",
+        m1.line(),
+        verdict(m1.hwm <= 40 * 1024)
+    );
+    let _ = writeln!(
+        s,
+        "    ({} files, three gates, {violations} violations, {:.1} s)",
+        report["scope"]["files_checked"],
+        took.as_secs_f64()
+    );
+    s
+}
