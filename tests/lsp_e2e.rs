@@ -865,3 +865,66 @@ fn quick_fixes_work_for_a_file_whose_result_came_while_it_was_closed() {
     );
     c.shutdown();
 }
+
+#[test]
+fn opening_a_file_no_gate_checks_keeps_the_last_result() {
+    let ws = fixture_copy("python-basic");
+    let (mut c, _t) = trusted_client(ws.path());
+    let project = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "qgates.run", "arguments": [{"scope": "project"}]}),
+        )
+        .expect("run");
+    // No gate reads pyproject.toml: its run checks nothing.
+    c.open("pyproject.toml");
+    // A second open whose run does check a file: the last result moves on to it.
+    c.open("src/clean.py");
+    let clean = c.uri("src/clean.py");
+    c.wait_for(
+        |m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == clean
+                && m["params"]["version"] == 1
+        },
+        WAIT,
+    );
+    let last = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "qgates.summary"}),
+        )
+        .expect("summary");
+    assert_ne!(
+        last["report"], project["report"],
+        "the clean.py run is the last"
+    );
+    assert!(
+        last["report"]["scope"]["files_checked"].as_u64().unwrap() >= 1,
+        "{last}"
+    );
+    // Only the file no gate applies to opened now: its empty run does not replace the result.
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": c.uri("pyproject.toml")}}),
+    );
+    c.open("pyproject.toml");
+    // That run starts no process and publishes nothing (no file is checked), so there is no
+    // message to wait for: give it time to finish.
+    std::thread::sleep(Duration::from_millis(1500));
+    let after = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "qgates.summary"}),
+        )
+        .expect("summary");
+    assert_eq!(after["summary_line"], last["summary_line"]);
+    assert!(
+        !after["summary_line"]
+            .as_str()
+            .unwrap()
+            .contains("nothing to check"),
+        "{after}"
+    );
+    c.shutdown();
+}

@@ -120,6 +120,15 @@ impl Folder {
         self.last.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// Keeps a run's report as the folder's last result (what `qgates.summary` answers). A
+    /// background run that checked no file (opening a file no gate applies to) does not replace
+    /// a real result; a run a command asked for always does.
+    pub fn remember(&self, report: &Arc<Report>, asked_for: bool) {
+        if asked_for || report.scope.files_checked > 0 || self.last_report().is_none() {
+            *self.last.write().unwrap_or_else(|e| e.into_inner()) = Some(report.clone());
+        }
+    }
+
     pub fn has_result_for(&self, path: &Path) -> bool {
         self.published
             .lock()

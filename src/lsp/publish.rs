@@ -25,7 +25,6 @@ pub async fn publish_report(
     report: &Arc<Report>,
     versions: &HashMap<PathBuf, Option<i32>>,
 ) {
-    *folder.last.write().unwrap_or_else(|e| e.into_inner()) = Some(report.clone());
     let mut by_file: BTreeMap<&str, Vec<(&str, &Violation)>> = BTreeMap::new();
     for f in &report.scope.files {
         by_file.entry(f.as_str()).or_default();

@@ -207,6 +207,7 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
             let answer = match result {
                 Ok(report) => {
                     let report = Arc::new(report);
+                    folder.remember(&report, true);
                     publish_report(&session, &folder, &report, &versions).await;
                     Ok(report)
                 }
@@ -245,7 +246,9 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
         let _ = progress.await;
         match outcome {
             Some(Ok(report)) => {
-                publish_report(&session, &folder, &Arc::new(report), &versions).await;
+                let report = Arc::new(report);
+                folder.remember(&report, false);
+                publish_report(&session, &folder, &report, &versions).await;
             }
             Some(Err(e)) => {
                 tracing::warn!("{}: the run could not start: {e}", folder.root.display());
