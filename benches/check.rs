@@ -20,11 +20,14 @@
 
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
-use std::ffi::OsString;
+#[path = "common/process.rs"]
+mod process;
+use process::{Tools, median, ms, timed, verdict};
+
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
 
 const FILES: usize = 2_000;
 const MODULES_PER_PACKAGE: usize = 50;
@@ -55,82 +58,6 @@ fn main() {
     let single = single_file_bench(&tools, runs * 6);
     let rerun = rerun_bench(&tools, runs);
     println!("\n== Results ==\n{project}{single}{rerun}");
-}
-
-/// Where the programs are, and the PATH every child gets (so qgates finds the same tools).
-struct Tools {
-    qgates: PathBuf,
-    ruff: PathBuf,
-    mypy: PathBuf,
-    path: OsString,
-}
-
-impl Tools {
-    fn find() -> Tools {
-        let mut dirs: Vec<PathBuf> = Vec::new();
-        if let Some(d) = std::env::var_os("QGATES_BENCH_TOOLS") {
-            dirs.push(PathBuf::from(d));
-        }
-        dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin"));
-        let system = std::env::var_os("PATH").unwrap_or_default();
-        dirs.extend(std::env::split_paths(&system));
-        let find = |name: &str| {
-            dirs.iter()
-                .map(|d| d.join(name))
-                .find(|p| p.is_file())
-                .unwrap_or_else(|| {
-                    panic!("`{name}` was not found: run scripts/setup.sh, or set QGATES_BENCH_TOOLS to a folder holding ruff and mypy")
-                })
-        };
-        let ruff = find("ruff");
-        let mypy = find("mypy");
-        let tool_dirs = [ruff.parent(), mypy.parent()].into_iter().flatten();
-        let path = std::env::join_paths(
-            tool_dirs
-                .map(Path::to_path_buf)
-                .chain(std::env::split_paths(&system)),
-        )
-        .expect("PATH entries join");
-        Tools {
-            qgates: PathBuf::from(env!("CARGO_BIN_EXE_qgates")),
-            ruff,
-            mypy,
-            path,
-        }
-    }
-
-    fn command(&self, program: &Path, root: &Path) -> Command {
-        let mut cmd = Command::new(program);
-        cmd.current_dir(root)
-            .env("PATH", &self.path)
-            .env_remove("QGATES_LOG")
-            .stdin(Stdio::null());
-        cmd
-    }
-}
-
-/// Runs a command to its end, its output captured (as a script would), and times it.
-fn timed(cmd: &mut Command) -> (Duration, Output) {
-    let start = Instant::now();
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    (start.elapsed(), out)
-}
-
-fn median(v: &[Duration]) -> Duration {
-    let mut v = v.to_vec();
-    v.sort();
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2
-    }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
 
 fn clear_caches(root: &Path) {
@@ -368,10 +295,6 @@ fn project_bench(tools: &Tools, runs: usize, cold: bool) -> String {
         );
     }
     r
-}
-
-fn verdict(met: bool) -> &'static str {
-    if met { "met" } else { "NOT met" }
 }
 
 /// Checks a `--format json` report: each expected gate ran and failed (it has findings).

@@ -42,6 +42,10 @@
 
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
+#[path = "common/process.rs"]
+mod process;
+use process::{Tools, median, ms, timed, verdict};
+
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -102,96 +106,16 @@ fn main() {
 // ---------------------------------------------------------------------------------------------
 // Tools and timing
 
-/// Where the programs are, and the PATH every child gets (so qgates finds the same tools).
-struct Tools {
-    qgates: PathBuf,
-    ruff: PathBuf,
-    mypy: PathBuf,
-    path: OsString,
-}
-
-impl Tools {
-    fn find() -> Tools {
-        let mut dirs: Vec<PathBuf> = Vec::new();
-        if let Some(d) = std::env::var_os("QGATES_BENCH_TOOLS") {
-            dirs.push(PathBuf::from(d));
-        }
-        dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin"));
-        let system = std::env::var_os("PATH").unwrap_or_default();
-        dirs.extend(std::env::split_paths(&system));
-        let find = |name: &str| {
-            dirs.iter()
-                .map(|d| d.join(name))
-                .find(|p| p.is_file())
-                .unwrap_or_else(|| {
-                    panic!("`{name}` was not found: run scripts/setup.sh, or set QGATES_BENCH_TOOLS to a folder holding ruff and mypy")
-                })
-        };
-        let ruff = find("ruff");
-        let mypy = find("mypy");
-        let tool_dirs = [ruff.parent(), mypy.parent()].into_iter().flatten();
-        let path = std::env::join_paths(
-            tool_dirs
-                .map(Path::to_path_buf)
-                .chain(std::env::split_paths(&system)),
-        )
-        .expect("PATH entries join");
-        Tools {
-            qgates: PathBuf::from(env!("CARGO_BIN_EXE_qgates")),
-            ruff,
-            mypy,
-            path,
-        }
-    }
-
-    fn command(&self, program: &Path, root: &Path) -> Command {
-        let mut cmd = Command::new(program);
-        cmd.current_dir(root)
-            .env("PATH", &self.path)
-            .env_remove("QGATES_LOG")
-            .stdin(Stdio::null());
-        cmd
-    }
-
-    /// `ruff check` as the `ruff_lint` gate runs it, over root-relative files.
-    fn ruff_check(&self, root: &Path, files: &[String]) -> Command {
-        let mut c = self.command(&self.ruff, root);
-        c.args(["check", "--output-format", "json", "--no-fix"])
-            .args(files);
-        c
-    }
-}
-
-/// Runs a command to its end, its output captured (as a script would), and times it.
-fn timed(cmd: &mut Command) -> (Duration, Output) {
-    let start = Instant::now();
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    (start.elapsed(), out)
-}
-
-fn median(v: &[Duration]) -> Duration {
-    let mut v = v.to_vec();
-    v.sort();
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2
-    }
+/// `ruff check` as the `ruff_lint` gate runs it, over root-relative files.
+fn ruff_check(tools: &Tools, root: &Path, files: &[String]) -> Command {
+    let mut c = tools.command(&tools.ruff, root);
+    c.args(["check", "--output-format", "json", "--no-fix"])
+        .args(files);
+    c
 }
 
 fn min(v: &[Duration]) -> Duration {
     v.iter().min().copied().unwrap_or_default()
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn verdict(met: bool) -> &'static str {
-    if met { "met" } else { "NOT met" }
 }
 
 fn row(label: &str, v: &[Duration]) -> String {
@@ -776,7 +700,7 @@ fn save_bench(tools: &Tools, n: usize) -> String {
             std::fs::write(root.join(SAVED), &text).expect("write the module");
             match (side + i) % 3 {
                 0 => {
-                    let (d, out) = timed(&mut tools.ruff_check(root, &[SAVED.to_string()]));
+                    let (d, out) = timed(&mut ruff_check(tools, root, &[SAVED.to_string()]));
                     assert!(ruff_found_revision(&out, rev), "raw ruff: F841 of {rev}");
                     if timed_run {
                         raw_t.push(d);
@@ -1105,7 +1029,7 @@ fn open_bench(tools: &Tools, n: usize) -> String {
         root.display()
     );
     // What ruff finds per file: the count each server must publish.
-    let (_, out) = timed(&mut tools.ruff_check(root, &files));
+    let (_, out) = timed(&mut ruff_check(tools, root, &files));
     let found: Vec<Value> = serde_json::from_slice(&out.stdout).expect("ruff's JSON");
     let mut expected: HashMap<String, usize> = files.iter().map(|f| (f.clone(), 0)).collect();
     for d in &found {
@@ -1165,7 +1089,7 @@ fn open_bench(tools: &Tools, n: usize) -> String {
         for side in 0..3 {
             match (side + i) % 3 {
                 0 => {
-                    let (d, out) = timed(&mut tools.ruff_check(root, &files));
+                    let (d, out) = timed(&mut ruff_check(tools, root, &files));
                     assert_eq!(out.status.code(), Some(1), "raw ruff finds something");
                     if timed_run {
                         raw_t.push(d);
