@@ -928,3 +928,64 @@ fn opening_a_file_no_gate_checks_keeps_the_last_result() {
     );
     c.shutdown();
 }
+
+fn ruff_fix_only(root: &Path, rel: &str, text: &str) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new(common::tools_bin().join("ruff"))
+        .args(["check", "--fix-only", "--stdin-filename", rel, "-"])
+        .current_dir(root)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+}
+
+#[test]
+fn fix_all_applies_overlapping_fixes_as_ruff_does_then_formats() {
+    let ws = fixture_copy("python-basic");
+    let (mut c, _t) = trusted_client(ws.path());
+    let rel = "src/clean.py";
+    c.open(rel);
+    c.diagnostics(rel);
+    // An import above the docstring: ruff's I001 and F401 fixes overlap on line 1, so one pass
+    // of the tool's own edits cannot apply both.
+    let original = std::fs::read_to_string(ws.path().join(rel)).unwrap();
+    let broken = format!("import json\n{original}");
+    c.edit_and_save(rel, 2, &broken);
+    let uri = c.uri(rel);
+    c.wait_for(
+        |m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && m["params"]["version"] == 2
+        },
+        WAIT,
+    );
+    let res = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "qgates.fixAll", "arguments": [{"uri": c.uri(rel)}]}),
+        )
+        .expect("fixAll");
+    assert_eq!(res["applied"], true, "{res}");
+    let apply_edit = c
+        .all_messages()
+        .into_iter()
+        .find(|m| m["method"] == "workspace/applyEdit")
+        .expect("applyEdit sent");
+    let edits = apply_edit["params"]["edit"]["changes"][c.uri(rel)]
+        .as_array()
+        .unwrap();
+    let fixed = apply(&broken, edits);
+    let expected = ruff_format(ws.path(), rel, &ruff_fix_only(ws.path(), rel, &broken));
+    assert_eq!(fixed, expected);
+    assert!(!fixed.contains("import json"), "{fixed}");
+    c.shutdown();
+}

@@ -12,11 +12,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::core::artifacts::{RunDir, create_run_dir};
 use crate::core::config::spec::Template;
-use crate::core::config::{Config, Gate};
+use crate::core::config::{Config, Gate, GateKind};
 use crate::core::engine::{RunError, RunRequest, run, select_gates};
 use crate::core::report::Report;
 use crate::core::runner::process::{ProcessOutcome, ProcessSpec, resolve_program, run_process};
 use crate::core::scope::resolve;
+
+/// The order fixers run in on one file: formatters last, so that what other fixers change (an
+/// import removed, a statement split) is formatted too; otherwise the configuration's order.
+pub fn in_fix_order<'g>(gates: impl IntoIterator<Item = &'g Gate>) -> Vec<&'g Gate> {
+    let mut gates: Vec<&Gate> = gates.into_iter().collect();
+    // Stable: gates of the same rank keep their order.
+    gates.sort_by_key(|g| g.kind == GateKind::Format);
+    gates
+}
 
 /// What the fixers did before the check.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -47,11 +56,15 @@ pub async fn run_with_fixes(config: &Config, request: &RunRequest) -> Result<Rep
 /// it. Files are fixed in parallel; one file's fixers run one after another in gate order, so no
 /// two fixers write the same file at once.
 pub async fn apply_fixers(config: &Config, request: &RunRequest) -> Result<FixOutcome, RunError> {
-    let fixers: Vec<Arc<Gate>> = select_gates(config, request.gates.as_deref())?
-        .into_iter()
-        .filter(|g| g.fix.is_some() && g.runs_on(request.trigger))
-        .map(|g| Arc::new(g.clone()))
-        .collect();
+    let selected = select_gates(config, request.gates.as_deref())?;
+    let fixers: Vec<Arc<Gate>> = in_fix_order(
+        selected
+            .into_iter()
+            .filter(|g| g.fix.is_some() && g.runs_on(request.trigger)),
+    )
+    .into_iter()
+    .map(|g| Arc::new(g.clone()))
+    .collect();
     if fixers.is_empty() {
         return Ok(FixOutcome::default());
     }
@@ -358,6 +371,20 @@ pub fn apply_edits(text: &str, edits: &[crate::core::violation::Edit]) -> (Strin
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn formatters_fix_last_and_the_rest_keep_their_order() {
+        let config = crate::core::config::parse_config(
+            "version: 1\nactive_gates: [fmt, lint, other]\ngates:\n  fmt:\n    kind: format\n    command: [a]\n    parsing: { strategy: exit_code }\n  lint:\n    kind: lint\n    command: [b]\n    parsing: { strategy: exit_code }\n  other:\n    command: [c]\n    parsing: { strategy: exit_code }\n",
+            crate::core::config::ConfigSource::Embedded,
+        )
+        .expect("config");
+        let order: Vec<&str> = in_fix_order(&config.gates)
+            .iter()
+            .map(|g| g.id.as_str())
+            .collect();
+        assert_eq!(order, ["lint", "other", "fmt"]);
+    }
+
     use super::*;
     use crate::core::violation::Edit;
 

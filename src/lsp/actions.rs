@@ -14,7 +14,7 @@ use super::Session;
 use super::diagnostics::{DiagnosticData, to_text_edits};
 use super::folder::Folder;
 use super::position::{Encoding, Lines};
-use crate::core::fix::{apply_edits, fix_text};
+use crate::core::fix::{apply_edits, fix_text, in_fix_order};
 use crate::core::scope::relative_posix;
 use crate::core::text_diff::{LineEdit, line_edits};
 
@@ -138,11 +138,12 @@ pub async fn fix_all_edits(
             .collect();
         fixed = apply_edits(&fixed, &edits).0;
     }
-    for gate in config
-        .gates
-        .iter()
-        .filter(|g| g.fix.is_some() && g.applies_to(&rel))
-    {
+    for gate in in_fix_order(
+        config
+            .gates
+            .iter()
+            .filter(|g| g.fix.is_some() && g.applies_to(&rel)),
+    ) {
         match fix_text(gate, &folder.root, &rel, &fixed).await {
             Ok(t) => fixed = t,
             Err(e) => tracing::warn!("{e}"),

@@ -645,9 +645,11 @@ function scenarios.broken()
     edit_config = function(text)
       local lines = vim.split(text, '\n', { plain = true })
       for i, l in ipairs(lines) do
+        -- The gate's own command (the first match; its fixer's command comes later).
         if l:find('command: ["ruff", "check"', 1, true) then
           lines[i] = l:gsub('command:', 'comand:')
           broken_line = i - 1
+          break
         end
       end
       return table.concat(lines, '\n')
