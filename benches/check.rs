@@ -107,28 +107,7 @@ fn project_bench(tools: &Tools, runs: usize, cold: bool) -> String {
         c
     };
     // The gates' own argv from the default configuration, with the same root-relative files.
-    let by_hand: [(&str, &Path, &[&str]); 3] = [
-        (
-            "ruff format --check --diff",
-            &tools.ruff,
-            &["format", "--check", "--diff"],
-        ),
-        (
-            "ruff check --output-format json",
-            &tools.ruff,
-            &["check", "--output-format", "json", "--no-fix"],
-        ),
-        (
-            "mypy --output json",
-            &tools.mypy,
-            &[
-                "--output",
-                "json",
-                "--no-error-summary",
-                "--hide-error-context",
-            ],
-        ),
-    ];
+    let by_hand = tools.default_gates();
     let tool = |i: usize| {
         let (_, program, args) = by_hand[i];
         let mut c = tools.command(program, root);

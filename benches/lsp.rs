@@ -760,28 +760,7 @@ fn three_gates_bench(tools: &Tools, n: usize) -> String {
         "\n(b) save → diagnostics, the three default gates: {SAVED} under {}",
         root.display()
     );
-    let by_hand: [(&str, &Path, &[&str]); 3] = [
-        (
-            "ruff format --check --diff FILE",
-            &tools.ruff,
-            &["format", "--check", "--diff"],
-        ),
-        (
-            "ruff check --output-format json FILE",
-            &tools.ruff,
-            &["check", "--output-format", "json", "--no-fix"],
-        ),
-        (
-            "mypy --output json FILE",
-            &tools.mypy,
-            &[
-                "--output",
-                "json",
-                "--no-error-summary",
-                "--hide-error-context",
-            ],
-        ),
-    ];
+    let by_hand = tools.default_gates();
     let trust = trust_file();
     let mut q = Lsp::qgates(tools, root, &trust.path().join("trust.json"), None);
     q.initialize(json!({"trusted": true}));

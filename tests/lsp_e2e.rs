@@ -400,10 +400,12 @@ fn apply(text: &str, edits: &[Value]) -> String {
     out
 }
 
-fn ruff_format(root: &Path, rel: &str, text: &str) -> String {
+/// What ruff prints for `text` piped through it with `args` (the file named `rel`).
+fn ruff_stdin(root: &Path, args: &[&str], rel: &str, text: &str) -> String {
     use std::io::Write;
     let mut child = std::process::Command::new(common::tools_bin().join("ruff"))
-        .args(["format", "--stdin-filename", rel, "-"])
+        .args(args)
+        .args(["--stdin-filename", rel, "-"])
         .current_dir(root)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -416,6 +418,10 @@ fn ruff_format(root: &Path, rel: &str, text: &str) -> String {
         .write_all(text.as_bytes())
         .unwrap();
     String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+}
+
+fn ruff_format(root: &Path, rel: &str, text: &str) -> String {
+    ruff_stdin(root, &["format"], rel, text)
 }
 
 #[test]
@@ -930,21 +936,7 @@ fn opening_a_file_no_gate_checks_keeps_the_last_result() {
 }
 
 fn ruff_fix_only(root: &Path, rel: &str, text: &str) -> String {
-    use std::io::Write;
-    let mut child = std::process::Command::new(common::tools_bin().join("ruff"))
-        .args(["check", "--fix-only", "--stdin-filename", rel, "-"])
-        .current_dir(root)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+    ruff_stdin(root, &["check", "--fix-only"], rel, text)
 }
 
 #[test]

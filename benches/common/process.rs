@@ -47,6 +47,33 @@ impl Tools {
         }
     }
 
+    /// The default gates' own argv (as in the embedded configuration), for running them by hand
+    /// over the same root-relative files: (label, program, arguments before the files).
+    pub fn default_gates(&self) -> [(&'static str, &Path, &'static [&'static str]); 3] {
+        [
+            (
+                "ruff format --check --diff",
+                &self.ruff,
+                &["format", "--check", "--diff"],
+            ),
+            (
+                "ruff check --output-format json",
+                &self.ruff,
+                &["check", "--output-format", "json", "--no-fix"],
+            ),
+            (
+                "mypy --output json",
+                &self.mypy,
+                &[
+                    "--output",
+                    "json",
+                    "--no-error-summary",
+                    "--hide-error-context",
+                ],
+            ),
+        ]
+    }
+
     pub fn command(&self, program: &Path, root: &Path) -> Command {
         let mut cmd = Command::new(program);
         cmd.current_dir(root)
