@@ -1100,3 +1100,91 @@ fn sarif_that_is_not_sarif() {
         0
     );
 }
+
+/// One `files` entry of the large document below: items with escapes, non-ASCII text, nulls and
+/// fixes; every 50th entry holds one object instead of an array, and every 70th a bare string
+/// (both are single items, read by the streaming thread between the workers' batches).
+fn large_entry(k: usize) -> String {
+    if k % 50 == 7 {
+        return format!(
+            r#"{{"problems": {{"f": "single_{k}.py", "l": {k}, "m": "one object", "c": "S{k}"}}}}"#
+        );
+    }
+    if k % 70 == 9 {
+        return format!(r#"{{"problems": "bare string {k}"}}"#);
+    }
+    let items: Vec<String> = (0..40)
+        .map(|i| match i % 9 {
+            4 => "null".to_string(),
+            6 => format!(
+                r#"{{"f": "dir_{k}/caf\u00e9 {i}.py", "l": "{i}", "m": "tab\there \"q\" é ☕ {k}", "c": {i}, "noise": [1, {{"deep": [true, null]}}]}}"#
+            ),
+            _ => format!(
+                r#"{{"f": "m{k}.py", "l": {i}, "m": "message {k} {i}", "c": "E{i}", "fix": {{"edits": [{{"content": "x{i}", "at": [{i}, 1], "to": [{i}, 3]}}]}}}}"#
+            ),
+        })
+        .collect();
+    format!(r#"{{"problems": [{}]}}"#, items.join(",\n  "))
+}
+
+#[test]
+fn large_documents_read_on_workers_equal_small_ones() {
+    let gate = json_gate(
+        r#"      violations_path: /files/*/problems
+      field_map: { file: f, line: l, code: c, message: m }
+      fix_edits: { path: fix/edits, content: content, line: at/0, column: at/1, end_line: to/0, end_column: to/1 }
+"#,
+    );
+    let entries: Vec<String> = (0..2_500).map(large_entry).collect();
+    let document = |entries: &[(usize, &String)]| {
+        let body: Vec<String> = entries
+            .iter()
+            .map(|(k, e)| format!("\"k{k}\": {e}"))
+            .collect();
+        format!("{{\"files\": {{{}}}}}", body.join(",\n"))
+    };
+    let numbered: Vec<(usize, &String)> = entries.iter().enumerate().collect();
+    let large = document(&numbered);
+    assert!(
+        large.len() > 4 << 20,
+        "the document must be large enough to be read on workers ({} bytes)",
+        large.len()
+    );
+    let whole = run(&gate, Path::new("/ws"), large.as_bytes());
+    // The same entries, a few at a time: each document is small and read in one pass.
+    let mut one_by_one = Vec::new();
+    for chunk in numbered.chunks(20) {
+        let small = document(chunk);
+        one_by_one.extend(run(&gate, Path::new("/ws"), small.as_bytes()).violations);
+    }
+    assert_eq!(whole.violations.len(), one_by_one.len());
+    assert!(whole.violations.len() > 80_000);
+    assert_eq!(whole.violations, one_by_one);
+    assert!(whole.violations.iter().any(|v| v.fix.is_some()));
+    assert!(
+        whole
+            .violations
+            .iter()
+            .any(|v| v.file.as_deref() == Some("dir_3/café 6.py"))
+    );
+}
+
+#[test]
+fn a_syntax_error_late_in_a_large_document_is_found_and_placed() {
+    let gate = json_gate("      field_map: { file: f, message: m }\n");
+    let mut out = String::from("[\n");
+    for i in 0..60_000 {
+        out.push_str(&format!(
+            "  {{\"f\": \"m{i}.py\", \"m\": \"message number {i}\"}},\n"
+        ));
+    }
+    // Line 60 002: a missing comma between two items.
+    out.push_str("  {\"f\": \"a.py\" \"m\": \"broken\"}\n]\n");
+    assert!(out.len() > 2 << 20);
+    let err = run_in(&gate, Path::new("/ws"), out.as_bytes(), b"").expect_err("not JSON");
+    let text = err.to_string();
+    assert!(
+        text.contains("line 60002, column 16"),
+        "the error names the place in the whole output: {text}"
+    );
+}

@@ -21,6 +21,10 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+
+use super::json_parallel::{self, Feeder};
+use super::parallel::{self, PARALLEL_MIN_BYTES};
 
 use super::pointer::{Kind, Node, Shallow, Wanted, WantedVisitor, error_message, kind_of};
 use super::{Normalizer, ParseContext, ParseError, RawEdit, RawFix, RawViolation, ToolOutput};
@@ -63,6 +67,7 @@ pub(super) fn parse(
         climbs,
         norm,
         shape: None,
+        feeder: None,
     };
     match spec.format {
         JsonFormat::Json => {
@@ -180,6 +185,8 @@ struct Reader<'s, 'n, 'c> {
     norm: &'n mut Normalizer<'c>,
     /// A shape problem met while streaming (serde only carries it as an opaque error).
     shape: Option<String>,
+    /// Worker threads that read the items of a large document.
+    feeder: Option<&'n mut Feeder>,
 }
 
 impl<'s> Reader<'s, '_, '_> {
@@ -189,7 +196,30 @@ impl<'s> Reader<'s, '_, '_> {
             return self.walk(text, 0, false, &mut stack);
         }
         // Nothing climbs out of an item, so nothing above it must be kept: read the document in
-        // one pass, keeping only the wanted parts of each item.
+        // one pass, keeping only the wanted parts of each item; a large one's items are read on
+        // worker threads.
+        let threads = parallel::threads();
+        if self.feeder.is_some() || threads < 2 || text.len() < PARALLEL_MIN_BYTES {
+            return self.stream(text);
+        }
+        let (spec, wanted) = (self.spec, self.wanted);
+        let (streamed, items) =
+            json_parallel::with_pool(spec, wanted, text, self.norm, threads, |feeder, norm| {
+                Reader {
+                    spec,
+                    wanted,
+                    climbs: false,
+                    norm,
+                    shape: None,
+                    feeder: Some(feeder),
+                }
+                .stream(text)
+            });
+        streamed.and(items.map_err(WalkError::Syntax))
+    }
+
+    /// Reads the document in one pass along `violations_path`.
+    fn stream(&mut self, text: &str) -> Result<(), WalkError> {
         let mut de = serde_json::Deserializer::from_str(text);
         let streamed = DeserializeSeed::deserialize(
             Step {
@@ -330,45 +360,57 @@ impl<'s> Reader<'s, '_, '_> {
         Ok(())
     }
 
-    /// Turns one parsed item into a violation.
+    /// Turns one parsed item into a violation, after the items handed to workers before it.
     fn item_node<'a>(&mut self, node: &Node<'a>, ancestors: &[Shallow<'a>]) {
-        let item = Item { node, ancestors };
-        let spec = self.spec;
-        let fm = &spec.field_map;
-        let text_of = |p: &Option<FieldPath>| p.as_ref().and_then(|p| item.text(p));
-        let int_of = |p: &Option<FieldPath>| {
-            p.as_ref()
-                .and_then(|p| item.lookup(p, |n| n.and_then(Node::to_int)))
-        };
-        let mut v = RawViolation {
-            file: text_of(&fm.file),
-            line: int_of(&fm.line),
-            column: int_of(&fm.column),
-            end_line: int_of(&fm.end_line),
-            end_column: int_of(&fm.end_column),
-            code: text_of(&fm.code),
-            message: text_of(&fm.message),
-            severity: text_of(&fm.severity),
-            url: text_of(&fm.url),
-            fixable: false,
-            fix: None,
-        };
-        v.fixable = match &spec.fixable_when {
-            Some(c) => {
-                let equal = item.lookup(&c.path, |n| Node::equals_text(n, &c.value));
-                (c.op == CompareOp::Eq) == equal
-            }
-            None => spec.defaults.fixable.unwrap_or(false),
-        };
-        if let Some(fe) = &spec.fix_edits {
-            v.fix = item.edits(fe).map(|edits| RawFix {
-                title: fe.title.as_ref().and_then(|t| item.text(t)),
-                edits,
-            });
+        if let Some(feeder) = self.feeder.as_deref_mut() {
+            feeder.settle(self.norm);
         }
-        apply_defaults(&mut v, &spec.defaults);
-        self.norm.push(v);
+        push_item(self.spec, self.norm, node, ancestors);
     }
+}
+
+/// Turns one parsed item into a violation in `norm`.
+pub(super) fn push_item<'a>(
+    spec: &JsonSpec,
+    norm: &mut Normalizer,
+    node: &Node<'a>,
+    ancestors: &[Shallow<'a>],
+) {
+    let item = Item { node, ancestors };
+    let fm = &spec.field_map;
+    let text_of = |p: &Option<FieldPath>| p.as_ref().and_then(|p| item.text(p));
+    let int_of = |p: &Option<FieldPath>| {
+        p.as_ref()
+            .and_then(|p| item.lookup(p, |n| n.and_then(Node::to_int)))
+    };
+    let mut v = RawViolation {
+        file: text_of(&fm.file),
+        line: int_of(&fm.line),
+        column: int_of(&fm.column),
+        end_line: int_of(&fm.end_line),
+        end_column: int_of(&fm.end_column),
+        code: text_of(&fm.code),
+        message: text_of(&fm.message),
+        severity: text_of(&fm.severity),
+        url: text_of(&fm.url),
+        fixable: false,
+        fix: None,
+    };
+    v.fixable = match &spec.fixable_when {
+        Some(c) => {
+            let equal = item.lookup(&c.path, |n| Node::equals_text(n, &c.value));
+            (c.op == CompareOp::Eq) == equal
+        }
+        None => spec.defaults.fixable.unwrap_or(false),
+    };
+    if let Some(fe) = &spec.fix_edits {
+        v.fix = item.edits(fe).map(|edits| RawFix {
+            title: fe.title.as_ref().and_then(|t| item.text(t)),
+            edits,
+        });
+    }
+    apply_defaults(&mut v, &spec.defaults);
+    norm.push(v);
 }
 
 /// Streams the document along `violations_path` from step `i`, skipping what is off the path.
@@ -389,6 +431,28 @@ impl<'s, 'n, 'c> Step<'_, 's, 'n, 'c> {
             i: self.i + 1,
             flattened: flattened || self.flattened,
         }
+    }
+
+    /// Skips each item of the array at the end of the path (which checks its syntax) and hands
+    /// it to the workers, which read it.
+    fn hand_over<'de, A: SeqAccess<'de>>(
+        &mut self,
+        seq: &mut A,
+        feeder: &mut Feeder,
+    ) -> Result<(), A::Error> {
+        let (spec, norm) = (self.reader.spec, &mut *self.reader.norm);
+        while let Some(raw) = seq.next_element::<&RawValue>()? {
+            if let Some(item) = feeder.push(raw.get(), norm) {
+                // Not a slice of the document (never so when streaming from a string): read
+                // here, after everything handed over before it.
+                let node = self.reader.wanted.parse(item).map_err(de::Error::custom)?;
+                if node != Node::Null {
+                    feeder.settle(norm);
+                    push_item(spec, norm, &node, &[]);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A scalar at the end of the path is one item; before it, a shape error.
@@ -444,6 +508,11 @@ impl<'de> Visitor<'de> for Step<'_, '_, '_, '_> {
         let step = self.reader.spec.violations_path.get(self.i);
         match step {
             None => {
+                if let Some(feeder) = self.reader.feeder.take() {
+                    let read = self.hand_over(&mut seq, feeder);
+                    self.reader.feeder = Some(feeder);
+                    return read;
+                }
                 while let Some(node) = seq.next_element_seed(wanted)? {
                     if node != Node::Null {
                         self.reader.item_node(&node, &[]);

@@ -4,6 +4,8 @@
 mod columns;
 mod exit_code;
 mod json;
+mod json_parallel;
+mod parallel;
 mod pointer;
 mod sarif;
 mod text;

@@ -2,13 +2,13 @@
 //! Violation fields and `defaults` the rest.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use regex::Regex;
 
 use super::json::apply_defaults;
+use super::parallel::{self, InOrder, PARALLEL_MIN_BYTES, PIECE_BYTES, Sink};
 use super::{Normalizer, Parsed, RawViolation, ToolOutput};
 use crate::core::config::{OutputStream, TextSpec};
 
@@ -29,61 +29,14 @@ pub(super) fn parse(spec: &TextSpec, out: ToolOutput, mut norm: Normalizer) -> P
     norm.finish()
 }
 
-/// Where the violations of a text go as they are read: the parse's normalizer, or a list in tests.
-pub(super) trait Sink: Send {
-    /// What one worker hands back for one piece of the text.
-    type Part: Send;
-    fn push(&mut self, v: RawViolation<'_>);
-    /// An empty sink for a worker thread.
-    fn sibling(&self) -> Self;
-    /// Everything pushed since the last take.
-    fn take(&mut self) -> Self::Part;
-    fn part_len(part: &Self::Part) -> usize;
-    /// Appends a part; when the list must grow, it makes room for `room` more in one step.
-    fn append(&mut self, part: Self::Part, room: usize);
-}
-
-impl Sink for Normalizer<'_> {
-    type Part = Parsed;
-    fn push(&mut self, v: RawViolation<'_>) {
-        Normalizer::push(self, v);
-    }
-    fn sibling(&self) -> Self {
-        Normalizer::sibling(self)
-    }
-    fn take(&mut self) -> Parsed {
-        Normalizer::take(self)
-    }
-    fn part_len(part: &Parsed) -> usize {
-        part.violations.len()
-    }
-    fn append(&mut self, part: Parsed, room: usize) {
-        if self.len() + part.violations.len() > self.capacity() {
-            self.reserve(room.max(part.violations.len()));
-        }
-        Normalizer::append(self, part);
-    }
-}
-
-/// Below this size a single thread is quicker than starting others.
-const PARALLEL_MIN_BYTES: usize = 2 << 20;
-
-/// The size of the pieces the workers take in turn: small enough that the pieces read but not
-/// yet appended in order hold little memory.
-const PIECE_BYTES: usize = 256 << 10;
-
 /// Reads large outputs on several threads when the pattern cannot cross a line: the text is cut
 /// just before line feeds (which no match can contain), so `^` and `$` see the same neighbours
 /// as in one pass and the matches, in order, are exactly those of one pass.
 ///
 /// Workers take pieces in turn and normalize them; this thread appends the pieces' violations in
-/// order as they arrive, so at most a few pieces wait beside the final list, and that list is
-/// sized from the rate seen so far instead of growing by doubling (which briefly holds the old
-/// and the new list).
+/// order as they arrive (see [`InOrder`]), so at most a few pieces wait beside the final list.
 fn read_parallel<S: Sink>(spec: &TextSpec, groups: &Groups, text: &str, sink: &mut S) {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
+    let threads = parallel::threads();
     if !spec.line_local || threads < 2 || text.len() < PARALLEL_MIN_BYTES {
         return read(spec, groups, text, &mut |v| sink.push(v));
     }
@@ -108,19 +61,10 @@ fn read_parallel<S: Sink>(spec: &TextSpec, groups: &Groups, text: &str, sink: &m
         drop(tx);
         // A worker's panic ends its sends; the scope then carries the panic on (the gate reports
         // an error), so it is never turned into "no findings".
-        let (mut pending, mut want, mut read_bytes, mut found) = (BTreeMap::new(), 0, 0, 0);
+        let mut in_order = InOrder::new(text.len());
         for (i, part) in rx {
-            pending.insert(i, part);
-            while let Some(part) = pending.remove(&want) {
-                read_bytes += pieces[want].len() + 1;
-                let before = found;
-                found += S::part_len(&part);
-                // The whole text at the rate seen so far, plus a sixteenth.
-                let expected =
-                    (found as f64 * text.len() as f64 / read_bytes as f64 * 17.0 / 16.0) as usize;
-                sink.append(part, expected.saturating_sub(before));
-                want += 1;
-            }
+            // Each piece stands for its line feed too.
+            in_order.receive(sink, i, part, pieces[i].len() + 1);
         }
     });
 }

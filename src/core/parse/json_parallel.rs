@@ -1,0 +1,184 @@
+//! Reading the items of a large JSON document on worker threads.
+//!
+//! The thread that streams the document still walks it whole (so every syntax error and shape
+//! problem is found exactly as in one pass), but at the end of `violations_path` it only skips
+//! each item, noting where its text lies, and hands the items to workers in batches. The workers
+//! parse the wanted keys of each item and normalize the violation, which is most of the cost;
+//! their parts are appended in document order (see [`InOrder`]), so the result equals that of one
+//! pass.
+
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Mutex, PoisonError};
+
+use super::json::push_item;
+use super::parallel::{InOrder, PIECE_BYTES, Sink};
+use super::pointer::{Node, Wanted};
+use super::{Normalizer, Parsed};
+use crate::core::config::JsonSpec;
+
+/// One batch of items: its number and the byte ranges of its items in the document.
+type Job = (usize, Vec<(usize, usize)>);
+/// What a worker hands back: the batch's number, its violations (or the error of an item), and
+/// how many bytes of the document it covered.
+type Done = (usize, Result<Parsed, serde_json::Error>, usize);
+
+/// The streaming thread's end of the pool: collects items into batches, sends them, and appends
+/// the workers' results in order.
+pub(super) struct Feeder {
+    /// Where the document starts in memory, to turn an item's text into a range of it.
+    base: usize,
+    len: usize,
+    batch: Vec<(usize, usize)>,
+    batch_bytes: usize,
+    sent: usize,
+    received: usize,
+    work: Option<SyncSender<Job>>,
+    done: Receiver<Done>,
+    in_order: InOrder<Parsed>,
+    error: Option<serde_json::Error>,
+}
+
+impl Feeder {
+    /// Takes an item that lies inside the document; an item that does not (which the streaming
+    /// reader never produces) is handed back so the caller can read it itself.
+    pub(super) fn push<'t>(&mut self, item: &'t str, norm: &mut Normalizer) -> Option<&'t str> {
+        let start = (item.as_ptr() as usize).checked_sub(self.base)?;
+        if start + item.len() > self.len {
+            return Some(item);
+        }
+        self.batch.push((start, start + item.len()));
+        self.batch_bytes += item.len();
+        if self.batch_bytes >= PIECE_BYTES {
+            self.send(norm);
+        }
+        None
+    }
+
+    /// Sends the current batch, appending whatever results are ready meanwhile.
+    fn send(&mut self, norm: &mut Normalizer) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let batch = std::mem::take(&mut self.batch);
+        self.batch_bytes = 0;
+        if let Some(work) = &self.work {
+            // Blocks while the workers are a few batches behind, which bounds the memory held.
+            if work.send((self.sent, batch)).is_ok() {
+                self.sent += 1;
+            }
+        }
+        while let Ok(done) = self.done.try_recv() {
+            self.receive(done, norm);
+        }
+    }
+
+    fn receive(&mut self, (i, result, bytes): Done, norm: &mut Normalizer) {
+        self.received += 1;
+        match result {
+            Ok(part) => self.in_order.receive(norm, i, part, bytes),
+            Err(e) => {
+                self.error.get_or_insert(e);
+            }
+        }
+    }
+
+    /// Sends what is collected and waits until every violation sent so far is in `norm`, so the
+    /// caller may push one of its own and keep the document's order.
+    pub(super) fn settle(&mut self, norm: &mut Normalizer) {
+        self.send(norm);
+        while self.received < self.sent {
+            match self.done.recv() {
+                Ok(done) => self.receive(done, norm),
+                // Every worker is gone (one panicked); the scope carries the panic on.
+                Err(_) => break,
+            }
+        }
+    }
+
+    /// Settles and lets the workers stop.
+    pub(super) fn finish(mut self, norm: &mut Normalizer) -> Result<(), serde_json::Error> {
+        self.settle(norm);
+        self.work = None;
+        match self.error {
+            Some(e) => Err(e),
+            None => {
+                debug_assert!(self.in_order.is_idle());
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Runs `stream` with a pool of `threads` workers reading the items of `text` that it hands to
+/// the feeder; returns what `stream` returned, or the first error of an item.
+pub(super) fn with_pool<R>(
+    spec: &JsonSpec,
+    wanted: &Wanted,
+    text: &str,
+    norm: &mut Normalizer,
+    threads: usize,
+    stream: impl FnOnce(&mut Feeder, &mut Normalizer) -> R,
+) -> (R, Result<(), serde_json::Error>) {
+    let (work_tx, work_rx) = mpsc::sync_channel::<Job>(threads * 2);
+    let (done_tx, done_rx) = mpsc::channel::<Done>();
+    let work_rx = Mutex::new(work_rx);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let (work_rx, done_tx) = (&work_rx, done_tx.clone());
+            let mut worker = norm.sibling();
+            scope.spawn(move || {
+                loop {
+                    let job = work_rx
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .recv();
+                    let Ok((i, items)) = job else { break };
+                    let done = read_batch(spec, wanted, text, &items, &mut worker);
+                    if done_tx.send((i, done.0, done.1)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        let mut feeder = Feeder {
+            base: text.as_ptr() as usize,
+            len: text.len(),
+            batch: Vec::new(),
+            batch_bytes: 0,
+            sent: 0,
+            received: 0,
+            work: Some(work_tx),
+            done: done_rx,
+            in_order: InOrder::new(text.len()),
+            error: None,
+        };
+        let streamed = stream(&mut feeder, norm);
+        // Also after an error, so that no worker is left waiting for work.
+        let finished = feeder.finish(norm);
+        (streamed, finished)
+    })
+}
+
+/// Parses and normalizes one batch of items; returns the violations and the bytes covered.
+fn read_batch(
+    spec: &JsonSpec,
+    wanted: &Wanted,
+    text: &str,
+    items: &[(usize, usize)],
+    norm: &mut Normalizer,
+) -> (Result<Parsed, serde_json::Error>, usize) {
+    let mut bytes = 0;
+    for &(start, end) in items {
+        bytes += end - start;
+        match wanted.parse(&text[start..end]) {
+            Ok(Node::Null) => {}
+            Ok(node) => push_item(spec, norm, &node, &[]),
+            Err(e) => {
+                norm.take();
+                return (Err(e), bytes);
+            }
+        }
+    }
+    (Ok(Sink::take(norm)), bytes)
+}
