@@ -1188,3 +1188,38 @@ fn a_syntax_error_late_in_a_large_document_is_found_and_placed() {
         "the error names the place in the whole output: {text}"
     );
 }
+
+#[test]
+fn large_json_lines_read_on_workers_equal_small_ones() {
+    let gate = json_gate(
+        "      format: jsonl\n      field_map: { file: file, line: line, column: column, code: code, message: message }\n",
+    );
+    let lines: Vec<String> = (0..40_000)
+        .map(|i| match i % 11 {
+            3 => String::new(),
+            5 => format!("{{\"file\": \"caf\\u00e9/m{i}.py\", \"line\": {i}, \"message\": \"é ☕ \\\"{i}\\\"\"}}\r"),
+            7 => "null".to_string(),
+            _ => format!(
+                "{{\"file\": \"pkg/m{i}.py\", \"line\": {i}, \"column\": {}, \"code\": \"c{i}\", \"message\": \"message number {i}\", \"hint\": null}}",
+                i % 80
+            ),
+        })
+        .collect();
+    let large = lines.join("\n");
+    assert!(large.len() > 2 << 20);
+    let whole = run(&gate, Path::new("/ws"), large.as_bytes());
+    let mut one_by_one = Vec::new();
+    for chunk in lines.chunks(1_000) {
+        one_by_one.extend(run(&gate, Path::new("/ws"), chunk.join("\n").as_bytes()).violations);
+    }
+    assert!(whole.violations.len() > 30_000);
+    assert_eq!(whole.violations, one_by_one);
+
+    // Two bad lines: the earlier one is reported, with its line number in the whole output.
+    let mut bad = lines.clone();
+    bad[31_234] = "{\"file\": \"a.py\",".to_string();
+    bad[35_000] = "not json".to_string();
+    let err = run_in(&gate, Path::new("/ws"), bad.join("\n").as_bytes(), b"").expect_err("bad");
+    let text = err.to_string();
+    assert!(text.contains("line 31235, column"), "{text}");
+}

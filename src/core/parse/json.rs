@@ -83,25 +83,60 @@ pub(super) fn parse(
             })?;
         }
         JsonFormat::Jsonl => {
-            for (n, line) in body.lines().enumerate() {
-                if line.trim().is_empty() {
-                    continue;
-                }
-                let line_no = n + 1 + line_base;
-                reader.document(line).map_err(|e| match e {
-                    WalkError::Syntax(e) => not_json(format!(
-                        "line {line_no}, column {}: {}{}",
-                        e.column(),
-                        error_message(&e),
-                        starts_with(line)
-                    )),
-                    WalkError::Shape(what) => ParseError::Shape {
-                        what: format!("line {line_no}: {what}"),
-                        log: ctx.log_hint.to_string(),
-                    },
-                })?;
+            let threads = parallel::threads();
+            if threads < 2 || body.len() < PARALLEL_MIN_BYTES {
+                return read_lines(&mut reader, body, line_base, ctx);
             }
+            return json_parallel::lines(
+                body,
+                line_base,
+                threads,
+                reader.norm,
+                |piece, first, norm| {
+                    let mut reader = Reader {
+                        spec,
+                        wanted: &wanted,
+                        climbs,
+                        norm,
+                        shape: None,
+                        feeder: None,
+                    };
+                    read_lines(&mut reader, piece, first, ctx)
+                },
+            );
         }
+    }
+    Ok(())
+}
+
+/// Reads JSON Lines, one document a line; `line_base` lines of the output come before `text`.
+fn read_lines(
+    reader: &mut Reader,
+    text: &str,
+    line_base: usize,
+    ctx: &ParseContext,
+) -> Result<(), ParseError> {
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let line_no = n + 1 + line_base;
+        reader.document(line).map_err(|e| match e {
+            WalkError::Syntax(e) => ParseError::NotJson {
+                stream: "stdout",
+                detail: format!(
+                    "line {line_no}, column {}: {}{}",
+                    e.column(),
+                    error_message(&e),
+                    starts_with(line)
+                ),
+                log: ctx.log_hint.to_string(),
+            },
+            WalkError::Shape(what) => ParseError::Shape {
+                what: format!("line {line_no}: {what}"),
+                log: ctx.log_hint.to_string(),
+            },
+        })?;
     }
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! Reading the items of a large JSON document on worker threads.
+//! Reading the items of a large JSON document, or large JSON Lines, on worker threads.
 //!
 //! The thread that streams the document still walks it whole (so every syntax error and shape
 //! problem is found exactly as in one pass), but at the end of `violations_path` it only skips
@@ -7,13 +7,14 @@
 //! their parts are appended in document order (see [`InOrder`]), so the result equals that of one
 //! pass.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Mutex, PoisonError};
 
 use super::json::push_item;
-use super::parallel::{InOrder, PIECE_BYTES, Sink};
+use super::parallel::{InOrder, PIECE_BYTES, Sink, cut_at_line_feeds};
 use super::pointer::{Node, Wanted};
-use super::{Normalizer, Parsed};
+use super::{Normalizer, ParseError, Parsed};
 use crate::core::config::JsonSpec;
 
 /// One batch of items: its number and the byte ranges of its items in the document.
@@ -181,4 +182,71 @@ fn read_batch(
         }
     }
     (Ok(Sink::take(norm)), bytes)
+}
+
+/// Reads JSON Lines on `threads` workers: the text is cut just before line feeds into pieces,
+/// `read` reads one piece (given the number of lines of the output before it) into a worker's
+/// normalizer, and the pieces' violations are appended in order. The error returned is the one
+/// of the earliest piece, as one pass would have stopped there.
+pub(super) fn lines<F>(
+    text: &str,
+    line_base: usize,
+    threads: usize,
+    norm: &mut Normalizer,
+    read: F,
+) -> Result<(), ParseError>
+where
+    F: Fn(&str, usize, &mut Normalizer) -> Result<(), ParseError> + Sync,
+{
+    let pieces = cut_at_line_feeds(text, PIECE_BYTES);
+    // The line number before each piece: the cut line feeds count too.
+    let mut firsts = Vec::with_capacity(pieces.len());
+    let mut before = line_base;
+    for piece in &pieces {
+        firsts.push(before);
+        before += piece.bytes().filter(|&b| b == b'\n').count() + 1;
+    }
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<(usize, Result<Parsed, ParseError>)>();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let (tx, next, pieces, firsts, read) = (tx.clone(), &next, &pieces, &firsts, &read);
+            let mut worker = norm.sibling();
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(piece) = pieces.get(i) else { break };
+                    let part = match read(piece, firsts[i], &mut worker) {
+                        Ok(()) => Ok(Sink::take(&mut worker)),
+                        Err(e) => {
+                            worker.take();
+                            // Later pieces cannot matter: one pass would have stopped here.
+                            next.fetch_max(pieces.len(), Ordering::Relaxed);
+                            Err(e)
+                        }
+                    };
+                    if tx.send((i, part)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut in_order = InOrder::new(text.len());
+        let mut first_error: Option<(usize, ParseError)> = None;
+        for (i, part) in rx {
+            match part {
+                Ok(part) => in_order.receive(norm, i, part, pieces[i].len() + 1),
+                Err(e) => {
+                    if first_error.as_ref().is_none_or(|(at, _)| i < *at) {
+                        first_error = Some((i, e));
+                    }
+                }
+            }
+        }
+        match first_error {
+            Some((_, e)) => Err(e),
+            None => Ok(()),
+        }
+    })
 }

@@ -107,3 +107,23 @@ impl<P> InOrder<P> {
         self.pending.is_empty()
     }
 }
+
+/// Cuts `text` into pieces of about `size` bytes, each ending just before a line feed (which is
+/// left out), or at the end of the text.
+pub(super) fn cut_at_line_feeds(text: &str, size: usize) -> Vec<&str> {
+    let mut pieces = Vec::with_capacity(text.len() / size + 1);
+    let mut start = 0;
+    loop {
+        let target = start + size;
+        match text.get(target..).and_then(|rest| rest.find('\n')) {
+            Some(off) if target < text.len() => {
+                pieces.push(&text[start..target + off]);
+                start = target + off + 1;
+            }
+            _ => {
+                pieces.push(&text[start..]);
+                return pieces;
+            }
+        }
+    }
+}

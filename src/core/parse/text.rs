@@ -8,7 +8,7 @@ use std::sync::mpsc;
 use regex::Regex;
 
 use super::json::apply_defaults;
-use super::parallel::{self, InOrder, PARALLEL_MIN_BYTES, PIECE_BYTES, Sink};
+use super::parallel::{self, InOrder, PARALLEL_MIN_BYTES, PIECE_BYTES, Sink, cut_at_line_feeds};
 use super::{Normalizer, Parsed, RawViolation, ToolOutput};
 use crate::core::config::{OutputStream, TextSpec};
 
@@ -67,26 +67,6 @@ fn read_parallel<S: Sink>(spec: &TextSpec, groups: &Groups, text: &str, sink: &m
             in_order.receive(sink, i, part, pieces[i].len() + 1);
         }
     });
-}
-
-/// Cuts `text` into pieces of about `size` bytes, each ending just before a line feed (which is
-/// left out), or at the end of the text.
-fn cut_at_line_feeds(text: &str, size: usize) -> Vec<&str> {
-    let mut pieces = Vec::with_capacity(text.len() / size + 1);
-    let mut start = 0;
-    loop {
-        let target = start + size;
-        match text.get(target..).and_then(|rest| rest.find('\n')) {
-            Some(off) if target < text.len() => {
-                pieces.push(&text[start..target + off]);
-                start = target + off + 1;
-            }
-            _ => {
-                pieces.push(&text[start..]);
-                return pieces;
-            }
-        }
-    }
 }
 
 fn read<'t>(
