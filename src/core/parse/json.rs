@@ -61,14 +61,7 @@ pub(super) fn parse(
     };
     let wanted = wanted_of(spec);
     let climbs = climbs(spec);
-    let mut reader = Reader {
-        spec,
-        wanted: &wanted,
-        climbs,
-        norm,
-        shape: None,
-        feeder: None,
-    };
+    let mut reader = Reader::new(spec, &wanted, climbs, norm);
     match spec.format {
         JsonFormat::Json => {
             if body.trim().is_empty() {
@@ -93,15 +86,12 @@ pub(super) fn parse(
                 threads,
                 reader.norm,
                 |piece, first, norm| {
-                    let mut reader = Reader {
-                        spec,
-                        wanted: &wanted,
-                        climbs,
-                        norm,
-                        shape: None,
-                        feeder: None,
-                    };
-                    read_lines(&mut reader, piece, first, ctx)
+                    read_lines(
+                        &mut Reader::new(spec, &wanted, climbs, norm),
+                        piece,
+                        first,
+                        ctx,
+                    )
                 },
             );
         }
@@ -224,7 +214,23 @@ struct Reader<'s, 'n, 'c> {
     feeder: Option<&'n mut Feeder>,
 }
 
-impl<'s> Reader<'s, '_, '_> {
+impl<'s, 'n, 'c> Reader<'s, 'n, 'c> {
+    fn new(
+        spec: &'s JsonSpec,
+        wanted: &'s Wanted,
+        climbs: bool,
+        norm: &'n mut Normalizer<'c>,
+    ) -> Self {
+        Reader {
+            spec,
+            wanted,
+            climbs,
+            norm,
+            shape: None,
+            feeder: None,
+        }
+    }
+
     fn document(&mut self, text: &str) -> Result<(), WalkError> {
         if self.climbs {
             let mut stack = Vec::new();
@@ -241,12 +247,8 @@ impl<'s> Reader<'s, '_, '_> {
         let (streamed, items) =
             json_parallel::with_pool(spec, wanted, text, self.norm, threads, |feeder, norm| {
                 Reader {
-                    spec,
-                    wanted,
-                    climbs: false,
-                    norm,
-                    shape: None,
                     feeder: Some(feeder),
+                    ..Reader::new(spec, wanted, false, norm)
                 }
                 .stream(text)
             });
