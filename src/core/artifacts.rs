@@ -50,7 +50,7 @@ impl RunDir {
 pub fn create_run_dir(root: &Path) -> std::io::Result<RunDir> {
     let dir = new_run_dir(root)?;
     if dir.in_workspace {
-        prune_runs(root);
+        prune_runs(root, &dir);
     }
     Ok(dir)
 }
@@ -60,13 +60,20 @@ pub fn create_run_dir(root: &Path) -> std::io::Result<RunDir> {
 pub fn new_run_dir(root: &Path) -> std::io::Result<RunDir> {
     let id = new_run_id();
     let qgates = root.join(".qgates");
-    let in_root = (|| {
-        std::fs::create_dir_all(qgates.join("runs"))?;
+    let runs = qgates.join("runs");
+    let path = runs.join(&id);
+    // The run's own folder first: `runs/` exists after the first run, and one `mkdir` is then
+    // all it takes.
+    let in_root = match std::fs::create_dir(&path) {
+        Ok(()) => Ok(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(&runs).and_then(|()| std::fs::create_dir(&path).map(|()| path))
+        }
+        Err(e) => Err(e),
+    };
+    if in_root.is_ok() {
         ensure_gitignore(&qgates);
-        let path = qgates.join("runs").join(&id);
-        std::fs::create_dir(&path)?;
-        Ok::<_, std::io::Error>(path)
-    })();
+    }
     match in_root {
         Ok(path) => Ok(RunDir {
             display: format!(".qgates/runs/{id}"),
@@ -95,17 +102,19 @@ pub fn ensure_gitignore(qgates_dir: &Path) {
     }
 }
 
-/// `YYYYMMDD-HHMMSS-<pid>-<n>`: sortable by time, unique across processes and within one.
+/// `YYYYMMDD-HHMMSS-<microseconds>-<pid>-<n>`: sortable by time, unique across processes and
+/// within one. The microseconds order the many runs of one second (an editor's saves, a script's
+/// loop), so pruning never takes a new run for an old one.
 fn new_run_id() -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let secs = SystemTime::now()
+    let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (y, mo, d, h, mi, s) = utc_parts(secs);
+        .unwrap_or_default();
+    let (y, mo, d, h, mi, s) = utc_parts(now.as_secs());
     format!(
-        "{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}-{}-{n}",
+        "{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}-{:06}-{}-{n}",
+        now.subsec_micros(),
         std::process::id()
     )
 }
@@ -134,13 +143,15 @@ pub fn utc_parts(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
     )
 }
 
-/// Removes all but the newest `KEEP_RUNS` run folders of the workspace.
-pub fn prune_runs(root: &Path) {
-    prune(&root.join(".qgates").join("runs"), KEEP_RUNS);
+/// Removes all but the newest `KEEP_RUNS` run folders of the workspace; never `current`, the
+/// folder of the run that prunes.
+pub fn prune_runs(root: &Path, current: &RunDir) {
+    prune(&root.join(".qgates").join("runs"), KEEP_RUNS, &current.path);
 }
 
-/// Removes all but the newest `keep` run folders (by name, which sorts by time).
-fn prune(runs: &Path, keep: usize) {
+/// Removes all but the newest `keep` run folders (by name, which sorts by time), and never
+/// `current`.
+fn prune(runs: &Path, keep: usize, current: &Path) {
     let Ok(entries) = std::fs::read_dir(runs) else {
         return;
     };
@@ -156,11 +167,15 @@ fn prune(runs: &Path, keep: usize) {
     dirs.sort_by_key(|p| sort_key(p));
     let excess = dirs.len() - keep;
     for d in dirs.into_iter().take(excess) {
-        let _ = std::fs::remove_dir_all(d);
+        if d != current {
+            let _ = std::fs::remove_dir_all(d);
+        }
     }
 }
 
-/// Orders run ids by time, then pid-independent counter: `date-time-pid-n` sorts by (date-time, n).
+/// Orders run ids by time, then pid-independent counter: `date-time-micros-pid-n` sorts by
+/// (date-time-micros, n). Ids of older versions, without the microseconds, sort before the new
+/// ones of the same second.
 fn sort_key(p: &Path) -> (String, u64) {
     let name = p
         .file_name()
@@ -182,6 +197,59 @@ mod tests {
         // 2026-11-22 10:15:00 UTC
         assert_eq!(utc_parts(1_795_342_500), (2026, 11, 22, 10, 15, 0));
         assert_eq!(utc_parts(951_782_400), (2000, 2, 29, 0, 0, 0));
+    }
+
+    #[test]
+    fn a_run_never_prunes_its_own_folder_nor_newer_ones() {
+        // Runs of many processes in the same second, each far along its own counter (ids
+        // without microseconds, as older versions wrote them): the new run sorts after them and
+        // keeps its folder.
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let runs = root.join(".qgates/runs");
+        let secs = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let (y, mo, d, h, mi, s) = utc_parts(secs);
+        for pid in 1..=KEEP_RUNS + 5 {
+            let name = format!(
+                "{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}-{pid}-{}",
+                100 + pid
+            );
+            std::fs::create_dir_all(runs.join(name)).unwrap();
+        }
+        let mut made = Vec::new();
+        for _ in 0..KEEP_RUNS + 3 {
+            let dir = create_run_dir(root).unwrap();
+            assert!(dir.path.is_dir(), "{} pruned its own folder", dir.id);
+            made.push(dir);
+        }
+        for newest in &made[3..] {
+            assert!(newest.path.is_dir(), "{} was pruned", newest.id);
+        }
+        assert_eq!(std::fs::read_dir(&runs).unwrap().count(), KEEP_RUNS);
+    }
+
+    #[test]
+    fn runs_in_parallel_keep_their_folders() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let root = root.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..15 {
+                        let dir = new_run_dir(&root).unwrap();
+                        prune_runs(&root, &dir);
+                        assert!(dir.path.is_dir(), "{} was pruned while running", dir.id);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
     }
 
     #[test]

@@ -118,8 +118,8 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
         Arc::new(new_run_dir(&request.root).map_err(|e| RunError::LogDir(e.to_string()))?);
     // Old run folders go while the gates run, not before the first one starts.
     let pruning = run_dir.in_workspace.then(|| {
-        let root = request.root.clone();
-        tokio::task::spawn_blocking(move || prune_runs(&root))
+        let (root, current) = (request.root.clone(), run_dir.clone());
+        tokio::task::spawn_blocking(move || prune_runs(&root, &current))
     });
     // The new folder's change time is the file system's own "now": files older than it may have
     // their content hashes reused by stamp (see `stamp`).
