@@ -8,6 +8,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// How many run folders are kept.
 pub const KEEP_RUNS: usize = 20;
 
+/// How many older folders may gather beyond `KEEP_RUNS` before they are removed, all at once.
+/// Removing a folder takes journalled metadata writes (about a millisecond each on an ext4
+/// disk here) that slow the tool a run starts at the same time, by as much again: nine runs in
+/// ten now remove nothing.
+pub const PRUNE_SLACK: usize = 10;
+
 /// Content of `.qgates/.gitignore`: the machine-local files; `quality.yaml` there stays tracked.
 const GITIGNORE: &str = "# Written by qgates: logs, cache and state are local to this machine.\nruns/\ncache/\nstate.json\nstate.json.*\n*.lock\n";
 
@@ -50,7 +56,7 @@ impl RunDir {
 pub fn create_run_dir(root: &Path) -> std::io::Result<RunDir> {
     let dir = new_run_dir(root)?;
     if dir.in_workspace {
-        prune_runs(root, &dir);
+        remove_runs(old_runs(root, &dir));
     }
     Ok(dir)
 }
@@ -143,17 +149,30 @@ pub fn utc_parts(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
     )
 }
 
-/// Removes all but the newest `KEEP_RUNS` run folders of the workspace; never `current`, the
-/// folder of the run that prunes.
-pub fn prune_runs(root: &Path, current: &RunDir) {
-    prune(&root.join(".qgates").join("runs"), KEEP_RUNS, &current.path);
+/// The run folders of the workspace to remove: when more than `KEEP_RUNS + PRUNE_SLACK` exist,
+/// all but the newest `KEEP_RUNS`; never `current`, the folder of the run that asks. Reads the
+/// folder list only (no stat per run), so it is cheap enough to ask on every run.
+pub fn old_runs(root: &Path, current: &RunDir) -> Vec<PathBuf> {
+    old(
+        &root.join(".qgates").join("runs"),
+        KEEP_RUNS,
+        PRUNE_SLACK,
+        &current.path,
+    )
 }
 
-/// Removes all but the newest `keep` run folders (by name, which sorts by time), and never
-/// `current`.
-fn prune(runs: &Path, keep: usize, current: &Path) {
+/// Removes run folders (those `old_runs` named).
+pub fn remove_runs(dirs: Vec<PathBuf>) {
+    for d in dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// All but the newest `keep` run folders (by name, which sorts by time) once there are more than
+/// `keep + slack`, and never `current`.
+fn old(runs: &Path, keep: usize, slack: usize, current: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(runs) else {
-        return;
+        return Vec::new();
     };
     // The directory entry's own type: no stat per run folder.
     let mut dirs: Vec<PathBuf> = entries
@@ -161,16 +180,14 @@ fn prune(runs: &Path, keep: usize, current: &Path) {
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .map(|e| e.path())
         .collect();
-    if dirs.len() <= keep {
-        return;
+    if dirs.len() <= keep + slack {
+        return Vec::new();
     }
     dirs.sort_by_key(|p| sort_key(p));
     let excess = dirs.len() - keep;
-    for d in dirs.into_iter().take(excess) {
-        if d != current {
-            let _ = std::fs::remove_dir_all(d);
-        }
-    }
+    dirs.truncate(excess);
+    dirs.retain(|d| d != current);
+    dirs
 }
 
 /// Orders run ids by time, then pid-independent counter: `date-time-micros-pid-n` sorts by
@@ -228,7 +245,7 @@ mod tests {
         for newest in &made[3..] {
             assert!(newest.path.is_dir(), "{} was pruned", newest.id);
         }
-        assert_eq!(std::fs::read_dir(&runs).unwrap().count(), KEEP_RUNS);
+        assert!(std::fs::read_dir(&runs).unwrap().count() <= KEEP_RUNS + PRUNE_SLACK);
     }
 
     #[test]
@@ -241,7 +258,7 @@ mod tests {
                 std::thread::spawn(move || {
                     for _ in 0..15 {
                         let dir = new_run_dir(&root).unwrap();
-                        prune_runs(&root, &dir);
+                        remove_runs(old_runs(&root, &dir));
                         assert!(dir.path.is_dir(), "{} was pruned while running", dir.id);
                     }
                 })
@@ -256,16 +273,22 @@ mod tests {
     fn keeps_the_newest_runs() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
+        let left = || -> Vec<String> {
+            std::fs::read_dir(root.join(".qgates/runs"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        };
         let mut made = Vec::new();
-        for _ in 0..(KEEP_RUNS + 5) {
+        // Up to the slack, nothing goes; one more, and all but the newest KEEP_RUNS go.
+        for _ in 0..(KEEP_RUNS + PRUNE_SLACK) {
             made.push(create_run_dir(root).unwrap());
         }
-        let left: Vec<String> = std::fs::read_dir(root.join(".qgates/runs"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        assert_eq!(left().len(), KEEP_RUNS + PRUNE_SLACK);
+        made.push(create_run_dir(root).unwrap());
+        let left = left();
         assert_eq!(left.len(), KEEP_RUNS);
-        for newest in &made[5..] {
+        for newest in &made[made.len() - KEEP_RUNS..] {
             assert!(left.contains(&newest.id), "{} was pruned", newest.id);
         }
         assert!(root.join(".qgates/.gitignore").is_file());
