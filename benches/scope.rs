@@ -16,6 +16,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use qgates::core::git_changes::Repo;
+use qgates::core::scope::{ScopeRequest, resolve};
 
 const TRACKED: usize = 50_000;
 const PER_DIR: usize = 100;
@@ -145,9 +146,39 @@ fn small_repository(runs: usize) -> Result<(), Box<dyn std::error::Error>> {
             theirs.push(t.elapsed());
         }
     }
-    let (ours, theirs) = (median(ours), median(theirs));
+    // The whole `auto` scope as a language server resolves it on every save: the state file
+    // (baseline = HEAD, as after a green run), discovery, ancestry and the status.
+    std::fs::write(
+        root.join("quality.yaml"),
+        qgates::core::config::DEFAULT_CONFIG,
+    )?;
+    let config = qgates::core::config::load_for_workspace(root, None)?;
+    qgates::core::state::StateStore::new(root).update(|s| {
+        s.branches.insert(
+            "main".into(),
+            qgates::core::state::BranchState {
+                baseline_sha: Some(base.clone()),
+                failed_files: Vec::new(),
+            },
+        );
+    })?;
+    let mut auto = Vec::with_capacity(runs);
+    for i in 0..=runs {
+        let t = Instant::now();
+        let scope = resolve(root, &config, &ScopeRequest::Auto)?;
+        let d = t.elapsed();
+        let python: Vec<&String> = scope.files.iter().filter(|f| f.ends_with(".py")).collect();
+        if i == 0 && python != ["pkg/m03.py", "pkg/new.py"] {
+            return Err(format!("small repository: auto scope {:?}", scope.files).into());
+        }
+        if i > 0 {
+            auto.push(d);
+        }
+    }
+    let (ours, theirs, auto) = (median(ours), median(theirs), median(auto));
     println!("small repository (20 files, 1 modified, 1 untracked), median of {runs} runs:");
     println!("  Repo::discover + changed_since(Some(HEAD))  {ours:>10.2?}");
+    println!("  scope::resolve(Auto), state file included    {auto:>10.2?}");
     println!("  git status --porcelain -uall (a process)     {theirs:>10.2?}");
     Ok(())
 }
