@@ -238,7 +238,8 @@ fn an_intent_to_add_file_is_in_scope_after_a_commit() {
 
 #[test]
 fn a_repository_larger_than_one_thread_handles() {
-    // Over 500 entries the stat is split across threads (git's rule); the result is the same.
+    // Over 500 entries the stat may be split across threads (git's rule, given the cores); the
+    // result is the same.
     let r = TestRepo::empty_on("main");
     for i in 0..1_200 {
         r.write(

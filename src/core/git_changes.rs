@@ -272,8 +272,13 @@ impl Repo {
         let index_is_base = index_matches_tree(&index, tree);
         // Git's own rule for its parallel stat: a thread per 500 entries. gix would split even a
         // 20-file index over every core, and a small repository then spends its time handing work
-        // between threads.
-        let threads = (index.entries().len() / 500).max(1);
+        // between threads. At most one core less than there are: the walk for untracked files
+        // runs at the same time on a thread of its own, and stat threads that outnumber the
+        // cores left to them contend in the kernel's path lookup (on 2 cores, 50,000 files: CPU
+        // 80-90 ms with two stat threads, 67-77 ms with one; wall time 1.26-1.39 × `git status`,
+        // 1.08-1.19 ×).
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let threads = (index.entries().len() / 500).clamp(1, cores.saturating_sub(1).max(1));
         // One status, like `git status` with the base tree in place of HEAD's: the base tree
         // against the index, and the index against the working tree (stat first, content only
         // when the stat changed) alongside the walk for untracked files, all on their own threads.
