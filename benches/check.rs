@@ -12,7 +12,8 @@
 //! Caches: by default both sides run warm. `.mypy_cache` and `.ruff_cache` are kept, and each
 //! side runs once untimed first, so every timed run finds the same caches. `QGATES_BENCH_COLD=1`
 //! deletes both caches before every timed command instead (outside the timed span).
-//! `QGATES_BENCH_RUNS` sets N (default 5 for (a), 6 × that for (b)).
+//! `QGATES_BENCH_RUNS` sets N (default 5 for (a), 6 × that for (b)). `QGATES_BENCH_ONLY=bc` runs
+//! only the parts named.
 //!
 //! The binary is the one cargo builds for this package (`CARGO_BIN_EXE_qgates`, the bench
 //! profile, i.e. release). The tools come from `QGATES_BENCH_TOOLS` (a folder holding `ruff` and
@@ -54,9 +55,24 @@ fn main() {
             "warm (kept; each side ran once untimed first)"
         }
     );
-    let project = project_bench(&tools, runs, cold);
-    let single = single_file_bench(&tools, runs * 6);
-    let rerun = rerun_bench(&tools, runs);
+    // `QGATES_BENCH_ONLY=bc` runs only the parts named (a, b, c); default all.
+    let only = std::env::var("QGATES_BENCH_ONLY").unwrap_or_else(|_| "abc".to_string());
+    let part = |p: char| only.contains(p);
+    let project = if part('a') {
+        project_bench(&tools, runs, cold)
+    } else {
+        String::new()
+    };
+    let single = if part('b') {
+        single_file_bench(&tools, runs * 6)
+    } else {
+        String::new()
+    };
+    let rerun = if part('c') {
+        rerun_bench(&tools, runs)
+    } else {
+        String::new()
+    };
     println!("\n== Results ==\n{project}{single}{rerun}");
 }
 

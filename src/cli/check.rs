@@ -86,6 +86,9 @@ pub fn check(a: CheckArgs) -> i32 {
             run(&config, &request).await
         }
     });
+    // The run is over and awaited everything it started; an idle blocking-pool thread (the
+    // pruning of old run folders) need not be woken and joined before the process exits.
+    runtime.shutdown_background();
     let report = match report {
         Ok(r) => r,
         Err(e) => {

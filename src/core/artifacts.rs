@@ -8,6 +8,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// How many run folders are kept.
 pub const KEEP_RUNS: usize = 20;
 
+/// How many older folders may gather beyond `KEEP_RUNS` before they are removed, all at once.
+/// Removing a folder takes journalled metadata writes (about a millisecond each on an ext4
+/// disk here) that slow the tool a run starts at the same time, by as much again: nine runs in
+/// ten now remove nothing.
+pub const PRUNE_SLACK: usize = 10;
+
 /// Content of `.qgates/.gitignore`: the machine-local files; `quality.yaml` there stays tracked.
 const GITIGNORE: &str = "# Written by qgates: logs, cache and state are local to this machine.\nruns/\ncache/\nstate.json\nstate.json.*\n*.lock\n";
 
@@ -50,7 +56,7 @@ impl RunDir {
 pub fn create_run_dir(root: &Path) -> std::io::Result<RunDir> {
     let dir = new_run_dir(root)?;
     if dir.in_workspace {
-        prune_runs(root);
+        remove_runs(old_runs(root, &dir));
     }
     Ok(dir)
 }
@@ -60,13 +66,20 @@ pub fn create_run_dir(root: &Path) -> std::io::Result<RunDir> {
 pub fn new_run_dir(root: &Path) -> std::io::Result<RunDir> {
     let id = new_run_id();
     let qgates = root.join(".qgates");
-    let in_root = (|| {
-        std::fs::create_dir_all(qgates.join("runs"))?;
+    let runs = qgates.join("runs");
+    let path = runs.join(&id);
+    // The run's own folder first: `runs/` exists after the first run, and one `mkdir` is then
+    // all it takes.
+    let in_root = match std::fs::create_dir(&path) {
+        Ok(()) => Ok(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(&runs).and_then(|()| std::fs::create_dir(&path).map(|()| path))
+        }
+        Err(e) => Err(e),
+    };
+    if in_root.is_ok() {
         ensure_gitignore(&qgates);
-        let path = qgates.join("runs").join(&id);
-        std::fs::create_dir(&path)?;
-        Ok::<_, std::io::Error>(path)
-    })();
+    }
     match in_root {
         Ok(path) => Ok(RunDir {
             display: format!(".qgates/runs/{id}"),
@@ -95,17 +108,19 @@ pub fn ensure_gitignore(qgates_dir: &Path) {
     }
 }
 
-/// `YYYYMMDD-HHMMSS-<pid>-<n>`: sortable by time, unique across processes and within one.
+/// `YYYYMMDD-HHMMSS-<microseconds>-<pid>-<n>`: sortable by time, unique across processes and
+/// within one. The microseconds order the many runs of one second (an editor's saves, a script's
+/// loop), so pruning never takes a new run for an old one.
 fn new_run_id() -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let secs = SystemTime::now()
+    let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (y, mo, d, h, mi, s) = utc_parts(secs);
+        .unwrap_or_default();
+    let (y, mo, d, h, mi, s) = utc_parts(now.as_secs());
     format!(
-        "{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}-{}-{n}",
+        "{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}-{:06}-{}-{n}",
+        now.subsec_micros(),
         std::process::id()
     )
 }
@@ -134,15 +149,30 @@ pub fn utc_parts(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
     )
 }
 
-/// Removes all but the newest `KEEP_RUNS` run folders of the workspace.
-pub fn prune_runs(root: &Path) {
-    prune(&root.join(".qgates").join("runs"), KEEP_RUNS);
+/// The run folders of the workspace to remove: when more than `KEEP_RUNS + PRUNE_SLACK` exist,
+/// all but the newest `KEEP_RUNS`; never `current`, the folder of the run that asks. Reads the
+/// folder list only (no stat per run), so it is cheap enough to ask on every run.
+pub fn old_runs(root: &Path, current: &RunDir) -> Vec<PathBuf> {
+    old(
+        &root.join(".qgates").join("runs"),
+        KEEP_RUNS,
+        PRUNE_SLACK,
+        &current.path,
+    )
 }
 
-/// Removes all but the newest `keep` run folders (by name, which sorts by time).
-fn prune(runs: &Path, keep: usize) {
+/// Removes run folders (those `old_runs` named).
+pub fn remove_runs(dirs: Vec<PathBuf>) {
+    for d in dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// All but the newest `keep` run folders (by name, which sorts by time) once there are more than
+/// `keep + slack`, and never `current`.
+fn old(runs: &Path, keep: usize, slack: usize, current: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(runs) else {
-        return;
+        return Vec::new();
     };
     // The directory entry's own type: no stat per run folder.
     let mut dirs: Vec<PathBuf> = entries
@@ -150,17 +180,19 @@ fn prune(runs: &Path, keep: usize) {
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .map(|e| e.path())
         .collect();
-    if dirs.len() <= keep {
-        return;
+    if dirs.len() <= keep + slack {
+        return Vec::new();
     }
     dirs.sort_by_key(|p| sort_key(p));
     let excess = dirs.len() - keep;
-    for d in dirs.into_iter().take(excess) {
-        let _ = std::fs::remove_dir_all(d);
-    }
+    dirs.truncate(excess);
+    dirs.retain(|d| d != current);
+    dirs
 }
 
-/// Orders run ids by time, then pid-independent counter: `date-time-pid-n` sorts by (date-time, n).
+/// Orders run ids by time, then pid-independent counter: `date-time-micros-pid-n` sorts by
+/// (date-time-micros, n). Ids of older versions, without the microseconds, sort before the new
+/// ones of the same second.
 fn sort_key(p: &Path) -> (String, u64) {
     let name = p
         .file_name()
@@ -185,19 +217,78 @@ mod tests {
     }
 
     #[test]
+    fn a_run_never_prunes_its_own_folder_nor_newer_ones() {
+        // Runs of many processes in the same second, each far along its own counter (ids
+        // without microseconds, as older versions wrote them): the new run sorts after them and
+        // keeps its folder.
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let runs = root.join(".qgates/runs");
+        let secs = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let (y, mo, d, h, mi, s) = utc_parts(secs);
+        for pid in 1..=KEEP_RUNS + 5 {
+            let name = format!(
+                "{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}-{pid}-{}",
+                100 + pid
+            );
+            std::fs::create_dir_all(runs.join(name)).unwrap();
+        }
+        let mut made = Vec::new();
+        for _ in 0..KEEP_RUNS + 3 {
+            let dir = create_run_dir(root).unwrap();
+            assert!(dir.path.is_dir(), "{} pruned its own folder", dir.id);
+            made.push(dir);
+        }
+        for newest in &made[3..] {
+            assert!(newest.path.is_dir(), "{} was pruned", newest.id);
+        }
+        assert!(std::fs::read_dir(&runs).unwrap().count() <= KEEP_RUNS + PRUNE_SLACK);
+    }
+
+    #[test]
+    fn runs_in_parallel_keep_their_folders() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let root = root.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..15 {
+                        let dir = new_run_dir(&root).unwrap();
+                        remove_runs(old_runs(&root, &dir));
+                        assert!(dir.path.is_dir(), "{} was pruned while running", dir.id);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+    }
+
+    #[test]
     fn keeps_the_newest_runs() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
+        let left = || -> Vec<String> {
+            std::fs::read_dir(root.join(".qgates/runs"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        };
         let mut made = Vec::new();
-        for _ in 0..(KEEP_RUNS + 5) {
+        // Up to the slack, nothing goes; one more, and all but the newest KEEP_RUNS go.
+        for _ in 0..(KEEP_RUNS + PRUNE_SLACK) {
             made.push(create_run_dir(root).unwrap());
         }
-        let left: Vec<String> = std::fs::read_dir(root.join(".qgates/runs"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        assert_eq!(left().len(), KEEP_RUNS + PRUNE_SLACK);
+        made.push(create_run_dir(root).unwrap());
+        let left = left();
         assert_eq!(left.len(), KEEP_RUNS);
-        for newest in &made[5..] {
+        for newest in &made[made.len() - KEEP_RUNS..] {
             assert!(left.contains(&newest.id), "{} was pruned", newest.id);
         }
         assert!(root.join(".qgates/.gitignore").is_file());

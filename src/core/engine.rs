@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::core::artifacts::{RunDir, new_run_dir, prune_runs};
+use crate::core::artifacts::{RunDir, new_run_dir, old_runs, remove_runs};
 use crate::core::cache::{KeyMaker, ResultCache};
 use crate::core::config::Gate;
 use crate::core::config::GateKind;
@@ -116,11 +116,14 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
     }
     let run_dir =
         Arc::new(new_run_dir(&request.root).map_err(|e| RunError::LogDir(e.to_string()))?);
-    // Old run folders go while the gates run, not before the first one starts.
-    let pruning = run_dir.in_workspace.then(|| {
-        let root = request.root.clone();
-        tokio::task::spawn_blocking(move || prune_runs(&root))
-    });
+    // Old run folders go while the gates run, not before the first one starts (and only now
+    // and then: see `PRUNE_SLACK`).
+    let old = if run_dir.in_workspace {
+        old_runs(&request.root, &run_dir)
+    } else {
+        Vec::new()
+    };
+    let pruning = (!old.is_empty()).then(|| tokio::task::spawn_blocking(move || remove_runs(old)));
     // The new folder's change time is the file system's own "now": files older than it may have
     // their content hashes reused by stamp (see `stamp`).
     let reference = run_dir

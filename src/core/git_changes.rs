@@ -261,6 +261,24 @@ impl Repo {
         } else {
             vec![format!(":(top,literal){}", self.prefix).into()]
         };
+        let index = self
+            .repo
+            .index_or_empty()
+            .map_err(read("reading the index"))?;
+        // Like `git status`, take a valid cache tree (the index's record of the tree it was last
+        // written as) at its word: when it is the base tree and counts every index entry, the
+        // index holds exactly the base tree and the comparison of the two, which reads and
+        // inflates every tree object, can only come out empty.
+        let index_is_base = index_matches_tree(&index, tree);
+        // Git's own rule for its parallel stat: a thread per 500 entries. gix would split even a
+        // 20-file index over every core, and a small repository then spends its time handing work
+        // between threads. At most one core less than there are: the walk for untracked files
+        // runs at the same time on a thread of its own, and stat threads that outnumber the
+        // cores left to them contend in the kernel's path lookup (on 2 cores, 50,000 files: CPU
+        // 80-90 ms with two stat threads, 67-77 ms with one; wall time 1.26-1.39 × `git status`,
+        // 1.08-1.19 ×).
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let threads = (index.entries().len() / 500).clamp(1, cores.saturating_sub(1).max(1));
         // One status, like `git status` with the base tree in place of HEAD's: the base tree
         // against the index, and the index against the working tree (stat first, content only
         // when the stat changed) alongside the walk for untracked files, all on their own threads.
@@ -268,17 +286,30 @@ impl Repo {
         // No rename detection: it pairs a deletion with an addition but changes neither path, and
         // the new paths are all this function returns; pairing them would cost a content
         // comparison of every added file against every deleted one.
-        let status = self
+        let platform = self
             .repo
             .status(gix::progress::Discard)
             .map_err(read("preparing the status"))?
-            .head_tree(tree)
+            .index(index.into())
             .untracked_files(gix::status::UntrackedFiles::Files)
             .index_worktree_submodules(None)
             .index_worktree_rewrites(None)
-            .tree_index_track_renames(gix::status::tree_index::TrackRenames::Disabled)
-            .into_iter(patterns)
-            .map_err(read("comparing the baseline with the working tree"))?;
+            .index_worktree_options_mut(|o| o.thread_limit = Some(threads))
+            .tree_index_track_renames(gix::status::tree_index::TrackRenames::Disabled);
+        let compare = read("comparing the baseline with the working tree");
+        let status: Box<dyn Iterator<Item = Result<gix::status::Item, gix::Error>>> =
+            if index_is_base {
+                let iter = platform
+                    .into_index_worktree_iter(patterns)
+                    .map_err(compare)?;
+                Box::new(iter.map(|item| item.map(gix::status::Item::IndexWorktree)))
+            } else {
+                let iter = platform
+                    .head_tree(tree)
+                    .into_iter(patterns)
+                    .map_err(compare)?;
+                Box::new(iter)
+            };
 
         // Changed between the base and the index, then corrected by the working tree.
         let mut staged: BTreeSet<BString> = BTreeSet::new();
@@ -435,6 +466,18 @@ impl Repo {
         }
         notes
     }
+}
+
+/// Whether the index is exactly `tree`: its cache tree is valid, names `tree`, and counts every
+/// entry of the index (an entry the cache tree does not count, such as one added with
+/// `git add -N`, or a conflict's several stages, makes the counts differ).
+fn index_matches_tree(index: &gix::index::State, tree: ObjectId) -> bool {
+    index.tree().is_some_and(|root| {
+        root.id == tree
+            && root
+                .num_entries
+                .is_some_and(|n| usize::try_from(n).is_ok_and(|n| n == index.entries().len()))
+    })
 }
 
 /// Whether discovery failed only because no repository holds the folder.

@@ -135,8 +135,10 @@ fn explicit_files(root: &Path, paths: &[PathBuf]) -> Result<Vec<String>, ScopeEr
             return Err(ScopeError::NotFound(p.display().to_string()));
         }
         let rel = relative_posix(root, &abs);
-        let is_root = abs == root || abs.canonicalize().ok() == root.canonicalize().ok();
-        if rel.is_none() && !is_root {
+        // Only a path outside the root needs the real paths compared (two canonicalizations,
+        // a readlink per component).
+        let is_root = || abs == root || abs.canonicalize().ok() == root.canonicalize().ok();
+        if rel.is_none() && !is_root() {
             return Err(ScopeError::OutsideRoot {
                 path: p.display().to_string(),
                 root: root.display().to_string(),

@@ -6,7 +6,7 @@ pub mod batch;
 pub mod process;
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -180,6 +180,10 @@ fn file_argument(rel: &str, root: &Path, cwd: &Path) -> OsString {
     }
 }
 
+/// Outputs up to this size (each of stdout and stderr) are parsed on the task's own thread: about
+/// a millisecond of parsing at most.
+const PARSE_IN_PLACE_BYTES: u64 = 256 * 1024;
+
 /// Judges one finished process: its outcome, its exit code against the gate's lists, its output.
 async fn judge(
     gate: &Arc<Gate>,
@@ -220,18 +224,28 @@ async fn judge(
         }
         ProcessOutcome::SpawnFailed(why) => return err(format!("{name}: {why}"), None),
     };
-    let (gate2, root2, cwd2) = (gate.clone(), root.to_path_buf(), cwd.to_path_buf());
-    let (out_path, err_path, hint) = (
-        stdout.to_path_buf(),
-        stderr.to_path_buf(),
-        log_hint.to_string(),
-    );
-    let parsed = tokio::task::spawn_blocking(move || {
-        parse_logs(&gate2, &root2, &cwd2, code, &out_path, &err_path, &hint)
-    })
-    .await
-    .map_err(|e| format!("the parser stopped unexpectedly ({e})"))
-    .and_then(|r| r);
+    // A small output (a linter's usual few kilobytes) is parsed in place: handing it to another
+    // thread and back costs more than the parse, and on a busy machine each hand-off waits for
+    // a core. A large one goes to the blocking pool so it holds up no other task.
+    let small = [stdout, stderr]
+        .iter()
+        .all(|p| std::fs::metadata(p).is_ok_and(|m| m.len() <= PARSE_IN_PLACE_BYTES));
+    let parsed = if small {
+        parse_logs(gate, root, cwd, code, stdout, stderr, log_hint)
+    } else {
+        let (gate2, root2, cwd2) = (gate.clone(), root.to_path_buf(), cwd.to_path_buf());
+        let (out_path, err_path, hint) = (
+            stdout.to_path_buf(),
+            stderr.to_path_buf(),
+            log_hint.to_string(),
+        );
+        tokio::task::spawn_blocking(move || {
+            parse_logs(&gate2, &root2, &cwd2, code, &out_path, &err_path, &hint)
+        })
+        .await
+        .map_err(|e| format!("the parser stopped unexpectedly ({e})"))
+        .and_then(|r| r)
+    };
     let parsed = match parsed {
         Ok(p) => p,
         Err(why) => {
@@ -278,8 +292,8 @@ fn parse_logs(
     root: &Path,
     cwd: &Path,
     code: i32,
-    stdout: &PathBuf,
-    stderr: &PathBuf,
+    stdout: &Path,
+    stderr: &Path,
     log_hint: &str,
 ) -> Result<crate::core::parse::Parsed, String> {
     let out =
