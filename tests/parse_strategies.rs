@@ -1128,7 +1128,7 @@ fn large_entry(k: usize) -> String {
 }
 
 #[test]
-fn large_documents_read_on_workers_equal_small_ones() {
+fn a_large_document_reads_as_its_parts_do() {
     let gate = json_gate(
         r#"      violations_path: /files/*/problems
       field_map: { file: f, line: l, code: c, message: m }
@@ -1147,7 +1147,7 @@ fn large_documents_read_on_workers_equal_small_ones() {
     let large = document(&numbered);
     assert!(
         large.len() > 4 << 20,
-        "the document must be large enough to be read on workers ({} bytes)",
+        "the document must be large enough for worker threads, where the machine has them ({} bytes)",
         large.len()
     );
     let whole = run(&gate, Path::new("/ws"), large.as_bytes());
@@ -1190,7 +1190,7 @@ fn a_syntax_error_late_in_a_large_document_is_found_and_placed() {
 }
 
 #[test]
-fn large_json_lines_read_on_workers_equal_small_ones() {
+fn large_json_lines_read_as_their_parts_do() {
     let gate = json_gate(
         "      format: jsonl\n      field_map: { file: file, line: line, column: column, code: code, message: message }\n",
     );

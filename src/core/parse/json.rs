@@ -32,12 +32,52 @@ use crate::core::config::{
     CompareOp, Extract, FieldPath, FixEditsSpec, JsonFormat, JsonSpec, PointerStep, Template,
 };
 
+/// A large document's items go to worker threads only on a machine with this many threads: the
+/// streaming thread then skips every item once more (about a quarter of the work of reading it),
+/// which pays only when three workers or more run beside it. On two cores it was measured slower
+/// under load and barely faster idle. JSON Lines have no such extra pass and use any count.
+const DOCUMENT_POOL_MIN_THREADS: usize = 4;
+
+/// How many threads a large output may use.
+#[derive(Debug, Clone, Copy)]
+struct Threads {
+    /// For the items of one large document; below 2, none.
+    document: usize,
+    /// For the lines of large JSON Lines; below 2, none.
+    lines: usize,
+}
+
 /// Reads the violations of `out` into `norm`, one item at a time.
 pub(super) fn parse(
     spec: &JsonSpec,
     out: ToolOutput,
     ctx: &ParseContext,
     norm: &mut Normalizer,
+) -> Result<(), ParseError> {
+    let threads = parallel::threads();
+    let document = if threads >= DOCUMENT_POOL_MIN_THREADS {
+        threads
+    } else {
+        0
+    };
+    parse_with(
+        spec,
+        out,
+        ctx,
+        norm,
+        Threads {
+            document,
+            lines: threads,
+        },
+    )
+}
+
+fn parse_with(
+    spec: &JsonSpec,
+    out: ToolOutput,
+    ctx: &ParseContext,
+    norm: &mut Normalizer,
+    threads: Threads,
 ) -> Result<(), ParseError> {
     let decoded = super::pointer::decode(out.stdout);
     // PowerShell-era tools prefix a byte-order mark, which JSON does not allow.
@@ -61,7 +101,10 @@ pub(super) fn parse(
     };
     let wanted = wanted_of(spec);
     let climbs = climbs(spec);
-    let mut reader = Reader::new(spec, &wanted, climbs, norm);
+    let mut reader = Reader {
+        pool: threads.document,
+        ..Reader::new(spec, &wanted, climbs, norm)
+    };
     match spec.format {
         JsonFormat::Json => {
             if body.trim().is_empty() {
@@ -76,14 +119,13 @@ pub(super) fn parse(
             })?;
         }
         JsonFormat::Jsonl => {
-            let threads = parallel::threads();
-            if threads < 2 || body.len() < PARALLEL_MIN_BYTES {
+            if threads.lines < 2 || body.len() < PARALLEL_MIN_BYTES {
                 return read_lines(&mut reader, body, line_base, ctx);
             }
             return json_parallel::lines(
                 body,
                 line_base,
-                threads,
+                threads.lines,
                 reader.norm,
                 |piece, first, norm| {
                     read_lines(
@@ -210,7 +252,9 @@ struct Reader<'s, 'n, 'c> {
     norm: &'n mut Normalizer<'c>,
     /// A shape problem met while streaming (serde only carries it as an opaque error).
     shape: Option<String>,
-    /// Worker threads that read the items of a large document.
+    /// How many worker threads a large document may use (below 2, none).
+    pool: usize,
+    /// The worker threads reading the items of a large document.
     feeder: Option<&'n mut Feeder>,
 }
 
@@ -227,6 +271,7 @@ impl<'s, 'n, 'c> Reader<'s, 'n, 'c> {
             climbs,
             norm,
             shape: None,
+            pool: 0,
             feeder: None,
         }
     }
@@ -239,13 +284,12 @@ impl<'s, 'n, 'c> Reader<'s, 'n, 'c> {
         // Nothing climbs out of an item, so nothing above it must be kept: read the document in
         // one pass, keeping only the wanted parts of each item; a large one's items are read on
         // worker threads.
-        let threads = parallel::threads();
-        if self.feeder.is_some() || threads < 2 || text.len() < PARALLEL_MIN_BYTES {
+        if self.pool < 2 || self.feeder.is_some() || text.len() < PARALLEL_MIN_BYTES {
             return self.stream(text);
         }
         let (spec, wanted) = (self.spec, self.wanted);
         let (streamed, items) =
-            json_parallel::with_pool(spec, wanted, text, self.norm, threads, |feeder, norm| {
+            json_parallel::with_pool(spec, wanted, text, self.norm, self.pool, |feeder, norm| {
                 Reader {
                     feeder: Some(feeder),
                     ..Reader::new(spec, wanted, false, norm)
@@ -901,5 +945,144 @@ mod tests {
         ];
         assert_eq!(pointer_text(&steps), "/a~1b/*/~0");
         assert_eq!(pointer_text(&[]), "\"\"");
+    }
+
+    /// Parses `stdout` with a `json_violations` gate built from `parsing` (YAML, indented by six
+    /// spaces), with the given threads.
+    fn parse_using(
+        parsing: &str,
+        stdout: &str,
+        threads: Threads,
+    ) -> Result<super::super::Parsed, ParseError> {
+        use crate::core::config::{ConfigSource, ParserSpec, parse_config};
+        let yaml = format!(
+            "version: 1\ngates:\n  g:\n    command: [tool]\n    parsing:\n      strategy: json_violations\n{parsing}"
+        );
+        let config = parse_config(&yaml, ConfigSource::Embedded).expect("valid configuration");
+        let gate = config.gate("g").expect("the gate");
+        let ParserSpec::Json(spec) = &gate.parser else {
+            panic!("a JSON gate")
+        };
+        let root = std::path::Path::new("/ws");
+        let ctx = ParseContext {
+            gate,
+            root,
+            cwd: root,
+            log_hint: "log",
+        };
+        let mut norm = Normalizer::new(ctx, (0, 0));
+        let out = ToolOutput {
+            stdout: stdout.as_bytes(),
+            stderr: b"",
+            exit_code: Some(1),
+        };
+        parse_with(spec, out, &ctx, &mut norm, threads)?;
+        Ok(norm.finish())
+    }
+
+    const ONE_PASS: Threads = Threads {
+        document: 0,
+        lines: 0,
+    };
+    const POOL: Threads = Threads {
+        document: 2,
+        lines: 2,
+    };
+
+    /// Items with escapes, non-ASCII text, nulls, fixes and skipped keys; between the arrays,
+    /// single objects and bare strings at the end of the path (read by the streaming thread
+    /// between the workers' batches, so the order is at stake).
+    fn large_document(entries: usize) -> String {
+        let entry = |k: usize| -> String {
+            if k % 50 == 7 {
+                return format!(
+                    r#"{{"problems": {{"f": "single_{k}.py", "l": {k}, "m": "one object"}}}}"#
+                );
+            }
+            if k % 70 == 9 {
+                return format!(r#"{{"problems": "bare string {k}"}}"#);
+            }
+            let items: Vec<String> = (0..40)
+                .map(|i| match i % 9 {
+                    4 => "null".to_string(),
+                    6 => format!(
+                        r#"{{"f": "d{k}/caf\u00e9 {i}.py", "l": "{i}", "m": "tab\there \"q\" é ☕", "noise": [1, {{"deep": [true, null]}}]}}"#
+                    ),
+                    _ => format!(
+                        r#"{{"f": "m{k}.py", "l": {i}, "m": "message {k} {i}", "fix": {{"edits": [{{"content": "x{i}", "at": [{i}, 1], "to": [{i}, 3]}}]}}}}"#
+                    ),
+                })
+                .collect();
+            format!(r#"{{"problems": [{}]}}"#, items.join(",\n  "))
+        };
+        let body: Vec<String> = (0..entries)
+            .map(|k| format!("\"k{k}\": {}", entry(k)))
+            .collect();
+        format!("{{\"files\": {{{}}}}}", body.join(",\n"))
+    }
+
+    const LARGE_PARSING: &str = r#"      violations_path: /files/*/problems
+      field_map: { file: f, line: l, message: m }
+      fix_edits: { path: fix/edits, content: content, line: at/0, column: at/1, end_line: to/0, end_column: to/1 }
+"#;
+
+    #[test]
+    fn the_document_pool_reads_what_one_pass_reads() {
+        let doc = large_document(2_500);
+        assert!(doc.len() > 2 * PARALLEL_MIN_BYTES);
+        let one = parse_using(LARGE_PARSING, &doc, ONE_PASS).expect("valid");
+        let pooled = parse_using(LARGE_PARSING, &doc, POOL).expect("valid");
+        assert!(one.violations.len() > 80_000);
+        assert!(one.violations.iter().any(|v| v.fix.is_some()));
+        assert_eq!(one, pooled);
+    }
+
+    #[test]
+    fn the_document_pool_reports_what_one_pass_reports() {
+        let doc = large_document(2_500);
+        // A syntax error late in the document, inside an item the workers would read.
+        let at = doc.len() - 5_000 + doc[doc.len() - 5_000..].find("\"m\":").expect("an item");
+        let broken = format!("{}\"m\" 1{}", &doc[..at], &doc[at + 4..]);
+        let one = parse_using(LARGE_PARSING, &broken, ONE_PASS).expect_err("broken");
+        let pooled = parse_using(LARGE_PARSING, &broken, POOL).expect_err("broken");
+        assert!(matches!(one, ParseError::NotJson { .. }), "{one}");
+        assert_eq!(one, pooled);
+        // A shape error after many items: a path that needs an object meets a number.
+        let shaped = format!(
+            "{{\"files\": [{}, 5]}}",
+            "{\"problems\": [{\"m\": \"x\"}]}, "
+                .repeat(60_000)
+                .trim_end_matches(", ")
+        );
+        let parsing =
+            "      violations_path: /files/*/problems/0\n      field_map: { message: m }\n";
+        let one = parse_using(parsing, &shaped, ONE_PASS);
+        let pooled = parse_using(parsing, &shaped, POOL);
+        assert_eq!(one, pooled);
+    }
+
+    #[test]
+    fn the_lines_pool_reads_and_reports_what_one_pass_does() {
+        let parsing = "      format: jsonl\n      field_map: { file: f, line: l, message: m }\n";
+        let lines: Vec<String> = (0..50_000)
+            .map(|i| match i % 13 {
+                3 => String::new(),
+                5 => format!("{{\"f\": \"caf\\u00e9/{i}.py\", \"l\": {i}, \"m\": \"é\"}}\r"),
+                7 => "null".to_string(),
+                _ => format!("{{\"f\": \"m{i}.py\", \"l\": {i}, \"m\": \"message number {i}\", \"x\": [1, 2]}}"),
+            })
+            .collect();
+        let text = lines.join("\n");
+        assert!(text.len() > PARALLEL_MIN_BYTES);
+        let one = parse_using(parsing, &text, ONE_PASS).expect("valid");
+        assert!(one.violations.len() > 40_000);
+        assert_eq!(one, parse_using(parsing, &text, POOL).expect("valid"));
+        let mut bad = lines.clone();
+        bad[41_000] = "{\"f\": 1,".to_string();
+        bad[45_000] = "[1, 2, 3]".to_string();
+        let bad = bad.join("\n");
+        let one = parse_using(parsing, &bad, ONE_PASS).expect_err("broken");
+        assert!(one.to_string().contains("line 41001"), "{one}");
+        assert_eq!(one, parse_using(parsing, &bad, POOL).expect_err("broken"));
     }
 }
