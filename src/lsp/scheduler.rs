@@ -144,7 +144,7 @@ enum Plan {
     /// The `auto` scope as resolved just now.
     Current(ResolvedScope),
     /// The last known `auto` scope; the current one is resolved beside the run once a gate
-    /// starts a process (a run the cache answers alone resolves it after publishing).
+    /// starts a process (a run the cache answers alone needs no scope work: see `Done::settle`).
     Remembered(ResolvedScope),
 }
 
@@ -403,12 +403,12 @@ enum Settled {
 
 impl Done<'_> {
     /// An `auto` run is recorded in the branch's state once its scope is known to be the current
-    /// one. A run over the remembered scope compares it with the one resolved beside it (or now,
-    /// when the cache answered the run alone); when they differ (a file changed outside the
-    /// editor, a commit, a moved baseline), the same files run again over the current scope, the
-    /// cache answering what this run checked, so the files it missed are checked too and the
-    /// state is recorded for the right scope. What this run published is right for the files'
-    /// content, so nothing flickers: the follow-up publishes only what differs.
+    /// one. A run over the remembered scope compares it with the one resolved beside it; when
+    /// they differ (a file changed outside the editor, a commit, a moved baseline), the same
+    /// files run again over the current scope, the cache answering what this run checked, so the
+    /// files it missed are checked too and the state is recorded for the right scope. What this
+    /// run published is right for the files' content, so nothing flickers: the follow-up
+    /// publishes only what differs.
     async fn settle(&self, plan: Plan, fresh: Option<Resolving>, auto: &mut AutoScope) -> Settled {
         let (folder, config) = (self.folder, self.config);
         let scope = match plan {
@@ -421,8 +421,13 @@ impl Done<'_> {
             }
             Plan::Current(scope) => scope,
             Plan::Remembered(last) => {
-                let fresh =
-                    fresh.unwrap_or_else(|| resolve_auto(folder.root.clone(), config.clone()));
+                // The cache answered every file and no process ran (a re-save of unchanged
+                // content): the results are the ones already recorded, so no scope work. The
+                // state and any change behind the editor's back are caught up by the next run
+                // that starts a tool.
+                let Some(fresh) = fresh else {
+                    return Settled::Done;
+                };
                 let now = match fresh.await {
                     Ok(Ok(now)) => now,
                     Ok(Err(e)) => {
