@@ -3,8 +3,9 @@
 //! Resolving the `auto` scope (a git status of the repository and the branch's baseline state)
 //! costs a few milliseconds, as much as a linter's whole run on one file. A save therefore runs
 //! its gates over the last known scope plus the saved file while the current scope is resolved
-//! beside the run, and the scheduler compares the two when the run ends (`scheduler::settle`).
-//! The memo is only a head start: nothing it says is trusted without that comparison.
+//! beside the run, and the scheduler compares the two when the run ends (`Done::settle`): the
+//! state is only recorded for a scope that was current. A save the result cache answers alone
+//! (nothing changed) does no scope work at all.
 
 use std::path::PathBuf;
 use std::sync::Arc;
