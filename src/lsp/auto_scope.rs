@@ -10,21 +10,51 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::task::JoinHandle;
+use tokio::sync::oneshot;
 
 use crate::core::config::Config;
 use crate::core::scope::{ResolvedScope, ScopeError, ScopeRequest, resolve};
 
-pub type Resolving = JoinHandle<Result<ResolvedScope, ScopeError>>;
+/// A resolution under way; awaiting it gives the scope (or an error if its thread is gone).
+pub type Resolving = oneshot::Receiver<Result<ResolvedScope, ScopeError>>;
 
-/// Resolves the `auto` scope on the blocking pool (a git status reads the disk).
+/// Resolves the `auto` scope in the background, on a thread of its own at a lower CPU priority
+/// (a git status uses every core): beside a run it mostly takes what the gates' processes leave
+/// idle, so on a machine with fewer cores than processes it slows the gates the editor waits for
+/// less. Not the lowest priority: the scheduler waits for this scope once the run is published,
+/// and a machine busy with other work must not starve it. Its own thread, not the runtime's
+/// blocking pool, whose threads also serve stdin and stdout and would keep the lowered priority.
 pub fn resolve_auto(root: PathBuf, config: Arc<Config>) -> Resolving {
-    tokio::task::spawn_blocking(move || resolve(&root, &config, &ScopeRequest::Auto))
+    let (tx, rx) = oneshot::channel();
+    let work = move || {
+        lower_priority();
+        let _ = tx.send(resolve(&root, &config, &ScopeRequest::Auto));
+    };
+    if let Err(e) = std::thread::Builder::new()
+        .name("qgates-scope".into())
+        .spawn(work)
+    {
+        // The receiver reports the thread as gone; the next run resolves the scope first.
+        tracing::warn!("cannot start a thread to resolve the scope: {e}");
+    }
+    rx
 }
 
-/// Resolves the `auto` scope now (the run waits for it).
+/// Lowers the calling thread's priority (nice 10: about a tenth of a core's time when every
+/// core is busy with normal-priority work). On Linux the nice value belongs to the thread (and
+/// the threads it starts inherit it); elsewhere it would be the whole process's, so nothing is
+/// changed there.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority only reads its integer arguments; `who` 0 is the calling thread.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+    }
+}
+
+/// Resolves the `auto` scope now, at normal priority: the run waits for it.
 pub async fn resolve_now(root: PathBuf, config: Arc<Config>) -> Result<ResolvedScope, String> {
-    match resolve_auto(root, config).await {
+    match tokio::task::spawn_blocking(move || resolve(&root, &config, &ScopeRequest::Auto)).await {
         Ok(r) => r.map_err(|e| e.to_string()),
         Err(e) => Err(format!("resolving the scope failed: {e}")),
     }
@@ -116,9 +146,8 @@ impl AutoScope {
         self.set_resolving(config, resolve_auto(root, config.clone()));
     }
 
+    /// Forgets the scope (a resolution under way finishes unread).
     pub fn forget(&mut self) {
-        if let Memo::Resolving(h) = std::mem::take(&mut self.memo) {
-            h.abort();
-        }
+        self.memo = Memo::Unknown;
     }
 }

@@ -252,8 +252,8 @@ pub async fn merge_output<R, W>(
     }
 }
 
-/// The most bytes `merge_output` gathers into one write.
-const MAX_BATCH: usize = 1 << 20;
+/// The most bytes `merge_output` gathers into one write (the client's pipe holds 64 KiB).
+const MAX_BATCH: usize = 128 << 10;
 
 /// Whether `buf` starts with a whole frame as the library writes them (`Content-Length` header,
 /// blank line, body), so reading it cannot wait for more input.

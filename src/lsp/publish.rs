@@ -94,27 +94,36 @@ pub async fn publish_report(
     show_gate_errors(session, folder, report).await;
 }
 
-/// Queues every publication before waiting for any: the protocol's writer takes them in this
-/// order, in one go, instead of one hand-off between tasks per file (200 files opened at once).
+/// Queues publications many at a time before waiting for any: the protocol's writer takes them
+/// in this order, a chunk in one go, instead of one hand-off between tasks per file (200 files
+/// opened at once). Chunked, so a project run's thousands of files are not all serialized and
+/// held at once.
 async fn send_in_order(session: &Session, batch: Vec<(Uri, Vec<Diagnostic>, Option<i32>)>) {
     type Sending<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
-    let mut sends: Vec<Sending<'_>> = batch
-        .into_iter()
-        .map(|(uri, items, version)| {
-            Box::pin(session.client.publish_diagnostics(uri, items, version)) as Sending<'_>
+    let mut batch = batch.into_iter().peekable();
+    while batch.peek().is_some() {
+        let mut sends: Vec<Sending<'_>> = batch
+            .by_ref()
+            .take(SEND_CHUNK)
+            .map(|(uri, items, version)| {
+                Box::pin(session.client.publish_diagnostics(uri, items, version)) as Sending<'_>
+            })
+            .collect();
+        // Polled in order: each send queues its message on its first poll.
+        std::future::poll_fn(|cx| {
+            sends.retain_mut(|s| s.as_mut().poll(cx).is_pending());
+            if sends.is_empty() {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
         })
-        .collect();
-    // Polled in order: each send queues its message on its first poll.
-    std::future::poll_fn(|cx| {
-        sends.retain_mut(|s| s.as_mut().poll(cx).is_pending());
-        if sends.is_empty() {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
-    })
-    .await;
+        .await;
+    }
 }
+
+/// Publications queued together by `send_in_order`.
+const SEND_CHUNK: usize = 128;
 
 /// A gate that could not run (tool missing, crashed, garbage output) is shown once per distinct
 /// message, with where its log is; it is in every report too.

@@ -450,6 +450,10 @@ impl Done<'_> {
                 if with_also(&now, &folder.root, &self.also)
                     != with_also(&last, &folder.root, &self.also)
                 {
+                    tracing::debug!(
+                        "{}: the auto scope changed since it was remembered; its files run again",
+                        folder.root.display()
+                    );
                     auto.set_current(config, now);
                     return Settled::FollowUp;
                 }
