@@ -1044,6 +1044,22 @@ fn a_save_over_the_remembered_scope_still_checks_a_file_changed_outside_the_edit
         shape(&c.diagnostics("b.py")),
         vec![row("X1", 0, 0, 0, 0, "Lint")]
     );
+    // No flicker: a.py got its result once for this version, never an empty list in between.
+    let a = c.uri("a.py");
+    let for_a: Vec<Value> = c
+        .all_messages()
+        .into_iter()
+        .filter(|m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == a
+                && m["params"]["version"] == 3
+        })
+        .collect();
+    assert_eq!(for_a.len(), 1, "{for_a:?}");
+    assert_eq!(
+        for_a[0]["params"]["diagnostics"].as_array().map(Vec::len),
+        Some(1)
+    );
     let report = summary(&mut c)["report"].clone();
     assert_eq!(report["scope"]["mode"], "auto", "{report}");
     assert_eq!(report["scope"]["files_checked"], 2, "{report}");
