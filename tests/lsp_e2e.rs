@@ -981,3 +981,147 @@ fn fix_all_applies_overlapping_fixes_as_ruff_does_then_formats() {
     assert!(!fixed.contains("import json"), "{fixed}");
     c.shutdown();
 }
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=test",
+            "-c",
+            "user.email=test@example.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// `marker_workspace` as a committed git repository (the `auto` scope reads git).
+fn marker_repo() -> tempfile::TempDir {
+    let ws = marker_workspace();
+    git(ws.path(), &["init", "-q"]);
+    git(ws.path(), &["add", "-A"]);
+    git(ws.path(), &["commit", "-q", "-m", "start"]);
+    ws
+}
+
+fn runs(ws: &Path) -> usize {
+    std::fs::read_to_string(ws.join("ran.log"))
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+}
+
+fn summary(c: &mut LspClient) -> Value {
+    c.request(
+        "workspace/executeCommand",
+        json!({"command": "qgates.summary"}),
+    )
+    .expect("summary")
+}
+
+#[test]
+fn a_save_over_the_remembered_scope_still_checks_a_file_changed_outside_the_editor() {
+    let ws = marker_repo();
+    let (mut c, _t) = trusted_client(ws.path());
+    c.open("a.py");
+    c.diagnostics("a.py");
+    // A first save: the folder's auto scope is remembered from here on.
+    c.edit_and_save("a.py", 2, "x = 2\n");
+    c.wait_for(
+        |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == 2,
+        WAIT,
+    );
+    // A new file appears behind the editor's back (a script, a checkout, another editor): no
+    // notification says so, so the remembered scope lacks it.
+    write(ws.path(), "b.py", "y = 1\n");
+    c.edit_and_save("a.py", 3, "x = 3\n");
+    // The save's run over the remembered scope answers a.py at once; the scope resolved beside
+    // it has b.py, so a follow-up run checks b.py too.
+    assert_eq!(
+        shape(&c.diagnostics("b.py")),
+        vec![row("X1", 0, 0, 0, 0, "Lint")]
+    );
+    // No flicker: a.py got its result once for this version, never an empty list in between.
+    let a = c.uri("a.py");
+    let for_a: Vec<Value> = c
+        .all_messages()
+        .into_iter()
+        .filter(|m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == a
+                && m["params"]["version"] == 3
+        })
+        .collect();
+    assert_eq!(for_a.len(), 1, "{for_a:?}");
+    assert_eq!(
+        for_a[0]["params"]["diagnostics"].as_array().map(Vec::len),
+        Some(1)
+    );
+    let report = summary(&mut c)["report"].clone();
+    assert_eq!(report["scope"]["mode"], "auto", "{report}");
+    assert_eq!(report["scope"]["files_checked"], 2, "{report}");
+    // The state records the follow-up's scope (after publishing): b.py is remembered as failing.
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let state =
+            std::fs::read_to_string(ws.path().join(".qgates/state.json")).unwrap_or_default();
+        if state.contains("b.py") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{state}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    c.shutdown();
+}
+
+#[test]
+fn an_unchanged_re_save_starts_no_process_and_still_gives_a_new_report() {
+    let ws = marker_repo();
+    let (mut c, _t) = trusted_client(ws.path());
+    c.open("a.py");
+    assert_eq!(
+        shape(&c.diagnostics("a.py")),
+        vec![row("X1", 0, 0, 0, 0, "Lint")]
+    );
+    let ran = runs(ws.path());
+    assert_eq!(ran, 1);
+    let mut before = summary(&mut c)["report"]["log_dir"].clone();
+    for _ in 0..2 {
+        let uri = c.uri("a.py");
+        c.notify(
+            "textDocument/didSave",
+            json!({"textDocument": {"uri": uri}}),
+        );
+        let deadline = std::time::Instant::now() + WAIT;
+        let report = loop {
+            let report = summary(&mut c)["report"].clone();
+            if report["log_dir"] != before {
+                break report;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no new report after the save"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let gate = &report["gates"][0];
+        assert_eq!(gate["status"], "failed", "{report}");
+        assert_eq!(gate["cached_files"], 1, "answered by the cache: {report}");
+        assert_eq!(report["scope"]["mode"], "auto", "{report}");
+        before = report["log_dir"].clone();
+    }
+    assert_eq!(runs(ws.path()), ran, "no process ran for the re-saves");
+    // Nothing new to show: the diagnostics are not published again.
+    std::thread::sleep(Duration::from_millis(300));
+    let uri = c.uri("a.py");
+    let published = c
+        .all_messages()
+        .iter()
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri)
+        .count();
+    assert_eq!(published, 1);
+    c.shutdown();
+}

@@ -13,7 +13,7 @@ use crate::core::config::GateKind;
 use crate::core::config::{Config, Trigger};
 use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo};
 use crate::core::runner::{GateJob, render_fix_hint, run_gate};
-use crate::core::scope::{BaselineTarget, ScopeError, ScopeRequest, resolve};
+use crate::core::scope::{BaselineTarget, ResolvedScope, ScopeError, ScopeRequest, resolve};
 use crate::core::state::{RunOutcome, StateStore, advance};
 use std::collections::HashMap;
 
@@ -84,8 +84,29 @@ pub enum RunError {
 /// Runs the gates and reports. Gates run in parallel; the report lists them in config order.
 pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunError> {
     let started = Instant::now();
+    select_gates(config, request.gates.as_deref())?;
+    let scope = resolve(&request.root, config, &request.scope)?;
+    run_scope(config, request, scope, started).await
+}
+
+/// Runs over a scope the caller resolved itself, as `run` does with the one it resolves
+/// (`request.scope` is not read; `request.also` is added). The language server keeps a folder's
+/// last `auto` scope, so a save starts its gates at once while the next scope is resolved.
+pub async fn run_resolved(
+    config: &Config,
+    request: &RunRequest,
+    scope: ResolvedScope,
+) -> Result<Report, RunError> {
+    run_scope(config, request, scope, Instant::now()).await
+}
+
+async fn run_scope(
+    config: &Config,
+    request: &RunRequest,
+    mut scope: ResolvedScope,
+    started: Instant,
+) -> Result<Report, RunError> {
     let selected = select_gates(config, request.gates.as_deref())?;
-    let mut scope = resolve(&request.root, config, &request.scope)?;
     add_files(&request.root, &request.also, &mut scope.files);
     // A file deleted since the scope was read (a branch switch, a formatter, the user) is not
     // handed to a tool that would fail on it; the report says so.
@@ -239,6 +260,23 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
     Ok(report)
 }
 
+/// Records a finished run in the branch's baseline state, as a run with `update_state` over a
+/// scope whose baseline entry is `target` does at its end: for a run made with `update_state`
+/// off over a scope resolved earlier, once the caller knows that scope was still the current one.
+/// Returns whether the branch's entry changed (a moved baseline or other failed files change
+/// the next `auto` scope).
+pub fn record_state(
+    root: &Path,
+    config: &Config,
+    gates: Option<&[String]>,
+    target: &BaselineTarget,
+    report: &mut Report,
+) -> Result<bool, RunError> {
+    let selected = select_gates(config, gates)?;
+    let files = report.scope.files.clone();
+    Ok(advance_state(root, target, &selected, &files, report))
+}
+
 /// Adds the extra files (absolute, or relative to the root) that exist inside the root.
 fn add_files(root: &Path, also: &[PathBuf], files: &mut Vec<String>) {
     if also.is_empty() {
@@ -264,7 +302,7 @@ fn advance_state(
     gates: &[&Gate],
     files: &[String],
     report: &mut Report,
-) {
+) -> bool {
     let mut outcome = RunOutcome {
         green: report.overall_pass,
         ..Default::default()
@@ -301,17 +339,21 @@ fn advance_state(
             .unwrap_or_default();
         let next = advance(&prev, target.head.as_deref(), &outcome);
         let baseline = next.baseline_sha.clone();
+        let changed = next != prev;
         state.branches.insert(target.branch.clone(), next);
-        baseline
+        (baseline, changed)
     });
-    let note = match saved {
-        Ok((baseline, warning)) => {
+    let (note, changed) = match saved {
+        Ok(((baseline, changed), warning)) => {
             if report.overall_pass {
                 report.scope.baseline_sha = baseline;
             }
-            warning
+            (warning, changed)
         }
-        Err(e) => Some(format!("the baseline state could not be saved ({e})")),
+        Err(e) => (
+            Some(format!("the baseline state could not be saved ({e})")),
+            false,
+        ),
     };
     if let Some(note) = note {
         report.scope.note = Some(match report.scope.note.take() {
@@ -319,6 +361,7 @@ fn advance_state(
             None => note,
         });
     }
+    changed
 }
 
 /// A gate's files split into those the cache answers and those that must run.

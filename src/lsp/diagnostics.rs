@@ -2,6 +2,8 @@
 //! the file's text), severity, `source` = the gate's name, `code` with its documentation link, and
 //! `data` carrying what a quick fix needs.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 use tower_lsp_server::ls_types::{
     CodeDescription, Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range, TextEdit, Uri,
@@ -49,12 +51,33 @@ pub fn range_of(v: &Violation, lines: &Lines, enc: Encoding) -> Range {
     Range::new(start, if end < start { start } else { end })
 }
 
+/// Documentation links already parsed: a run's findings share a few rules' links.
+#[derive(Debug, Default)]
+pub struct Links(HashMap<String, Option<Uri>>);
+
+impl Links {
+    fn get(&mut self, url: &str) -> Option<Uri> {
+        if let Some(u) = self.0.get(url) {
+            return u.clone();
+        }
+        let parsed = url.parse::<Uri>().ok();
+        self.0.insert(url.to_string(), parsed.clone());
+        parsed
+    }
+}
+
 /// One violation of the gate `gate_name` as a diagnostic.
-pub fn to_diagnostic(v: &Violation, gate_name: &str, lines: &Lines, enc: Encoding) -> Diagnostic {
+pub fn to_diagnostic(
+    v: &Violation,
+    gate_name: &str,
+    lines: &Lines,
+    enc: Encoding,
+    links: &mut Links,
+) -> Diagnostic {
     let code_description = v
         .url
         .as_deref()
-        .and_then(|u| u.parse::<Uri>().ok())
+        .and_then(|u| links.get(u))
         .map(|href| CodeDescription { href });
     let data = DiagnosticData {
         gate: v.gate.to_string(),
@@ -135,10 +158,22 @@ mod tests {
         // `os` is characters 19..21 (1-based, end exclusive); the emoji is two UTF-16 units and
         // four bytes, `é` two bytes, `漢` three.
         let v = violation(Some(1), Some(19), Some((1, 21)));
-        let d16 = to_diagnostic(&v, "Ruff Lint", &lines, Encoding::Utf16);
+        let d16 = to_diagnostic(
+            &v,
+            "Ruff Lint",
+            &lines,
+            Encoding::Utf16,
+            &mut Links::default(),
+        );
         let range = |a, b| Range::new(Position::new(0, a), Position::new(0, b));
         assert_eq!(d16.range, range(19, 21));
-        let d8 = to_diagnostic(&v, "Ruff Lint", &lines, Encoding::Utf8);
+        let d8 = to_diagnostic(
+            &v,
+            "Ruff Lint",
+            &lines,
+            Encoding::Utf8,
+            &mut Links::default(),
+        );
         assert_eq!(d8.range, range(24, 26));
         assert_eq!(d8.code, Some(NumberOrString::String("F401".into())));
         assert_eq!(d8.source.as_deref(), Some("Ruff Lint"));

@@ -2,6 +2,7 @@
 //! positions and diagnostics here; gates, scopes and caches in `core`.
 
 mod actions;
+mod auto_scope;
 mod commands;
 mod diagnostics;
 mod documents;
@@ -313,9 +314,11 @@ where
     let (answers_tx, answers_rx) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(framing::guard_input(input, guard_out, answers_tx));
     let merge = tokio::spawn(framing::merge_output(merge_in, output, answers_rx));
-    Server::new(server_in, server_out, socket)
-        .serve(service)
-        .await;
+    // On a worker of the runtime like every other task, not on the thread that blocks on
+    // `serve`: a message handed between the protocol and a scheduler then needs no wake-up of
+    // another thread.
+    let server = tokio::spawn(Server::new(server_in, server_out, socket).serve(service));
+    let _ = server.await;
     session.stop_all();
     // Whatever the server wrote last (the shutdown answer) reaches the client before we return.
     let _ = merge.await;

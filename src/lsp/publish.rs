@@ -6,13 +6,16 @@
 //! the file on disk would put squiggles on the wrong lines of the buffer.
 
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 
-use tower_lsp_server::ls_types::{Diagnostic, MessageType};
+use tower_lsp_server::ls_types::{Diagnostic, MessageType, Uri};
 
 use super::Session;
-use super::diagnostics::{config_problem, to_diagnostic};
+use super::diagnostics::{Links, config_problem, to_diagnostic};
 use super::documents::path_to_uri;
 use super::folder::{Folder, Published};
 use super::position::Lines;
@@ -37,6 +40,8 @@ pub async fn publish_report(
         }
     }
     let enc = session.encoding();
+    let mut links = Links::default();
+    let mut out = Vec::new();
     for (file, found) in by_file {
         let path = folder.root.join(file);
         let open = session.docs.get(&path);
@@ -57,7 +62,7 @@ pub async fn publish_report(
         let lines = Lines::new(&text);
         let items: Vec<Diagnostic> = found
             .iter()
-            .map(|(gate_name, v)| to_diagnostic(v, gate_name, &lines, enc))
+            .map(|(gate_name, v)| to_diagnostic(v, gate_name, &lines, enc, &mut links))
             .collect();
         let version = open.as_ref().map(|d| d.version);
         {
@@ -65,6 +70,9 @@ pub async fn publish_report(
             let unchanged = published
                 .get(&path)
                 .is_some_and(|p| p.items == items && p.version == version);
+            if unchanged {
+                continue;
+            }
             published.insert(
                 path.clone(),
                 Published {
@@ -72,9 +80,6 @@ pub async fn publish_report(
                     items: items.clone(),
                 },
             );
-            if unchanged {
-                continue;
-            }
         }
         let uri = match open {
             Some(doc) => doc.uri,
@@ -83,13 +88,42 @@ pub async fn publish_report(
                 None => continue,
             },
         };
-        session
-            .client
-            .publish_diagnostics(uri, items, version)
-            .await;
+        out.push((uri, items, version));
     }
+    send_in_order(session, out).await;
     show_gate_errors(session, folder, report).await;
 }
+
+/// Queues publications many at a time before waiting for any: the protocol's writer takes them
+/// in this order, a chunk in one go, instead of one hand-off between tasks per file (200 files
+/// opened at once). Chunked, so a project run's thousands of files are not all serialized and
+/// held at once.
+async fn send_in_order(session: &Session, batch: Vec<(Uri, Vec<Diagnostic>, Option<i32>)>) {
+    type Sending<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+    let mut batch = batch.into_iter().peekable();
+    while batch.peek().is_some() {
+        let mut sends: Vec<Sending<'_>> = batch
+            .by_ref()
+            .take(SEND_CHUNK)
+            .map(|(uri, items, version)| {
+                Box::pin(session.client.publish_diagnostics(uri, items, version)) as Sending<'_>
+            })
+            .collect();
+        // Polled in order: each send queues its message on its first poll.
+        std::future::poll_fn(|cx| {
+            sends.retain_mut(|s| s.as_mut().poll(cx).is_pending());
+            if sends.is_empty() {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await;
+    }
+}
+
+/// Publications queued together by `send_in_order`.
+const SEND_CHUNK: usize = 128;
 
 /// A gate that could not run (tool missing, crashed, garbage output) is shown once per distinct
 /// message, with where its log is; it is in every report too.

@@ -10,22 +10,28 @@
 //! quiet for `BURST`, so only the last content's diagnostics are published. Files opened together
 //! are different: they arrive microseconds apart, so a run of opens waits only until they have
 //! been quiet for `SETTLE` and checks them all at once.
+//!
+//! A save does not wait for its `auto` scope either: it runs over the folder's last known scope
+//! plus the saved file, and the current scope is resolved while the gates run (see
+//! `auto_scope`); `Done::settle` then records the run in the branch's state, or runs a follow-up
+//! when the scope had changed behind the editor's back.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
 use super::Session;
+use super::auto_scope::{AutoScope, Resolving, Start, resolve_auto, resolve_now};
 use super::folder::Folder;
 use super::progress;
 use super::publish::publish_report;
-use crate::core::config::Trigger;
-use crate::core::engine::{self, RunRequest};
+use crate::core::config::{Config, Trigger};
+use crate::core::engine::{self, RunError, RunEvent, RunRequest};
 use crate::core::report::Report;
-use crate::core::scope::ScopeRequest;
+use crate::core::scope::{ResolvedScope, ScopeRequest, relative_posix};
 
 pub type Reply = oneshot::Sender<Result<Arc<Report>, String>>;
 
@@ -106,10 +112,14 @@ struct Background {
 }
 
 impl Background {
+    /// Only opened files: they are checked, nothing else, and the baseline is not touched.
+    fn only_opened(&self) -> bool {
+        self.saved.is_empty() && !self.rescope
+    }
+
     fn request(&self, folder: &Folder) -> RunRequest {
         let root = folder.root.clone();
-        let mut req = if self.saved.is_empty() && !self.rescope {
-            // Only opened files: check them, nothing else; the baseline is not touched.
+        let mut req = if self.only_opened() {
             RunRequest::new(
                 root,
                 ScopeRequest::Files(self.opened.iter().cloned().collect()),
@@ -118,11 +128,77 @@ impl Background {
         } else {
             let mut r = RunRequest::new(root, ScopeRequest::Auto, Trigger::Save);
             r.also = self.saved.iter().chain(&self.opened).cloned().collect();
+            // Recorded by the scheduler once it knows the scope was the current one.
+            r.update_state = false;
             r
         };
         req.cache = Some(folder.cache.clone());
         req
     }
+}
+
+/// Which scope a background run goes over.
+enum Plan {
+    /// Only opened files: exactly those.
+    Opened(ResolvedScope),
+    /// The `auto` scope as resolved just now.
+    Current(ResolvedScope),
+    /// The last known `auto` scope; the current one is resolved beside the run once a gate
+    /// starts a process (a run the cache answers alone needs no scope work: see `Done::settle`).
+    Remembered(ResolvedScope),
+}
+
+impl Plan {
+    async fn choose(
+        batch: &Background,
+        folder: &Folder,
+        config: &Arc<Config>,
+        auto: &mut AutoScope,
+    ) -> Result<Plan, String> {
+        if batch.only_opened() {
+            // The editor's paths, already absolute and inside the folder: no need to resolve
+            // them as a `files` scope given on a command line would be.
+            let files = batch
+                .opened
+                .iter()
+                .filter_map(|p| relative_posix(&folder.root, p))
+                .collect();
+            return Ok(Plan::Opened(ResolvedScope {
+                mode: "files",
+                files,
+                ..Default::default()
+            }));
+        }
+        if batch.rescope {
+            // The HEAD, the configuration or trust changed: nothing remembered holds.
+            auto.forget();
+        }
+        match auto.start(config).await {
+            Start::Current(scope) => Ok(Plan::Current(scope)),
+            Start::Remembered(scope) => Ok(Plan::Remembered(scope)),
+            Start::Unknown => resolve_now(folder.root.clone(), config.clone())
+                .await
+                .map(Plan::Current),
+        }
+    }
+
+    async fn run(&self, config: &Config, req: &RunRequest) -> Result<Report, RunError> {
+        match self {
+            Plan::Opened(scope) | Plan::Current(scope) | Plan::Remembered(scope) => {
+                engine::run_resolved(config, req, scope.clone()).await
+            }
+        }
+    }
+}
+
+/// A scope with the files a run adds to it (`RunRequest::also`), as the run sees it.
+fn with_also(scope: &ResolvedScope, root: &Path, also: &[PathBuf]) -> ResolvedScope {
+    let mut s = scope.clone();
+    s.files
+        .extend(also.iter().filter_map(|p| relative_posix(root, p)));
+    s.files.sort_unstable();
+    s.files.dedup();
+    s
 }
 
 /// Triggers closer together than this are a burst; see the module docs.
@@ -150,6 +226,7 @@ impl Arrivals {
 pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::UnboundedReceiver<Job>) {
     let mut pending = Pending::default();
     let mut arrivals = Arrivals::default();
+    let mut auto = AutoScope::default();
     loop {
         if pending.is_empty() {
             match rx.recv().await {
@@ -194,6 +271,7 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
             continue;
         }
         if let Some((scope, gates, reply)) = pending.commands.pop_front() {
+            let moves_state = matches!(scope, ScopeRequest::Auto | ScopeRequest::Branch);
             let mut req = RunRequest::new(folder.root.clone(), scope, Trigger::Command);
             req.gates = gates;
             req.cache = Some(folder.cache.clone());
@@ -214,47 +292,197 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
                 Err(e) => Err(e.to_string()),
             };
             let _ = reply.send(answer);
+            if moves_state {
+                // The run may have moved the baseline.
+                auto.refresh(folder.root.clone(), &config);
+            }
             continue;
         }
         if !pending.has_background() {
             continue;
         }
         let batch = pending.take_background();
+        let plan = match Plan::choose(&batch, &folder, &config, &mut auto).await {
+            Ok(plan) => plan,
+            Err(e) => {
+                tracing::warn!("{}: the run could not start: {e}", folder.root.display());
+                continue;
+            }
+        };
         let mut req = batch.request(&folder);
         let versions = snapshot(&session, &folder);
-        let (tx, events) = mpsc::unbounded_channel();
+        let (tx, mut events) = mpsc::unbounded_channel();
         req.events = Some(tx);
-        let progress = progress::track(session.clone(), events);
+        let (to_progress, progress_events) = mpsc::unbounded_channel();
+        let progress = progress::track(session.clone(), progress_events);
+        let mut fresh: Option<Resolving> = None;
         let outcome = {
-            let run = engine::run(&config, &req);
+            let run = plan.run(&config, &req);
             tokio::pin!(run);
-            tokio::select! {
-                r = &mut run => Some(r),
-                job = rx.recv() => {
-                    match job {
-                        Some(job) => {
-                            arrivals.record();
-                            pending.add(job);
+            loop {
+                tokio::select! {
+                    r = &mut run => break Some(r),
+                    Some(event) = events.recv() => {
+                        // Gates start processes: the current scope is resolved while they run.
+                        if let (RunEvent::Started { gates }, Plan::Remembered(_)) = (&event, &plan)
+                            && !gates.is_empty()
+                        {
+                            fresh = Some(resolve_auto(folder.root.clone(), config.clone()));
                         }
-                        None => return,
+                        let _ = to_progress.send(event);
                     }
-                    None
+                    job = rx.recv() => {
+                        match job {
+                            Some(job) => {
+                                arrivals.record();
+                                pending.add(job);
+                            }
+                            None => return,
+                        }
+                        break None;
+                    }
                 }
             }
         };
+        // The run's events end with it; its progress ends while the diagnostics go out.
         drop(req);
-        let _ = progress.await;
+        while let Ok(event) = events.try_recv() {
+            let _ = to_progress.send(event);
+        }
+        drop(to_progress);
         match outcome {
             Some(Ok(report)) => {
                 let report = Arc::new(report);
                 folder.remember(&report, false);
                 publish_report(&session, &folder, &report, &versions).await;
+                let _ = progress.await;
+                let done = Done {
+                    folder: &folder,
+                    config: &config,
+                    report,
+                    also: batch.saved.iter().chain(&batch.opened).cloned().collect(),
+                };
+                if done.settle(plan, fresh, &mut auto).await == Settled::FollowUp {
+                    pending.restore(batch);
+                }
             }
             Some(Err(e)) => {
+                let _ = progress.await;
                 tracing::warn!("{}: the run could not start: {e}", folder.root.display());
             }
             // Cancelled by a newer trigger: its files go into the next run.
-            None => pending.restore(batch),
+            None => {
+                let _ = progress.await;
+                pending.restore(batch);
+                match (plan, fresh) {
+                    // The resolution beside the run is the newest scope there is.
+                    (_, Some(fresh)) => auto.set_resolving(&config, fresh),
+                    (Plan::Current(scope), None) => auto.set(&config, scope),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// A background run that finished and was published.
+struct Done<'a> {
+    folder: &'a Folder,
+    config: &'a Arc<Config>,
+    report: Arc<Report>,
+    /// The saved and opened files the run added to its scope.
+    also: Vec<PathBuf>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Settled {
+    Done,
+    /// The run went over a scope that was no longer the current one: run its files again.
+    FollowUp,
+}
+
+impl Done<'_> {
+    /// An `auto` run is recorded in the branch's state once its scope is known to be the current
+    /// one. A run over the remembered scope compares it with the one resolved beside it; when
+    /// they differ (a file changed outside the editor, a commit, a moved baseline), the same
+    /// files run again over the current scope, the cache answering what this run checked, so the
+    /// files it missed are checked too and the state is recorded for the right scope. What this
+    /// run published is right for the files' content, so nothing flickers: the follow-up
+    /// publishes only what differs.
+    async fn settle(&self, plan: Plan, fresh: Option<Resolving>, auto: &mut AutoScope) -> Settled {
+        let (folder, config) = (self.folder, self.config);
+        let scope = match plan {
+            Plan::Opened(_) => {
+                // The first save after opening files finds the folder's scope resolved.
+                if auto.is_unknown() {
+                    auto.refresh(folder.root.clone(), config);
+                }
+                return Settled::Done;
+            }
+            Plan::Current(scope) => scope,
+            Plan::Remembered(last) => {
+                // The cache answered every file and no process ran (a re-save of unchanged
+                // content): the results are the ones already recorded, so no scope work. The
+                // state and any change behind the editor's back are caught up by the next run
+                // that starts a tool.
+                let Some(fresh) = fresh else {
+                    return Settled::Done;
+                };
+                let now = match fresh.await {
+                    Ok(Ok(now)) => now,
+                    Ok(Err(e)) => {
+                        tracing::warn!(
+                            "{}: the scope could not be resolved: {e}",
+                            folder.root.display()
+                        );
+                        auto.forget();
+                        return Settled::Done;
+                    }
+                    Err(e) => {
+                        tracing::warn!(
+                            "{}: resolving the scope failed: {e}",
+                            folder.root.display()
+                        );
+                        auto.forget();
+                        return Settled::Done;
+                    }
+                };
+                if with_also(&now, &folder.root, &self.also)
+                    != with_also(&last, &folder.root, &self.also)
+                {
+                    tracing::debug!(
+                        "{}: the auto scope changed since it was remembered; its files run again",
+                        folder.root.display()
+                    );
+                    auto.set_current(config, now);
+                    return Settled::FollowUp;
+                }
+                now
+            }
+        };
+        self.record(scope, auto);
+        Settled::Done
+    }
+
+    /// Records the run in the branch's state and keeps the scope for the next save.
+    fn record(&self, scope: ResolvedScope, auto: &mut AutoScope) {
+        let (folder, config) = (self.folder, self.config);
+        let Some(target) = &scope.baseline else {
+            auto.set(config, scope);
+            return;
+        };
+        let mut recorded = (*self.report).clone();
+        match engine::record_state(&folder.root, config, None, target, &mut recorded) {
+            // The state moved: the next scope is resolved from it, in the background.
+            Ok(true) => auto.refresh(folder.root.clone(), config),
+            Ok(false) => auto.set(config, scope),
+            Err(e) => {
+                tracing::warn!("{}: {e}", folder.root.display());
+                auto.forget();
+            }
+        }
+        if recorded != *self.report {
+            folder.remember(&Arc::new(recorded), false);
         }
     }
 }

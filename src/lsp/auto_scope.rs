@@ -1,0 +1,153 @@
+//! A folder's last resolved `auto` scope, so a save can start its gates at once.
+//!
+//! Resolving the `auto` scope (a git status of the repository and the branch's baseline state)
+//! costs a few milliseconds, as much as a linter's whole run on one file. A save therefore runs
+//! its gates over the last known scope plus the saved file while the current scope is resolved
+//! beside the run, and the scheduler compares the two when the run ends (`Done::settle`): the
+//! state is only recorded for a scope that was current. A save the result cache answers alone
+//! (nothing changed) does no scope work at all.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::oneshot;
+
+use crate::core::config::Config;
+use crate::core::scope::{ResolvedScope, ScopeError, ScopeRequest, resolve};
+
+/// A resolution under way; awaiting it gives the scope (or an error if its thread is gone).
+pub type Resolving = oneshot::Receiver<Result<ResolvedScope, ScopeError>>;
+
+/// Resolves the `auto` scope in the background, on a thread of its own at a lower CPU priority
+/// (a git status uses every core): beside a run it mostly takes what the gates' processes leave
+/// idle, so on a machine with fewer cores than processes it slows the gates the editor waits for
+/// less. Not the lowest priority: the scheduler waits for this scope once the run is published,
+/// and a machine busy with other work must not starve it. Its own thread, not the runtime's
+/// blocking pool, whose threads also serve stdin and stdout and would keep the lowered priority.
+pub fn resolve_auto(root: PathBuf, config: Arc<Config>) -> Resolving {
+    let (tx, rx) = oneshot::channel();
+    let work = move || {
+        lower_priority();
+        let _ = tx.send(resolve(&root, &config, &ScopeRequest::Auto));
+    };
+    if let Err(e) = std::thread::Builder::new()
+        .name("qgates-scope".into())
+        .spawn(work)
+    {
+        // The receiver reports the thread as gone; the next run resolves the scope first.
+        tracing::warn!("cannot start a thread to resolve the scope: {e}");
+    }
+    rx
+}
+
+/// Lowers the calling thread's priority (nice 10: about a tenth of a core's time when every
+/// core is busy with normal-priority work). On Linux the nice value belongs to the thread (and
+/// the threads it starts inherit it); elsewhere it would be the whole process's, so nothing is
+/// changed there.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority only reads its integer arguments; `who` 0 is the calling thread.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+    }
+}
+
+/// Resolves the `auto` scope now, at normal priority: the run waits for it.
+pub async fn resolve_now(root: PathBuf, config: Arc<Config>) -> Result<ResolvedScope, String> {
+    match tokio::task::spawn_blocking(move || resolve(&root, &config, &ScopeRequest::Auto)).await {
+        Ok(r) => r.map_err(|e| e.to_string()),
+        Err(e) => Err(format!("resolving the scope failed: {e}")),
+    }
+}
+
+#[derive(Default)]
+enum Memo {
+    #[default]
+    Unknown,
+    /// Resolved a while ago: a run may start over it, but must check it against a fresh one.
+    Known(ResolvedScope),
+    /// Resolved during the last run, which found it differed from the one it ran over: the
+    /// follow-up run uses it as it is.
+    Current(ResolvedScope),
+    /// Being resolved in the background (after a run moved the baseline, say).
+    Resolving(Resolving),
+}
+
+/// How the next `auto` run gets its scope.
+pub enum Start {
+    /// Resolved just now: run over it and record the run in the state.
+    Current(ResolvedScope),
+    /// The last known scope: run over it at once and resolve the current one beside the run.
+    Remembered(ResolvedScope),
+    /// None known: resolve it first.
+    Unknown,
+}
+
+/// The last `auto` scope of one folder, for the configuration it was resolved with.
+#[derive(Default)]
+pub struct AutoScope {
+    config_hash: String,
+    memo: Memo,
+}
+
+impl AutoScope {
+    /// How the next run starts. A resolution under way (it started when the last run ended,
+    /// so it is normally done) is waited for.
+    pub async fn start(&mut self, config: &Config) -> Start {
+        if self.config_hash != config.content_hash {
+            self.forget();
+            return Start::Unknown;
+        }
+        match std::mem::take(&mut self.memo) {
+            Memo::Unknown => Start::Unknown,
+            Memo::Known(s) => {
+                self.memo = Memo::Known(s.clone());
+                Start::Remembered(s)
+            }
+            Memo::Current(s) => {
+                self.memo = Memo::Known(s.clone());
+                Start::Current(s)
+            }
+            Memo::Resolving(handle) => match handle.await {
+                Ok(Ok(s)) => {
+                    self.memo = Memo::Known(s.clone());
+                    Start::Remembered(s)
+                }
+                _ => Start::Unknown,
+            },
+        }
+    }
+
+    pub fn is_unknown(&self) -> bool {
+        matches!(self.memo, Memo::Unknown)
+    }
+
+    /// A scope that was current a moment ago.
+    pub fn set(&mut self, config: &Config, scope: ResolvedScope) {
+        self.config_hash = config.content_hash.clone();
+        self.memo = Memo::Known(scope);
+    }
+
+    /// A scope resolved just now, for the follow-up run to use as it is.
+    pub fn set_current(&mut self, config: &Config, scope: ResolvedScope) {
+        self.config_hash = config.content_hash.clone();
+        self.memo = Memo::Current(scope);
+    }
+
+    /// Keeps a resolution that is under way as the next scope.
+    pub fn set_resolving(&mut self, config: &Config, resolving: Resolving) {
+        self.config_hash = config.content_hash.clone();
+        self.memo = Memo::Resolving(resolving);
+    }
+
+    /// Starts resolving the scope again in the background (the state or the repository changed).
+    pub fn refresh(&mut self, root: PathBuf, config: &Arc<Config>) {
+        self.forget();
+        self.set_resolving(config, resolve_auto(root, config.clone()));
+    }
+
+    /// Forgets the scope (a resolution under way finishes unread).
+    pub fn forget(&mut self) {
+        self.memo = Memo::Unknown;
+    }
+}
