@@ -1,40 +1,17 @@
 //! Git change detection for the `auto` and `branch` scopes, each case on a real repository made with
 //! the `git` CLI in a temporary folder.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
+use std::path::{Path, PathBuf};
+
+use common::{git, git_cmd};
 use qgates::core::git_changes::{GitError, ParentBase, Repo};
 use tempfile::TempDir;
-
-/// Runs `git` in `dir`, isolated from the user's and the system's configuration, and returns its
-/// trimmed stdout; panics with stderr when it fails.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = git_cmd(dir, args).output().expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed in {}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
 
 /// Like `git` but the command may fail (a merge that stops on a conflict).
 fn git_may_fail(dir: &Path, args: &[&str]) {
     git_cmd(dir, args).output().expect("run git");
-}
-
-fn git_cmd(dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.current_dir(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE");
-    cmd
 }
 
 struct TestRepo {

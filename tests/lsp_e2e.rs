@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{fixture_copy, write};
+use common::{fixture_copy, git, write};
 use std::time::Duration;
 
 use common::lsp::{LspClient, TrustAnswer, WAIT, file_uri};
@@ -980,23 +980,6 @@ fn fix_all_applies_overlapping_fixes_as_ruff_does_then_formats() {
     assert_eq!(fixed, expected);
     assert!(!fixed.contains("import json"), "{fixed}");
     c.shutdown();
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=test",
-            "-c",
-            "user.email=test@example.invalid",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
 }
 
 /// `marker_workspace` as a committed git repository (the `auto` scope reads git).

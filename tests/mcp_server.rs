@@ -11,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{fixture_copy, path_with_tools};
+use common::{fixture_copy, git, path_with_tools};
 use serde_json::Value;
 
 fn python() -> PathBuf {
@@ -28,20 +28,6 @@ fn python() -> PathBuf {
         python.display()
     );
     python
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.email=t@example.com", "-c", "user.name=T"])
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// The example, committed on `main`, then on a branch `feature` one changed file and one new one:

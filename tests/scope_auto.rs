@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{check_json, gate, qgates, tool, workspace, write};
+use common::{check_json, gate, git, qgates, tool, workspace, write};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -14,20 +14,6 @@ fn gate_yaml(id: &str, extra: &str) -> String {
     format!(
         "  {id}:\n    command: [\"./lint.sh\"]\n    file_types: [\".py\"]\n    cache: none\n{extra}    parsing:\n      strategy: text_violations\n      pattern: '^(?P<file>[^:\\n]+):(?P<line>\\d+):(?P<column>\\d+): (?P<code>E\\d+) (?P<message>.+)$'\n"
     )
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 fn repo(files: &[(&str, &str)], config: &str) -> tempfile::TempDir {

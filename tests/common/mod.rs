@@ -118,3 +118,38 @@ pub fn gate<'a>(report: &'a Value, id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no gate {id} in {report}"))
 }
 pub mod lsp;
+
+/// A `git` command in `dir`, isolated from the user's and the system's configuration, with an
+/// identity for commits and no signing.
+pub fn git_cmd(dir: &Path, args: &[&str]) -> std::process::Command {
+    let mut cmd = std::process::Command::new("git");
+    cmd.current_dir(dir)
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE");
+    cmd
+}
+
+/// Runs `git` in `dir` (see [`git_cmd`]) and returns its trimmed stdout; panics with stderr when
+/// it fails.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = git_cmd(dir, args).output().expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
