@@ -527,22 +527,8 @@ fn ruff_quick_fixes_and_fix_all_remove_the_unused_import() {
     assert_eq!(after, ruff_format(ws.path(), rel, &fixed));
 
     // The qgates.fixAll command applies the same through workspace/applyEdit.
-    let res = c
-        .request(
-            "workspace/executeCommand",
-            json!({"command": "qgates.fixAll", "arguments": [{"uri": c.uri(rel)}]}),
-        )
-        .expect("fixAll");
-    assert_eq!(res["applied"], true, "{res}");
-    let apply_edit = c
-        .all_messages()
-        .into_iter()
-        .find(|m| m["method"] == "workspace/applyEdit")
-        .expect("applyEdit sent");
-    let edits = apply_edit["params"]["edit"]["changes"][c.uri(rel)]
-        .as_array()
-        .unwrap();
-    assert_eq!(apply(&text, edits), after);
+    let edits = fix_all_edits(&mut c, rel);
+    assert_eq!(apply(&text, &edits), after);
     c.shutdown();
 }
 
@@ -935,6 +921,27 @@ fn opening_a_file_no_gate_checks_keeps_the_last_result() {
     c.shutdown();
 }
 
+/// Runs the `qgates.fixAll` command on `rel` and returns the edits it sent through
+/// `workspace/applyEdit` (which the test client accepts).
+fn fix_all_edits(c: &mut LspClient, rel: &str) -> Vec<Value> {
+    let res = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "qgates.fixAll", "arguments": [{"uri": c.uri(rel)}]}),
+        )
+        .expect("fixAll");
+    assert_eq!(res["applied"], true, "{res}");
+    let apply_edit = c
+        .all_messages()
+        .into_iter()
+        .find(|m| m["method"] == "workspace/applyEdit")
+        .expect("applyEdit sent");
+    apply_edit["params"]["edit"]["changes"][c.uri(rel)]
+        .as_array()
+        .expect("edits for the file")
+        .clone()
+}
+
 fn ruff_fix_only(root: &Path, rel: &str, text: &str) -> String {
     ruff_stdin(root, &["check", "--fix-only"], rel, text)
 }
@@ -960,22 +967,8 @@ fn fix_all_applies_overlapping_fixes_as_ruff_does_then_formats() {
         },
         WAIT,
     );
-    let res = c
-        .request(
-            "workspace/executeCommand",
-            json!({"command": "qgates.fixAll", "arguments": [{"uri": c.uri(rel)}]}),
-        )
-        .expect("fixAll");
-    assert_eq!(res["applied"], true, "{res}");
-    let apply_edit = c
-        .all_messages()
-        .into_iter()
-        .find(|m| m["method"] == "workspace/applyEdit")
-        .expect("applyEdit sent");
-    let edits = apply_edit["params"]["edit"]["changes"][c.uri(rel)]
-        .as_array()
-        .unwrap();
-    let fixed = apply(&broken, edits);
+    let edits = fix_all_edits(&mut c, rel);
+    let fixed = apply(&broken, &edits);
     let expected = ruff_format(ws.path(), rel, &ruff_fix_only(ws.path(), rel, &broken));
     assert_eq!(fixed, expected);
     assert!(!fixed.contains("import json"), "{fixed}");
