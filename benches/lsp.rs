@@ -45,11 +45,14 @@
 #[path = "common/process.rs"]
 mod process;
 use process::{Tools, median, ms, timed, verdict};
+#[path = "../tests/common/lsp_wire.rs"]
+mod lsp_wire;
+use lsp_wire::{file_uri, frame, read_frame};
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::OsString;
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
@@ -158,13 +161,6 @@ struct Lsp {
     root: PathBuf,
 }
 
-fn frame(msg: &Value) -> Vec<u8> {
-    let body = serde_json::to_string(msg).expect("a message serializes");
-    let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-    out.extend_from_slice(body.as_bytes());
-    out
-}
-
 fn send_frames(writer: &Sender<Vec<u8>>, bytes: &[u8]) {
     writer
         .send(bytes.to_vec())
@@ -188,27 +184,7 @@ fn write_loop(mut stdin: ChildStdin, rx: Receiver<Vec<u8>>) {
 fn read_loop(reader: impl Read, writer: Sender<Vec<u8>>, tx: Sender<(Instant, Value)>) {
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     let mut line = String::new();
-    loop {
-        let mut length = None;
-        loop {
-            line.clear();
-            match reader.read_line(&mut line) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            let l = line.trim_end();
-            if l.is_empty() {
-                break;
-            }
-            if let Some(v) = l.strip_prefix("Content-Length:") {
-                length = v.trim().parse::<usize>().ok();
-            }
-        }
-        let Some(length) = length else { return };
-        let mut body = vec![0; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
+    while let Some(body) = read_frame(&mut reader, &mut line) {
         let at = Instant::now();
         let Ok(msg) = serde_json::from_slice::<Value>(&body) else {
             continue;
@@ -230,19 +206,6 @@ fn read_loop(reader: impl Read, writer: Sender<Vec<u8>>, tx: Sender<(Instant, Va
             return;
         }
     }
-}
-
-fn file_uri(path: &Path) -> String {
-    let mut out = String::from("file://");
-    for b in path.to_string_lossy().as_bytes() {
-        match *b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'.' | b'_' | b'~' => {
-                out.push(*b as char)
-            }
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
 }
 
 impl Lsp {

@@ -4,7 +4,7 @@
 #![allow(dead_code, reason = "each test file uses a different subset")]
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
@@ -12,6 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+pub use super::lsp_wire::file_uri;
+use super::lsp_wire::{frame, read_frame};
 
 pub const WAIT: Duration = Duration::from_secs(60);
 
@@ -36,9 +39,8 @@ pub struct LspClient {
 
 /// Frames one message.
 fn send_raw(w: &Mutex<Box<dyn Write + Send>>, msg: &Value) {
-    let body = serde_json::to_string(msg).expect("json");
     let mut w = w.lock().expect("writer");
-    let _ = write!(w, "Content-Length: {}\r\n\r\n{body}", body.len());
+    let _ = w.write_all(&frame(msg));
     let _ = w.flush();
 }
 
@@ -51,27 +53,8 @@ fn read_loop(
     answer: TrustAnswer,
 ) {
     let mut reader = BufReader::new(reader);
-    loop {
-        let mut length = None;
-        loop {
-            let mut line = String::new();
-            match reader.read_line(&mut line) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(v) = line.strip_prefix("Content-Length: ") {
-                length = v.parse::<usize>().ok();
-            }
-        }
-        let Some(length) = length else { return };
-        let mut body = vec![0; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
+    let mut line = String::new();
+    while let Some(body) = read_frame(&mut reader, &mut line) {
         let Ok(msg) = serde_json::from_slice::<Value>(&body) else {
             continue;
         };
@@ -326,18 +309,4 @@ impl Drop for LspClient {
             let _ = child.wait();
         }
     }
-}
-
-/// A path as a `file:` URI, the way editors spell it (spaces and non-ASCII percent-encoded).
-pub fn file_uri(path: &Path) -> String {
-    let mut out = String::from("file://");
-    for b in path.to_string_lossy().as_bytes() {
-        match *b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'.' | b'_' | b'~' => {
-                out.push(*b as char)
-            }
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
 }

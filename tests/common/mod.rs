@@ -118,6 +118,7 @@ pub fn gate<'a>(report: &'a Value, id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no gate {id} in {report}"))
 }
 pub mod lsp;
+pub mod lsp_wire;
 
 /// A `git` command in `dir`, isolated from the user's and the system's configuration, with an
 /// identity for commits and no signing.
