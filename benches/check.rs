@@ -23,7 +23,7 @@
 
 #[path = "common/process.rs"]
 mod process;
-use process::{Tools, median, ms, timed, verdict};
+use process::{Tools, median, ms, parts_from_env, runs_from_env, timed, verdict};
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -39,11 +39,7 @@ fn main() {
     // `cargo bench` passes `--bench`; a filter argument is accepted and ignored.
     let tools = Tools::find();
     let cold = std::env::var_os("QGATES_BENCH_COLD").is_some_and(|v| v == "1");
-    let runs: usize = std::env::var("QGATES_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5)
-        .max(1);
+    let runs = runs_from_env(5);
     println!(
         "qgates {}\nruff   {}\nmypy   {}\ncaches: {}\n",
         tools.qgates.display(),
@@ -56,7 +52,7 @@ fn main() {
         }
     );
     // `QGATES_BENCH_ONLY=bc` runs only the parts named (a, b, c); default all.
-    let only = std::env::var("QGATES_BENCH_ONLY").unwrap_or_else(|_| "abc".to_string());
+    let only = parts_from_env("abc");
     let part = |p: char| only.contains(p);
     let project = if part('a') {
         project_bench(&tools, runs, cold)

@@ -44,7 +44,7 @@
 
 #[path = "common/process.rs"]
 mod process;
-use process::{Tools, median, ms, timed, verdict};
+use process::{Tools, median, ms, parts_from_env, runs_from_env, timed, verdict};
 #[path = "../tests/common/lsp_wire.rs"]
 mod lsp_wire;
 use lsp_wire::{file_uri, frame, read_frame};
@@ -73,11 +73,7 @@ const SAVED: &str = "src/app.py";
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument is accepted and ignored.
     let tools = Tools::find();
-    let runs: usize = std::env::var("QGATES_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5)
-        .max(1);
+    let runs = runs_from_env(5);
     println!(
         "qgates {}\nruff   {}\nmypy   {}\ncaches: warm (kept; each side ran untimed first)\ntimed saves at least {} ms apart (the server's burst window is 50 ms)\n",
         tools.qgates.display(),
@@ -86,7 +82,7 @@ fn main() {
         SPACING.as_millis()
     );
     // QGATES_BENCH_ONLY=ad runs only (a) and (d).
-    let only = std::env::var("QGATES_BENCH_ONLY").unwrap_or_else(|_| "abcde".into());
+    let only = parts_from_env("abcde");
     let mut results = String::new();
     if only.contains('a') {
         results.push_str(&save_bench(&tools, runs * 10));

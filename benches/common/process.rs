@@ -5,6 +5,20 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// The number of timed runs: `QGATES_BENCH_RUNS` (at least 1), else `default`.
+pub fn runs_from_env(default: usize) -> usize {
+    std::env::var("QGATES_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+        .max(1)
+}
+
+/// The parts to run, one letter each: `QGATES_BENCH_ONLY` (e.g. `ad`), else every one of `all`.
+pub fn parts_from_env(all: &str) -> String {
+    std::env::var("QGATES_BENCH_ONLY").unwrap_or_else(|_| all.to_string())
+}
+
 /// Where the programs are, and the PATH every child gets (so qgates finds the same tools).
 pub struct Tools {
     pub qgates: PathBuf,
