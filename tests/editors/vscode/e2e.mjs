@@ -178,19 +178,35 @@ async function activeEditorText(wb) {
 
 // ---- the scenarios --------------------------------------------------------------------------
 
-async function mainScenario(root, vsix, browser) {
-  const extDir = path.join(root, 'ext-main');
-  const userDir = userDataDir(root, { ...BASE_SETTINGS, 'qgates.path': QGATES_BIN });
+/**
+ * Installs the extension into a fresh code-server with these user `settings`, opens a page on
+ * it, and runs `body`; the page and the server are closed whatever happens. `trust` turns
+ * VS Code's workspace trust on.
+ */
+async function withEditor(root, vsix, browser, { name, settings, ws, trust = false }, body) {
+  const extDir = path.join(root, `ext-${name}`);
+  const userDir = userDataDir(root, settings);
   const env = serverEnv(root);
   sh(CODE_SERVER, ['--user-data-dir', userDir, '--extensions-dir', extDir, '--install-extension', vsix], { env });
-  const ws = workspaceCopy(root, 'python-basic');
   const cs = await new CodeServer({
-    bin: CODE_SERVER, userDir, extDir, workspace: ws, env, logFile: path.join(ARTIFACTS, 'code-server-main.log'),
+    bin: CODE_SERVER, userDir, extDir, workspace: ws, env, trust, logFile: path.join(ARTIFACTS, `code-server-${name}.log`),
   }).start();
   const page = await browser.newPage();
   const wb = new Workbench(page, ARTIFACTS);
   current = { wb, cs };
   try {
+    await body({ page, wb, cs, userDir });
+  } finally {
+    await page.close().catch(() => {});
+    await cs.stop();
+    current = null;
+  }
+}
+
+async function mainScenario(root, vsix, browser) {
+  const settings = { ...BASE_SETTINGS, 'qgates.path': QGATES_BIN };
+  const ws = workspaceCopy(root, 'python-basic');
+  await withEditor(root, vsix, browser, { name: 'main', settings, ws }, async ({ page, wb, cs }) => {
     await check('the workbench opens the fixture project', async () => {
       await wb.open(cs.url, ws);
     });
@@ -341,18 +357,11 @@ async function mainScenario(root, vsix, browser) {
       await item.click();
       await waitFor('the summary notification', async () => (await wb.toasts()).some((t) => /\d+\/\d+ gates failed/.test(t)));
     });
-  } finally {
-    await page.close().catch(() => {});
-    await cs.stop();
-    current = null;
-  }
+  });
 }
 
 async function badInputScenario(root, vsix, browser) {
-  const extDir = path.join(root, 'ext-bad');
-  const userDir = userDataDir(root, { ...BASE_SETTINGS, 'qgates.path': '/nonexistent/qgates' });
-  const env = serverEnv(root);
-  sh(CODE_SERVER, ['--user-data-dir', userDir, '--extensions-dir', extDir, '--install-extension', vsix], { env });
+  const settings = { ...BASE_SETTINGS, 'qgates.path': '/nonexistent/qgates' };
   // A configuration with a mistake: the last step starts the real server on it.
   const ws = workspaceCopy(root, 'broken-config', (dir) => {
     const q = path.join(dir, 'quality.yaml');
@@ -362,20 +371,14 @@ async function badInputScenario(root, vsix, browser) {
     fs.writeFileSync(q, broken);
   });
   // Workspace trust on: VS Code asks before the extension may start.
-  const cs = await new CodeServer({
-    bin: CODE_SERVER, userDir, extDir, workspace: ws, env, trust: true, logFile: path.join(ARTIFACTS, 'code-server-bad.log'),
-  }).start();
-  const page = await browser.newPage();
-  const wb = new Workbench(page, ARTIFACTS);
-  current = { wb, cs };
-  // The setting is changed in the Settings editor that "Open Settings" opened, as a user does
-  // (VS Code does not notice a settings.json changed on disk behind its back here).
-  const pathInput = page.locator('.settings-editor .setting-item-contents', { hasText: 'Path of the' }).locator('input').first();
-  const setPath = async (p) => {
-    await pathInput.fill(p);
-    await pathInput.press('Tab');
-  };
-  try {
+  await withEditor(root, vsix, browser, { name: 'bad', settings, ws, trust: true }, async ({ page, wb, cs, userDir }) => {
+    // The setting is changed in the Settings editor that "Open Settings" opened, as a user does
+    // (VS Code does not notice a settings.json changed on disk behind its back here).
+    const pathInput = page.locator('.settings-editor .setting-item-contents', { hasText: 'Path of the' }).locator('input').first();
+    const setPath = async (p) => {
+      await pathInput.fill(p);
+      await pathInput.press('Tab');
+    };
     await check('an untrusted workspace: the extension does not start until the folder is trusted', async () => {
       await page.goto(`${cs.url}/?folder=${encodeURIComponent(ws)}`);
       const dialog = page.locator('.monaco-dialog-box');
@@ -507,32 +510,19 @@ process.stdin.on('data', (d) => {
       assert((await qgatesToasts(wb)).length === 1, `notifications: ${JSON.stringify(await qgatesToasts(wb))}`);
       await wb.screenshot('broken-config');
     });
-  } finally {
-    await page.close().catch(() => {});
-    await cs.stop();
-    current = null;
-  }
+  });
 }
 
 async function manualTriggerScenario(root, vsix, browser) {
-  const extDir = path.join(root, 'ext-manual');
   // The trace logs every message to the server, so the test can tell that no save was sent.
-  const userDir = userDataDir(root, {
+  const settings = {
     ...BASE_SETTINGS,
     'qgates.path': QGATES_BIN,
     'qgates.trigger': 'manual',
     'qgates.trace.server': 'messages',
-  });
-  const env = serverEnv(root);
-  sh(CODE_SERVER, ['--user-data-dir', userDir, '--extensions-dir', extDir, '--install-extension', vsix], { env });
+  };
   const ws = workspaceCopy(root, 'manual-trigger');
-  const cs = await new CodeServer({
-    bin: CODE_SERVER, userDir, extDir, workspace: ws, env, logFile: path.join(ARTIFACTS, 'code-server-manual.log'),
-  }).start();
-  const page = await browser.newPage();
-  const wb = new Workbench(page, ARTIFACTS);
-  current = { wb, cs };
-  try {
+  await withEditor(root, vsix, browser, { name: 'manual', settings, ws }, async ({ page, wb, cs, userDir }) => {
     await check('qgates.trigger "manual": saving runs nothing, the run command does', async () => {
       await wb.open(cs.url, ws);
       await wb.openFile('src/clean.py');
@@ -556,11 +546,7 @@ async function manualTriggerScenario(root, vsix, browser) {
       assert(log.includes("Sending notification 'textDocument/didOpen'"), 'the trace has no didOpen: it does not show the messages');
       assert(!log.includes("'textDocument/didSave'"), 'a save was sent to the server although qgates.trigger is "manual"');
     });
-  } finally {
-    await page.close().catch(() => {});
-    await cs.stop();
-    current = null;
-  }
+  });
 }
 
 /** The file behind an output channel (VS Code keeps each channel in its log folder). */
