@@ -521,16 +521,12 @@ impl<'s, 'n, 'c> Step<'_, 's, 'n, 'c> {
         seq: &mut A,
         feeder: &mut Feeder,
     ) -> Result<(), A::Error> {
-        let (spec, norm) = (self.reader.spec, &mut *self.reader.norm);
+        let norm = &mut *self.reader.norm;
         while let Some(raw) = seq.next_element::<&RawValue>()? {
-            if let Some(item) = feeder.push(raw.get(), norm) {
-                // Not a slice of the document (never so when streaming from a string): read
-                // here, after everything handed over before it.
-                let node = self.reader.wanted.parse(item).map_err(de::Error::custom)?;
-                if node != Node::Null {
-                    feeder.settle(norm);
-                    push_item(spec, norm, &node, &[]);
-                }
+            if !feeder.push(raw.get(), norm) {
+                return Err(de::Error::custom(
+                    "an item that is not a slice of the output",
+                ));
             }
         }
         Ok(())

@@ -40,19 +40,21 @@ pub(super) struct Feeder {
 }
 
 impl Feeder {
-    /// Takes an item that lies inside the document; an item that does not (which the streaming
-    /// reader never produces) is handed back so the caller can read it itself.
-    pub(super) fn push<'t>(&mut self, item: &'t str, norm: &mut Normalizer) -> Option<&'t str> {
-        let start = (item.as_ptr() as usize).checked_sub(self.base)?;
-        if start + item.len() > self.len {
-            return Some(item);
-        }
+    /// Takes an item, a slice of the document; `false` (and nothing taken) for text that is not
+    /// one, which the streaming reader never produces.
+    pub(super) fn push(&mut self, item: &str, norm: &mut Normalizer) -> bool {
+        let Some(start) = (item.as_ptr() as usize)
+            .checked_sub(self.base)
+            .filter(|start| start + item.len() <= self.len)
+        else {
+            return false;
+        };
         self.batch.push((start, start + item.len()));
         self.batch_bytes += item.len();
         if self.batch_bytes >= PIECE_BYTES {
             self.send(norm);
         }
-        None
+        true
     }
 
     /// Sends the current batch, appending whatever results are ready meanwhile.
