@@ -1,11 +1,13 @@
 //! Publishing a run's result: diagnostics for every file the run checked or a finding names,
 //! open or not. A file that went clean gets an empty list; a file whose list did not change gets
-//! nothing (no churn); a document edited since the run started keeps its diagnostics until the
+//! nothing (no churn), unless the run answers its save: a saved file always gets its list, as
+//! other servers publish on save (the same list again changes nothing on screen, and the editor
+//! knows the save was checked); a document edited since the run started keeps its diagnostics until the
 //! run for its new content (stale results are dropped, never shown). The tools read files from
 //! disk, so a document with unsaved changes keeps its diagnostics until it is saved: a result for
 //! the file on disk would put squiggles on the wrong lines of the buffer.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -27,6 +29,7 @@ pub async fn publish_report(
     folder: &Folder,
     report: &Arc<Report>,
     versions: &HashMap<PathBuf, Option<i32>>,
+    saved: &BTreeSet<PathBuf>,
 ) {
     let mut by_file: BTreeMap<&str, Vec<(&str, &Violation)>> = BTreeMap::new();
     for f in &report.scope.files {
@@ -70,7 +73,7 @@ pub async fn publish_report(
             let unchanged = published
                 .get(&path)
                 .is_some_and(|p| p.items == items && p.version == version);
-            if unchanged {
+            if unchanged && !saved.contains(&path) {
                 continue;
             }
             published.insert(

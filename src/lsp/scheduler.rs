@@ -54,6 +54,10 @@ pub enum Job {
 #[derive(Default)]
 struct Pending {
     saved: BTreeSet<PathBuf>,
+    /// Saved files whose diagnostics are published after the run even when they did not change:
+    /// a save is answered, as the editor's other servers answer it. Not a follow-up's files: it
+    /// publishes only what differs from the run before it.
+    answer: BTreeSet<PathBuf>,
     opened: BTreeSet<PathBuf>,
     rescope: bool,
     commands: VecDeque<(ScopeRequest, Option<Vec<String>>, Reply)>,
@@ -63,6 +67,7 @@ impl Pending {
     fn add(&mut self, job: Job) {
         match job {
             Job::Save(p) => {
+                self.answer.insert(p.clone());
                 self.saved.insert(p);
             }
             Job::Open(ps) => self.opened.extend(ps),
@@ -93,12 +98,20 @@ impl Pending {
     fn take_background(&mut self) -> Background {
         Background {
             saved: std::mem::take(&mut self.saved),
+            answer: std::mem::take(&mut self.answer),
             opened: std::mem::take(&mut self.opened),
             rescope: std::mem::take(&mut self.rescope),
         }
     }
 
+    /// A cancelled run: its files, and the saves it owed an answer, go into the next run.
     fn restore(&mut self, b: Background) {
+        self.answer.extend(b.answer.iter().cloned());
+        self.restore_files(b);
+    }
+
+    /// A finished run's files run again (a follow-up); its saves were answered.
+    fn restore_files(&mut self, b: Background) {
         self.saved.extend(b.saved);
         self.opened.extend(b.opened);
         self.rescope |= b.rescope;
@@ -107,6 +120,8 @@ impl Pending {
 
 struct Background {
     saved: BTreeSet<PathBuf>,
+    /// See `Pending::answer`.
+    answer: BTreeSet<PathBuf>,
     opened: BTreeSet<PathBuf>,
     rescope: bool,
 }
@@ -286,7 +301,7 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
                 Ok(report) => {
                     let report = Arc::new(report);
                     folder.remember(&report, true);
-                    publish_report(&session, &folder, &report, &versions).await;
+                    publish_report(&session, &folder, &report, &versions, &BTreeSet::new()).await;
                     Ok(report)
                 }
                 Err(e) => Err(e.to_string()),
@@ -354,7 +369,7 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
             Some(Ok(report)) => {
                 let report = Arc::new(report);
                 folder.remember(&report, false);
-                publish_report(&session, &folder, &report, &versions).await;
+                publish_report(&session, &folder, &report, &versions, &batch.answer).await;
                 let _ = progress.await;
                 let done = Done {
                     folder: &folder,
@@ -363,7 +378,7 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
                     also: batch.saved.iter().chain(&batch.opened).cloned().collect(),
                 };
                 if done.settle(plan, fresh, &mut auto).await == Settled::FollowUp {
-                    pending.restore(batch);
+                    pending.restore_files(batch);
                 }
             }
             Some(Err(e)) => {
