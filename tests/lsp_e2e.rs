@@ -1167,3 +1167,34 @@ fn an_unchanged_re_save_with_ruff_publishes_its_findings_again_without_running_r
     assert_eq!(runs(ws.path()), ran, "no ruff process for the re-saves");
     c.shutdown();
 }
+
+#[test]
+fn files_opened_together_are_checked_in_one_run_and_none_is_dropped() {
+    let ws = marker_workspace();
+    let files: Vec<String> = (0..30).map(|i| format!("m_{i:02}.py")).collect();
+    for f in &files {
+        write(ws.path(), f, "x = 1\n");
+    }
+    let (mut c, _t) = trusted_client(ws.path());
+    // All the opens in one write, as an editor restoring its tabs sends them.
+    let mut bytes = Vec::new();
+    for f in &files {
+        bytes.extend(common::lsp_wire::frame(&json!({
+            "jsonrpc": "2.0",
+            "method": "textDocument/didOpen",
+            "params": {"textDocument": {
+                "uri": c.uri(f), "languageId": "python", "version": 1, "text": "x = 1\n"
+            }}
+        })));
+    }
+    c.send_bytes(&bytes);
+    for f in &files {
+        assert_eq!(
+            shape(&c.diagnostics(f)),
+            vec![row("X1", 0, 0, 0, 0, "Lint")],
+            "{f}"
+        );
+    }
+    assert_eq!(runs(ws.path()), 1, "one run for the whole batch");
+    c.shutdown();
+}

@@ -10,6 +10,8 @@
 
 use std::borrow::Cow;
 use std::io;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -17,6 +19,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Id, Request, Response};
+
+use super::input::{InputActivity, ShortReads};
 
 /// A header line longer than this is not a header: the rest of the block is skipped.
 const MAX_HEADER_LINE: usize = 8 << 10;
@@ -110,7 +114,6 @@ struct RequestShape<'a> {
     #[serde(borrow)]
     jsonrpc: Cow<'a, str>,
     #[serde(default, borrow)]
-    #[expect(dead_code, reason = "read to check its type, as the library reads it")]
     method: Cow<'a, str>,
     #[serde(default)]
     #[expect(
@@ -124,14 +127,25 @@ struct RequestShape<'a> {
 }
 
 /// The error answer a malformed body is owed, or `None` when the library can take it.
-pub fn check_body(body: &[u8]) -> Option<Value> {
-    if serde_json::from_slice::<RequestShape>(body).is_ok_and(|r| r.jsonrpc == "2.0")
-        || serde_json::from_slice::<Request>(body).is_ok()
+#[cfg(test)]
+fn check_body(body: &[u8]) -> Option<Value> {
+    inspect(body).err()
+}
+
+/// Whether the library can take a body (and whether it is a `didOpen`), or the error answer it
+/// is owed.
+fn inspect(body: &[u8]) -> Result<bool, Value> {
+    if let Ok(shape) = serde_json::from_slice::<RequestShape>(body)
+        && shape.jsonrpc == "2.0"
+    {
+        return Ok(shape.method == "textDocument/didOpen");
+    }
+    if serde_json::from_slice::<Request>(body).is_ok()
         || serde_json::from_slice::<Response>(body).is_ok()
     {
-        return None;
+        return Ok(false);
     }
-    Some(match serde_json::from_slice::<Value>(body) {
+    Err(match serde_json::from_slice::<Value>(body) {
         Err(e) => error_answer(Value::Null, -32700, format!("Parse error: {e}")),
         Ok(v) => {
             let id = match v.get("id") {
@@ -158,17 +172,22 @@ fn frame_bytes(body: &[u8]) -> Vec<u8> {
 }
 
 /// Copies the client's well-formed messages to `to_server`; answers the rest through `answers`.
-/// Ends when the client's input ends (closing `to_server`, which ends the server).
+/// Ends when the client's input ends (closing `to_server`, which ends the server). Counts the
+/// opens it passes on, and says when it has passed on everything the client wrote (`input`).
 pub async fn guard_input<R, W>(
     from_client: R,
     mut to_server: W,
     answers: mpsc::UnboundedSender<Value>,
+    activity: Arc<InputActivity>,
 ) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
+    let (from_client, short) = ShortReads::new(from_client);
     let mut reader = BufReader::with_capacity(64 << 10, from_client);
     loop {
+        // Everything read so far has been passed on: drained if that read emptied the stream.
+        activity.set_drained(reader.buffer().is_empty() && short.load(Ordering::SeqCst));
         let frame = match read_frame(&mut reader).await {
             Ok(Some(f)) => f,
             Ok(None) => break,
@@ -178,13 +197,16 @@ pub async fn guard_input<R, W>(
             }
         };
         match frame {
-            Frame::Body(body) => match check_body(&body) {
-                None => {
+            Frame::Body(body) => match inspect(&body) {
+                Ok(opens) => {
+                    if opens {
+                        activity.open_read();
+                    }
                     if to_server.write_all(&frame_bytes(&body)).await.is_err() {
                         break;
                     }
                 }
-                Some(answer) => {
+                Err(answer) => {
                     tracing::warn!(
                         "a malformed message from the client was dropped: {}",
                         answer["error"]["message"]

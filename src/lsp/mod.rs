@@ -8,6 +8,7 @@ mod diagnostics;
 mod documents;
 mod folder;
 mod framing;
+mod input;
 mod logging;
 mod position;
 mod progress;
@@ -59,6 +60,8 @@ pub struct Session {
     options: RwLock<InitOptions>,
     trust: Option<TrustStore>,
     schedulers: Mutex<Vec<(PathBuf, AbortHandle)>>,
+    /// The opens read from the client and handed to schedulers (see `input`).
+    pub input: Arc<input::InputActivity>,
 }
 
 fn read<T: Clone>(lock: &RwLock<T>) -> T {
@@ -70,7 +73,7 @@ fn write<T>(lock: &RwLock<T>, value: T) {
 }
 
 impl Session {
-    fn new(client: Client) -> Session {
+    fn new(client: Client, input: Arc<input::InputActivity>) -> Session {
         Session {
             client,
             docs: Documents::default(),
@@ -80,6 +83,7 @@ impl Session {
             options: RwLock::new(InitOptions::default()),
             trust: TrustStore::for_user(),
             schedulers: Mutex::new(Vec::new()),
+            input,
         }
     }
 
@@ -306,13 +310,15 @@ where
     I: tokio::io::AsyncRead + Unpin + Send + 'static,
     O: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
+    let activity = Arc::new(input::InputActivity::default());
     let (service, socket) =
-        LspService::build(|client| server::Backend::new(Session::new(client))).finish();
+        LspService::build(|client| server::Backend::new(Session::new(client, activity.clone())))
+            .finish();
     let session = service.inner().session.clone();
     let (server_in, guard_out) = tokio::io::duplex(256 << 10);
     let (server_out, merge_in) = tokio::io::duplex(256 << 10);
     let (answers_tx, answers_rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(framing::guard_input(input, guard_out, answers_tx));
+    tokio::spawn(framing::guard_input(input, guard_out, answers_tx, activity));
     let merge = tokio::spawn(framing::merge_output(merge_in, output, answers_rx));
     // On a worker of the runtime like every other task, not on the thread that blocks on
     // `serve`: a message handed between the protocol and a scheduler then needs no wake-up of

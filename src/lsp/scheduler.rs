@@ -8,8 +8,9 @@
 //! as the tools). A trigger that follows another within `BURST` is part of a burst (an editor
 //! saving every file, a formatter on save, a script): the run waits until the burst has been
 //! quiet for `BURST`, so only the last content's diagnostics are published. Files opened together
-//! are different: they arrive microseconds apart, so a run of opens waits only until they have
-//! been quiet for `SETTLE` and checks them all at once.
+//! are different: they arrive microseconds apart, so a run of opens waits only until every open
+//! the client has written so far has arrived (`input`), or they have been quiet for `SETTLE`, and
+//! checks them all at once.
 //!
 //! A save does not wait for its `auto` scope either: it runs over the folder's last known scope
 //! plus the saved file, and the current scope is resolved while the gates run (see
@@ -219,8 +220,8 @@ fn with_also(scope: &ResolvedScope, root: &Path, also: &[PathBuf]) -> ResolvedSc
 /// Triggers closer together than this are a burst; see the module docs.
 const BURST: Duration = Duration::from_millis(50);
 
-/// Files opened together arrive back to back: a run of opens only starts once no other has come
-/// for this long.
+/// Files opened together arrive back to back: when the input cannot tell that a batch of opens
+/// is complete, a run of opens starts once no other has come for this long.
 const SETTLE: Duration = Duration::from_millis(2);
 
 /// When the last two triggers arrived.
@@ -257,13 +258,28 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
         while let Ok(job) = rx.try_recv() {
             pending.add(job);
         }
-        // Opens alone: the rest of a batch (an editor restoring its tabs) is still being read.
-        // Gathered into this run instead of cancelling it, and not counted as a burst of saves.
+        // Opens alone: the rest of a batch (an editor restoring its tabs) may still be being
+        // read. Gathered into this run instead of cancelling it, and not counted as a burst of
+        // saves. The run starts once every open the client wrote has reached us (see `input`),
+        // or after `SETTLE` without news.
         while pending.only_opened() {
-            match tokio::time::timeout(SETTLE, rx.recv()).await {
-                Ok(Some(job)) => pending.add(job),
-                Ok(None) => return,
-                Err(_) => break,
+            let changed = session.input.changed();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if session.input.opens_settled() {
+                // Each open sent its job before it was counted: all of them are queued.
+                while let Ok(job) = rx.try_recv() {
+                    pending.add(job);
+                }
+                break;
+            }
+            tokio::select! {
+                job = rx.recv() => match job {
+                    Some(job) => pending.add(job),
+                    None => return,
+                },
+                () = &mut changed => {}
+                () = tokio::time::sleep(SETTLE) => break,
             }
         }
         // Inside a burst, wait for it to go quiet; a command does not wait.

@@ -174,29 +174,9 @@ impl LanguageServer for Backend {
     }
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
-        let doc = params.text_document;
-        let Some(path) = uri_to_path(&doc.uri) else {
-            return;
-        };
-        self.session.docs.open(
-            path.clone(),
-            Document {
-                uri: doc.uri,
-                version: doc.version,
-                text: Arc::from(doc.text),
-            },
-        );
-        let Some(folder) = self.session.folder_for(&path) else {
-            tracing::debug!("{} is outside every workspace folder", path.display());
-            return;
-        };
-        if self.is_config_file(&path) {
-            publish_config_problems(&self.session, &folder).await;
-        } else {
-            // Always asked for: a file reopened with other content must be checked again, and
-            // one whose content the cache knows costs no process (the cache is keyed by content).
-            folder.send(Job::Open(vec![path]));
-        }
+        self.open(params).await;
+        // After the file went to its scheduler: a batch of opens is settled once all are here.
+        self.session.input.open_handled();
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
@@ -318,6 +298,33 @@ impl LanguageServer for Backend {
 }
 
 impl Backend {
+    /// A document opened: kept, and checked unless it is a configuration file.
+    async fn open(&self, params: DidOpenTextDocumentParams) {
+        let doc = params.text_document;
+        let Some(path) = uri_to_path(&doc.uri) else {
+            return;
+        };
+        self.session.docs.open(
+            path.clone(),
+            Document {
+                uri: doc.uri,
+                version: doc.version,
+                text: Arc::from(doc.text),
+            },
+        );
+        let Some(folder) = self.session.folder_for(&path) else {
+            tracing::debug!("{} is outside every workspace folder", path.display());
+            return;
+        };
+        if self.is_config_file(&path) {
+            publish_config_problems(&self.session, &folder).await;
+        } else {
+            // Always asked for: a file reopened with other content must be checked again, and
+            // one whose content the cache knows costs no process (the cache is keyed by content).
+            folder.send(Job::Open(vec![path]));
+        }
+    }
+
     /// Shows a new folder's configuration problems and asks for trust where needed.
     async fn start_folder(&self, folder: &Arc<super::folder::Folder>) {
         let s = &self.session;
