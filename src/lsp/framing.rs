@@ -177,7 +177,7 @@ fn frame_bytes(body: &[u8]) -> Vec<u8> {
 pub async fn guard_input<R, W>(
     from_client: R,
     mut to_server: W,
-    answers: mpsc::UnboundedSender<Value>,
+    answers: mpsc::UnboundedSender<Vec<u8>>,
     activity: Arc<InputActivity>,
 ) where
     R: AsyncRead + Unpin,
@@ -211,35 +211,43 @@ pub async fn guard_input<R, W>(
                         "a malformed message from the client was dropped: {}",
                         answer["error"]["message"]
                     );
-                    let _ = answers.send(answer);
+                    let _ = answers.send(answer.to_string().into_bytes());
                 }
             },
             Frame::Garbage(why) => {
                 tracing::warn!("bytes from the client that are not a message were skipped: {why}");
-                let _ = answers.send(error_answer(
-                    Value::Null,
-                    -32700,
-                    format!("Parse error: {why}"),
-                ));
+                let answer = error_answer(Value::Null, -32700, format!("Parse error: {why}"));
+                let _ = answers.send(answer.to_string().into_bytes());
             }
         }
     }
     let _ = to_server.shutdown().await;
 }
 
-/// Copies the server's messages to the client, whole, with the guard's answers between them.
+/// Copies the server's messages to the client, whole, with the messages sent past the library
+/// (`direct`: the guard's answers, published diagnostics) between them. A direct message goes
+/// before any of the library's read after it was sent: a command's answer never overtakes the
+/// diagnostics published before it.
 pub async fn merge_output<R, W>(
     from_server: R,
     mut to_client: W,
-    mut answers: mpsc::UnboundedReceiver<Value>,
+    mut direct: mpsc::UnboundedReceiver<Vec<u8>>,
 ) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
     let mut reader = BufReader::with_capacity(64 << 10, from_server);
-    let mut answers_open = true;
+    let mut direct_open = true;
     loop {
         let mut bytes = tokio::select! {
+            biased;
+            body = direct.recv(), if direct_open => match body {
+                Some(body) => frame_bytes(&body),
+                None => {
+                    direct_open = false;
+                    continue;
+                }
+            },
             frame = read_frame(&mut reader) => match frame {
                 Ok(Some(Frame::Body(body))) => frame_bytes(&body),
                 // The library writes well-formed frames; anything else would be our bug.
@@ -249,17 +257,17 @@ pub async fn merge_output<R, W>(
                 }
                 Ok(None) | Err(_) => break,
             },
-            answer = answers.recv(), if answers_open => match answer {
-                Some(a) => frame_bytes(a.to_string().as_bytes()),
-                None => {
-                    answers_open = false;
-                    continue;
-                }
-            },
         };
-        // Whole messages already read go out in the same write: a run's 200 publications cost a
+        // Whole messages already there go out in the same write: a run's 200 publications cost a
         // few writes to the client, not 200 (each a hand-off to the runtime's blocking pool).
-        while bytes.len() < MAX_BATCH && holds_a_frame(reader.buffer()) {
+        while bytes.len() < MAX_BATCH {
+            if let Ok(body) = direct.try_recv() {
+                bytes.extend(frame_bytes(&body));
+                continue;
+            }
+            if !holds_a_frame(reader.buffer()) {
+                break;
+            }
             match read_frame(&mut reader).await {
                 Ok(Some(Frame::Body(body))) => bytes.extend(frame_bytes(&body)),
                 Ok(Some(Frame::Garbage(why))) => {

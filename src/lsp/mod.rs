@@ -62,6 +62,8 @@ pub struct Session {
     schedulers: Mutex<Vec<(PathBuf, AbortHandle)>>,
     /// The opens read from the client and handed to schedulers (see `input`).
     pub input: Arc<input::InputActivity>,
+    /// Message bodies written to the client as they are, past the library (see `publish`).
+    direct: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
 }
 
 fn read<T: Clone>(lock: &RwLock<T>) -> T {
@@ -73,7 +75,11 @@ fn write<T>(lock: &RwLock<T>, value: T) {
 }
 
 impl Session {
-    fn new(client: Client, input: Arc<input::InputActivity>) -> Session {
+    fn new(
+        client: Client,
+        input: Arc<input::InputActivity>,
+        direct: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+    ) -> Session {
         Session {
             client,
             docs: Documents::default(),
@@ -84,6 +90,29 @@ impl Session {
             trust: TrustStore::for_user(),
             schedulers: Mutex::new(Vec::new()),
             input,
+            direct,
+        }
+    }
+
+    /// Sends a notification to the client past the library, serialized once, straight from
+    /// its parameters. False when the client's output is gone.
+    pub fn notify_direct<P: serde::Serialize>(&self, method: &str, params: &P) -> bool {
+        #[derive(serde::Serialize)]
+        struct Notification<'a, P> {
+            jsonrpc: &'static str,
+            method: &'a str,
+            params: &'a P,
+        }
+        match serde_json::to_vec(&Notification {
+            jsonrpc: "2.0",
+            method,
+            params,
+        }) {
+            Ok(body) => self.direct.send(body).is_ok(),
+            Err(e) => {
+                tracing::error!("{method} could not be serialized: {e}");
+                false
+            }
         }
     }
 
@@ -311,15 +340,18 @@ where
     O: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let activity = Arc::new(input::InputActivity::default());
-    let (service, socket) =
-        LspService::build(|client| server::Backend::new(Session::new(client, activity.clone())))
-            .finish();
+    // Messages that go to the client past the library: the guard's answers, diagnostics.
+    let (direct_tx, direct_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (service, socket) = LspService::build(|client| {
+        let session = Session::new(client, activity.clone(), direct_tx.clone());
+        server::Backend::new(session)
+    })
+    .finish();
     let session = service.inner().session.clone();
     let (server_in, guard_out) = tokio::io::duplex(256 << 10);
     let (server_out, merge_in) = tokio::io::duplex(256 << 10);
-    let (answers_tx, answers_rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(framing::guard_input(input, guard_out, answers_tx, activity));
-    let merge = tokio::spawn(framing::merge_output(merge_in, output, answers_rx));
+    tokio::spawn(framing::guard_input(input, guard_out, direct_tx, activity));
+    let merge = tokio::spawn(framing::merge_output(merge_in, output, direct_rx));
     // On a worker of the runtime like every other task, not on the thread that blocks on
     // `serve`: a message handed between the protocol and a scheduler then needs no wake-up of
     // another thread.
