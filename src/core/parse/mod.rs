@@ -5,6 +5,7 @@ mod columns;
 mod exit_code;
 mod json;
 mod json_parallel;
+mod line_pattern;
 mod parallel;
 mod pointer;
 mod sarif;
