@@ -2,9 +2,10 @@
 //!
 //! A tool's output can hold hundreds of thousands of violations, so it is never parsed into one
 //! `serde_json::Value` tree. Containers on the way to the violations are read *shallowly* (their
-//! children stay unparsed `&RawValue` slices of the output), and each violation item is parsed on
-//! its own into a [`Node`] that borrows every string without escapes from the output and is
-//! dropped as soon as the item has been read.
+//! children stay unparsed `&RawValue` slices of the output), and of each violation item only the
+//! values the configuration reads are parsed (see `item_slots`), each into a [`Node`] that
+//! borrows every string without escapes from the output and is dropped as soon as the item has
+//! been read.
 
 use std::borrow::Cow;
 use std::fmt;
