@@ -26,7 +26,8 @@ use serde_json::value::RawValue;
 use super::json_parallel::{self, Feeder};
 use super::parallel::{self, PARALLEL_MIN_BYTES};
 
-use super::pointer::{Kind, Node, Shallow, Wanted, WantedVisitor, error_message, kind_of};
+use super::item_slots::{ItemPlan, SlotPath, Slots};
+use super::pointer::{Kind, Node, Shallow, error_message, kind_of};
 use super::{Normalizer, ParseContext, ParseError, RawEdit, RawFix, RawViolation, ToolOutput};
 use crate::core::config::{
     CompareOp, Extract, FieldPath, FixEditsSpec, JsonFormat, JsonSpec, PointerStep, Template,
@@ -99,11 +100,10 @@ fn parse_with(
         detail,
         log: ctx.log_hint.to_string(),
     };
-    let wanted = wanted_of(spec);
-    let climbs = climbs(spec);
+    let reading = Reading::new(spec);
     let mut reader = Reader {
         pool: threads.document,
-        ..Reader::new(spec, &wanted, climbs, norm)
+        ..Reader::new(spec, &reading, norm)
     };
     match spec.format {
         JsonFormat::Json => {
@@ -128,12 +128,7 @@ fn parse_with(
                 threads.lines,
                 reader.norm,
                 |piece, first, norm| {
-                    read_lines(
-                        &mut Reader::new(spec, &wanted, climbs, norm),
-                        piece,
-                        first,
-                        ctx,
-                    )
+                    read_lines(&mut Reader::new(spec, &reading, norm), piece, first, ctx)
                 },
             );
         }
@@ -173,36 +168,120 @@ fn read_lines(
     Ok(())
 }
 
-/// The paths read inside each item (those that stay inside it).
-fn wanted_of(spec: &JsonSpec) -> Wanted {
-    let mut w = Wanted::default();
-    for (_, p) in spec.field_map.entries() {
-        if p.up == 0 {
-            w.add(&p.keys);
-        }
-    }
-    let extra = [spec.fixable_when.as_ref().map(|c| &c.path)]
-        .into_iter()
-        .chain(
-            spec.fix_edits
-                .iter()
-                .flat_map(|f| [Some(&f.path), f.title.as_ref()]),
-        );
-    for p in extra.flatten() {
-        if p.up == 0 {
-            w.add(&p.keys);
-        }
-    }
-    w
+/// Which configured path: the field map's, the fixable condition's and the fix's.
+#[derive(Debug, Clone, Copy)]
+enum Which {
+    File,
+    Line,
+    Column,
+    EndLine,
+    EndColumn,
+    Code,
+    Message,
+    Severity,
+    Url,
+    Fixable,
+    FixEdits,
+    FixTitle,
 }
 
-fn climbs(spec: &JsonSpec) -> bool {
-    spec.field_map.entries().any(|(_, p)| p.up > 0)
-        || spec.fixable_when.as_ref().is_some_and(|c| c.path.up > 0)
-        || spec
-            .fix_edits
-            .as_ref()
-            .is_some_and(|f| f.path.up > 0 || f.title.as_ref().is_some_and(|t| t.up > 0))
+impl Which {
+    const ALL: [Which; 12] = [
+        Which::File,
+        Which::Line,
+        Which::Column,
+        Which::EndLine,
+        Which::EndColumn,
+        Which::Code,
+        Which::Message,
+        Which::Severity,
+        Which::Url,
+        Which::Fixable,
+        Which::FixEdits,
+        Which::FixTitle,
+    ];
+
+    fn path(self, spec: &JsonSpec) -> Option<&FieldPath> {
+        let fm = &spec.field_map;
+        match self {
+            Which::File => fm.file.as_ref(),
+            Which::Line => fm.line.as_ref(),
+            Which::Column => fm.column.as_ref(),
+            Which::EndLine => fm.end_line.as_ref(),
+            Which::EndColumn => fm.end_column.as_ref(),
+            Which::Code => fm.code.as_ref(),
+            Which::Message => fm.message.as_ref(),
+            Which::Severity => fm.severity.as_ref(),
+            Which::Url => fm.url.as_ref(),
+            Which::Fixable => spec.fixable_when.as_ref().map(|c| &c.path),
+            Which::FixEdits => spec.fix_edits.as_ref().map(|f| &f.path),
+            Which::FixTitle => spec.fix_edits.as_ref().and_then(|f| f.title.as_ref()),
+        }
+    }
+}
+
+/// What is read of each item, worked out once per parse: the slots of the paths that stay inside
+/// the item (see [`ItemPlan`]) and where each configured path's value is kept.
+struct Reading {
+    plan: ItemPlan,
+    at: [Option<SlotPath>; Which::ALL.len()],
+    /// When the plan reads the fix's edits as records: where each edit's content, line, column,
+    /// end line and end column are kept in a record.
+    edit_at: [Option<SlotPath>; 5],
+    /// Whether some path climbs out of the item with `..`.
+    climbs: bool,
+}
+
+impl Reading {
+    fn new(spec: &JsonSpec) -> Self {
+        let inside = |p: &&FieldPath| p.up == 0;
+        // The fix's edits, when their path stays inside the item, are read as a list of records.
+        let list = spec.fix_edits.as_ref().filter(|fe| fe.path.up == 0);
+        let edit_paths = list.map(|fe| {
+            [
+                &fe.content,
+                &fe.line,
+                &fe.column,
+                &fe.end_line,
+                &fe.end_column,
+            ]
+        });
+        let plan = ItemPlan::new(
+            Which::ALL
+                .iter()
+                .filter(|w| !(list.is_some() && matches!(w, Which::FixEdits)))
+                .filter_map(|w| w.path(spec))
+                .filter(inside)
+                .map(|p| p.keys.as_slice()),
+            list.zip(edit_paths).map(|(fe, paths)| {
+                let keys = paths.into_iter().filter(inside).map(|p| p.keys.as_slice());
+                (fe.path.keys.as_slice(), keys.collect())
+            }),
+        );
+        let at = Which::ALL.map(|w| {
+            w.path(spec)
+                .filter(inside)
+                .filter(|_| !(plan.lists() && matches!(w, Which::FixEdits)))
+                .and_then(|p| plan.locate(&p.keys))
+        });
+        let edit_at = edit_paths.map_or([None, None, None, None, None], |paths| {
+            paths.map(|p| {
+                Some(p)
+                    .filter(inside)
+                    .and_then(|p| plan.locate_in_record(&p.keys))
+            })
+        });
+        let climbs = Which::ALL
+            .iter()
+            .filter_map(|w| w.path(spec))
+            .any(|p| p.up > 0);
+        Reading {
+            plan,
+            at,
+            edit_at,
+            climbs,
+        }
+    }
 }
 
 /// "line L, column C: message", with L counted in the whole output, plus how the output starts
@@ -244,10 +323,8 @@ impl From<serde_json::Error> for WalkError {
 
 struct Reader<'s, 'n, 'c> {
     spec: &'s JsonSpec,
-    /// What to keep of each item.
-    wanted: &'s Wanted,
-    /// Whether some field path climbs out of the item with `..`.
-    climbs: bool,
+    /// What to read of each item.
+    reading: &'s Reading,
     /// Where each item goes as soon as it is read.
     norm: &'n mut Normalizer<'c>,
     /// A shape problem met while streaming (serde only carries it as an opaque error).
@@ -259,16 +336,10 @@ struct Reader<'s, 'n, 'c> {
 }
 
 impl<'s, 'n, 'c> Reader<'s, 'n, 'c> {
-    fn new(
-        spec: &'s JsonSpec,
-        wanted: &'s Wanted,
-        climbs: bool,
-        norm: &'n mut Normalizer<'c>,
-    ) -> Self {
+    fn new(spec: &'s JsonSpec, reading: &'s Reading, norm: &'n mut Normalizer<'c>) -> Self {
         Reader {
             spec,
-            wanted,
-            climbs,
+            reading,
             norm,
             shape: None,
             pool: 0,
@@ -277,7 +348,7 @@ impl<'s, 'n, 'c> Reader<'s, 'n, 'c> {
     }
 
     fn document(&mut self, text: &str) -> Result<(), WalkError> {
-        if self.climbs {
+        if self.reading.climbs {
             let mut stack = Vec::new();
             return self.walk(text, 0, false, &mut stack);
         }
@@ -287,15 +358,21 @@ impl<'s, 'n, 'c> Reader<'s, 'n, 'c> {
         if self.pool < 2 || self.feeder.is_some() || text.len() < PARALLEL_MIN_BYTES {
             return self.stream(text);
         }
-        let (spec, wanted) = (self.spec, self.wanted);
-        let (streamed, items) =
-            json_parallel::with_pool(spec, wanted, text, self.norm, self.pool, |feeder, norm| {
+        let (spec, reading) = (self.spec, self.reading);
+        let (streamed, items) = json_parallel::with_pool(
+            &reading.plan,
+            text,
+            self.norm,
+            self.pool,
+            |feeder, norm| {
                 Reader {
                     feeder: Some(feeder),
-                    ..Reader::new(spec, wanted, false, norm)
+                    ..Reader::new(spec, reading, norm)
                 }
                 .stream(text)
-            });
+            },
+            |slots, norm| push_item(spec, reading, norm, slots, &[]),
+        );
         streamed.and(items.map_err(WalkError::Syntax))
     }
 
@@ -436,57 +513,69 @@ impl<'s, 'n, 'c> Reader<'s, 'n, 'c> {
 
     /// Reads one violation item from its text.
     fn item<'a>(&mut self, text: &'a str, ancestors: &[Shallow<'a>]) -> Result<(), WalkError> {
-        let node = self.wanted.parse(text)?;
-        self.item_node(&node, ancestors);
+        let mut slots = self.reading.plan.slots();
+        self.reading.plan.read(text, &mut slots)?;
+        self.item_slots(&slots, ancestors);
         Ok(())
     }
 
-    /// Turns one parsed item into a violation, after the items handed to workers before it.
-    fn item_node<'a>(&mut self, node: &Node<'a>, ancestors: &[Shallow<'a>]) {
+    /// Turns one item read into slots into a violation, after the items handed to workers
+    /// before it.
+    fn item_slots<'a>(&mut self, slots: &Slots<'a>, ancestors: &[Shallow<'a>]) {
         if let Some(feeder) = self.feeder.as_deref_mut() {
             feeder.settle(self.norm);
         }
-        push_item(self.spec, self.norm, node, ancestors);
+        push_item(self.spec, self.reading, self.norm, slots, ancestors);
+    }
+
+    /// An item that is a scalar.
+    fn item_scalar(&mut self, node: Node<'_>) {
+        let mut slots = self.reading.plan.slots();
+        self.reading.plan.scalar(node, &mut slots);
+        self.item_slots(&slots, &[]);
     }
 }
 
-/// Turns one parsed item into a violation in `norm`.
-pub(super) fn push_item<'a>(
+/// Turns one item, read into slots, into a violation in `norm`.
+fn push_item<'a>(
     spec: &JsonSpec,
+    reading: &Reading,
     norm: &mut Normalizer,
-    node: &Node<'a>,
+    slots: &Slots<'a>,
     ancestors: &[Shallow<'a>],
 ) {
-    let item = Item { node, ancestors };
-    let fm = &spec.field_map;
-    let text_of = |p: &Option<FieldPath>| p.as_ref().and_then(|p| item.text(p));
-    let int_of = |p: &Option<FieldPath>| {
-        p.as_ref()
-            .and_then(|p| item.lookup(p, |n| n.and_then(Node::to_int)))
+    let item = Item {
+        spec,
+        reading,
+        slots,
+        ancestors,
     };
+    let int_of = |w: Which| item.lookup(w, |n| n.and_then(Node::to_int)).flatten();
     let mut v = RawViolation {
-        file: text_of(&fm.file),
-        line: int_of(&fm.line),
-        column: int_of(&fm.column),
-        end_line: int_of(&fm.end_line),
-        end_column: int_of(&fm.end_column),
-        code: text_of(&fm.code),
-        message: text_of(&fm.message),
-        severity: text_of(&fm.severity),
-        url: text_of(&fm.url),
+        file: item.text(Which::File),
+        line: int_of(Which::Line),
+        column: int_of(Which::Column),
+        end_line: int_of(Which::EndLine),
+        end_column: int_of(Which::EndColumn),
+        code: item.text(Which::Code),
+        message: item.text(Which::Message),
+        severity: item.text(Which::Severity),
+        url: item.text(Which::Url),
         fixable: false,
         fix: None,
     };
     v.fixable = match &spec.fixable_when {
         Some(c) => {
-            let equal = item.lookup(&c.path, |n| Node::equals_text(n, &c.value));
+            let equal = item
+                .lookup(Which::Fixable, |n| Node::equals_text(n, &c.value))
+                .unwrap_or_else(|| Node::equals_text(None, &c.value));
             (c.op == CompareOp::Eq) == equal
         }
         None => spec.defaults.fixable.unwrap_or(false),
     };
     if let Some(fe) = &spec.fix_edits {
         v.fix = item.edits(fe).map(|edits| RawFix {
-            title: fe.title.as_ref().and_then(|t| item.text(t)),
+            title: item.text(Which::FixTitle),
             edits,
         });
     }
@@ -535,7 +624,7 @@ impl<'s, 'n, 'c> Step<'_, 's, 'n, 'c> {
     /// A scalar at the end of the path is one item; before it, a shape error.
     fn scalar<E: de::Error>(self, node: Node<'_>, what: &str) -> Result<(), E> {
         if self.at_end() {
-            self.reader.item_node(&node, &[]);
+            self.reader.item_scalar(node);
             return Ok(());
         }
         self.reader.shape = Some(self.reader.not_container_error(self.i, what));
@@ -581,7 +670,7 @@ impl<'de> Visitor<'de> for Step<'_, '_, '_, '_> {
         self.scalar(Node::Str(Cow::Borrowed(v)), "a string")
     }
     fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
-        let wanted = self.reader.wanted;
+        let reading = self.reader.reading;
         let step = self.reader.spec.violations_path.get(self.i);
         match step {
             None => {
@@ -590,9 +679,11 @@ impl<'de> Visitor<'de> for Step<'_, '_, '_, '_> {
                     self.reader.feeder = Some(feeder);
                     return read;
                 }
-                while let Some(node) = seq.next_element_seed(wanted)? {
-                    if node != Node::Null {
-                        self.reader.item_node(&node, &[]);
+                // One list of slots for every item of the array.
+                let mut slots = reading.plan.slots();
+                while let Some(null) = seq.next_element_seed(reading.plan.item(&mut slots))? {
+                    if !null {
+                        self.reader.item_slots(&slots, &[]);
                     }
                 }
             }
@@ -628,8 +719,9 @@ impl<'de> Visitor<'de> for Step<'_, '_, '_, '_> {
         let step = self.reader.spec.violations_path.get(self.i);
         match step {
             None => {
-                let node = WantedVisitor::new(self.reader.wanted).visit_map(map)?;
-                self.reader.item_node(&node, &[]);
+                let mut slots = self.reader.reading.plan.slots();
+                self.reader.reading.plan.item(&mut slots).visit_map(map)?;
+                self.reader.item_slots(&slots, &[]);
             }
             Some(PointerStep::Each) => {
                 while map.next_key::<de::IgnoredAny>()?.is_some() {
@@ -656,28 +748,48 @@ impl<'de> Visitor<'de> for Step<'_, '_, '_, '_> {
     }
 }
 
-/// A violation item and the containers above it.
+/// A violation item, read into slots, and the containers above it.
 struct Item<'n, 'a> {
-    node: &'n Node<'a>,
+    spec: &'n JsonSpec,
+    reading: &'n Reading,
+    slots: &'n Slots<'a>,
     ancestors: &'n [Shallow<'a>],
 }
 
 impl<'n, 'a> Item<'n, 'a> {
-    /// The text at `path`: borrowed from the item (or the output) when it lies inside the item.
-    fn text(&self, path: &FieldPath) -> Option<Cow<'n, str>> {
+    /// The value of a path that stays inside the item.
+    fn inside(&self, which: Which) -> Option<&'n Node<'a>> {
+        self.reading.at[which as usize]
+            .as_ref()?
+            .get(self.slots.values())
+    }
+
+    /// The text at a configured path: borrowed from the item (or the output) when it lies inside
+    /// the item.
+    fn text(&self, which: Which) -> Option<Cow<'n, str>> {
+        let path = which.path(self.spec)?;
         if path.up == 0 {
-            return self.node.at(&path.keys).and_then(Node::to_text);
+            return self.inside(which).and_then(Node::to_text);
         }
-        self.lookup(path, |n| n.and_then(Node::to_string_value))
+        self.lookup(which, |n| n.and_then(Node::to_string_value))
+            .flatten()
             .map(Cow::Owned)
     }
 
     /// The edits of the fix at `fe.path`.
     fn edits(&self, fe: &FixEditsSpec) -> Option<Vec<RawEdit<'n>>> {
-        if fe.path.up == 0 {
-            return self.node.at(&fe.path.keys).and_then(|n| edits(n, fe));
+        if fe.path.up == 0 && self.reading.plan.lists() {
+            let at = &self.reading.edit_at;
+            let records = self.reading.plan.records(self.slots)?;
+            return edits_of(records.map(|record| {
+                at.each_ref()
+                    .map(|p| p.as_ref().and_then(|p| p.get(record)))
+            }));
         }
-        self.lookup(&fe.path, |n| {
+        if fe.path.up == 0 {
+            return self.inside(Which::FixEdits).and_then(|n| edits(n, fe));
+        }
+        self.lookup(Which::FixEdits, |n| {
             n.and_then(|n| edits(n, fe)).map(|list| {
                 list.into_iter()
                     .map(|e| RawEdit {
@@ -687,22 +799,27 @@ impl<'n, 'a> Item<'n, 'a> {
                     .collect()
             })
         })
+        .flatten()
     }
 
-    /// Calls `f` with the value at `path`: inside the item, or `up` containers above it.
-    fn lookup<R>(&self, path: &FieldPath, f: impl FnOnce(Option<&Node<'a>>) -> R) -> R {
+    /// Calls `f` with the value at a configured path: inside the item, or `up` containers above
+    /// it; `None` when the path is not configured.
+    fn lookup<R>(&self, which: Which, f: impl FnOnce(Option<&Node<'a>>) -> R) -> Option<R> {
+        let path = which.path(self.spec)?;
         if path.up == 0 {
-            return f(self.node.at(&path.keys));
+            return Some(f(self.inside(which)));
         }
-        match self
-            .ancestors
-            .len()
-            .checked_sub(path.up)
-            .and_then(|i| self.ancestors.get(i))
-        {
-            Some(container) => container.lookup(&path.keys, f),
-            None => f(None),
-        }
+        Some(
+            match self
+                .ancestors
+                .len()
+                .checked_sub(path.up)
+                .and_then(|i| self.ancestors.get(i))
+            {
+                Some(container) => container.lookup(&path.keys, f),
+                None => f(None),
+            },
+        )
     }
 }
 
@@ -715,26 +832,34 @@ fn edits<'n>(node: &'n Node<'_>, fe: &FixEditsSpec) -> Option<Vec<RawEdit<'n>>> 
         _ => return None,
     };
     // Paths inside an edit stay inside it: there is nothing of interest above an edit.
-    let at = |edit: &'_ Node<'_>, p: &FieldPath| {
-        if p.up == 0 {
-            edit.at(&p.keys).and_then(Node::to_int)
-        } else {
-            None
-        }
+    let at = |edit: &'n Node<'_>, p: &FieldPath| {
+        if p.up == 0 { edit.at(&p.keys) } else { None }
     };
+    edits_of(list.iter().map(|edit| {
+        [
+            &fe.content,
+            &fe.line,
+            &fe.column,
+            &fe.end_line,
+            &fe.end_column,
+        ]
+        .map(|p| at(edit, p))
+    }))
+}
+
+/// The edits from each edit's content, line, column, end line and end column; `None` when any
+/// edit lacks one (or there are none).
+fn edits_of<'n, 'a: 'n>(
+    list: impl Iterator<Item = [Option<&'n Node<'a>>; 5]>,
+) -> Option<Vec<RawEdit<'n>>> {
+    let int = |n: Option<&Node>| n.and_then(Node::to_int);
     let out: Option<Vec<RawEdit>> = list
-        .iter()
-        .map(|edit| {
-            let content = if fe.content.up == 0 {
-                edit.at(&fe.content.keys)
-            } else {
-                None
-            };
+        .map(|[content, line, column, end_line, end_column]| {
             Some(RawEdit {
-                line: at(edit, &fe.line)?,
-                column: at(edit, &fe.column)?,
-                end_line: at(edit, &fe.end_line)?,
-                end_column: at(edit, &fe.end_column)?,
+                line: int(line)?,
+                column: int(column)?,
+                end_line: int(end_line)?,
+                end_column: int(end_column)?,
                 content: match content? {
                     // `null` content is a deletion for some tools.
                     Node::Null => Cow::Borrowed(""),

@@ -11,11 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Mutex, PoisonError};
 
-use super::json::push_item;
+use super::item_slots::{ItemPlan, Slots};
 use super::parallel::{InOrder, PIECE_BYTES, Sink, cut_at_line_feeds};
-use super::pointer::{Node, Wanted};
 use super::{Normalizer, ParseError, Parsed};
-use crate::core::config::JsonSpec;
 
 /// One batch of items: its number and the byte ranges of its items in the document.
 type Job = (usize, Vec<(usize, usize)>);
@@ -114,20 +112,21 @@ impl Feeder {
 
 /// Runs `stream` with a pool of `threads` workers reading the items of `text` that it hands to
 /// the feeder; returns what `stream` returned, or the first error of an item.
-pub(super) fn with_pool<R>(
-    spec: &JsonSpec,
-    wanted: &Wanted,
-    text: &str,
+/// `push` turns one item, read into slots by `plan`, into a violation.
+pub(super) fn with_pool<'t, R>(
+    plan: &ItemPlan,
+    text: &'t str,
     norm: &mut Normalizer,
     threads: usize,
     stream: impl FnOnce(&mut Feeder, &mut Normalizer) -> R,
+    push: impl Fn(&Slots<'t>, &mut Normalizer) + Sync,
 ) -> (R, Result<(), serde_json::Error>) {
     let (work_tx, work_rx) = mpsc::sync_channel::<Job>(threads * 2);
     let (done_tx, done_rx) = mpsc::channel::<Done>();
     let work_rx = Mutex::new(work_rx);
     std::thread::scope(|scope| {
         for _ in 0..threads {
-            let (work_rx, done_tx) = (&work_rx, done_tx.clone());
+            let (work_rx, done_tx, push) = (&work_rx, done_tx.clone(), &push);
             let mut worker = norm.sibling();
             scope.spawn(move || {
                 loop {
@@ -136,7 +135,7 @@ pub(super) fn with_pool<R>(
                         .unwrap_or_else(PoisonError::into_inner)
                         .recv();
                     let Ok((i, items)) = job else { break };
-                    let done = read_batch(spec, wanted, text, &items, &mut worker);
+                    let done = read_batch(plan, text, &items, &mut worker, push);
                     if done_tx.send((i, done.0, done.1)).is_err() {
                         break;
                     }
@@ -164,19 +163,20 @@ pub(super) fn with_pool<R>(
 }
 
 /// Parses and normalizes one batch of items; returns the violations and the bytes covered.
-fn read_batch(
-    spec: &JsonSpec,
-    wanted: &Wanted,
-    text: &str,
+fn read_batch<'t>(
+    plan: &ItemPlan,
+    text: &'t str,
     items: &[(usize, usize)],
     norm: &mut Normalizer,
+    push: &impl Fn(&Slots<'t>, &mut Normalizer),
 ) -> (Result<Parsed, serde_json::Error>, usize) {
     let mut bytes = 0;
+    let mut slots = plan.slots();
     for &(start, end) in items {
         bytes += end - start;
-        match wanted.parse(&text[start..end]) {
-            Ok(Node::Null) => {}
-            Ok(node) => push_item(spec, norm, &node, &[]),
+        match plan.read(&text[start..end], &mut slots) {
+            Ok(true) => {}
+            Ok(false) => push(&slots, norm),
             Err(e) => {
                 norm.take();
                 return (Err(e), bytes);

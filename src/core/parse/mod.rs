@@ -3,8 +3,10 @@
 
 mod columns;
 mod exit_code;
+mod item_slots;
 mod json;
 mod json_parallel;
+mod line_pattern;
 mod parallel;
 mod pointer;
 mod sarif;
@@ -125,7 +127,7 @@ pub(super) struct Normalizer<'c> {
     ctx: ParseContext<'c>,
     offsets: (i64, i64),
     paths: PathResolver<'c>,
-    texts: HashMap<Arc<str>, Option<LineIndex>>,
+    texts: HashMap<Arc<str>, Option<LineIndex>, FastHash>,
     /// Tools repeat a handful of severity words; each is mapped once.
     severities: Vec<(String, Option<Severity>)>,
     strings: Interner,
@@ -139,7 +141,7 @@ impl<'c> Normalizer<'c> {
             ctx,
             offsets,
             paths: PathResolver::new(ctx.root, ctx.cwd),
-            texts: HashMap::new(),
+            texts: HashMap::default(),
             severities: Vec::new(),
             strings: Interner::default(),
             gate: ctx.gate.id.as_str().into(),
@@ -299,6 +301,10 @@ impl<'c> Normalizer<'c> {
     }
 }
 
+/// The hasher of the tables looked up for every violation (file names, shared texts): several
+/// times quicker than the standard one on short keys, and seeded per process.
+type FastHash = foldhash::fast::RandomState;
+
 fn positive(v: i64) -> Option<u32> {
     u32::try_from(v).ok().filter(|v| *v >= 1)
 }
@@ -308,7 +314,7 @@ fn positive(v: i64) -> Option<u32> {
 /// most of the memory per violation.
 #[derive(Default)]
 struct Interner {
-    set: HashSet<Arc<str>>,
+    set: HashSet<Arc<str>, FastHash>,
 }
 
 impl Interner {
@@ -333,7 +339,7 @@ struct PathResolver<'a> {
     root: &'a Path,
     canonical_root: Option<PathBuf>,
     cwd: &'a Path,
-    memo: HashMap<String, Option<Arc<str>>>,
+    memo: HashMap<String, Option<Arc<str>>, FastHash>,
 }
 
 impl<'a> PathResolver<'a> {
@@ -342,7 +348,7 @@ impl<'a> PathResolver<'a> {
             root,
             canonical_root: root.canonicalize().ok(),
             cwd,
-            memo: HashMap::new(),
+            memo: HashMap::default(),
         }
     }
 

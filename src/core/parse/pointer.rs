@@ -2,9 +2,10 @@
 //!
 //! A tool's output can hold hundreds of thousands of violations, so it is never parsed into one
 //! `serde_json::Value` tree. Containers on the way to the violations are read *shallowly* (their
-//! children stay unparsed `&RawValue` slices of the output), and each violation item is parsed on
-//! its own into a [`Node`] that borrows every string without escapes from the output and is
-//! dropped as soon as the item has been read.
+//! children stay unparsed `&RawValue` slices of the output), and of each violation item only the
+//! values the configuration reads are parsed (see `item_slots`), each into a [`Node`] that
+//! borrows every string without escapes from the output and is dropped as soon as the item has
+//! been read.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -108,7 +109,7 @@ fn float_to_int(f: f64) -> Option<i64> {
 }
 
 /// An all-digit key used as an array index.
-fn index_key(key: &str) -> Option<usize> {
+pub(super) fn index_key(key: &str) -> Option<usize> {
     if key.is_empty() || !key.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -176,7 +177,7 @@ impl<'de> Visitor<'de> for NodeVisitor {
 }
 
 /// An object key, borrowed unless it holds escapes.
-struct Key<'a>(Cow<'a, str>);
+pub(super) struct Key<'a>(pub(super) Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -197,157 +198,6 @@ impl<'de> Deserialize<'de> for Key<'de> {
             }
         }
         d.deserialize_str(KeyVisitor)
-    }
-}
-
-/// The keys a configuration reads inside each item, as a tree: parsing an item keeps only these
-/// and skips everything else without allocating (ruff's `noqa_row`, `cell`, eslint's `source`…).
-#[derive(Debug, Default, Clone)]
-pub(super) struct Wanted {
-    /// Keep this whole subtree (the end of some path).
-    all: bool,
-    children: Vec<(String, Wanted)>,
-}
-
-impl Wanted {
-    /// Adds a path; its value is kept whole.
-    pub(super) fn add<S: AsRef<str>>(&mut self, keys: &[S]) {
-        let Some((first, rest)) = keys.split_first() else {
-            self.all = true;
-            return;
-        };
-        let first = first.as_ref();
-        let i = match self.children.iter().position(|(k, _)| k == first) {
-            Some(i) => i,
-            None => {
-                self.children.push((first.to_string(), Wanted::default()));
-                self.children.len() - 1
-            }
-        };
-        if rest.is_empty() {
-            // The end of a path keeps the value whole: it may be a string, a number or an object.
-            self.children[i].1.all = true;
-        } else {
-            self.children[i].1.add(rest);
-        }
-    }
-
-    fn child(&self, key: &str) -> Option<&Wanted> {
-        self.children.iter().find(|(k, _)| k == key).map(|(_, w)| w)
-    }
-
-    /// The highest array index any path names below here (elements past it are skipped).
-    fn max_index(&self) -> Option<usize> {
-        self.children.iter().filter_map(|(k, _)| index_key(k)).max()
-    }
-
-    /// Parses `text` keeping only what is wanted.
-    pub(super) fn parse<'a>(&self, text: &'a str) -> Result<Node<'a>, serde_json::Error> {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let node = de::DeserializeSeed::deserialize(self, &mut de)?;
-        de.end()?;
-        Ok(node)
-    }
-}
-
-impl<'de> de::DeserializeSeed<'de> for &Wanted {
-    type Value = Node<'de>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Node<'de>, D::Error> {
-        if self.all {
-            Node::deserialize(d)
-        } else {
-            d.deserialize_any(WantedVisitor(self))
-        }
-    }
-}
-
-/// Parses a value keeping only what a [`Wanted`] names.
-pub(super) struct WantedVisitor<'w>(&'w Wanted);
-
-impl<'w> WantedVisitor<'w> {
-    pub(super) fn new(wanted: &'w Wanted) -> Self {
-        WantedVisitor(wanted)
-    }
-}
-
-impl<'de> Visitor<'de> for WantedVisitor<'_> {
-    type Value = Node<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Node<'de>, E> {
-        NodeVisitor.visit_bool(v)
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Node<'de>, E> {
-        NodeVisitor.visit_i64(v)
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Node<'de>, E> {
-        NodeVisitor.visit_u64(v)
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node<'de>, E> {
-        NodeVisitor.visit_f64(v)
-    }
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Node<'de>, E> {
-        NodeVisitor.visit_borrowed_str(v)
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Node<'de>, E> {
-        NodeVisitor.visit_str(v)
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Node<'de>, E> {
-        NodeVisitor.visit_string(v)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Node<'de>, E> {
-        Ok(Node::Null)
-    }
-    fn visit_none<E: de::Error>(self) -> Result<Node<'de>, E> {
-        Ok(Node::Null)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node<'de>, D::Error> {
-        de::DeserializeSeed::deserialize(self.0, d)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
-        // Skipped elements before the last wanted one become nulls, so indices still line up.
-        let last = self.0.max_index();
-        let mut items = Vec::new();
-        let mut i = 0;
-        loop {
-            let wanted = last
-                .filter(|last| i <= *last)
-                .map(|_| self.0.child(&i.to_string()));
-            match wanted {
-                Some(Some(w)) => match seq.next_element_seed(w)? {
-                    Some(n) => items.push(n),
-                    None => break,
-                },
-                Some(None) => match seq.next_element::<de::IgnoredAny>()? {
-                    Some(_) => items.push(Node::Null),
-                    None => break,
-                },
-                None => {
-                    if seq.next_element::<de::IgnoredAny>()?.is_none() {
-                        break;
-                    }
-                }
-            }
-            i += 1;
-        }
-        Ok(Node::Arr(items))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
-        let mut entries = Vec::with_capacity(self.0.children.len());
-        while let Some(Key(k)) = map.next_key()? {
-            match self.0.child(&k) {
-                Some(w) => {
-                    let v = map.next_value_seed(w)?;
-                    entries.push((k, v));
-                }
-                None => {
-                    map.next_value::<de::IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(Node::Obj(entries))
     }
 }
 

@@ -2,31 +2,94 @@
 //! Violation fields and `defaults` the rest.
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use regex::Regex;
+use regex::{CaptureLocations, Regex};
 
 use super::json::apply_defaults;
+use super::line_pattern::{self, LinePattern, LineSearch};
 use super::parallel::{self, InOrder, PARALLEL_MIN_BYTES, PIECE_BYTES, Sink, cut_at_line_feeds};
 use super::{Normalizer, Parsed, RawViolation, ToolOutput};
 use crate::core::config::{OutputStream, TextSpec};
 
 pub(super) fn parse(spec: &TextSpec, out: ToolOutput, mut norm: Normalizer) -> Parsed {
-    let groups = Groups::new(&spec.regex);
     // `both` reads each stream on its own, so a match can never start in one and end in the other.
     let streams: &[&[u8]] = match spec.stream {
         OutputStream::Stdout => &[out.stdout],
         OutputStream::Stderr => &[out.stderr],
         OutputStream::Both => &[out.stdout, out.stderr],
     };
+    let mut engine = None;
     for bytes in streams {
         // Tools print file names and source lines in whatever encoding they were given; one bad
         // byte must not hide every violation after it.
         let text = super::pointer::decode(bytes);
-        read_parallel(spec, &groups, &text, &mut norm);
+        let engine = engine.get_or_insert_with(|| Engine::new(spec, text.len()));
+        read_parallel(spec, engine, &text, &mut norm);
     }
     norm.finish()
+}
+
+/// What runs the pattern: the gate's regex as it is, or (for a large output and a pattern that
+/// qualifies, see [`LinePattern`]) one anchored search per line, which finds the same matches
+/// quicker.
+enum Engine<'s> {
+    Regex(&'s Regex, Groups),
+    Lines(LinePattern, Groups),
+}
+
+impl<'s> Engine<'s> {
+    fn new(spec: &'s TextSpec, text_len: usize) -> Self {
+        let lines = (text_len >= line_pattern::MIN_BYTES)
+            .then(|| LinePattern::new(spec.regex.as_str(), spec.line_local))
+            .flatten();
+        match lines {
+            Some(lines) => {
+                let groups = Groups::new(lines.group_names());
+                Engine::Lines(lines, groups)
+            }
+            None => Engine::Regex(&spec.regex, Groups::new(spec.regex.capture_names())),
+        }
+    }
+
+    /// One thread's search state.
+    fn state(&self) -> State {
+        match self {
+            Engine::Regex(re, _) => State::Regex(re.capture_locations()),
+            Engine::Lines(lines, _) => State::Lines(Box::new(lines.search())),
+        }
+    }
+
+    /// Emits the violation of each match in `text[range]`, which starts at the text's start or
+    /// just after a line feed and ends at the text's end or just before one.
+    fn read<'t>(
+        &self,
+        spec: &TextSpec,
+        state: &mut State,
+        text: &'t str,
+        range: Range<usize>,
+        emit: &mut impl FnMut(RawViolation<'t>),
+    ) {
+        match (self, state) {
+            (Engine::Regex(re, groups), State::Regex(locs)) => {
+                read(spec, re, groups, locs, &text[range], emit)
+            }
+            (Engine::Lines(lines, groups), State::Lines(search)) => {
+                lines.read(search, text, range, &mut |caps| {
+                    let group = |i: usize| caps.get_group(i).map(|span| &text[span.range()]);
+                    emit(violation(spec, groups, group));
+                })
+            }
+            _ => unreachable!("a state is made by its own engine"),
+        }
+    }
+}
+
+enum State {
+    Regex(CaptureLocations),
+    Lines(Box<LineSearch>),
 }
 
 /// Reads large outputs on several threads when the pattern cannot cross a line: the text is cut
@@ -35,10 +98,11 @@ pub(super) fn parse(spec: &TextSpec, out: ToolOutput, mut norm: Normalizer) -> P
 ///
 /// Workers take pieces in turn and normalize them; this thread appends the pieces' violations in
 /// order as they arrive (see [`InOrder`]), so at most a few pieces wait beside the final list.
-fn read_parallel<S: Sink>(spec: &TextSpec, groups: &Groups, text: &str, sink: &mut S) {
+fn read_parallel<S: Sink>(spec: &TextSpec, engine: &Engine, text: &str, sink: &mut S) {
     let threads = parallel::threads();
     if !spec.line_local || threads < 2 || text.len() < PARALLEL_MIN_BYTES {
-        return read(spec, groups, text, &mut |v| sink.push(v));
+        let mut state = engine.state();
+        return engine.read(spec, &mut state, text, 0..text.len(), &mut |v| sink.push(v));
     }
     let pieces = cut_at_line_feeds(text, PIECE_BYTES);
     let next = AtomicUsize::new(0);
@@ -48,10 +112,13 @@ fn read_parallel<S: Sink>(spec: &TextSpec, groups: &Groups, text: &str, sink: &m
             let (tx, next, pieces) = (tx.clone(), &next, &pieces);
             let mut worker = sink.sibling();
             scope.spawn(move || {
+                let mut state = engine.state();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(piece) = pieces.get(i) else { break };
-                    read(spec, groups, piece, &mut |v| worker.push(v));
+                    let start = piece.as_ptr() as usize - text.as_ptr() as usize;
+                    let range = start..start + piece.len();
+                    engine.read(spec, &mut state, text, range, &mut |v| worker.push(v));
                     if tx.send((i, worker.take())).is_err() {
                         break;
                     }
@@ -69,20 +136,22 @@ fn read_parallel<S: Sink>(spec: &TextSpec, groups: &Groups, text: &str, sink: &m
     });
 }
 
+/// Every match of the regex in `text`, as `captures_iter` finds them.
 fn read<'t>(
     spec: &TextSpec,
+    regex: &Regex,
     groups: &Groups,
+    locs: &mut CaptureLocations,
     text: &'t str,
     emit: &mut impl FnMut(RawViolation<'t>),
 ) {
-    let mut locs = spec.regex.capture_locations();
     let mut start = 0;
     let mut last_end = None;
     let next_char = |at: usize| at + text[at..].chars().next().map_or(1, char::len_utf8);
     // `captures_read_at` reuses one set of capture slots for every match, where `captures_iter`
     // would allocate per match.
     while start <= text.len() {
-        let Some(m) = spec.regex.captures_read_at(&mut locs, text, start) else {
+        let Some(m) = regex.captures_read_at(locs, text, start) else {
             break;
         };
         if m.is_empty() && last_end == Some(m.end()) {
@@ -91,29 +160,9 @@ fn read<'t>(
             continue;
         }
         last_end = Some(m.end());
-        let group = |i: Option<usize>| i.and_then(|i| locs.get(i)).map(|(s, e)| &text[s..e]);
-        // Groups that took part in the match but captured nothing count as absent, so that
-        // defaults fill them.
-        let string = |i: Option<usize>| group(i).filter(|t| !t.is_empty()).map(Cow::Borrowed);
-        let int = |i: Option<usize>| group(i).and_then(|s| s.trim().parse::<i64>().ok());
-        let mut v = RawViolation {
-            file: string(groups.file),
-            line: int(groups.line),
-            column: int(groups.column),
-            end_line: int(groups.end_line),
-            end_column: int(groups.end_column),
-            code: string(groups.code),
-            message: string(groups.message),
-            severity: string(groups.severity),
-            url: string(groups.url),
-            fixable: match group(groups.fixable) {
-                Some(text) => !text.is_empty(),
-                None => spec.defaults.fixable.unwrap_or(false),
-            },
-            fix: None,
-        };
-        apply_defaults(&mut v, &spec.defaults);
-        emit(v);
+        emit(violation(spec, groups, |i| {
+            locs.get(i).map(|(s, e)| &text[s..e])
+        }));
         // An empty match must not be found again at the same place: step over one character.
         start = if m.is_empty() {
             next_char(m.end())
@@ -121,6 +170,37 @@ fn read<'t>(
             m.end()
         };
     }
+}
+
+/// The violation of one match, from its groups' texts (by group index).
+fn violation<'t>(
+    spec: &TextSpec,
+    groups: &Groups,
+    group: impl Fn(usize) -> Option<&'t str>,
+) -> RawViolation<'t> {
+    let group = |i: Option<usize>| i.and_then(&group);
+    // Groups that took part in the match but captured nothing count as absent, so that
+    // defaults fill them.
+    let string = |i: Option<usize>| group(i).filter(|t| !t.is_empty()).map(Cow::Borrowed);
+    let int = |i: Option<usize>| group(i).and_then(|s| s.trim().parse::<i64>().ok());
+    let mut v = RawViolation {
+        file: string(groups.file),
+        line: int(groups.line),
+        column: int(groups.column),
+        end_line: int(groups.end_line),
+        end_column: int(groups.end_column),
+        code: string(groups.code),
+        message: string(groups.message),
+        severity: string(groups.severity),
+        url: string(groups.url),
+        fixable: match group(groups.fixable) {
+            Some(text) => !text.is_empty(),
+            None => spec.defaults.fixable.unwrap_or(false),
+        },
+        fix: None,
+    };
+    apply_defaults(&mut v, &spec.defaults);
+    v
 }
 
 /// The capture group index of each Violation field, looked up once per parse.
@@ -138,8 +218,9 @@ struct Groups {
 }
 
 impl Groups {
-    fn new(re: &Regex) -> Self {
-        let find = |name: &str| re.capture_names().position(|n| n == Some(name));
+    /// From the pattern's group names, by group index.
+    fn new<'n>(names: impl Iterator<Item = Option<&'n str>> + Clone) -> Self {
+        let find = |name: &str| names.clone().position(|n| n == Some(name));
         Groups {
             file: find("file"),
             line: find("line"),
@@ -198,9 +279,14 @@ mod tests {
         }
     }
 
+    /// The gate's regex run as it is over the whole text, from its start.
+    fn one_pass<'t>(s: &TextSpec, text: &'t str, emit: &mut impl FnMut(RawViolation<'t>)) {
+        let engine = Engine::Regex(&s.regex, Groups::new(s.regex.capture_names()));
+        engine.read(s, &mut engine.state(), text, 0..text.len(), emit);
+    }
+
     /// What one pass over the output reads, with owned texts.
     fn read_all(s: &TextSpec, stdout: &[u8], stderr: &[u8]) -> Vec<RawViolation<'static>> {
-        let groups = Groups::new(&s.regex);
         let mut found = Vec::new();
         let streams: Vec<&[u8]> = match s.stream {
             OutputStream::Stdout => vec![stdout],
@@ -209,7 +295,7 @@ mod tests {
         };
         for bytes in streams {
             let text = std::str::from_utf8(bytes).expect("test output is UTF-8");
-            read(s, &groups, text, &mut |v| found.push(owned(v)));
+            one_pass(s, text, &mut |v| found.push(owned(v)));
         }
         found
     }
@@ -301,10 +387,11 @@ mod tests {
             let s = spec(pattern, OutputStream::Stdout);
             assert!(s.line_local);
             assert!(text.len() > PARALLEL_MIN_BYTES);
-            let groups = Groups::new(&s.regex);
+            let engine = Engine::new(&s, text.len());
+            assert!(matches!(engine, Engine::Lines(..)), "one search per line");
             let (mut one, mut many) = (Vec::new(), Collect::default());
-            read(&s, &groups, &text, &mut |v| one.push(format!("{v:?}")));
-            read_parallel(&s, &groups, &text, &mut many);
+            one_pass(&s, &text, &mut |v| one.push(format!("{v:?}")));
+            read_parallel(&s, &engine, &text, &mut many);
             assert!(!one.is_empty());
             assert!(
                 text.len() / PIECE_BYTES > 8,
@@ -312,5 +399,57 @@ mod tests {
             );
             assert_eq!(one, many.0, "pattern {pattern}");
         }
+    }
+
+    #[test]
+    fn one_search_per_line_finds_exactly_what_one_pass_finds() {
+        // ASCII and non-ASCII lines side by side, so both the pattern and its ASCII twin run;
+        // lines where a class or a case-insensitive letter matches only through a non-ASCII
+        // character (`ſ` and `K` fold to `s` and `k`), and word boundaries next to non-ASCII
+        // letters.
+        let lines = [
+            "src/a.py:12:5: error: Name \"x\" is not defined  [name-defined]",
+            "src/é.py:3:1: note: naïve größe",
+            "src/b.py:7:2: warning: ſkip this K  [misc]",
+            "src/c.py:7:2: warning: skip this k  [misc]",
+            "plain words here",
+            "données:1:1: error: x",
+            "",
+            "a:1:1: error: trailing spaces  ",
+            "abc:9:9: errorX: éword wordé word",
+            "abc:9:9: errorX: word wordé word",
+            "abc:9:9: e: ",
+        ];
+        let mut text = String::new();
+        for i in 0..4_000 {
+            text.push_str(lines[i % lines.len()]);
+            text.push('\n');
+        }
+        text.push_str("last:1:1: error: no final line feed");
+        for pattern in [
+            r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<column>\d+): (?P<severity>\w+): (?P<message>.*?)(?:  \[(?P<code>[a-z-]+)\])?$",
+            r"(?i)^(?P<file>[a-zſ./]+):\d+:\d+: (?P<severity>\w+): (?P<message>SKIP.*)$",
+            r"^(?P<file>\w+):(?P<line>\d+):\d+: \w+: (?P<message>\bword\b.*)?$",
+            r"^(?P<message>\S*)",
+            r"^(?P<message>.é.*)$|^(?P<code>[^é\n]+)$",
+            r"\A(?P<file>[^:\n]+):(?P<message>.*)$",
+        ] {
+            let s = spec(pattern, OutputStream::Stdout);
+            let engine = Engine::new(&s, line_pattern::MIN_BYTES);
+            assert!(matches!(engine, Engine::Lines(..)), "pattern {pattern}");
+            let (mut one, mut lines) = (Vec::new(), Vec::new());
+            one_pass(&s, &text, &mut |v| one.push(format!("{v:?}")));
+            engine.read(&s, &mut engine.state(), &text, 0..text.len(), &mut |v| {
+                lines.push(format!("{v:?}"))
+            });
+            assert!(!one.is_empty(), "pattern {pattern}");
+            assert_eq!(one, lines, "pattern {pattern}");
+        }
+        // A match may start inside a line: the pattern runs as it is.
+        let s = spec(r"(?P<code>[a-z]+-[a-z]+)", OutputStream::Stdout);
+        assert!(matches!(
+            Engine::new(&s, line_pattern::MIN_BYTES),
+            Engine::Regex(..)
+        ));
     }
 }
