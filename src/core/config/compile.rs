@@ -843,7 +843,9 @@ pub fn pattern_is_line_local(pattern: &str) -> bool {
         .multi_line(true)
         .build()
         .parse(pattern)
-        .map(|hir| !consumes_lf(&hir))
+        // `\A` and `\z` hold only at the ends of the whole output; read in pieces, they would
+        // hold at the ends of every piece.
+        .map(|hir| !consumes_lf(&hir) && !hir.properties().look_set().contains_anchor_haystack())
         .unwrap_or(false)
 }
 
@@ -865,5 +867,12 @@ mod line_local_tests {
         assert!(!local(r"(?P<message>\s+)"));
         assert!(!local(r"(?s)(?P<message>.+)"));
         assert!(!local(r"(?P<message>[^:]+)"));
+    }
+
+    #[test]
+    fn patterns_anchored_to_the_whole_output() {
+        assert!(!local(r"\A(?P<message>.+)$"));
+        assert!(!local(r"(?P<message>.+)\z"));
+        assert!(!local(r"^x|\Ay(?P<message>.*)"));
     }
 }

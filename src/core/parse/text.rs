@@ -402,6 +402,31 @@ mod tests {
     }
 
     #[test]
+    fn a_pattern_anchored_to_the_whole_output_is_read_in_one_pass() {
+        // `\A` holds only where the output starts: read in pieces it would hold at each piece.
+        let mut text = String::new();
+        for i in 0..200_000 {
+            text.push_str(&format!("src/m{i}.py:{i}: error: broken\n"));
+        }
+        assert!(text.len() > 2 * PARALLEL_MIN_BYTES);
+        let s = spec(
+            r"\A(?P<file>[^:\n]+):|^(?P<message>src/m1\.py.*)$",
+            OutputStream::Stdout,
+        );
+        assert!(!s.line_local);
+        let engine = Engine::new(&s, text.len());
+        let (mut one, mut many) = (Vec::new(), Collect::default());
+        one_pass(&s, &text, &mut |v| one.push(format!("{v:?}")));
+        read_parallel(&s, &engine, &text, &mut many);
+        assert_eq!(
+            one.len(),
+            2,
+            "the output's first line and src/m1.py: {one:?}"
+        );
+        assert_eq!(one, many.0);
+    }
+
+    #[test]
     fn one_search_per_line_finds_exactly_what_one_pass_finds() {
         // ASCII and non-ASCII lines side by side, so both the pattern and its ASCII twin run;
         // lines where a class or a case-insensitive letter matches only through a non-ASCII
