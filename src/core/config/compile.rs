@@ -494,9 +494,11 @@ fn compile_text(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<TextSpec>
         p,
     );
     let line_local = pattern_is_line_local(&pattern.value);
+    let anchored_to_output = pattern_anchors_to_output(&pattern.value);
     Some(TextSpec {
         regex,
         line_local,
+        anchored_to_output,
         stream: pr
             .stream
             .as_ref()
@@ -843,10 +845,19 @@ pub fn pattern_is_line_local(pattern: &str) -> bool {
         .multi_line(true)
         .build()
         .parse(pattern)
-        // `\A` and `\z` hold only at the ends of the whole output; read in pieces, they would
-        // hold at the ends of every piece.
-        .map(|hir| !consumes_lf(&hir) && !hir.properties().look_set().contains_anchor_haystack())
+        .map(|hir| !consumes_lf(&hir))
         .unwrap_or(false)
+}
+
+/// Whether the pattern uses `\A` or `\z`, which hold only at the ends of the whole output: read
+/// in pieces, they would hold at the ends of every piece. (Unparsable counts as anchored.)
+pub fn pattern_anchors_to_output(pattern: &str) -> bool {
+    regex_syntax::ParserBuilder::new()
+        .multi_line(true)
+        .build()
+        .parse(pattern)
+        .map(|hir| hir.properties().look_set().contains_anchor_haystack())
+        .unwrap_or(true)
 }
 
 #[cfg(test)]
@@ -871,8 +882,12 @@ mod line_local_tests {
 
     #[test]
     fn patterns_anchored_to_the_whole_output() {
-        assert!(!local(r"\A(?P<message>.+)$"));
-        assert!(!local(r"(?P<message>.+)\z"));
-        assert!(!local(r"^x|\Ay(?P<message>.*)"));
+        use super::pattern_anchors_to_output as anchored;
+        assert!(anchored(r"\A(?P<message>.+)$"));
+        assert!(anchored(r"(?P<message>.+)\z"));
+        assert!(anchored(r"^x|\Ay(?P<message>.*)"));
+        assert!(!anchored(
+            r"^(?P<file>[^:\n]+):(?P<line>\d+): (?P<message>.*)$"
+        ));
     }
 }

@@ -322,6 +322,9 @@ pub struct TextSpec {
     /// The pattern can never consume a line break, so no match spans two lines: the output can
     /// be split at line breaks and read in parallel with exactly the same matches.
     pub line_local: bool,
+    /// The pattern uses `\A` or `\z`, which hold only at the ends of the whole output: it is
+    /// never read in pieces.
+    pub anchored_to_output: bool,
     pub stream: OutputStream,
     pub defaults: Defaults,
     pub line_offset: i64,

@@ -100,7 +100,8 @@ enum State {
 /// order as they arrive (see [`InOrder`]), so at most a few pieces wait beside the final list.
 fn read_parallel<S: Sink>(spec: &TextSpec, engine: &Engine, text: &str, sink: &mut S) {
     let threads = parallel::threads();
-    if !spec.line_local || threads < 2 || text.len() < PARALLEL_MIN_BYTES {
+    if !spec.line_local || spec.anchored_to_output || threads < 2 || text.len() < PARALLEL_MIN_BYTES
+    {
         let mut state = engine.state();
         return engine.read(spec, &mut state, text, 0..text.len(), &mut |v| sink.push(v));
     }
@@ -249,6 +250,7 @@ mod tests {
                 .build()
                 .expect("valid regex"),
             line_local: crate::core::config::pattern_is_line_local(pattern),
+            anchored_to_output: crate::core::config::pattern_anchors_to_output(pattern),
             stream,
             defaults: Defaults::default(),
             line_offset: 0,
@@ -413,7 +415,7 @@ mod tests {
             r"\A(?P<file>[^:\n]+):|^(?P<message>src/m1\.py.*)$",
             OutputStream::Stdout,
         );
-        assert!(!s.line_local);
+        assert!(s.line_local && s.anchored_to_output);
         let engine = Engine::new(&s, text.len());
         let (mut one, mut many) = (Vec::new(), Collect::default());
         one_pass(&s, &text, &mut |v| one.push(format!("{v:?}")));
