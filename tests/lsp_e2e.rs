@@ -1069,12 +1069,9 @@ fn resave(c: &mut LspClient, rel: &str) -> Value {
         "textDocument/didSave",
         json!({"textDocument": {"uri": uri}}),
     );
-    let msg = c.wait_for(
-        |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri,
-        WAIT,
-    );
+    let params = c.publication(rel);
     assert_eq!(published(c), before + 1, "one publication per save");
-    msg["params"].clone()
+    params
 }
 
 #[test]
@@ -1082,12 +1079,7 @@ fn an_unchanged_re_save_publishes_the_same_diagnostics_again_and_starts_no_proce
     let ws = marker_repo();
     let (mut c, _t) = trusted_client(ws.path());
     c.open("a.py");
-    let uri = c.uri("a.py");
-    let first = c.wait_for(
-        |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri,
-        WAIT,
-    )["params"]
-        .clone();
+    let first = c.publication("a.py");
     assert_eq!(
         shape(first["diagnostics"].as_array().unwrap()),
         vec![row("X1", 0, 0, 0, 0, "Lint")]
@@ -1145,12 +1137,7 @@ fn an_unchanged_re_save_with_ruff_publishes_its_findings_again_without_running_r
     let (mut c, _t) = trusted_client(ws.path());
     let rel = "src/unused_import.py";
     c.open(rel);
-    let uri = c.uri(rel);
-    let first = c.wait_for(
-        |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri,
-        WAIT,
-    )["params"]
-        .clone();
+    let first = c.publication(rel);
     assert_eq!(
         shape(first["diagnostics"].as_array().unwrap()),
         vec![row("F401", 2, 7, 2, 9, "Ruff Lint")]

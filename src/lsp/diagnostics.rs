@@ -158,22 +158,12 @@ mod tests {
         // `os` is characters 19..21 (1-based, end exclusive); the emoji is two UTF-16 units and
         // four bytes, `é` two bytes, `漢` three.
         let v = violation(Some(1), Some(19), Some((1, 21)));
-        let d16 = to_diagnostic(
-            &v,
-            "Ruff Lint",
-            &lines,
-            Encoding::Utf16,
-            &mut Links::default(),
-        );
+        let mut links = Links::default();
+        let mut diagnostic = |enc| to_diagnostic(&v, "Ruff Lint", &lines, enc, &mut links);
+        let d16 = diagnostic(Encoding::Utf16);
         let range = |a, b| Range::new(Position::new(0, a), Position::new(0, b));
         assert_eq!(d16.range, range(19, 21));
-        let d8 = to_diagnostic(
-            &v,
-            "Ruff Lint",
-            &lines,
-            Encoding::Utf8,
-            &mut Links::default(),
-        );
+        let d8 = diagnostic(Encoding::Utf8);
         assert_eq!(d8.range, range(24, 26));
         assert_eq!(d8.code, Some(NumberOrString::String("F401".into())));
         assert_eq!(d8.source.as_deref(), Some("Ruff Lint"));

@@ -2,8 +2,8 @@
 //! open or not. A file that went clean gets an empty list; a file whose list did not change gets
 //! nothing (no churn), unless the run answers its save: a saved file always gets its list, as
 //! other servers publish on save (the same list again changes nothing on screen, and the editor
-//! knows the save was checked); a document edited since the run started keeps its diagnostics until the
-//! run for its new content (stale results are dropped, never shown). The tools read files from
+//! knows the save was checked); a document edited since the run started keeps its diagnostics
+//! until the run for its new content (stale results are dropped, never shown). The tools read files from
 //! disk, so a document with unsaved changes keeps its diagnostics until it is saved: a result for
 //! the file on disk would put squiggles on the wrong lines of the buffer.
 
@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tower_lsp_server::ls_types::{Diagnostic, MessageType, PublishDiagnosticsParams, Uri};
+use tower_lsp_server::ls_types::{Diagnostic, MessageType, PublishDiagnosticsParams};
 
 use super::Session;
 use super::diagnostics::{Links, config_problem, to_diagnostic};
@@ -41,7 +41,6 @@ pub async fn publish_report(
     }
     let enc = session.encoding();
     let mut links = Links::default();
-    let mut out = Vec::new();
     for (file, found) in by_file {
         let path = folder.root.join(file);
         let open = session.docs.get(&path);
@@ -70,16 +69,19 @@ pub async fn publish_report(
             let unchanged = published
                 .get(&path)
                 .is_some_and(|p| p.items == items && p.version == version);
-            if unchanged && !saved.contains(&path) {
-                continue;
+            if unchanged {
+                if !saved.contains(&path) {
+                    continue;
+                }
+            } else {
+                published.insert(
+                    path.clone(),
+                    Published {
+                        version,
+                        items: items.clone(),
+                    },
+                );
             }
-            published.insert(
-                path.clone(),
-                Published {
-                    version,
-                    items: items.clone(),
-                },
-            );
         }
         let uri = match open {
             Some(doc) => doc.uri,
@@ -88,26 +90,19 @@ pub async fn publish_report(
                 None => continue,
             },
         };
-        out.push((uri, items, version));
-    }
-    send_in_order(session, out).await;
-    show_gate_errors(session, folder, report).await;
-}
-
-/// Sends the publications in order, each serialized once straight to the bytes the client gets:
-/// through the library, each would be converted to a JSON value, handed between tasks and
-/// serialized again (a third of the server's work for 200 files opened at once).
-async fn send_in_order(session: &Session, batch: Vec<(Uri, Vec<Diagnostic>, Option<i32>)>) {
-    for (uri, diagnostics, version) in batch {
+        // Serialized once, straight to the bytes the client gets: through the library, each
+        // publication would be converted to a JSON value, handed between tasks and serialized
+        // again (a third of the server's work for 200 files opened at once).
         let params = PublishDiagnosticsParams {
             uri,
-            diagnostics,
+            diagnostics: items,
             version,
         };
         if !session.notify_direct("textDocument/publishDiagnostics", &params) {
-            return;
+            break;
         }
     }
+    show_gate_errors(session, folder, report).await;
 }
 
 /// A gate that could not run (tool missing, crashed, garbage output) is shown once per distinct

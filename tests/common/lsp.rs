@@ -237,14 +237,19 @@ impl LspClient {
         }
     }
 
-    /// The next `publishDiagnostics` for a file.
-    pub fn diagnostics(&mut self, rel: &str) -> Vec<Value> {
+    /// The parameters (uri, version, diagnostics) of the next `publishDiagnostics` for a file.
+    pub fn publication(&mut self, rel: &str) -> Value {
         let uri = self.uri(rel);
         let msg = self.wait_for(
             |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri,
             WAIT,
         );
-        msg["params"]["diagnostics"]
+        msg["params"].clone()
+    }
+
+    /// The next `publishDiagnostics` for a file.
+    pub fn diagnostics(&mut self, rel: &str) -> Vec<Value> {
+        self.publication(rel)["diagnostics"]
             .as_array()
             .cloned()
             .unwrap_or_default()
