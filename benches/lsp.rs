@@ -28,7 +28,11 @@
 //! (e) Memory of the server process (`VmRSS` and `VmHWM` of /proc/PID/status): after
 //!     `initialize`, and after `qgates.run` with scope `project` over a generated 2,000-file project
 //!     with the three default gates. Targets: ≤ 10 MB after `initialize`, ≤ 40 MB after the
-//!     project run (both read on the peak, `VmHWM`).
+//!     project run (both read on the peak, `VmHWM`). Also how many of the functions listed in
+//!     `link/startup-symbols.txt` (laid out together by build.rs) the binary has: the list names
+//!     the functions of the release build and of the benches' build, so about half; a list
+//!     recorded before a toolchain or dependency update names functions that are gone, and the
+//!     memory after `initialize` grows with the share missing.
 //!
 //! In (a) and (b) every sample, of every side, starts at least `SPACING` after the previous
 //! sample ended. The server needs the pause: it treats a trigger within 50 ms of the previous one
@@ -1183,5 +1187,43 @@ fn memory_bench(tools: &Tools) -> String {
         report["scope"]["files_checked"],
         took.as_secs_f64()
     );
+    let _ = writeln!(s, "    {}", startup_order(&tools.qgates));
     s
+}
+
+/// How many of the functions `link/startup-symbols.txt` lists the binary has (read with `nm`).
+fn startup_order(binary: &Path) -> String {
+    let list = Path::new(env!("CARGO_MANIFEST_DIR")).join("link/startup-symbols.txt");
+    let Ok(list) = std::fs::read_to_string(&list) else {
+        return format!("no {}: code laid out as the crates put it", list.display());
+    };
+    let listed: HashSet<&str> = list
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let nm = Command::new("nm")
+        .arg("--defined-only")
+        .arg(binary)
+        .output();
+    let Some(nm) = nm.ok().filter(|o| o.status.success()) else {
+        return "start-up functions laid out together: unknown (no `nm` to read the binary)".into();
+    };
+    let names = String::from_utf8_lossy(&nm.stdout);
+    let found: HashSet<&str> = names
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .filter(|name| listed.contains(name))
+        .collect();
+    // The list names the functions of two builds (`cargo build --release` and the benches'),
+    // whose crates differ in features and so in their functions' names: a binary has about half.
+    format!(
+        "start-up functions laid out together: {} of the {} listed (two builds' names) are in the binary{}",
+        found.len(),
+        listed.len(),
+        if found.len() * 5 < listed.len() * 2 {
+            ": the list is stale, run scripts/order-symbols.sh"
+        } else {
+            ""
+        }
+    )
 }
