@@ -33,9 +33,10 @@ pub(super) enum Stream<'a> {
 }
 
 /// Whether the output can be cut at line feeds and its pieces read on their own with the
-/// matches of one pass: no match crosses a line, and nothing is anchored to the output's ends.
+/// matches of one pass: no match crosses a line, nothing is anchored to the output's ends, and
+/// no `^` or `$` looks at the `\r` of a CRLF line end.
 pub(super) fn reads_in_pieces(spec: &TextSpec) -> bool {
-    spec.line_local && !spec.anchored_to_output
+    spec.line_local && !spec.anchored_to_output && !spec.crlf_anchors
 }
 
 /// The streams the gate reads, in order. `both` reads each stream on its own, so a match can
@@ -414,6 +415,7 @@ mod tests {
                 .expect("valid regex"),
             line_local: crate::core::config::pattern_is_line_local(pattern),
             anchored_to_output: crate::core::config::pattern_anchors_to_output(pattern),
+            crlf_anchors: crate::core::config::pattern_has_crlf_anchors(pattern),
             stream,
             defaults: Defaults::default(),
             line_offset: 0,
@@ -616,6 +618,25 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn crlf_mode_line_ends_are_never_cut_apart() {
+        // In CRLF mode `$` holds before a `\r` but not between `\r` and `\n`; a piece cut just
+        // before a line feed ends in `\r`, where `$` would hold and `[^\n]*` keep the `\r`.
+        let text = "a.py:x\r\n".repeat(400_000);
+        assert!(text.len() > PARALLEL_MIN_BYTES);
+        let s = spec(
+            r"(?R)^(?P<file>[^:\n]+):(?P<code>[^\n]*)$",
+            OutputStream::Stdout,
+        );
+        assert!(!reads_in_pieces(&s));
+        let engine = Engine::new(&s, text.len());
+        let (mut one, mut many) = (Vec::new(), Collect::default());
+        one_pass(&s, &text, &mut |v| one.push(format!("{v:?}")));
+        read_parallel(&s, &engine, &text, &mut many);
+        assert_eq!(one.len(), 400_000);
+        assert_eq!(one, many.0);
     }
 
     #[test]
