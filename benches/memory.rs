@@ -7,9 +7,11 @@
 //!   its peak resident set size comes from `wait4`, which reports that one child's rusage (what
 //!   `getrusage(RUSAGE_CHILDREN)` gives for a process with a single child, without folding in
 //!   the children measured before it). This includes the process itself (binary, runtime), the
-//!   output read into memory, the parse and the printing of the violations as JSON.
+//!   output (read whole, or for a text gate whose pattern stays within lines, read in pieces of
+//!   about 256 KiB), the parse and the printing of the violations as JSON.
 //! - in process: the output's size plus the most heap bytes `parse_output` holds on top of it,
-//!   counted by a global allocator: what the parse itself costs, without the CLI around it.
+//!   counted by a global allocator: what parsing an output held whole costs, without the CLI
+//!   around it.
 //!
 //! Also the RSS of the same command over an empty output, as the floor the process costs anyway.
 //!

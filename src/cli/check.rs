@@ -11,7 +11,7 @@ use crate::core::config::{self, Trigger};
 use crate::core::engine::{RunRequest, run};
 use crate::core::fix::run_with_fixes;
 use crate::core::git_changes::Repo;
-use crate::core::parse::{ParseContext, ToolOutput, parse_output};
+use crate::core::parse::{OutputSource, ParseContext, ReadError, SavedOutput, parse_saved_output};
 use crate::core::report::{self, Report, exit};
 use crate::core::request::{ScopeChoiceError, scope_request};
 use crate::core::scope::DETACHED;
@@ -176,30 +176,33 @@ pub fn parse(a: ParseArgs) -> i32 {
         ));
         return exit::USAGE;
     };
-    let read = |p: &Path| -> Result<Vec<u8>, String> {
-        if p == Path::new("-") {
-            let mut buf = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
-                .map_err(|e| e.to_string())?;
-            Ok(buf)
-        } else {
-            std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+    // Standard input is read whole; a file is left to the parser, which reads a large text
+    // output in pieces instead of holding it.
+    let read_stdin = |p: &Path| -> Result<Option<Vec<u8>>, String> {
+        if p != Path::new("-") {
+            return Ok(None);
         }
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map_err(|e| e.to_string())?;
+        Ok(Some(buf))
     };
-    let stdout = match read(&a.stdout) {
-        Ok(b) => b,
-        Err(e) => {
+    let (stdin_out, stdin_err) = match (
+        read_stdin(&a.stdout),
+        a.stderr.as_deref().map(read_stdin).transpose(),
+    ) {
+        (Ok(o), Ok(e)) => (o, e.flatten()),
+        (Err(e), _) | (_, Err(e)) => {
             print_stderr(&format!("qgates: {e}\n"));
             return exit::USAGE;
         }
     };
-    let stderr = match a.stderr.as_deref().map(read).transpose() {
-        Ok(b) => b.unwrap_or_default(),
-        Err(e) => {
-            print_stderr(&format!("qgates: {e}\n"));
-            return exit::USAGE;
+    fn source<'a>(stdin: &'a Option<Vec<u8>>, path: Option<&'a Path>) -> OutputSource<'a> {
+        match (stdin, path) {
+            (Some(bytes), _) => OutputSource::Bytes(bytes),
+            (None, Some(path)) => OutputSource::File(path),
+            (None, None) => OutputSource::Bytes(b""),
         }
-    };
+    }
     let hint = a.stdout.display().to_string();
     let ctx = ParseContext {
         gate,
@@ -207,11 +210,11 @@ pub fn parse(a: ParseArgs) -> i32 {
         cwd: &root,
         log_hint: &hint,
     };
-    match parse_output(
+    match parse_saved_output(
         &ctx,
-        ToolOutput {
-            stdout: &stdout,
-            stderr: &stderr,
+        SavedOutput {
+            stdout: source(&stdin_out, Some(&a.stdout)),
+            stderr: source(&stdin_err, a.stderr.as_deref()),
             exit_code: Some(a.exit_code),
         },
     ) {
@@ -234,7 +237,14 @@ pub fn parse(a: ParseArgs) -> i32 {
             let _ = std::io::Write::flush(&mut stdout);
             exit::GREEN
         }
-        Err(e) => {
+        Err(ReadError::Io { path, error }) => {
+            print_stderr(&format!(
+                "qgates: cannot read {}: {error}\n",
+                path.display()
+            ));
+            exit::USAGE
+        }
+        Err(ReadError::Parse(e)) => {
             print_stderr(&format!(
                 "qgates: {} output could not be read: {e}\n",
                 gate.name

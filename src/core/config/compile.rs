@@ -495,10 +495,12 @@ fn compile_text(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<TextSpec>
     );
     let line_local = pattern_is_line_local(&pattern.value);
     let anchored_to_output = pattern_anchors_to_output(&pattern.value);
+    let crlf_anchors = pattern_has_crlf_anchors(&pattern.value);
     Some(TextSpec {
         regex,
         line_local,
         anchored_to_output,
+        crlf_anchors,
         stream: pr
             .stream
             .as_ref()
@@ -860,6 +862,17 @@ pub fn pattern_anchors_to_output(pattern: &str) -> bool {
         .unwrap_or(true)
 }
 
+/// Whether the pattern has CRLF-mode `^` or `$` (`(?R)`), whose meaning next to a line feed
+/// depends on the `\r` before it. (Unparsable counts as having them.)
+pub fn pattern_has_crlf_anchors(pattern: &str) -> bool {
+    regex_syntax::ParserBuilder::new()
+        .multi_line(true)
+        .build()
+        .parse(pattern)
+        .map(|hir| hir.properties().look_set().contains_anchor_crlf())
+        .unwrap_or(true)
+}
+
 #[cfg(test)]
 mod line_local_tests {
     use super::pattern_is_line_local as local;
@@ -878,6 +891,14 @@ mod line_local_tests {
         assert!(!local(r"(?P<message>\s+)"));
         assert!(!local(r"(?s)(?P<message>.+)"));
         assert!(!local(r"(?P<message>[^:]+)"));
+    }
+
+    #[test]
+    fn crlf_mode_anchors() {
+        use super::pattern_has_crlf_anchors as crlf;
+        assert!(crlf(r"(?R)^(?P<message>.+)$"));
+        assert!(crlf(r"^(?P<file>\S+) (?R:(?P<message>.+)$)"));
+        assert!(!crlf(r"^(?P<file>\S+) (?P<message>.+)$"));
     }
 
     #[test]

@@ -12,7 +12,7 @@ mod tree;
 
 pub use compile::{
     VIOLATION_FIELDS, parse_condition, parse_field_path, parse_pointer, pattern_anchors_to_output,
-    pattern_is_line_local,
+    pattern_has_crlf_anchors, pattern_is_line_local,
 };
 pub use error::{ConfigError, ConfigProblem};
 pub use load::{

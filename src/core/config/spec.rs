@@ -325,6 +325,10 @@ pub struct TextSpec {
     /// The pattern uses `\A` or `\z`, which hold only at the ends of the whole output: it is
     /// never read in pieces.
     pub anchored_to_output: bool,
+    /// The pattern has CRLF-mode `^` or `$` (`(?R)`), which look at the `\r` before a line
+    /// feed: at a cut just before the line feed, `$` would hold after the `\r`, where one pass
+    /// does not. It is never read in pieces.
+    pub crlf_anchors: bool,
     pub stream: OutputStream,
     pub defaults: Defaults,
     pub line_offset: i64,

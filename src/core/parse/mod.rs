@@ -7,9 +7,11 @@ mod item_slots;
 mod json;
 mod json_parallel;
 mod line_pattern;
+mod line_reader;
 mod parallel;
 mod pointer;
 mod sarif;
+mod saved;
 mod text;
 
 use std::borrow::Cow;
@@ -18,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use columns::{LineIndex, convert_column};
+pub use saved::{OutputSource, ReadError, SavedOutput, parse_saved_output};
 
 use crate::core::config::{ColumnUnit, Gate, ParserSpec};
 use crate::core::scope::lexical_clean;

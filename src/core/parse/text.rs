@@ -2,34 +2,112 @@
 //! Violation fields and `defaults` the rest.
 
 use std::borrow::Cow;
+use std::fs::File;
+use std::io::Read;
 use std::ops::Range;
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{Mutex, PoisonError, mpsc};
 
 use regex::{CaptureLocations, Regex};
 
 use super::json::apply_defaults;
 use super::line_pattern::{self, LinePattern, LineSearch};
+use super::line_reader::LineFeedReader;
 use super::parallel::{self, InOrder, PARALLEL_MIN_BYTES, PIECE_BYTES, Sink, cut_at_line_feeds};
-use super::{Normalizer, Parsed, RawViolation, ToolOutput};
+use super::{Normalizer, Parsed, RawViolation, ReadError, ToolOutput};
 use crate::core::config::{OutputStream, TextSpec};
 
 pub(super) fn parse(spec: &TextSpec, out: ToolOutput, mut norm: Normalizer) -> Parsed {
-    // `both` reads each stream on its own, so a match can never start in one and end in the other.
-    let streams: &[&[u8]] = match spec.stream {
-        OutputStream::Stdout => &[out.stdout],
-        OutputStream::Stderr => &[out.stderr],
-        OutputStream::Both => &[out.stdout, out.stderr],
-    };
     let mut engine = None;
-    for bytes in streams {
-        // Tools print file names and source lines in whatever encoding they were given; one bad
-        // byte must not hide every violation after it.
-        let text = super::pointer::decode(bytes);
-        let engine = engine.get_or_insert_with(|| Engine::new(spec, text.len()));
-        read_parallel(spec, engine, &text, &mut norm);
+    for bytes in selected(spec.stream, out.stdout, out.stderr) {
+        read_bytes(spec, &mut engine, bytes, &mut norm);
     }
     norm.finish()
+}
+
+/// One stream of a saved output: in memory, or a file that is read in pieces when it is large.
+pub(super) enum Stream<'a> {
+    Bytes(&'a [u8]),
+    File { file: File, path: &'a Path },
+}
+
+/// Whether the output can be cut at line feeds and its pieces read on their own with the
+/// matches of one pass: no match crosses a line, nothing is anchored to the output's ends, and
+/// no `^` or `$` looks at the `\r` of a CRLF line end.
+pub(super) fn reads_in_pieces(spec: &TextSpec) -> bool {
+    spec.line_local && !spec.anchored_to_output && !spec.crlf_anchors
+}
+
+/// The streams the gate reads, in order. `both` reads each stream on its own, so a match can
+/// never start in one and end in the other.
+pub(super) fn selected<T>(stream: OutputStream, stdout: T, stderr: T) -> Vec<T> {
+    match stream {
+        OutputStream::Stdout => vec![stdout],
+        OutputStream::Stderr => vec![stderr],
+        OutputStream::Both => vec![stdout, stderr],
+    }
+}
+
+/// Like [`parse`], but a large file is read in pieces cut at line feeds as the workers need
+/// them, so the whole output is never held: only the pieces being read and the violations.
+/// Only for patterns that [read in pieces](reads_in_pieces).
+pub(super) fn parse_streams(
+    spec: &TextSpec,
+    streams: Vec<Stream>,
+    mut norm: Normalizer,
+) -> Result<Parsed, ReadError> {
+    debug_assert!(reads_in_pieces(spec));
+    let mut engine = None;
+    for stream in streams {
+        let (mut file, path) = match stream {
+            Stream::Bytes(bytes) => {
+                read_bytes(spec, &mut engine, bytes, &mut norm);
+                continue;
+            }
+            Stream::File { file, path } => (file, path),
+        };
+        let io_error = |error| ReadError::Io {
+            path: path.to_path_buf(),
+            error,
+        };
+        let len = file.metadata().map_err(io_error)?.len();
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        if len < PARALLEL_MIN_BYTES {
+            // Small enough to hold whole, and read on one thread anyway.
+            let mut bytes = Vec::with_capacity(len);
+            file.read_to_end(&mut bytes).map_err(io_error)?;
+            read_bytes(spec, &mut engine, &bytes, &mut norm);
+            continue;
+        }
+        let engine = engine.get_or_insert_with(|| Engine::new(spec, len));
+        let pieces = Streamed {
+            reader: Mutex::new(LineFeedReader::new(file, PIECE_BYTES)),
+        };
+        read_pieces(spec, engine, &pieces, len, &mut norm);
+        let reader = pieces
+            .reader
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(error) = reader.into_error() {
+            return Err(io_error(error));
+        }
+    }
+    Ok(norm.finish())
+}
+
+/// Reads one stream held in memory.
+fn read_bytes<'s>(
+    spec: &'s TextSpec,
+    engine: &mut Option<Engine<'s>>,
+    bytes: &[u8],
+    norm: &mut Normalizer,
+) {
+    // Tools print file names and source lines in whatever encoding they were given; one bad
+    // byte must not hide every violation after it.
+    let text = super::pointer::decode(bytes);
+    let engine = engine.get_or_insert_with(|| Engine::new(spec, text.len()));
+    read_parallel(spec, engine, &text, norm);
 }
 
 /// What runs the pattern: the gate's regex as it is, or (for a large output and a pattern that
@@ -95,32 +173,119 @@ enum State {
 /// Reads large outputs on several threads when the pattern cannot cross a line: the text is cut
 /// just before line feeds (which no match can contain), so `^` and `$` see the same neighbours
 /// as in one pass and the matches, in order, are exactly those of one pass.
-///
-/// Workers take pieces in turn and normalize them; this thread appends the pieces' violations in
-/// order as they arrive (see [`InOrder`]), so at most a few pieces wait beside the final list.
 fn read_parallel<S: Sink>(spec: &TextSpec, engine: &Engine, text: &str, sink: &mut S) {
-    let threads = parallel::threads();
-    if !spec.line_local || spec.anchored_to_output || threads < 2 || text.len() < PARALLEL_MIN_BYTES
-    {
+    if !reads_in_pieces(spec) || parallel::threads() < 2 || text.len() < PARALLEL_MIN_BYTES {
         let mut state = engine.state();
         return engine.read(spec, &mut state, text, 0..text.len(), &mut |v| sink.push(v));
     }
-    let pieces = cut_at_line_feeds(text, PIECE_BYTES);
-    let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel::<(usize, S::Part)>();
+    let pieces = InMemory {
+        text,
+        pieces: cut_at_line_feeds(text, PIECE_BYTES),
+        next: AtomicUsize::new(0),
+    };
+    read_pieces(spec, engine, &pieces, text.len(), sink);
+}
+
+/// One piece of a stream: `text[range]`, which starts at the stream's start or just after a
+/// line feed and ends at the stream's end or just before one.
+struct Piece<'t> {
+    text: Cow<'t, str>,
+    range: Range<usize>,
+}
+
+/// The pieces of one stream, handed out in order (numbered from 0) to whichever thread asks.
+trait Pieces: Sync {
+    fn next(&self) -> Option<(usize, Piece<'_>)>;
+}
+
+/// The pieces of a text held whole: ranges of it, so that searches still see the neighbours.
+struct InMemory<'t> {
+    text: &'t str,
+    pieces: Vec<&'t str>,
+    next: AtomicUsize,
+}
+
+impl Pieces for InMemory<'_> {
+    fn next(&self) -> Option<(usize, Piece<'_>)> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        let piece = self.pieces.get(i)?;
+        let start = piece.as_ptr() as usize - self.text.as_ptr() as usize;
+        Some((
+            i,
+            Piece {
+                text: Cow::Borrowed(self.text),
+                range: start..start + piece.len(),
+            },
+        ))
+    }
+}
+
+/// The pieces of a stream read as they are asked for: each is decoded on its own, which gives
+/// the text of decoding the whole (a line feed is never part of an invalid UTF-8 sequence, so
+/// no replacement character spans a cut).
+struct Streamed<R> {
+    reader: Mutex<LineFeedReader<R>>,
+}
+
+impl<R: Read + Send> Pieces for Streamed<R> {
+    fn next(&self) -> Option<(usize, Piece<'_>)> {
+        let (i, bytes) = self
+            .reader
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .next_piece()?;
+        // Decoded after the lock is released, so another thread can read meanwhile.
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        let range = 0..text.len();
+        Some((
+            i,
+            Piece {
+                text: Cow::Owned(text),
+                range,
+            },
+        ))
+    }
+}
+
+/// Reads every piece, on several threads when there are cores for them.
+///
+/// Workers take pieces in turn and normalize them; this thread appends the pieces' violations in
+/// order as they arrive (see [`InOrder`]), so at most a few pieces wait beside the final list.
+/// `total_bytes` (the stream's size) sizes the list.
+fn read_pieces<S: Sink>(
+    spec: &TextSpec,
+    engine: &Engine,
+    pieces: &impl Pieces,
+    total_bytes: usize,
+    sink: &mut S,
+) {
+    let threads = parallel::threads();
+    if threads < 2 {
+        let mut state = engine.state();
+        while let Some((_, piece)) = pieces.next() {
+            engine.read(spec, &mut state, &piece.text, piece.range, &mut |v| {
+                sink.push(v)
+            });
+        }
+        return;
+    }
+    let (tx, rx) = mpsc::channel::<(usize, S::Part, usize)>();
     std::thread::scope(|scope| {
         for _ in 0..threads {
-            let (tx, next, pieces) = (tx.clone(), &next, &pieces);
+            let tx = tx.clone();
             let mut worker = sink.sibling();
             scope.spawn(move || {
                 let mut state = engine.state();
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(piece) = pieces.get(i) else { break };
-                    let start = piece.as_ptr() as usize - text.as_ptr() as usize;
-                    let range = start..start + piece.len();
-                    engine.read(spec, &mut state, text, range, &mut |v| worker.push(v));
-                    if tx.send((i, worker.take())).is_err() {
+                while let Some((i, piece)) = pieces.next() {
+                    // Each piece stands for its line feed too.
+                    let bytes = piece.range.len() + 1;
+                    engine.read(spec, &mut state, &piece.text, piece.range, &mut |v| {
+                        worker.push(v)
+                    });
+                    if tx.send((i, worker.take(), bytes)).is_err() {
                         break;
                     }
                 }
@@ -129,10 +294,9 @@ fn read_parallel<S: Sink>(spec: &TextSpec, engine: &Engine, text: &str, sink: &m
         drop(tx);
         // A worker's panic ends its sends; the scope then carries the panic on (the gate reports
         // an error), so it is never turned into "no findings".
-        let mut in_order = InOrder::new(text.len());
-        for (i, part) in rx {
-            // Each piece stands for its line feed too.
-            in_order.receive(sink, i, part, pieces[i].len() + 1);
+        let mut in_order = InOrder::new(total_bytes);
+        for (i, part, bytes) in rx {
+            in_order.receive(sink, i, part, bytes);
         }
     });
 }
@@ -251,6 +415,7 @@ mod tests {
                 .expect("valid regex"),
             line_local: crate::core::config::pattern_is_line_local(pattern),
             anchored_to_output: crate::core::config::pattern_anchors_to_output(pattern),
+            crlf_anchors: crate::core::config::pattern_has_crlf_anchors(pattern),
             stream,
             defaults: Defaults::default(),
             line_offset: 0,
@@ -401,6 +566,77 @@ mod tests {
             );
             assert_eq!(one, many.0, "pattern {pattern}");
         }
+    }
+
+    #[test]
+    fn a_stream_read_in_pieces_gives_exactly_what_one_pass_gives() {
+        // CRLF line ends, invalid UTF-8 (also an incomplete sequence right before a line feed),
+        // empty lines and a last line without a line feed, with cuts after every line and at
+        // larger sizes.
+        let mut bytes = Vec::new();
+        for i in 0..6_000 {
+            match i % 6 {
+                0 => bytes.extend_from_slice(
+                    format!("src/m{i}.py:{i}:{}: error: broken  [code-{i}]\n", i % 80).as_bytes(),
+                ),
+                1 => {
+                    bytes.extend_from_slice(format!("src/m{i}.py:{i}:1: note: crlf\r\n").as_bytes())
+                }
+                2 => bytes.push(b'\n'),
+                3 => bytes.extend_from_slice(b"src/b\xff.py:3:4: error: cut \xe2\x82\n"),
+                4 => {
+                    bytes.extend_from_slice("src/é.py:7:2: warning: naïve 😀  [misc]\n".as_bytes())
+                }
+                _ => bytes.extend_from_slice(b"noise \xf0\x9f\r\n"),
+            }
+        }
+        bytes.extend_from_slice(b"src/last.py:1:1: error: no final line feed");
+        let whole = String::from_utf8_lossy(&bytes);
+        for pattern in [
+            r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<column>\d+): (?P<severity>\w+): (?P<message>.*?)(?:  \[(?P<code>[a-z0-9-]+)\])?$",
+            r"^(?P<message>)$",
+            r"(?P<code>\[[a-z0-9-]+\])",
+            r"(?P<message>[^\n]*\r)$",
+        ] {
+            let s = spec(pattern, OutputStream::Stdout);
+            assert!(reads_in_pieces(&s), "pattern {pattern}");
+            let mut one = Vec::new();
+            one_pass(&s, &whole, &mut |v| one.push(format!("{v:?}")));
+            assert!(one.len() > 100, "pattern {pattern}");
+            let engines = [
+                Engine::new(&s, line_pattern::MIN_BYTES),
+                Engine::Regex(&s.regex, Groups::new(s.regex.capture_names())),
+            ];
+            for engine in &engines {
+                for size in [1, 100, 4096, 1 << 20] {
+                    let pieces = Streamed {
+                        reader: Mutex::new(LineFeedReader::new(&bytes[..], size)),
+                    };
+                    let mut many = Collect::default();
+                    read_pieces(&s, engine, &pieces, bytes.len(), &mut many);
+                    assert_eq!(one, many.0, "pattern {pattern}, pieces of {size} bytes");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn crlf_mode_line_ends_are_never_cut_apart() {
+        // In CRLF mode `$` holds before a `\r` but not between `\r` and `\n`; a piece cut just
+        // before a line feed ends in `\r`, where `$` would hold and `[^\n]*` keep the `\r`.
+        let text = "a.py:x\r\n".repeat(400_000);
+        assert!(text.len() > PARALLEL_MIN_BYTES);
+        let s = spec(
+            r"(?R)^(?P<file>[^:\n]+):(?P<code>[^\n]*)$",
+            OutputStream::Stdout,
+        );
+        assert!(!reads_in_pieces(&s));
+        let engine = Engine::new(&s, text.len());
+        let (mut one, mut many) = (Vec::new(), Collect::default());
+        one_pass(&s, &text, &mut |v| one.push(format!("{v:?}")));
+        read_parallel(&s, &engine, &text, &mut many);
+        assert_eq!(one.len(), 400_000);
+        assert_eq!(one, many.0);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use crate::core::artifacts::RunDir;
 use crate::core::config::Gate;
-use crate::core::parse::{ParseContext, ToolOutput, parse_output};
+use crate::core::parse::{OutputSource, ParseContext, SavedOutput, parse_saved_output};
 use crate::core::report::{GateLog, GateResult, GateStatus};
 use crate::core::violation::Violation;
 use process::{ProcessOutcome, ProcessSpec, resolve_program, run_process};
@@ -296,21 +296,18 @@ fn parse_logs(
     stderr: &Path,
     log_hint: &str,
 ) -> Result<crate::core::parse::Parsed, String> {
-    let out =
-        std::fs::read(stdout).map_err(|e| format!("cannot read {}: {e}", stdout.display()))?;
-    let errb =
-        std::fs::read(stderr).map_err(|e| format!("cannot read {}: {e}", stderr.display()))?;
     let ctx = ParseContext {
         gate,
         root,
         cwd,
         log_hint,
     };
-    parse_output(
+    // From the log files: a large text output is read in pieces, never whole.
+    parse_saved_output(
         &ctx,
-        ToolOutput {
-            stdout: &out,
-            stderr: &errb,
+        SavedOutput {
+            stdout: OutputSource::File(stdout),
+            stderr: OutputSource::File(stderr),
             exit_code: Some(code),
         },
     )
