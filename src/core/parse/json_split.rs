@@ -1,0 +1,177 @@
+//! Reading the items array of a large JSON document in pieces, one per thread, when
+//! `violations_path` is a list of object keys (or empty: the document is the array).
+//!
+//! serde_json tells no position inside a visitor, so threads cannot hand work to each other as
+//! they go, and handing each item over costs a skip of it (see `json_parallel`). Instead the
+//! array is cut beforehand, by guess, at likely item starts ([`cut_guesses`]), and each thread
+//! reads one piece with the ordinary streaming reader:
+//!
+//! - the first piece is the document up to the first cut, read as it is (the text ends there);
+//! - every other piece is the text from its cut up to the next cut, or to the end, behind a
+//!   stand-in for the way to the array ([`lead`]: `{"key":[`), so it is read inside the same
+//!   objects and array at the same depth, and the last piece reads the rest of the document as
+//!   one pass would.
+//!
+//! A piece that ends at a cut proves the cut: its reading must run out of input in the items
+//! array just after a `,`, before entering an item (`Reader::document` checks this). Anything
+//! else (a guess that was wrong, a syntax error, a shape problem) makes the caller read the
+//! whole document again in one pass, so results and messages are exactly those of one pass; only
+//! well-formed output goes the fast way.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::Normalizer;
+use super::parallel::Sink;
+
+/// How far past each guessed position the cut is looked for.
+const GUESS_WINDOW: usize = 64 << 10;
+
+/// How much of a piece each cut moves toward the end, in hundredths: every piece but the first
+/// is copied behind its [`lead`] first (about a sixth of the time to read it), so the first one,
+/// read in place, gets a little more.
+const FIRST_PIECE_EXTRA: usize = 8;
+
+/// Likely item starts that cut the array at `text` into `pieces` about equal parts (fewer when
+/// none is found near a part's start). A guess is the first byte of a line whose line before
+/// ends with `,`, at the smallest indentation met near the position: in pretty-printed output,
+/// that is an element of the outermost array there. A raw line feed cannot occur inside a JSON
+/// string, so a line start is outside strings in valid JSON. Compact one-line JSON gives none.
+pub(super) fn cut_guesses(text: &str, pieces: usize) -> Vec<usize> {
+    let b = text.as_bytes();
+    let mut cuts: Vec<usize> = Vec::new();
+    for k in 1..pieces {
+        let from = text.len() / (100 * pieces) * (100 * k + FIRST_PIECE_EXTRA);
+        let to = (from + GUESS_WINDOW).min(b.len());
+        let mut best: Option<(usize, usize)> = None;
+        let mut at = from;
+        while let Some(off) = b[at..to].iter().position(|&c| c == b'\n') {
+            let line = at + off + 1;
+            at = line;
+            let indent = b[line..]
+                .iter()
+                .take_while(|c| matches!(c, b' ' | b'\t'))
+                .count();
+            let start = line + indent;
+            if best.is_some_and(|(_, i)| i <= indent) || !is_cut(b, start) {
+                continue;
+            }
+            best = Some((start, indent));
+        }
+        if let Some((start, _)) = best
+            && cuts.last().is_none_or(|&last| last < start)
+        {
+            cuts.push(start);
+        }
+    }
+    cuts
+}
+
+/// Whether `at` could start an item after another: a byte that can start a value, with `,` as
+/// the last byte before it that is not whitespace. Such a position is a char boundary.
+pub(super) fn is_cut(b: &[u8], at: usize) -> bool {
+    let starts_value = b
+        .get(at)
+        .is_some_and(|c| !is_ws(*c) && !matches!(c, b',' | b']' | b'}' | b':'));
+    starts_value && b[..at].iter().rev().find(|c| !is_ws(**c)) == Some(&b',')
+}
+
+fn is_ws(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// The way to the items array, `{"key":{"key":[`, put before a piece's text so that serde_json
+/// reads the piece exactly as it reads that part of the document: inside the same objects and
+/// array, at the same depth, with the rest of the document (for the last piece) after it.
+pub(super) fn lead(keys: &[&str]) -> String {
+    let mut lead = String::new();
+    for key in keys {
+        lead.push('{');
+        lead.push_str(&serde_json::Value::from(*key).to_string());
+        lead.push(':');
+    }
+    lead.push('[');
+    lead
+}
+
+/// Reads the document in pieces: `read` gets the text up to the first cut on this thread, and
+/// the text from each cut (behind `lead`) up to the next cut or to the end on a worker thread of
+/// its own, each with its own normalizer, whether the text ends at a cut, and a flag that is set
+/// when a piece failed (to stop the others early). `read` says whether its piece was read and,
+/// for one that ends at a cut, that the cut is an item start. When every piece was read, their
+/// violations are appended to `norm` in order and the result is `true`; else `false`, and what
+/// the first piece pushed is still in `norm` for the caller to drop.
+pub(super) fn read_pieces(
+    text: &str,
+    cuts: &[usize],
+    lead: &str,
+    norm: &mut Normalizer,
+    read: impl Fn(&str, bool, &AtomicBool, &mut Normalizer) -> bool + Sync,
+) -> bool {
+    let Some(&first) = cuts.first() else {
+        return false;
+    };
+    let failed = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = cuts
+            .iter()
+            .enumerate()
+            .map(|(i, &start)| {
+                let end = cuts.get(i + 1).copied();
+                let (failed, read) = (&failed, &read);
+                let mut worker = norm.sibling();
+                scope.spawn(move || {
+                    let piece = &text[start..end.unwrap_or(text.len())];
+                    let mut doc = String::with_capacity(lead.len() + piece.len());
+                    doc.push_str(lead);
+                    doc.push_str(piece);
+                    let ok = read(&doc, end.is_some(), failed, &mut worker);
+                    if !ok {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    (ok, Sink::take(&mut worker))
+                })
+            })
+            .collect();
+        let mut ok = read(&text[..first], true, &failed, norm);
+        if !ok {
+            failed.store(true, Ordering::Relaxed);
+        }
+        let mut parts = Vec::with_capacity(workers.len());
+        for worker in workers {
+            // A worker that panicked carries its panic on, as a one-pass parse would have.
+            let (read, part) = worker
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            ok &= read;
+            parts.push(part);
+        }
+        if ok {
+            // Room for all at once: the list grows once instead of once a piece.
+            let room = parts.iter().map(|p| p.violations.len()).sum();
+            for part in parts {
+                Sink::append(norm, part, room);
+            }
+        }
+        ok
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guesses_fall_on_the_outermost_items() {
+        let items: Vec<String> = (0..400)
+            .map(|i| format!("  {{\n    \"a\": [\n      {i},\n      {{\"x\": 1}}\n    ]\n  }}"))
+            .collect();
+        let text = format!("[\n{}\n]\n", items.join(",\n"));
+        let cuts = cut_guesses(&text, 3);
+        assert_eq!(cuts.len(), 2);
+        for cut in cuts {
+            assert!(text[..cut].ends_with("},\n  "), "{cut}");
+            assert!(is_cut(text.as_bytes(), cut));
+        }
+        assert!(cut_guesses(&text.replace('\n', ""), 2).is_empty());
+    }
+}
