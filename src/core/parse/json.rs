@@ -26,7 +26,7 @@ use serde_json::value::RawValue;
 
 use super::json_parallel::{self, Feeder};
 use super::json_split;
-use super::parallel::{self, PARALLEL_MIN_BYTES};
+use super::parallel::{self, PARALLEL_MIN_BYTES, PIECE_BYTES};
 
 use super::item_slots::{ItemPlan, SlotPath, Slots};
 use super::pointer::{Kind, Node, Shallow, error_message, kind_of};
@@ -446,6 +446,9 @@ impl<'s, 'n, 'c> Reader<'s, 'n, 'c> {
             text,
             &cuts,
             &json_split::lead(&keys),
+            // Tests, which give the cuts, read small chunks, so that chunks are cut in every
+            // layout they try.
+            if self.cuts.is_some() { 16 } else { PIECE_BYTES },
             self.norm,
             |piece, to_cut, failed, norm| {
                 let mut reader = Reader {

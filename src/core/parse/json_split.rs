@@ -26,11 +26,6 @@ use super::parallel::Sink;
 /// How far past each guessed position the cut is looked for.
 const GUESS_WINDOW: usize = 64 << 10;
 
-/// How much of a piece each cut moves toward the end, in hundredths: every piece but the first
-/// is copied behind its [`lead`] first (about a sixth of the time to read it), so the first one,
-/// read in place, gets a little more.
-const FIRST_PIECE_EXTRA: usize = 8;
-
 /// Likely item starts that cut the array at `text` into `pieces` about equal parts (fewer when
 /// none is found near a part's start). A guess is the first byte of a line whose line before
 /// ends with `,`, at the smallest indentation met near the position: in pretty-printed output,
@@ -40,7 +35,7 @@ pub(super) fn cut_guesses(text: &str, pieces: usize) -> Vec<usize> {
     let b = text.as_bytes();
     let mut cuts: Vec<usize> = Vec::new();
     for k in 1..pieces {
-        let from = text.len() / (100 * pieces) * (100 * k + FIRST_PIECE_EXTRA);
+        let from = text.len() / pieces * k;
         let to = (from + GUESS_WINDOW).min(b.len());
         let mut best: Option<(usize, usize)> = None;
         let mut at = from;
@@ -64,6 +59,35 @@ pub(super) fn cut_guesses(text: &str, pieces: usize) -> Vec<usize> {
         }
     }
     cuts
+}
+
+/// The first position from `from` (before `limit`, within [`GUESS_WINDOW`]) that starts a line
+/// the way the item at `like` does: after a `,`, at the same indentation, with the same first
+/// byte. In pretty-printed output, that is the next item of the same array.
+fn cut_like(b: &[u8], from: usize, limit: usize, like: usize) -> Option<usize> {
+    let indent = b[..like]
+        .iter()
+        .rev()
+        .take_while(|c| matches!(c, b' ' | b'\t'))
+        .count();
+    if like < indent + 1 || b[like - indent - 1] != b'\n' {
+        return None;
+    }
+    let to = (from + GUESS_WINDOW).min(limit);
+    let mut at = from;
+    while let Some(off) = b[at..to].iter().position(|&c| c == b'\n') {
+        let line = at + off + 1;
+        at = line;
+        let start = line + indent;
+        if b.get(start) == b.get(like)
+            && b[line..start] == b[like - indent..like]
+            && start < limit
+            && is_cut(b, start)
+        {
+            return Some(start);
+        }
+    }
+    None
 }
 
 /// Whether `at` could start an item after another: a byte that can start a value, with `,` as
@@ -94,8 +118,8 @@ pub(super) fn lead(keys: &[&str]) -> String {
 }
 
 /// Reads the document in pieces: `read` gets the text up to the first cut on this thread, and
-/// the text from each cut (behind `lead`) up to the next cut or to the end on a worker thread of
-/// its own, each with its own normalizer, whether the text ends at a cut, and a flag that is set
+/// the text from each cut (behind `lead`, in chunks of about `chunk` bytes, see
+/// [`read_in_chunks`]) up to the next cut or to the end on a worker thread of its own, each with its own normalizer, whether the text ends at a cut, and a flag that is set
 /// when a piece failed (to stop the others early). `read` says whether its piece was read and,
 /// for one that ends at a cut, that the cut is an item start. When every piece was read, their
 /// violations are appended to `norm` in order and the result is `true`; else `false`, and what
@@ -104,6 +128,7 @@ pub(super) fn read_pieces(
     text: &str,
     cuts: &[usize],
     lead: &str,
+    chunk: usize,
     norm: &mut Normalizer,
     read: impl Fn(&str, bool, &AtomicBool, &mut Normalizer) -> bool + Sync,
 ) -> bool {
@@ -120,11 +145,14 @@ pub(super) fn read_pieces(
                 let (failed, read) = (&failed, &read);
                 let mut worker = norm.sibling();
                 scope.spawn(move || {
-                    let piece = &text[start..end.unwrap_or(text.len())];
-                    let mut doc = String::with_capacity(lead.len() + piece.len());
-                    doc.push_str(lead);
-                    doc.push_str(piece);
-                    let ok = read(&doc, end.is_some(), failed, &mut worker);
+                    let piece = Piece {
+                        text,
+                        start,
+                        end,
+                        lead,
+                        chunk,
+                    };
+                    let ok = read_in_chunks(&piece, failed, read, &mut worker);
                     if !ok {
                         failed.store(true, Ordering::Relaxed);
                     }
@@ -156,6 +184,48 @@ pub(super) fn read_pieces(
     })
 }
 
+/// One piece of the document for a worker.
+struct Piece<'t> {
+    text: &'t str,
+    /// Where the piece starts (a cut), and where it ends: the next cut, or the end of the text.
+    start: usize,
+    end: Option<usize>,
+    lead: &'t str,
+    chunk: usize,
+}
+
+/// Reads a piece copied behind its lead a chunk at a time: each chunk but the last ends at the
+/// next item start like the piece's first ([`cut_like`]), about `chunk` bytes on, which reading
+/// the chunk proves as it proves a piece's cut. One small buffer serves every chunk, so the copy
+/// stays in the cache and takes no fresh memory (a copy of the whole piece cost page faults
+/// worth about a tenth of reading it).
+fn read_in_chunks(
+    piece: &Piece,
+    failed: &AtomicBool,
+    read: &impl Fn(&str, bool, &AtomicBool, &mut Normalizer) -> bool,
+    norm: &mut Normalizer,
+) -> bool {
+    let b = piece.text.as_bytes();
+    let stop = piece.end.unwrap_or(b.len());
+    let mut buf = String::new();
+    let mut from = piece.start;
+    loop {
+        let next = (stop - from > 2 * piece.chunk)
+            .then(|| cut_like(b, from + piece.chunk, stop, piece.start))
+            .flatten();
+        buf.clear();
+        buf.push_str(piece.lead);
+        buf.push_str(&piece.text[from..next.unwrap_or(stop)]);
+        if !read(&buf, next.is_some() || piece.end.is_some(), failed, norm) {
+            return false;
+        }
+        match next {
+            Some(next) => from = next,
+            None => return true,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,5 +243,20 @@ mod tests {
             assert!(is_cut(text.as_bytes(), cut));
         }
         assert!(cut_guesses(&text.replace('\n', ""), 2).is_empty());
+    }
+
+    #[test]
+    fn chunks_end_at_items_like_the_first() {
+        let text = "[\n  {\n    \"a\": [\n      {},\n      {}\n    ]\n  },\n  {\n    \"b\": 1\n  },\n  {}\n]";
+        let b = text.as_bytes();
+        let first = text.find("{\n    \"b\"").expect("the second item");
+        let third = text.rfind("{}").expect("the third item");
+        // Past the second item, the first line like it is the third item.
+        assert_eq!(cut_like(b, first + 1, b.len(), first), Some(third));
+        assert_eq!(cut_like(b, first + 1, third, first), None);
+        // Before it, the `{}` lines inside the first item are indented deeper.
+        assert_eq!(cut_like(b, 0, b.len(), first), Some(first));
+        // An item that does not start a line gives no chunks.
+        assert_eq!(cut_like(b"[1,2,3]", 0, 7, 3), None);
     }
 }
