@@ -296,7 +296,7 @@ proptest! {
         layout in layout(),
         fractions in prop::collection::vec(0.0f64..1.0, 1..3),
         at in 0.0f64..1.0,
-        damage in 0usize..5,
+        damage in 0usize..6,
     ) {
         let (mut text, mut starts) = (String::new(), Vec::new());
         write(&mut text, &mut starts, &doc, layout, 0);
@@ -313,6 +313,11 @@ proptest! {
             3 => match (at..b.len()).find(|&i| b[i] == b',') {
                 Some(i) => format!("{}{}", &text[..i], &text[i + 1..]),
                 None => format!("x{text}"),
+            },
+            // A raw line feed inside a string (where an escaped one was).
+            4 => match text[at..].find("\\n") {
+                Some(i) => format!("{}\n{}", &text[..at + i], &text[at + i + 2..]),
+                None => format!("[\"a\nb\", {text}]"),
             },
             _ => match (at..b.len()).find(|&i| b[i] == b']') {
                 Some(i) => format!("{},{}", &text[..i], &text[i..]),
