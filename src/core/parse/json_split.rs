@@ -10,7 +10,8 @@
 //! - every other piece is the text from its cut up to the next cut, or to the end, behind a
 //!   stand-in for the way to the array ([`lead`]: `{"key":[`), so it is read inside the same
 //!   objects and array at the same depth, and the last piece reads the rest of the document as
-//!   one pass would.
+//!   one pass would. A worker copies its piece behind that stand-in a chunk at a time
+//!   ([`read_in_chunks`]), each chunk cut like a piece.
 //!
 //! A piece that ends at a cut proves the cut: its reading must run out of input in the items
 //! array just after a `,`, before entering an item (`Reader::document` checks this). Anything
@@ -73,7 +74,7 @@ fn cut_like(b: &[u8], from: usize, limit: usize, like: usize) -> Option<usize> {
     if like < indent + 1 || b[like - indent - 1] != b'\n' {
         return None;
     }
-    let to = (from + GUESS_WINDOW).min(limit);
+    let to = (from + GUESS_WINDOW).min(limit).max(from);
     let mut at = from;
     while let Some(off) = b[at..to].iter().position(|&c| c == b'\n') {
         let line = at + off + 1;
