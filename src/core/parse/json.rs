@@ -19,12 +19,14 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::json_parallel::{self, Feeder};
-use super::parallel::{self, PARALLEL_MIN_BYTES};
+use super::json_split;
+use super::parallel::{self, PARALLEL_MIN_BYTES, PIECE_BYTES};
 
 use super::item_slots::{ItemPlan, SlotPath, Slots};
 use super::pointer::{Kind, Node, Shallow, error_message, kind_of};
@@ -33,10 +35,11 @@ use crate::core::config::{
     CompareOp, Extract, FieldPath, FixEditsSpec, JsonFormat, JsonSpec, PointerStep, Template,
 };
 
-/// A large document's items go to worker threads only on a machine with this many threads: the
-/// streaming thread then skips every item once more (about a quarter of the work of reading it),
-/// which pays only when three workers or more run beside it. On two cores it was measured slower
-/// under load and barely faster idle. JSON Lines have no such extra pass and use any count.
+/// A large document's items go to worker threads (when its items array cannot be read in pieces,
+/// see `json_split`) only on a machine with this many threads: the streaming thread then skips
+/// every item once more (about a quarter of the work of reading it), which pays only when three
+/// workers or more run beside it. On two cores it was measured slower under load and barely
+/// faster idle. JSON Lines have no such extra pass and use any count.
 const DOCUMENT_POOL_MIN_THREADS: usize = 4;
 
 /// How many threads a large output may use.
@@ -46,6 +49,9 @@ struct Threads {
     document: usize,
     /// For the lines of large JSON Lines; below 2, none.
     lines: usize,
+    /// How many pieces a large document's items array may be read in at once (see
+    /// `json_split`); below 2, one.
+    split: usize,
 }
 
 /// Reads the violations of `out` into `norm`, one item at a time.
@@ -69,7 +75,9 @@ pub(super) fn parse(
         Threads {
             document,
             lines: threads,
+            split: threads,
         },
+        None,
     )
 }
 
@@ -79,6 +87,7 @@ fn parse_with(
     ctx: &ParseContext,
     norm: &mut Normalizer,
     threads: Threads,
+    cuts: Option<&[usize]>,
 ) -> Result<(), ParseError> {
     let decoded = super::pointer::decode(out.stdout);
     // PowerShell-era tools prefix a byte-order mark, which JSON does not allow.
@@ -103,6 +112,8 @@ fn parse_with(
     let reading = Reading::new(spec);
     let mut reader = Reader {
         pool: threads.document,
+        split: threads.split,
+        cuts,
         ..Reader::new(spec, &reading, norm)
     };
     match spec.format {
@@ -333,6 +344,16 @@ struct Reader<'s, 'n, 'c> {
     pool: usize,
     /// The worker threads reading the items of a large document.
     feeder: Option<&'n mut Feeder>,
+    /// How many pieces a large document's items array may be read in (below 2, one).
+    split: usize,
+    /// Where to cut the items array instead of guessing (tests give any positions).
+    cuts: Option<&'s [usize]>,
+    /// Set when this reader streams a piece of the document that ends at a cut: the flag is set
+    /// when another piece failed, to stop early.
+    head: Option<&'n AtomicBool>,
+    /// The stream ran out of input in the items array between two items, as it does when the
+    /// cut is an item start.
+    cut_reached: bool,
 }
 
 impl<'s, 'n, 'c> Reader<'s, 'n, 'c> {
@@ -344,6 +365,10 @@ impl<'s, 'n, 'c> Reader<'s, 'n, 'c> {
             shape: None,
             pool: 0,
             feeder: None,
+            split: 0,
+            cuts: None,
+            head: None,
+            cut_reached: false,
         }
     }
 
@@ -353,8 +378,11 @@ impl<'s, 'n, 'c> Reader<'s, 'n, 'c> {
             return self.walk(text, 0, false, &mut stack);
         }
         // Nothing climbs out of an item, so nothing above it must be kept: read the document in
-        // one pass, keeping only the wanted parts of each item; a large one's items are read on
-        // worker threads.
+        // one pass, keeping only the wanted parts of each item; a large one's items array is read
+        // in pieces at once, or its items on worker threads.
+        if self.split_read(text) {
+            return Ok(());
+        }
         if self.pool < 2 || self.feeder.is_some() || text.len() < PARALLEL_MIN_BYTES {
             return self.stream(text);
         }
@@ -374,6 +402,73 @@ impl<'s, 'n, 'c> Reader<'s, 'n, 'c> {
             |slots, norm| push_item(spec, reading, norm, slots, &[]),
         );
         streamed.and(items.map_err(WalkError::Syntax))
+    }
+
+    /// Reads a large document whose `violations_path` is object keys with its items array cut in
+    /// pieces, each read on a thread of its own (see `json_split`); `false`, with nothing read,
+    /// when the document is not read so (too small, no likely cut, a cut that was not an item
+    /// start, or anything one pass could read otherwise or report).
+    fn split_read(&mut self, text: &str) -> bool {
+        if self.feeder.is_some() || self.head.is_some() {
+            return false;
+        }
+        // A key that is a number could also be an array's index; those are left to one pass.
+        let mut keys = Vec::new();
+        for step in &self.spec.violations_path {
+            match step {
+                PointerStep::Key(k) if k.is_empty() || !k.bytes().all(|b| b.is_ascii_digit()) => {
+                    keys.push(k.as_str());
+                }
+                _ => return false,
+            }
+        }
+        let cuts = match self.cuts {
+            Some(given) => {
+                let mut cuts: Vec<usize> = given
+                    .iter()
+                    .copied()
+                    .filter(|&c| json_split::is_cut(text.as_bytes(), c))
+                    .collect();
+                cuts.sort_unstable();
+                cuts.dedup();
+                cuts
+            }
+            None if self.split >= 2 && text.len() >= PARALLEL_MIN_BYTES => {
+                json_split::cut_guesses(text, self.split)
+            }
+            None => return false,
+        };
+        if cuts.is_empty() {
+            return false;
+        }
+        let (spec, reading) = (self.spec, self.reading);
+        let read = json_split::read_pieces(
+            text,
+            &cuts,
+            &json_split::lead(&keys),
+            // Tests, which give the cuts, read small chunks, so that chunks are cut in every
+            // layout they try.
+            if self.cuts.is_some() { 16 } else { PIECE_BYTES },
+            self.norm,
+            |piece, to_cut, failed, norm| {
+                let mut reader = Reader {
+                    head: to_cut.then_some(failed),
+                    ..Reader::new(spec, reading, norm)
+                };
+                match reader.stream(piece) {
+                    Ok(()) => !to_cut,
+                    Err(WalkError::Syntax(e)) => to_cut && e.is_eof() && reader.cut_reached,
+                    Err(WalkError::Shape(_)) => false,
+                }
+            },
+        );
+        if !read {
+            // What the first piece read is read again in one pass.
+            self.norm.take();
+        }
+        #[cfg(test)]
+        split_props::note_split(read);
+        read
     }
 
     /// Reads the document in one pass along `violations_path`.
@@ -621,6 +716,37 @@ impl<'s, 'n, 'c> Step<'_, 's, 'n, 'c> {
         Ok(())
     }
 
+    /// Reads the items of the array at the end of the path up to the cut, where the text ends:
+    /// notes whether the input ran out between two items (the cut is an item start) rather than
+    /// inside one. Stops early when another piece failed.
+    fn head_items<'de, A: SeqAccess<'de>>(
+        &mut self,
+        seq: &mut A,
+        stop: &AtomicBool,
+    ) -> Result<(), A::Error> {
+        let plan = &self.reader.reading.plan;
+        let mut slots = plan.slots();
+        loop {
+            let mut entered = false;
+            let seed = Entered {
+                seed: plan.item(&mut slots),
+                entered: &mut entered,
+            };
+            match seq.next_element_seed(seed) {
+                Ok(Some(true)) => {}
+                Ok(Some(false)) => self.reader.item_slots(&slots, &[]),
+                Ok(None) => return Ok(()),
+                Err(e) => {
+                    self.reader.cut_reached = !entered;
+                    return Err(e);
+                }
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Err(de::Error::custom("stopped: a piece could not be read"));
+            }
+        }
+    }
+
     /// A scalar at the end of the path is one item; before it, a shape error.
     fn scalar<E: de::Error>(self, node: Node<'_>, what: &str) -> Result<(), E> {
         if self.at_end() {
@@ -678,6 +804,9 @@ impl<'de> Visitor<'de> for Step<'_, '_, '_, '_> {
                     let read = self.hand_over(&mut seq, feeder);
                     self.reader.feeder = Some(feeder);
                     return read;
+                }
+                if let Some(stop) = self.reader.head {
+                    return self.head_items(&mut seq, stop);
                 }
                 // One list of slots for every item of the array.
                 let mut slots = reading.plan.slots();
@@ -745,6 +874,20 @@ impl<'de> Visitor<'de> for Step<'_, '_, '_, '_> {
             }
         }
         Ok(())
+    }
+}
+
+/// A seed that notes whether the parser got as far as the value (rather than failing before it).
+struct Entered<'e, S> {
+    seed: S,
+    entered: &'e mut bool,
+}
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Entered<'_, S> {
+    type Value = S::Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<S::Value, D::Error> {
+        *self.entered = true;
+        self.seed.deserialize(d)
     }
 }
 
@@ -1020,6 +1163,10 @@ fn describe(node: &Node) -> &'static str {
 }
 
 #[cfg(test)]
+#[path = "json_split_props.rs"]
+mod split_props;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -1069,11 +1216,12 @@ mod tests {
     }
 
     /// Parses `stdout` with a `json_violations` gate built from `parsing` (YAML, indented by six
-    /// spaces), with the given threads.
-    fn parse_using(
+    /// spaces), with the given threads, cutting a document's items array at `cuts` when given.
+    pub(super) fn parse_using(
         parsing: &str,
         stdout: &str,
         threads: Threads,
+        cuts: Option<&[usize]>,
     ) -> Result<super::super::Parsed, ParseError> {
         use crate::core::config::{ConfigSource, ParserSpec, parse_config};
         let yaml = format!(
@@ -1097,17 +1245,19 @@ mod tests {
             stderr: b"",
             exit_code: Some(1),
         };
-        parse_with(spec, out, &ctx, &mut norm, threads)?;
+        parse_with(spec, out, &ctx, &mut norm, threads, cuts)?;
         Ok(norm.finish())
     }
 
-    const ONE_PASS: Threads = Threads {
+    pub(super) const ONE_PASS: Threads = Threads {
         document: 0,
         lines: 0,
+        split: 0,
     };
     const POOL: Threads = Threads {
         document: 2,
         lines: 2,
+        split: 0,
     };
 
     /// Items with escapes, non-ASCII text, nulls, fixes and skipped keys; between the arrays,
@@ -1151,8 +1301,8 @@ mod tests {
     fn the_document_pool_reads_what_one_pass_reads() {
         let doc = large_document(2_500);
         assert!(doc.len() > 2 * PARALLEL_MIN_BYTES);
-        let one = parse_using(LARGE_PARSING, &doc, ONE_PASS).expect("valid");
-        let pooled = parse_using(LARGE_PARSING, &doc, POOL).expect("valid");
+        let one = parse_using(LARGE_PARSING, &doc, ONE_PASS, None).expect("valid");
+        let pooled = parse_using(LARGE_PARSING, &doc, POOL, None).expect("valid");
         assert!(one.violations.len() > 80_000);
         assert!(one.violations.iter().any(|v| v.fix.is_some()));
         assert_eq!(one, pooled);
@@ -1164,8 +1314,8 @@ mod tests {
         // A syntax error late in the document, inside an item the workers would read.
         let at = doc.len() - 5_000 + doc[doc.len() - 5_000..].find("\"m\":").expect("an item");
         let broken = format!("{}\"m\" 1{}", &doc[..at], &doc[at + 4..]);
-        let one = parse_using(LARGE_PARSING, &broken, ONE_PASS).expect_err("broken");
-        let pooled = parse_using(LARGE_PARSING, &broken, POOL).expect_err("broken");
+        let one = parse_using(LARGE_PARSING, &broken, ONE_PASS, None).expect_err("broken");
+        let pooled = parse_using(LARGE_PARSING, &broken, POOL, None).expect_err("broken");
         assert!(matches!(one, ParseError::NotJson { .. }), "{one}");
         assert_eq!(one, pooled);
         // A shape error after many items: a path that needs an object meets a number.
@@ -1177,8 +1327,8 @@ mod tests {
         );
         let parsing =
             "      violations_path: /files/*/problems/0\n      field_map: { message: m }\n";
-        let one = parse_using(parsing, &shaped, ONE_PASS);
-        let pooled = parse_using(parsing, &shaped, POOL);
+        let one = parse_using(parsing, &shaped, ONE_PASS, None);
+        let pooled = parse_using(parsing, &shaped, POOL, None);
         assert_eq!(one, pooled);
     }
 
@@ -1195,15 +1345,18 @@ mod tests {
             .collect();
         let text = lines.join("\n");
         assert!(text.len() > PARALLEL_MIN_BYTES);
-        let one = parse_using(parsing, &text, ONE_PASS).expect("valid");
+        let one = parse_using(parsing, &text, ONE_PASS, None).expect("valid");
         assert!(one.violations.len() > 40_000);
-        assert_eq!(one, parse_using(parsing, &text, POOL).expect("valid"));
+        assert_eq!(one, parse_using(parsing, &text, POOL, None).expect("valid"));
         let mut bad = lines.clone();
         bad[41_000] = "{\"f\": 1,".to_string();
         bad[45_000] = "[1, 2, 3]".to_string();
         let bad = bad.join("\n");
-        let one = parse_using(parsing, &bad, ONE_PASS).expect_err("broken");
+        let one = parse_using(parsing, &bad, ONE_PASS, None).expect_err("broken");
         assert!(one.to_string().contains("line 41001"), "{one}");
-        assert_eq!(one, parse_using(parsing, &bad, POOL).expect_err("broken"));
+        assert_eq!(
+            one,
+            parse_using(parsing, &bad, POOL, None).expect_err("broken")
+        );
     }
 }

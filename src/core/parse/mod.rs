@@ -6,6 +6,7 @@ mod exit_code;
 mod item_slots;
 mod json;
 mod json_parallel;
+mod json_split;
 mod line_pattern;
 mod line_reader;
 mod parallel;
