@@ -12,6 +12,7 @@
 //! Only some linkers take the option (lld, Rust's default on x86_64 Linux, does; the GNU and
 //! Apple linkers do not), so a tiny program is linked with it first, with the same compiler,
 //! target, flags and linker as the real build; if that fails, the binary is linked as usual.
+//! Packed relative relocations are probed the same way, and the probe must also run.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -35,6 +36,31 @@ fn main() {
             println!("cargo::rustc-link-arg-bins={arg}");
         }
     }
+    // Relative relocations packed into a bitmap (DT_RELR, glibc 2.36 and later): the loader
+    // reads a few kilobytes instead of the 800 KiB table of one entry per pointer, which it
+    // would otherwise map whole at every start. Only when the probe also runs where it is built.
+    let packed = ["-Wl,-z,pack-relative-relocs".to_owned()];
+    if links_with(&packed) && runs_here() {
+        println!("cargo::rustc-link-arg-bins={}", packed[0]);
+    }
+}
+
+/// Whether the program [`links_with`] made last runs (and the build is for this machine).
+fn runs_here() -> bool {
+    let (Some(out_dir), Ok(target), Ok(host)) = (
+        env::var_os("OUT_DIR").map(PathBuf::from),
+        env::var("TARGET"),
+        env::var("HOST"),
+    ) else {
+        return false;
+    };
+    target == host
+        && Command::new(out_dir.join("link_probe"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
 }
 
 /// Whether an empty program links for the build's target with these extra linker arguments.
