@@ -1,7 +1,9 @@
 //! The artifact log: every gate's full stdout and stderr under `.qgates/runs/<run id>/`,
 //! the newest runs kept. Reports carry these paths instead of raw output.
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -27,6 +29,9 @@ pub struct RunDir {
     pub display: String,
     /// Under `<root>/.qgates/runs/` (else in the system's temporary folder).
     pub in_workspace: bool,
+    /// The folder itself, open and locked while the run lasts: another run's pruning skips a
+    /// locked folder (see [`in_use`]), however many runs started after it.
+    pub in_use: Option<Arc<File>>,
 }
 
 impl RunDir {
@@ -83,6 +88,7 @@ pub fn new_run_dir(root: &Path) -> std::io::Result<RunDir> {
     match in_root {
         Ok(path) => Ok(RunDir {
             display: format!(".qgates/runs/{id}"),
+            in_use: lock_folder(&path),
             id,
             path,
             in_workspace: true,
@@ -95,9 +101,25 @@ pub fn new_run_dir(root: &Path) -> std::io::Result<RunDir> {
                 id,
                 path,
                 in_workspace: false,
+                in_use: None,
             })
         }
     }
+}
+
+/// Opens a run's folder and takes an exclusive lock on it, held until the last clone of its
+/// `RunDir` is dropped (or the process ends). Where folders cannot be opened or locked (not on
+/// Linux and the like), runs go unlocked and pruning keeps only its order by time.
+fn lock_folder(path: &Path) -> Option<Arc<File>> {
+    let folder = File::open(path).ok()?;
+    folder.try_lock().ok()?;
+    Some(Arc::new(folder))
+}
+
+/// Whether a run still holds its folder (its lock cannot be taken).
+fn in_use(path: &Path) -> bool {
+    File::open(path)
+        .is_ok_and(|folder| matches!(folder.try_lock(), Err(std::fs::TryLockError::WouldBlock)))
 }
 
 /// Writes `.qgates/.gitignore` if it is missing.
@@ -150,7 +172,8 @@ pub fn utc_parts(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
 }
 
 /// The run folders of the workspace to remove: when more than `KEEP_RUNS + PRUNE_SLACK` exist,
-/// all but the newest `KEEP_RUNS`; never `current`, the folder of the run that asks. Reads the
+/// all but the newest `KEEP_RUNS`; never `current`, the folder of the run that asks, nor the
+/// folder of a run still going. Reads the
 /// folder list only (no stat per run), so it is cheap enough to ask on every run.
 pub fn old_runs(root: &Path, current: &RunDir) -> Vec<PathBuf> {
     old(
@@ -186,7 +209,9 @@ fn old(runs: &Path, keep: usize, slack: usize, current: &Path) -> Vec<PathBuf> {
     dirs.sort_by_key(|p| sort_key(p));
     let excess = dirs.len() - keep;
     dirs.truncate(excess);
-    dirs.retain(|d| d != current);
+    // A run that started long ago may still be going (a slow tool while many others started):
+    // its folder holds the logs it is writing.
+    dirs.retain(|d| d != current && !in_use(d));
     dirs
 }
 
@@ -249,6 +274,32 @@ mod tests {
     }
 
     #[test]
+    fn a_run_still_going_keeps_its_folder_however_many_start_after_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let going = new_run_dir(root).unwrap();
+        assert!(going.in_use.is_some(), "the run's folder is locked");
+        let mut later = Vec::new();
+        for _ in 0..(KEEP_RUNS + PRUNE_SLACK + 5) {
+            later.push(create_run_dir(root).unwrap());
+        }
+        assert!(going.path.is_dir(), "a run still going lost its folder");
+        // Once it ends, its folder is old like any other.
+        let path = going.path.clone();
+        drop(going);
+        drop(later);
+        create_run_dir(root).unwrap();
+        create_run_dir(root).unwrap();
+        let left = std::fs::read_dir(root.join(".qgates/runs"))
+            .unwrap()
+            .count();
+        assert!(
+            !path.is_dir(),
+            "an ended run's folder is pruned ({left} left)"
+        );
+    }
+
+    #[test]
     fn runs_in_parallel_keep_their_folders() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().to_path_buf();
@@ -279,17 +330,18 @@ mod tests {
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
                 .collect()
         };
+        // The runs' ids only: each run has ended (its folder is no longer locked).
         let mut made = Vec::new();
         // Up to the slack, nothing goes; one more, and all but the newest KEEP_RUNS go.
         for _ in 0..(KEEP_RUNS + PRUNE_SLACK) {
-            made.push(create_run_dir(root).unwrap());
+            made.push(create_run_dir(root).unwrap().id);
         }
         assert_eq!(left().len(), KEEP_RUNS + PRUNE_SLACK);
-        made.push(create_run_dir(root).unwrap());
+        made.push(create_run_dir(root).unwrap().id);
         let left = left();
         assert_eq!(left.len(), KEEP_RUNS);
         for newest in &made[made.len() - KEEP_RUNS..] {
-            assert!(left.contains(&newest.id), "{} was pruned", newest.id);
+            assert!(left.contains(newest), "{newest} was pruned");
         }
         assert!(root.join(".qgates/.gitignore").is_file());
     }
