@@ -10,7 +10,6 @@ scripts/order-symbols.sh to record which functions such a session runs.
 """
 
 import json
-import os
 import pathlib
 import subprocess
 import sys
@@ -24,7 +23,9 @@ def main() -> int:
     own, command = args[:cut], args[cut + 1 :]
     root = pathlib.Path(own[0]).resolve()
     file = (root / own[1]).resolve()
-    until_initialize = own[2:] == ["--until", "initialize"]
+    if own[2:] not in ([], ["--until", "initialize"]):
+        sys.exit(__doc__)
+    until_initialize = bool(own[2:])
 
     server = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=root
@@ -82,12 +83,22 @@ def main() -> int:
         return shut_down()
     send({"method": "initialized", "params": {}})
     uri = file.as_uri()
-    document = {"uri": uri, "languageId": "python", "version": 1, "text": file.read_text()}
+    document = {
+        "uri": uri,
+        "languageId": "python",
+        "version": 1,
+        "text": file.read_text(),
+    }
     send({"method": "textDocument/didOpen", "params": {"textDocument": document}})
-    published = lambda m: m.get("method") == "textDocument/publishDiagnostics"
+
+    def published(message: dict) -> bool:
+        return message.get("method") == "textDocument/publishDiagnostics"
+
     wait_for(published)
     for _ in range(2):
-        send({"method": "textDocument/didSave", "params": {"textDocument": {"uri": uri}}})
+        send(
+            {"method": "textDocument/didSave", "params": {"textDocument": {"uri": uri}}}
+        )
         wait_for(published)
     send(
         {
