@@ -31,7 +31,7 @@ fn main() {
         format!("-Wl,--symbol-ordering-file={}", order.display()),
         "-Wl,--no-warn-symbol-ordering".to_owned(),
     ];
-    if links_with(&args) {
+    if linked_with(&args).is_some() {
         for arg in args {
             println!("cargo::rustc-link-arg-bins={arg}");
         }
@@ -40,42 +40,26 @@ fn main() {
     // reads a few kilobytes instead of the 800 KiB table of one entry per pointer, which it
     // would otherwise map whole at every start. Only when the probe also runs where it is built.
     let packed = ["-Wl,-z,pack-relative-relocs".to_owned()];
-    if links_with(&packed) && runs_here() {
+    if linked_with(&packed).is_some_and(|program| runs_here(&program)) {
         println!("cargo::rustc-link-arg-bins={}", packed[0]);
     }
 }
 
-/// Whether the program [`links_with`] made last runs (and the build is for this machine).
-fn runs_here() -> bool {
-    let (Some(out_dir), Ok(target), Ok(host)) = (
-        env::var_os("OUT_DIR").map(PathBuf::from),
-        env::var("TARGET"),
-        env::var("HOST"),
-    ) else {
-        return false;
-    };
-    target == host
-        && Command::new(out_dir.join("link_probe"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|status| status.success())
+/// Whether `program` runs, on a build for this machine.
+fn runs_here(program: &Path) -> bool {
+    env::var("TARGET").is_ok_and(|target| env::var("HOST").is_ok_and(|host| host == target))
+        && succeeds(&mut Command::new(program))
 }
 
-/// Whether an empty program links for the build's target with these extra linker arguments.
-fn links_with(link_args: &[String]) -> bool {
-    let (Some(rustc), Some(out_dir), Some(target)) = (
-        env::var_os("RUSTC"),
-        env::var_os("OUT_DIR").map(PathBuf::from),
-        env::var_os("TARGET"),
-    ) else {
-        return false;
-    };
+/// An empty program linked for the build's target with these extra linker arguments, or
+/// `None` when it does not link.
+fn linked_with(link_args: &[String]) -> Option<PathBuf> {
+    let rustc = env::var_os("RUSTC")?;
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR")?);
+    let target = env::var_os("TARGET")?;
     let source = out_dir.join("link_probe.rs");
-    if std::fs::write(&source, "fn main() {}\n").is_err() {
-        return false;
-    }
+    std::fs::write(&source, "fn main() {}\n").ok()?;
+    let program = out_dir.join("link_probe");
     let mut probe = Command::new(rustc);
     probe
         .arg("--crate-name=link_probe")
@@ -83,7 +67,7 @@ fn links_with(link_args: &[String]) -> bool {
         .arg("--target")
         .arg(target)
         .arg("-o")
-        .arg(out_dir.join("link_probe"))
+        .arg(&program)
         .arg(&source);
     // The flags and linker the real build uses (from RUSTFLAGS, `.cargo/config.toml`…).
     if let Ok(flags) = env::var("CARGO_ENCODED_RUSTFLAGS") {
@@ -99,7 +83,12 @@ fn links_with(link_args: &[String]) -> bool {
     for arg in link_args {
         probe.arg("-C").arg(format!("link-arg={arg}"));
     }
-    probe
+    succeeds(&mut probe).then_some(program)
+}
+
+/// Runs `command` quietly; whether it exited with success.
+fn succeeds(command: &mut Command) -> bool {
+    command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -493,14 +493,9 @@ fn compile_text(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<TextSpec>
         "the pattern's named groups",
         p,
     );
-    let line_local = pattern_is_line_local(&pattern.value);
-    let anchored_to_output = pattern_anchors_to_output(&pattern.value);
-    let crlf_anchors = pattern_has_crlf_anchors(&pattern.value);
     Some(TextSpec {
         regex,
-        line_local,
-        anchored_to_output,
-        crlf_anchors,
+        shape: pattern_shape(&pattern.value),
         stream: pr
             .stream
             .as_ref()
@@ -823,59 +818,55 @@ pub fn parse_condition(s: &str) -> Result<Condition, String> {
     })
 }
 
-/// Whether no match of `pattern` (multi-line mode) can contain a line feed. `false` when unsure.
-pub fn pattern_is_line_local(pattern: &str) -> bool {
-    use regex_syntax::hir::{Class, Hir, HirKind};
-    fn consumes_lf(hir: &Hir) -> bool {
-        match hir.kind() {
-            HirKind::Empty | HirKind::Look(_) => false,
-            HirKind::Literal(lit) => lit.0.contains(&b'\n'),
-            HirKind::Class(Class::Unicode(c)) => c
-                .ranges()
-                .iter()
-                .any(|r| r.start() <= '\n' && '\n' <= r.end()),
-            HirKind::Class(Class::Bytes(c)) => c
-                .ranges()
-                .iter()
-                .any(|r| r.start() <= b'\n' && b'\n' <= r.end()),
-            HirKind::Repetition(r) => consumes_lf(&r.sub),
-            HirKind::Capture(c) => consumes_lf(&c.sub),
-            HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().any(consumes_lf),
+/// The shape of `pattern` (multi-line mode), from one parse of it. A pattern that does not parse
+/// counts as the least favourable shape: it may cross lines and is anchored both ways.
+pub fn pattern_shape(pattern: &str) -> PatternShape {
+    let parsed = regex_syntax::ParserBuilder::new()
+        .multi_line(true)
+        .build()
+        .parse(pattern);
+    match parsed {
+        Ok(hir) => {
+            let looks = hir.properties().look_set();
+            PatternShape {
+                line_local: !consumes_lf(&hir),
+                anchored_to_output: looks.contains_anchor_haystack(),
+                crlf_anchors: looks.contains_anchor_crlf(),
+            }
         }
+        Err(_) => PatternShape {
+            line_local: false,
+            anchored_to_output: true,
+            crlf_anchors: true,
+        },
     }
-    regex_syntax::ParserBuilder::new()
-        .multi_line(true)
-        .build()
-        .parse(pattern)
-        .map(|hir| !consumes_lf(&hir))
-        .unwrap_or(false)
 }
 
-/// Whether the pattern uses `\A` or `\z`, which hold only at the ends of the whole output: read
-/// in pieces, they would hold at the ends of every piece. (Unparsable counts as anchored.)
-pub fn pattern_anchors_to_output(pattern: &str) -> bool {
-    regex_syntax::ParserBuilder::new()
-        .multi_line(true)
-        .build()
-        .parse(pattern)
-        .map(|hir| hir.properties().look_set().contains_anchor_haystack())
-        .unwrap_or(true)
-}
-
-/// Whether the pattern has CRLF-mode `^` or `$` (`(?R)`), whose meaning next to a line feed
-/// depends on the `\r` before it. (Unparsable counts as having them.)
-pub fn pattern_has_crlf_anchors(pattern: &str) -> bool {
-    regex_syntax::ParserBuilder::new()
-        .multi_line(true)
-        .build()
-        .parse(pattern)
-        .map(|hir| hir.properties().look_set().contains_anchor_crlf())
-        .unwrap_or(true)
+/// Whether some match of `hir` may contain a line feed.
+fn consumes_lf(hir: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::{Class, HirKind};
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => false,
+        HirKind::Literal(lit) => lit.0.contains(&b'\n'),
+        HirKind::Class(Class::Unicode(c)) => c
+            .ranges()
+            .iter()
+            .any(|r| r.start() <= '\n' && '\n' <= r.end()),
+        HirKind::Class(Class::Bytes(c)) => c
+            .ranges()
+            .iter()
+            .any(|r| r.start() <= b'\n' && b'\n' <= r.end()),
+        HirKind::Repetition(r) => consumes_lf(&r.sub),
+        HirKind::Capture(c) => consumes_lf(&c.sub),
+        HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().any(consumes_lf),
+    }
 }
 
 #[cfg(test)]
 mod line_local_tests {
-    use super::pattern_is_line_local as local;
+    fn local(pattern: &str) -> bool {
+        super::pattern_shape(pattern).line_local
+    }
 
     #[test]
     fn patterns_that_stay_on_one_line() {
@@ -895,7 +886,7 @@ mod line_local_tests {
 
     #[test]
     fn crlf_mode_anchors() {
-        use super::pattern_has_crlf_anchors as crlf;
+        let crlf = |pattern: &str| super::pattern_shape(pattern).crlf_anchors;
         assert!(crlf(r"(?R)^(?P<message>.+)$"));
         assert!(crlf(r"^(?P<file>\S+) (?R:(?P<message>.+)$)"));
         assert!(!crlf(r"^(?P<file>\S+) (?P<message>.+)$"));
@@ -903,7 +894,7 @@ mod line_local_tests {
 
     #[test]
     fn patterns_anchored_to_the_whole_output() {
-        use super::pattern_anchors_to_output as anchored;
+        let anchored = |pattern: &str| super::pattern_shape(pattern).anchored_to_output;
         assert!(anchored(r"\A(?P<message>.+)$"));
         assert!(anchored(r"(?P<message>.+)\z"));
         assert!(anchored(r"^x|\Ay(?P<message>.*)"));

@@ -11,8 +11,7 @@ mod suggest;
 mod tree;
 
 pub use compile::{
-    VIOLATION_FIELDS, parse_condition, parse_field_path, parse_pointer, pattern_anchors_to_output,
-    pattern_has_crlf_anchors, pattern_is_line_local,
+    VIOLATION_FIELDS, parse_condition, parse_field_path, parse_pointer, pattern_shape,
 };
 pub use error::{ConfigError, ConfigProblem};
 pub use load::{

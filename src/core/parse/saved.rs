@@ -90,8 +90,8 @@ impl<'a> Opened<'a> {
         match self {
             Opened::Bytes(bytes) => Ok(Cow::Borrowed(bytes)),
             Opened::File { mut file, path } => {
-                let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-                let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+                // `read_to_end` sizes the buffer from the file's length itself.
+                let mut bytes = Vec::new();
                 file.read_to_end(&mut bytes)
                     .map_err(|error| ReadError::Io {
                         path: path.to_path_buf(),

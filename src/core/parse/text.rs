@@ -36,7 +36,8 @@ pub(super) enum Stream<'a> {
 /// matches of one pass: no match crosses a line, nothing is anchored to the output's ends, and
 /// no `^` or `$` looks at the `\r` of a CRLF line end.
 pub(super) fn reads_in_pieces(spec: &TextSpec) -> bool {
-    spec.line_local && !spec.anchored_to_output && !spec.crlf_anchors
+    let shape = spec.shape;
+    shape.line_local && !shape.anchored_to_output && !shape.crlf_anchors
 }
 
 /// The streams the gate reads, in order. `both` reads each stream on its own, so a match can
@@ -121,7 +122,7 @@ enum Engine<'s> {
 impl<'s> Engine<'s> {
     fn new(spec: &'s TextSpec, text_len: usize) -> Self {
         let lines = (text_len >= line_pattern::MIN_BYTES)
-            .then(|| LinePattern::new(spec.regex.as_str(), spec.line_local))
+            .then(|| LinePattern::new(spec.regex.as_str(), spec.shape.line_local))
             .flatten();
         match lines {
             Some(lines) => {
@@ -413,9 +414,7 @@ mod tests {
                 .multi_line(true)
                 .build()
                 .expect("valid regex"),
-            line_local: crate::core::config::pattern_is_line_local(pattern),
-            anchored_to_output: crate::core::config::pattern_anchors_to_output(pattern),
-            crlf_anchors: crate::core::config::pattern_has_crlf_anchors(pattern),
+            shape: crate::core::config::pattern_shape(pattern),
             stream,
             defaults: Defaults::default(),
             line_offset: 0,
@@ -552,7 +551,7 @@ mod tests {
             r"^(?P<message>)$",
         ] {
             let s = spec(pattern, OutputStream::Stdout);
-            assert!(s.line_local);
+            assert!(s.shape.line_local);
             assert!(text.len() > PARALLEL_MIN_BYTES);
             let engine = Engine::new(&s, text.len());
             assert!(matches!(engine, Engine::Lines(..)), "one search per line");
@@ -651,7 +650,7 @@ mod tests {
             r"\A(?P<file>[^:\n]+):|^(?P<message>src/m1\.py.*)$",
             OutputStream::Stdout,
         );
-        assert!(s.line_local && s.anchored_to_output);
+        assert!(s.shape.line_local && s.shape.anchored_to_output);
         let engine = Engine::new(&s, text.len());
         let (mut one, mut many) = (Vec::new(), Collect::default());
         one_pass(&s, &text, &mut |v| one.push(format!("{v:?}")));
