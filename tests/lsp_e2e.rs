@@ -1086,18 +1086,20 @@ fn an_unchanged_re_save_publishes_the_same_diagnostics_again_and_starts_no_proce
     );
     let ran = runs(ws.path());
     assert_eq!(ran, 1);
-    let mut before = summary(&mut c)["report"]["log_dir"].clone();
+    let opened = summary(&mut c)["report"].clone();
+    assert_eq!(opened["scope"]["mode"], "files", "{opened}");
+    assert!(!opened["log_dir"].is_null(), "the tool's logs: {opened}");
     for _ in 0..2 {
         // The save is answered with the same list for the same version: nothing to redraw.
         assert_eq!(resave(&mut c, "a.py"), first);
-        // The report behind it is new, answered by the cache.
+        // The report behind it is the save's (an `auto` run, not the open's), answered by the
+        // cache: no process, so no log folder.
         let report = summary(&mut c)["report"].clone();
-        assert_ne!(report["log_dir"], before, "a new report for the save");
+        assert_eq!(report["scope"]["mode"], "auto", "{report}");
+        assert!(report["log_dir"].is_null(), "{report}");
         let gate = &report["gates"][0];
         assert_eq!(gate["status"], "failed", "{report}");
         assert_eq!(gate["cached_files"], 1, "answered by the cache: {report}");
-        assert_eq!(report["scope"]["mode"], "auto", "{report}");
-        before = report["log_dir"].clone();
     }
     assert_eq!(runs(ws.path()), ran, "no process ran for the re-saves");
     c.shutdown();

@@ -1,10 +1,13 @@
 //! The artifact log: every gate's full stdout and stderr under `.qgates/runs/<run id>/`,
 //! the newest runs kept. Reports carry these paths instead of raw output.
 
+use std::collections::HashSet;
+use std::ffi::OsString;
 use std::fs::File;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// How many run folders are kept.
@@ -32,6 +35,31 @@ pub struct RunDir {
     /// The folder itself, open and locked while the run lasts: another run's pruning skips a
     /// locked folder (see [`in_use`]), however many runs started after it.
     pub in_use: Option<Arc<File>>,
+    /// The files an old run left in the folder, when this run took the folder over (see
+    /// [`new_run_dir`]) and has not written them again; removed when the run's last handle on
+    /// its folder goes, so the folder ends up with this run's logs only.
+    leftovers: Arc<Leftovers>,
+}
+
+#[derive(Debug, Default)]
+struct Leftovers {
+    folder: PathBuf,
+    names: Mutex<HashSet<OsString>>,
+}
+
+impl Leftovers {
+    fn remove(&self) {
+        let names = std::mem::take(&mut *self.names.lock().unwrap_or_else(|e| e.into_inner()));
+        for name in names {
+            let _ = std::fs::remove_file(self.folder.join(name));
+        }
+    }
+}
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        self.remove();
+    }
 }
 
 impl RunDir {
@@ -43,9 +71,25 @@ impl RunDir {
             format!("{gate}.{}", batch + 1)
         };
         (
-            self.path.join(format!("{stem}.stdout")),
-            self.path.join(format!("{stem}.stderr")),
+            self.file(&format!("{stem}.stdout")),
+            self.file(&format!("{stem}.stderr")),
         )
+    }
+
+    /// The path of a file this run writes in its folder.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.leftovers
+            .names
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(std::ffi::OsStr::new(name));
+        self.path.join(name)
+    }
+
+    /// Removes now what an old run left in the folder and this run did not write again (else
+    /// done when the run's last handle on the folder goes).
+    pub fn remove_leftovers(&self) {
+        self.leftovers.remove();
     }
 
     pub fn display_path(&self, p: &Path) -> String {
@@ -68,11 +112,31 @@ pub fn create_run_dir(root: &Path) -> std::io::Result<RunDir> {
 
 /// Creates a run folder as `create_run_dir` does, without pruning: the engine prunes while the
 /// gates run, so the deletions cost no time before the first tool starts.
+///
+/// Once `KEEP_RUNS` folders exist, the oldest one that no run holds is taken over (renamed)
+/// instead of a new one being made: making a folder and its log files allocates inodes, and
+/// removing old ones frees them, which together cost more than the linter's own run on some
+/// file systems (an ext4 without a journal scans the recently freed inodes at every allocation).
+/// A folder taken over keeps its inode, and a log of the same name written again keeps the
+/// file's; what the old run left and this one does not write is removed by `RunDir::finish`.
 pub fn new_run_dir(root: &Path) -> std::io::Result<RunDir> {
     let id = new_run_id();
     let qgates = root.join(".qgates");
     let runs = qgates.join("runs");
     let path = runs.join(&id);
+    if let Some((folder, leftovers)) = take_over_oldest(&runs, &path) {
+        return Ok(RunDir {
+            display: format!(".qgates/runs/{id}"),
+            in_use: Some(Arc::new(folder)),
+            leftovers: Arc::new(Leftovers {
+                folder: path.clone(),
+                names: Mutex::new(leftovers),
+            }),
+            id,
+            path,
+            in_workspace: true,
+        });
+    }
     // The run's own folder first: `runs/` exists after the first run, and one `mkdir` is then
     // all it takes.
     let in_root = match std::fs::create_dir(&path) {
@@ -92,6 +156,7 @@ pub fn new_run_dir(root: &Path) -> std::io::Result<RunDir> {
             id,
             path,
             in_workspace: true,
+            leftovers: Arc::default(),
         }),
         Err(_) => {
             let path = std::env::temp_dir().join("qgates-runs").join(&id);
@@ -102,6 +167,7 @@ pub fn new_run_dir(root: &Path) -> std::io::Result<RunDir> {
                 path,
                 in_workspace: false,
                 in_use: None,
+                leftovers: Arc::default(),
             })
         }
     }
@@ -114,6 +180,84 @@ fn lock_folder(path: &Path) -> Option<Arc<File>> {
     let folder = File::open(path).ok()?;
     folder.try_lock().ok()?;
     Some(Arc::new(folder))
+}
+
+/// Renames the oldest run folder that no run holds to `path`, once `KEEP_RUNS` or more exist,
+/// and returns it open and locked, with the names of the files in it. The lock is taken before
+/// the rename, on the folder itself, so two runs never take the same folder, and a run never
+/// takes a folder another run still writes to.
+fn take_over_oldest(runs: &Path, path: &Path) -> Option<(File, HashSet<OsString>)> {
+    let mut dirs = run_folders(runs)?;
+    if dirs.len() < KEEP_RUNS {
+        return None;
+    }
+    dirs.sort_by_key(|p| sort_key(p));
+    // Only among those that pruning would remove once this run's folder is added.
+    let candidates = dirs.len() + 1 - KEEP_RUNS;
+    for old in dirs.into_iter().take(candidates) {
+        let Ok(folder) = File::open(&old) else {
+            continue;
+        };
+        if folder.try_lock().is_err() || std::fs::rename(&old, path).is_err() {
+            continue;
+        }
+        let leftovers = std::fs::read_dir(path)
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok())
+                    .map(|e| e.file_name())
+                    .collect()
+            })
+            .unwrap_or_default();
+        return Some((folder, leftovers));
+    }
+    None
+}
+
+/// The run folders under `runs` (by the directory entries' own types: no stat per folder).
+fn run_folders(runs: &Path) -> Option<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(runs).ok()?;
+    Some(
+        entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .collect(),
+    )
+}
+
+/// The file system's own clock, read before a run reads any file: the reference of the
+/// racy-clean rule (see `Stamp::trustworthy`). Touches `.qgates/runs` (made if missing) and
+/// reads back the change time the file system gave it. `None` when the workspace is not
+/// writable.
+pub fn file_system_now(root: &Path) -> Option<SystemTime> {
+    let runs = root.join(".qgates").join("runs");
+    let folder = match File::open(&runs) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(&runs).ok()?;
+            ensure_gitignore(&root.join(".qgates"));
+            File::open(&runs).ok()?
+        }
+        Err(_) => return None,
+    };
+    // UTIME_NOW, not a time of ours: it needs only write access (an explicit time needs
+    // ownership), and the file system stamps the change time from its own clock either way.
+    let times = [
+        libc::timespec {
+            tv_sec: 0,
+            tv_nsec: libc::UTIME_OMIT,
+        },
+        libc::timespec {
+            tv_sec: 0,
+            tv_nsec: libc::UTIME_NOW,
+        },
+    ];
+    // SAFETY: futimens reads the two timespecs and sets the times of a descriptor we own.
+    if unsafe { libc::futimens(folder.as_raw_fd(), times.as_ptr()) } != 0 {
+        return None;
+    }
+    crate::core::stamp::Stamp::changed(&folder.metadata().ok()?)
 }
 
 /// Whether a run still holds its folder (its lock cannot be taken).
@@ -194,15 +338,9 @@ pub fn remove_runs(dirs: Vec<PathBuf>) {
 /// All but the newest `keep` run folders (by name, which sorts by time) once there are more than
 /// `keep + slack`, and never `current`.
 fn old(runs: &Path, keep: usize, slack: usize, current: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(runs) else {
+    let Some(mut dirs) = run_folders(runs) else {
         return Vec::new();
     };
-    // The directory entry's own type: no stat per run folder.
-    let mut dirs: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
-        .collect();
     if dirs.len() <= keep + slack {
         return Vec::new();
     }
@@ -332,17 +470,109 @@ mod tests {
         };
         // The runs' ids only: each run has ended (its folder is no longer locked).
         let mut made = Vec::new();
-        // Up to the slack, nothing goes; one more, and all but the newest KEEP_RUNS go.
-        for _ in 0..(KEEP_RUNS + PRUNE_SLACK) {
+        for _ in 0..KEEP_RUNS {
             made.push(create_run_dir(root).unwrap().id);
         }
-        assert_eq!(left().len(), KEEP_RUNS + PRUNE_SLACK);
-        made.push(create_run_dir(root).unwrap().id);
-        let left = left();
-        assert_eq!(left.len(), KEEP_RUNS);
-        for newest in &made[made.len() - KEEP_RUNS..] {
-            assert!(left.contains(newest), "{newest} was pruned");
+        assert_eq!(left().len(), KEEP_RUNS);
+        // From then on each run takes the oldest folder over: the newest KEEP_RUNS stay.
+        for _ in 0..KEEP_RUNS + 3 {
+            made.push(create_run_dir(root).unwrap().id);
+            let left = left();
+            assert_eq!(left.len(), KEEP_RUNS);
+            for newest in &made[made.len() - KEEP_RUNS..] {
+                assert!(left.contains(newest), "{newest} was taken over or pruned");
+            }
         }
         assert!(root.join(".qgates/.gitignore").is_file());
+    }
+
+    #[test]
+    fn more_folders_than_kept_and_the_slack_are_pruned() {
+        // Folders beyond the slack (left by many runs at once, or an older version) go too.
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let runs = root.join(".qgates/runs");
+        for n in 0..KEEP_RUNS + PRUNE_SLACK + 5 {
+            std::fs::create_dir_all(runs.join(format!("20200101-000000-000000-1-{n}"))).unwrap();
+        }
+        let dir = create_run_dir(root).unwrap();
+        assert!(dir.path.is_dir());
+        assert_eq!(std::fs::read_dir(&runs).unwrap().count(), KEEP_RUNS);
+    }
+
+    #[test]
+    fn a_folder_taken_over_keeps_its_inodes_and_only_the_new_run_s_logs() {
+        use std::os::unix::fs::MetadataExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let mut first = None;
+        for i in 0..KEEP_RUNS {
+            let dir = new_run_dir(root).unwrap();
+            let (out, err) = dir.log_paths("lint", 0);
+            std::fs::write(&out, "old output").unwrap();
+            std::fs::write(&err, "").unwrap();
+            std::fs::write(dir.log_paths("types", 0).0, "old types").unwrap();
+            if i == 0 {
+                first = Some((
+                    std::fs::metadata(&dir.path).unwrap().ino(),
+                    std::fs::metadata(&out).unwrap().ino(),
+                ));
+            }
+        }
+        let (folder_ino, log_ino) = first.unwrap();
+        let dir = new_run_dir(root).unwrap();
+        assert_eq!(
+            std::fs::metadata(&dir.path).unwrap().ino(),
+            folder_ino,
+            "the oldest folder was taken over"
+        );
+        let (out, err) = dir.log_paths("lint", 0);
+        std::fs::write(&out, "new output").unwrap();
+        std::fs::write(&err, "").unwrap();
+        assert_eq!(std::fs::metadata(&out).unwrap().ino(), log_ino);
+        let path = dir.path.clone();
+        drop(dir);
+        let mut names: Vec<String> = std::fs::read_dir(&path)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["lint.stderr", "lint.stdout"],
+            "the old run's other logs went"
+        );
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "new output");
+    }
+
+    #[test]
+    fn a_folder_in_use_is_never_taken_over() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let oldest = new_run_dir(root).unwrap();
+        std::fs::write(oldest.log_paths("lint", 0).0, "still writing").unwrap();
+        for _ in 0..KEEP_RUNS + 5 {
+            drop(new_run_dir(root).unwrap());
+        }
+        assert!(oldest.path.is_dir());
+        assert_eq!(
+            std::fs::read_to_string(oldest.log_paths("lint", 0).0).unwrap(),
+            "still writing"
+        );
+    }
+
+    #[test]
+    fn the_file_system_clock_is_read_from_the_runs_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let before = SystemTime::now() - std::time::Duration::from_secs(1);
+        let now = file_system_now(tmp.path()).expect("a writable workspace has a clock");
+        assert!(now >= before, "{now:?} < {before:?}");
+        assert!(tmp.path().join(".qgates/runs").is_dir());
+        assert!(tmp.path().join(".qgates/.gitignore").is_file());
+        // A file written afterwards is not older than it.
+        let f = tmp.path().join("a.py");
+        std::fs::write(&f, "x = 1\n").unwrap();
+        let m = std::fs::metadata(&f).unwrap();
+        assert!(crate::core::stamp::Stamp::changed(&m).unwrap() >= now);
     }
 }

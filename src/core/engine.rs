@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::core::artifacts::{RunDir, new_run_dir, old_runs, remove_runs};
+use crate::core::artifacts::{RunDir, file_system_now, new_run_dir, old_runs, remove_runs};
 use crate::core::cache::{KeyMaker, ResultCache};
 use crate::core::config::Gate;
 use crate::core::config::GateKind;
@@ -135,23 +135,12 @@ async fn run_scope(
             None => note,
         });
     }
-    let run_dir =
-        Arc::new(new_run_dir(&request.root).map_err(|e| RunError::LogDir(e.to_string()))?);
-    // Old run folders go while the gates run, not before the first one starts (and only now
-    // and then: see `PRUNE_SLACK`).
-    let old = if run_dir.in_workspace {
-        old_runs(&request.root, &run_dir)
-    } else {
-        Vec::new()
-    };
-    let pruning = (!old.is_empty()).then(|| tokio::task::spawn_blocking(move || remove_runs(old)));
-    // The new folder's change time is the file system's own "now": files older than it may have
-    // their content hashes reused by stamp (see `stamp`).
-    let reference = run_dir
-        .in_workspace
-        .then(|| std::fs::metadata(&run_dir.path).ok())
-        .flatten()
-        .and_then(|m| crate::core::stamp::Stamp::changed(&m));
+    // The file system's own "now", before any file is read: files older than it may have their
+    // content hashes reused by stamp (see `stamp`).
+    let reference = file_system_now(&request.root);
+    // Made when the first gate starts a process: a run the cache answers alone needs no folder.
+    let mut run_dir: Option<Arc<RunDir>> = None;
+    let mut pruning = None;
     let root: Arc<Path> = Arc::from(request.root.as_path());
 
     let mut results: Vec<Option<GateResult>> = vec![None; selected.len()];
@@ -182,6 +171,23 @@ async fn run_scope(
             results[i] = Some(from_cache(&gate, lookup));
             continue;
         }
+        let run_dir = match &run_dir {
+            Some(dir) => dir.clone(),
+            None => {
+                let dir = Arc::new(
+                    new_run_dir(&request.root).map_err(|e| RunError::LogDir(e.to_string()))?,
+                );
+                // Old run folders go while the gates run, not before the first one starts
+                // (and only now and then: see `PRUNE_SLACK`).
+                if dir.in_workspace {
+                    let (root, current) = (request.root.clone(), dir.clone());
+                    pruning = Some(tokio::task::spawn_blocking(move || {
+                        remove_runs(old_runs(&root, &current));
+                    }));
+                }
+                run_dir.insert(dir).clone()
+            }
+        };
         let job = GateJob {
             gate: gate.clone(),
             root: root.clone(),
@@ -190,7 +196,7 @@ async fn run_scope(
             } else {
                 Vec::new()
             },
-            run_dir: run_dir.clone(),
+            run_dir,
         };
         let cache = request.cache.clone();
         let events = request.events.clone();
@@ -238,7 +244,6 @@ async fn run_scope(
     if let Some(pruning) = pruning {
         let _ = pruning.await;
     }
-    let any_ran = gates.iter().any(|g| g.status != GateStatus::Skipped);
     let info = ScopeInfo {
         mode: scope.mode.to_string(),
         files_in_scope: scope.files.len(),
@@ -247,10 +252,7 @@ async fn run_scope(
         note: scope.note,
         files: checked_files,
     };
-    let log_dir = any_ran.then(|| run_dir.display.clone());
-    if !any_ran {
-        remove_empty_run_dir(&run_dir);
-    }
+    let log_dir = run_dir.as_ref().map(|dir| dir.display.clone());
     let mut report = Report::new(info, gates, started.elapsed().as_millis() as u64, log_dir);
     if request.update_state
         && let Some(target) = &scope.baseline
@@ -532,8 +534,4 @@ fn skipped(gate: &crate::core::config::Gate, reason: String) -> GateResult {
         duration_ms: 0,
         cached_files: 0,
     }
-}
-
-fn remove_empty_run_dir(dir: &RunDir) {
-    let _ = std::fs::remove_dir(&dir.path);
 }

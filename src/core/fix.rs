@@ -72,7 +72,7 @@ pub async fn apply_fixers(config: &Config, request: &RunRequest) -> Result<FixOu
     let run_dir =
         Arc::new(create_run_dir(&request.root).map_err(|e| RunError::LogDir(e.to_string()))?);
     let root: Arc<Path> = Arc::from(request.root.as_path());
-    let limit = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let limit = crate::core::cores();
     let permits = Arc::new(tokio::sync::Semaphore::new(limit));
     let mut tasks = tokio::task::JoinSet::new();
     for (n, file) in scope.files.into_iter().enumerate() {
@@ -103,6 +103,7 @@ pub async fn apply_fixers(config: &Config, request: &RunRequest) -> Result<FixOu
     outcome.fixed.sort_unstable();
     outcome.problems.sort_unstable();
     // The logs of fixers that worked were removed; an empty folder is not worth keeping.
+    run_dir.remove_leftovers();
     let _ = std::fs::remove_dir(&run_dir.path);
     Ok(outcome)
 }
@@ -180,8 +181,8 @@ async fn run_fixer(
 
 fn log_paths(run_dir: &RunDir, gate: &str, n: usize) -> (PathBuf, PathBuf) {
     (
-        run_dir.path.join(format!("fix-{gate}-{n}.stdout")),
-        run_dir.path.join(format!("fix-{gate}-{n}.stderr")),
+        run_dir.file(&format!("fix-{gate}-{n}.stdout")),
+        run_dir.file(&format!("fix-{gate}-{n}.stderr")),
     )
 }
 

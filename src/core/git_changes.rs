@@ -277,7 +277,7 @@ impl Repo {
         // cores left to them contend in the kernel's path lookup (on 2 cores, 50,000 files: CPU
         // 80-90 ms with two stat threads, 67-77 ms with one; wall time 1.26-1.39 × `git status`,
         // 1.08-1.19 ×).
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let cores = crate::core::cores();
         let threads = (index.entries().len() / 500).clamp(1, cores.saturating_sub(1).max(1));
         // One status, like `git status` with the base tree in place of HEAD's: the base tree
         // against the index, and the index against the working tree (stat first, content only

@@ -18,3 +18,10 @@ pub mod state;
 pub mod text_diff;
 pub mod trust;
 pub mod violation;
+
+/// The cores this process may use, read once: `available_parallelism` reads the control group's
+/// files on every call (five system calls on Linux), and every run and parse asks.
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}

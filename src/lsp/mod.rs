@@ -15,6 +15,7 @@ mod progress;
 mod publish;
 mod scheduler;
 mod server;
+mod stdio;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
@@ -315,7 +316,7 @@ impl Session {
 /// `qgates lsp`: serves stdin/stdout until the client exits or stdin closes.
 pub fn main() -> i32 {
     logging::init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
@@ -325,7 +326,10 @@ pub fn main() -> i32 {
             return 1;
         }
     };
-    runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    runtime.block_on(async {
+        let (input, output) = stdio::streams();
+        serve(input, output).await;
+    });
     // Dropping the runtime drops every task, so every run's process group is killed.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     0

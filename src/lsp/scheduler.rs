@@ -346,7 +346,8 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
         req.events = Some(tx);
         let (to_progress, progress_events) = mpsc::unbounded_channel();
         let progress = progress::track(session.clone(), progress_events);
-        let mut fresh: Option<Resolving> = None;
+        // Whether the run's gates started processes (see `Done::settle`).
+        let mut ran_tools = false;
         let outcome = {
             let run = plan.run(&config, &req);
             tokio::pin!(run);
@@ -354,11 +355,8 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
                 tokio::select! {
                     r = &mut run => break Some(r),
                     Some(event) = events.recv() => {
-                        // Gates start processes: the current scope is resolved while they run.
-                        if let (RunEvent::Started { gates }, Plan::Remembered(_)) = (&event, &plan)
-                            && !gates.is_empty()
-                        {
-                            fresh = Some(resolve_auto(folder.root.clone(), config.clone()));
+                        if let RunEvent::Started { gates } = &event {
+                            ran_tools |= !gates.is_empty();
                         }
                         let _ = to_progress.send(event);
                     }
@@ -393,6 +391,11 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
                     report,
                     also: batch.saved.iter().chain(&batch.opened).cloned().collect(),
                 };
+                // The current scope is resolved once the diagnostics are out, not beside the
+                // gates: on a machine with few cores it would take a core from the tools the
+                // editor waits for.
+                let fresh = (ran_tools && matches!(plan, Plan::Remembered(_)))
+                    .then(|| resolve_auto(folder.root.clone(), config.clone()));
                 if done.settle(plan, fresh, &mut auto).await == Settled::FollowUp {
                     pending.restore_files(batch);
                 }
@@ -405,10 +408,12 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
             None => {
                 let _ = progress.await;
                 pending.restore(batch);
-                match (plan, fresh) {
-                    // The resolution beside the run is the newest scope there is.
-                    (_, Some(fresh)) => auto.set_resolving(&config, fresh),
-                    (Plan::Current(scope), None) => auto.set(&config, scope),
+                match plan {
+                    Plan::Current(scope) => auto.set(&config, scope),
+                    // Tools ran over a remembered scope: the next run starts from a fresh one.
+                    Plan::Remembered(_) if ran_tools => {
+                        auto.refresh(folder.root.clone(), &config);
+                    }
                     _ => {}
                 }
             }

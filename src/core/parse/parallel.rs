@@ -14,9 +14,7 @@ pub(super) const PIECE_BYTES: usize = 256 << 10;
 
 /// How many worker threads a large output gets.
 pub(super) fn threads() -> usize {
-    std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8)
+    crate::core::cores().min(8)
 }
 
 /// Where the violations of an output go as they are read: the parse's normalizer, or a list in
