@@ -372,3 +372,46 @@ fn a_cwd_that_does_not_exist_is_an_error() {
         "{r}"
     );
 }
+
+/// A script that waits a moment (the runner lowers a process's priority just after starting it),
+/// then writes its own nice value (field 19 of /proc/self/stat) to `<name>.nice`.
+fn nice_reporter(name: &str) -> String {
+    format!(
+        "#!/bin/sh\nsleep 0.2\nread -r stat < /proc/self/stat\nset -- $stat\nshift 18\necho $1 > {name}.nice\nexit 0\n"
+    )
+}
+
+fn nice_of(root: &Path, name: &str) -> i32 {
+    std::fs::read_to_string(root.join(format!("{name}.nice")))
+        .unwrap_or_else(|e| panic!("{name} wrote no nice value: {e}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_quick_gate_beside_a_slow_one_runs_at_a_lower_priority_and_alone_at_the_normal_one() {
+    let ws = workspace(&[("a.py", "x = 1\n")]);
+    tool(ws.path(), "types.sh", &nice_reporter("types"));
+    tool(ws.path(), "lint.sh", &nice_reporter("lint"));
+    let cfg = exit_code_gates(&[
+        ("types", "[\"./types.sh\"]", "    kind: typecheck\n"),
+        ("lint", "[\"./lint.sh\"]", "    kind: lint\n"),
+    ]);
+    common::write(ws.path(), "quality.yaml", &cfg);
+    let (code, r) = check_json(ws.path(), &["--scope", "project", "--no-cache"]);
+    assert_eq!(code, 0, "{r}");
+    let (types, lint) = (nice_of(ws.path(), "types"), nice_of(ws.path(), "lint"));
+    assert_eq!(
+        lint,
+        (types + 5).min(19),
+        "the linter yields to the type checker"
+    );
+    // Alone, the linter keeps the normal priority: nothing waits on a slower gate.
+    let (code, r) = check_json(
+        ws.path(),
+        &["--scope", "project", "--no-cache", "--gates", "lint"],
+    );
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(nice_of(ws.path(), "lint"), types);
+}

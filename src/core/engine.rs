@@ -157,6 +157,8 @@ async fn run_scope(
     // The likely slowest gates start first, so the run ends closer to when they alone would.
     let mut order: Vec<usize> = (0..selected.len()).collect();
     order.sort_by_key(|&i| start_rank(selected[i].kind));
+    // Whether a slow gate (a type checker, a test suite) is running: quicker ones yield to it.
+    let mut slow_started = false;
     for i in order {
         let gate = selected[i];
         let files: Vec<&String> = scope.files.iter().filter(|f| gate.applies_to(f)).collect();
@@ -197,7 +199,9 @@ async fn run_scope(
                 Vec::new()
             },
             run_dir,
+            yields: slow_started && start_rank(gate.kind) > 0,
         };
+        slow_started |= start_rank(gate.kind) == 0;
         let cache = request.cache.clone();
         let events = request.events.clone();
         running.push(gate.id.clone());

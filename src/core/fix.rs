@@ -294,6 +294,7 @@ async fn pipe(
         stdout: stdout.to_path_buf(),
         stderr: stderr.to_path_buf(),
         stdin: Some(text.to_vec()),
+        yields: false,
     };
     let failed = |how: String| FixError::Failed {
         gate: gate.id.clone(),

@@ -2,9 +2,9 @@
 //!
 //! Resolving the `auto` scope (a git status of the repository and the branch's baseline state)
 //! costs a few milliseconds, as much as a linter's whole run on one file. A save therefore runs
-//! its gates over the last known scope plus the saved file while the current scope is resolved
-//! beside the run, and the scheduler compares the two when the run ends (`Done::settle`): the
-//! state is only recorded for a scope that was current. A save the result cache answers alone
+//! its gates over the last known scope plus the saved file, and the current scope is resolved once
+//! the run's diagnostics are out; the scheduler compares the two (`Done::settle`): the state is
+//! only recorded for a scope that was current. A save the result cache answers alone
 //! (nothing changed) does no scope work at all.
 
 use std::path::PathBuf;
@@ -19,9 +19,8 @@ use crate::core::scope::{ResolvedScope, ScopeError, ScopeRequest, resolve};
 pub type Resolving = oneshot::Receiver<Result<ResolvedScope, ScopeError>>;
 
 /// Resolves the `auto` scope in the background, on a thread of its own at a lower CPU priority
-/// (a git status uses every core): beside a run it mostly takes what the gates' processes leave
-/// idle, so on a machine with fewer cores than processes it slows the gates the editor waits for
-/// less. Not the lowest priority: the scheduler waits for this scope once the run is published,
+/// (a git status uses every core): beside other work (the next save's gates, say) it mostly takes
+/// what their processes leave idle. Not the lowest priority: the scheduler waits for this scope once the run is published,
 /// and a machine busy with other work must not starve it. Its own thread, not the runtime's
 /// blocking pool, whose threads also serve stdin and stdout and would keep the lowered priority.
 pub fn resolve_auto(root: PathBuf, config: Arc<Config>) -> Resolving {
@@ -77,7 +76,7 @@ enum Memo {
 pub enum Start {
     /// Resolved just now: run over it and record the run in the state.
     Current(ResolvedScope),
-    /// The last known scope: run over it at once and resolve the current one beside the run.
+    /// The last known scope: run over it at once and resolve the current one after the run.
     Remembered(ResolvedScope),
     /// None known: resolve it first.
     Unknown,

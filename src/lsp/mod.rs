@@ -316,7 +316,13 @@ impl Session {
 /// `qgates lsp`: serves stdin/stdout until the client exits or stdin closes.
 pub fn main() -> i32 {
     logging::init();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+    // One worker: a message goes from the client to a gate's process and its diagnostics back
+    // without passing between threads (each hand-off wakes an idle core, tens to hundreds of
+    // microseconds on a virtual machine). The work that takes long (a large output's parse,
+    // git's status) goes to other threads anyway, and a multi-thread runtime keeps
+    // `block_in_place` available.
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()
     {

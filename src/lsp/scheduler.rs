@@ -13,7 +13,7 @@
 //! checks them all at once.
 //!
 //! A save does not wait for its `auto` scope either: it runs over the folder's last known scope
-//! plus the saved file, and the current scope is resolved while the gates run (see
+//! plus the saved file, and the current scope is resolved once its diagnostics are out (see
 //! `auto_scope`); `Done::settle` then records the run in the branch's state, or runs a follow-up
 //! when the scope had changed behind the editor's back.
 
@@ -159,7 +159,7 @@ enum Plan {
     Opened(ResolvedScope),
     /// The `auto` scope as resolved just now.
     Current(ResolvedScope),
-    /// The last known `auto` scope; the current one is resolved beside the run once a gate
+    /// The last known `auto` scope; the current one is resolved after the run when a gate
     /// starts a process (a run the cache answers alone needs no scope work: see `Done::settle`).
     Remembered(ResolvedScope),
 }
@@ -439,7 +439,7 @@ enum Settled {
 
 impl Done<'_> {
     /// An `auto` run is recorded in the branch's state once its scope is known to be the current
-    /// one. A run over the remembered scope compares it with the one resolved beside it; when
+    /// one. A run over the remembered scope compares it with the one resolved after it; when
     /// they differ (a file changed outside the editor, a commit, a moved baseline), the same
     /// files run again over the current scope, the cache answering what this run checked, so the
     /// files it missed are checked too and the state is recorded for the right scope. What this

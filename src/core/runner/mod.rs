@@ -26,6 +26,10 @@ pub struct GateJob {
     /// Root-relative POSIX paths (empty for gates with `pass_files: false`).
     pub files: Vec<String>,
     pub run_dir: Arc<RunDir>,
+    /// A quick gate in a run with a slow one (a linter beside a type checker): its processes
+    /// run at a lower priority, so on a machine with few cores they take less from the slow
+    /// gate, which the run's end waits for; they have time to spare.
+    pub yields: bool,
 }
 
 /// What one batch came to.
@@ -126,6 +130,7 @@ pub async fn run_gate(job: GateJob) -> GateResult {
             stdout: stdout.clone(),
             stderr: stderr.clone(),
             stdin: None,
+            yields: job.yields,
         };
         let outcome = run_process(&spec).await;
         let log_hint = job.run_dir.display_path(&stdout);
