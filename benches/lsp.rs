@@ -18,7 +18,8 @@
 //! (c) Re-save of unchanged content (one gate, then three): `didSave` alone, timed until the
 //!     saved file's `publishDiagnostics` arrives (the server answers every save with the saved
 //!     file's diagnostics, changed or not); they must equal the last ones, and `qgates.summary`,
-//!     asked untimed afterwards, must show a new report that the cache answered alone. The server
+//!     asked untimed afterwards, must show a report that the cache answered alone (with no log
+//!     folder: a run that starts no process makes none, and the report before had one). The server
 //!     runs with wrappers of ruff and mypy first on its PATH that log every start. Target: ≤ 1 ms,
 //!     zero processes.
 //! (d) 200 files opened at once (`ruff_lint`): 200 `didOpen` in one write to a fresh server; the
