@@ -118,7 +118,7 @@ pub fn create_run_dir(root: &Path) -> std::io::Result<RunDir> {
 /// removing old ones frees them, which together cost more than the linter's own run on some
 /// file systems (an ext4 without a journal scans the recently freed inodes at every allocation).
 /// A folder taken over keeps its inode, and a log of the same name written again keeps the
-/// file's; what the old run left and this one does not write is removed by `RunDir::finish`.
+/// file's; what the old run left and this one does not write is removed when the run ends.
 pub fn new_run_dir(root: &Path) -> std::io::Result<RunDir> {
     let id = new_run_id();
     let qgates = root.join(".qgates");
