@@ -39,16 +39,11 @@ pub fn resolve_auto(root: PathBuf, config: Arc<Config>) -> Resolving {
     rx
 }
 
-/// Lowers the calling thread's priority (nice 10: about a tenth of a core's time when every
-/// core is busy with normal-priority work). On Linux the nice value belongs to the thread (and
-/// the threads it starts inherit it); elsewhere it would be the whole process's, so nothing is
-/// changed there.
+/// Lowers the calling thread's priority to nice 10. Only on Linux, where the value belongs to
+/// the thread; elsewhere it would be the whole process's.
 fn lower_priority() {
     #[cfg(target_os = "linux")]
-    // SAFETY: setpriority only reads its integer arguments; `who` 0 is the calling thread.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
-    }
+    crate::core::runner::process::lower_priority(0, 10);
 }
 
 /// Resolves the `auto` scope now, at normal priority: the run waits for it.

@@ -111,7 +111,8 @@ pub async fn run_process(spec: &ProcessSpec) -> ProcessOutcome {
     if spec.yields
         && let Some(pid) = child.id()
     {
-        lower_priority(pid);
+        // Set on its first thread just after the start, before a tool this size starts others.
+        lower_priority(pid, 5);
     }
     if let (Some(input), Some(mut pipe)) = (spec.stdin.as_ref(), child.stdin.take()) {
         let input = input.clone();
@@ -144,14 +145,15 @@ pub async fn run_process(spec: &ProcessSpec) -> ProcessOutcome {
     outcome
 }
 
-/// Nice 5 for a process that has just started: its share of a core shared with a normal-priority
-/// process drops to about a third. Set on its first thread, before a tool this size starts
-/// others, which inherit it (on Linux the value belongs to each thread).
-fn lower_priority(pid: u32) {
+/// Sets the nice value of `pid`'s first thread (`0`: the calling thread). On Linux the value
+/// belongs to each thread, and the threads it starts afterwards inherit it. Nice 5 takes a
+/// process's share of a core shared with normal-priority work to about a third, nice 10 to about
+/// a tenth.
+pub fn lower_priority(pid: u32, nice: i32) {
     // SAFETY: setpriority only reads its integer arguments; a process already gone gives ESRCH,
     // ignored.
     unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, pid as libc::id_t, 5);
+        libc::setpriority(libc::PRIO_PROCESS, pid as libc::id_t, nice);
     }
 }
 
