@@ -128,6 +128,14 @@ impl ResultCache {
         Some(entry.violations.clone())
     }
 
+    /// Whether anything is recorded for `file` under `gate`: without an entry a lookup misses
+    /// whatever the key, so the key can wait until the gate's process has started.
+    pub fn has_entry(&self, gate: &str, file: &str) -> bool {
+        self.entries
+            .lock()
+            .is_ok_and(|e| e.gates.get(gate).is_some_and(|g| g.contains_key(file)))
+    }
+
     /// The content hash recorded for `file` while it had this stamp.
     pub fn known_hash(&self, file: &str, stamp: &Stamp) -> Option<String> {
         let entries = self.entries.lock().ok()?;
@@ -264,9 +272,14 @@ impl<'a> KeyMaker<'a> {
         self
     }
 
+    /// Whether `gate`'s results are cached per file (else `key` is always `None`).
+    pub fn caches(gate: &Gate) -> bool {
+        gate.cache != CachePolicy::None && gate.pass_files
+    }
+
     /// The key of `file` for `gate`; `None` when the gate is not cached or the file cannot be read.
     pub fn key(&self, gate: &Gate, file: &str) -> Option<String> {
-        if gate.cache == CachePolicy::None || !gate.pass_files {
+        if !Self::caches(gate) {
             return None;
         }
         let content = self.file_hash(file)?;

@@ -147,6 +147,8 @@ async fn run_scope(
     let mut tasks = tokio::task::JoinSet::new();
     let mut checked = std::collections::HashSet::new();
     let mut running: Vec<String> = Vec::new();
+    // Keys owed to gate tasks (see `Lookup::unkeyed`).
+    let mut deferred = Vec::new();
     let mut keys = KeyMaker::new(&request.root, config)
         .with_stamps(request.cache.as_deref())
         .with_reference_time(reference)
@@ -167,7 +169,7 @@ async fn run_scope(
             continue;
         }
         checked.extend(files.iter().copied());
-        let lookup = look_up(request.cache.as_deref(), &keys, gate, &files);
+        let mut lookup = look_up(request.cache.as_deref(), &keys, gate, &files);
         let gate = Arc::new((*gate).clone());
         if gate.pass_files && lookup.misses.is_empty() {
             results[i] = Some(from_cache(&gate, lookup));
@@ -205,13 +207,37 @@ async fn run_scope(
         let cache = request.cache.clone();
         let events = request.events.clone();
         running.push(gate.id.clone());
+        let unkeyed = std::mem::take(&mut lookup.unkeyed);
+        let (mut started, later_keys) = if unkeyed.is_empty() {
+            (None, None)
+        } else {
+            let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+            let (keys_tx, keys_rx) = tokio::sync::oneshot::channel();
+            deferred.push((gate.clone(), unkeyed, started_rx, keys_tx));
+            (Some(started_tx), Some(keys_rx))
+        };
         tasks.spawn(async move {
             let send = |e: RunEvent| events.as_ref().map(|tx| tx.send(e));
             send(RunEvent::GateStarted {
                 id: gate.id.clone(),
                 name: gate.name.clone(),
             });
-            let fresh = run_gate(job).await;
+            let run = run_gate(job);
+            tokio::pin!(run);
+            // Its first step starts the process; then the keys may be worked out.
+            let fresh = std::future::poll_fn(|cx| {
+                let polled = run.as_mut().poll(cx);
+                if let Some(tx) = started.take() {
+                    let _ = tx.send(());
+                }
+                polled
+            })
+            .await;
+            if let Some(later) = later_keys
+                && let Ok(later) = later.await
+            {
+                lookup.keys.extend(later);
+            }
             let result = merge_with_cache(&gate, fresh, lookup, cache.as_deref());
             send(RunEvent::GateFinished {
                 id: gate.id.clone(),
@@ -223,6 +249,17 @@ async fn run_scope(
     let files_checked = checked.len();
     if let Some(tx) = &request.events {
         let _ = tx.send(RunEvent::Started { gates: running });
+    }
+    // The keys owed to gate tasks are worked out while their processes run, not before they
+    // start.
+    for (gate, files, started, tx) in deferred {
+        let _ = started.await;
+        let _ = tx.send(
+            files
+                .into_iter()
+                .filter_map(|f| keys.key(&gate, &f).map(|k| (f, k)))
+                .collect::<HashMap<_, _>>(),
+        );
     }
     let mut checked_files: Vec<String> = checked.into_iter().cloned().collect();
     checked_files.sort_unstable();
@@ -377,11 +414,22 @@ struct Lookup {
     misses: Vec<String>,
     /// The keys of the misses, to record their fresh results under.
     keys: HashMap<String, String>,
+    /// Misses the cache has nothing for under any key: their keys (a read and a hash of each
+    /// file) are computed once the gate's process has started, not before it.
+    unkeyed: Vec<String>,
 }
 
 fn look_up(cache: Option<&ResultCache>, keys: &KeyMaker, gate: &Gate, files: &[&String]) -> Lookup {
     let mut lookup = Lookup::default();
     for f in files {
+        if let Some(cache) = cache
+            && KeyMaker::caches(gate)
+            && !cache.has_entry(&gate.id, f)
+        {
+            lookup.unkeyed.push((*f).clone());
+            lookup.misses.push((*f).clone());
+            continue;
+        }
         let key = cache.and_then(|_| keys.key(gate, f));
         match (cache, key) {
             (Some(cache), Some(key)) => match cache.get(&gate.id, f, &key) {

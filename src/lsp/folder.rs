@@ -14,11 +14,11 @@ use crate::core::cache::ResultCache;
 use crate::core::config::{self, Config, ConfigError, ConfigSource};
 use crate::core::report::Report;
 
-/// The diagnostics last published for one file.
+/// The diagnostics last published for one file, as the JSON array sent.
 #[derive(Debug, Clone, Default)]
 pub struct Published {
     pub version: Option<i32>,
-    pub items: Vec<Diagnostic>,
+    pub json: Arc<[u8]>,
 }
 
 pub struct Folder {
@@ -141,7 +141,7 @@ impl Folder {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(path)
-            .map(|p| p.items.clone())
+            .and_then(|p| serde_json::from_slice(&p.json).ok())
             .unwrap_or_default()
     }
 }

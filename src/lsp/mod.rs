@@ -95,26 +95,11 @@ impl Session {
         }
     }
 
-    /// Sends a notification to the client past the library, serialized once, straight from
-    /// its parameters. False when the client's output is gone.
-    pub fn notify_direct<P: serde::Serialize>(&self, method: &str, params: &P) -> bool {
-        #[derive(serde::Serialize)]
-        struct Notification<'a, P> {
-            jsonrpc: &'static str,
-            method: &'a str,
-            params: &'a P,
-        }
-        match serde_json::to_vec(&Notification {
-            jsonrpc: "2.0",
-            method,
-            params,
-        }) {
-            Ok(body) => self.direct.send(body).is_ok(),
-            Err(e) => {
-                tracing::error!("{method} could not be serialized: {e}");
-                false
-            }
-        }
+    /// Sends a message body to the client past the library (see `publish`). The bytes sent;
+    /// `None` when the client's output is gone.
+    pub fn send_direct(&self, body: Vec<u8>) -> Option<usize> {
+        let len = body.len();
+        self.direct.send(body).ok().map(|()| len)
     }
 
     pub fn encoding(&self) -> Encoding {

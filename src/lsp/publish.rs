@@ -11,10 +11,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tower_lsp_server::ls_types::{Diagnostic, MessageType, PublishDiagnosticsParams};
+use tower_lsp_server::ls_types::{Diagnostic, MessageType, Uri};
 
 use super::Session;
-use super::diagnostics::{Links, config_problem, to_diagnostic};
+use super::diagnostics::{Links, config_problem, diagnostics_json};
 use super::documents::path_to_uri;
 use super::folder::{Folder, Published};
 use super::position::Lines;
@@ -43,6 +43,7 @@ pub async fn publish_report(
     }
     let enc = session.encoding();
     let mut links = Links::default();
+    let mut unsent = 0;
     for (file, found) in by_file {
         let path = folder.root.join(file);
         let open = session.docs.get(&path);
@@ -60,17 +61,13 @@ pub async fn publish_report(
             Some(doc) => doc.text.clone(),
             None => Arc::from(std::fs::read_to_string(&path).unwrap_or_default()),
         };
-        let lines = Lines::new(&text);
-        let items: Vec<Diagnostic> = found
-            .iter()
-            .map(|(gate_name, v)| to_diagnostic(v, gate_name, &lines, enc, &mut links))
-            .collect();
+        let json = diagnostics_json(&found, &Lines::new(&text), enc, &mut links);
         let version = open.as_ref().map(|d| d.version);
         {
             let mut published = folder.published.lock().unwrap_or_else(|e| e.into_inner());
             let unchanged = published
                 .get(&path)
-                .is_some_and(|p| p.items == items && p.version == version);
+                .is_some_and(|p| *p.json == *json && p.version == version);
             if unchanged {
                 if !saved.contains(&path) {
                     continue;
@@ -80,7 +77,7 @@ pub async fn publish_report(
                     path.clone(),
                     Published {
                         version,
-                        items: items.clone(),
+                        json: json.clone().into(),
                     },
                 );
             }
@@ -92,19 +89,37 @@ pub async fn publish_report(
                 None => continue,
             },
         };
-        // Serialized once, straight to the bytes the client gets: through the library, each
-        // publication would be converted to a JSON value, handed between tasks and serialized
-        // again (a third of the server's work for 200 files opened at once).
-        let params = PublishDiagnosticsParams {
-            uri,
-            diagnostics: items,
-            version,
-        };
-        if !session.notify_direct("textDocument/publishDiagnostics", &params) {
+        let Some(sent) = session.send_direct(publication(&uri, &json, version)) else {
             break;
+        };
+        // What is ready goes out while the rest is prepared: the client reads and parses the
+        // first publications on another core instead of waiting for the last one.
+        unsent += sent;
+        if unsent >= HAND_OVER_BYTES {
+            unsent = 0;
+            tokio::task::yield_now().await;
         }
     }
     show_gate_errors(session, folder, report).await;
+}
+
+/// A `textDocument/publishDiagnostics` notification around diagnostics already serialized,
+/// written past the protocol library (which would turn each into a JSON value and serialize it
+/// again).
+fn publication(uri: &Uri, diagnostics: &[u8], version: Option<i32>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(diagnostics.len() + uri.as_str().len() + 112);
+    out.extend_from_slice(
+        br#"{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":"#,
+    );
+    // A URI is a string; writing one to a vector cannot fail.
+    let _ = serde_json::to_writer(&mut out, uri.as_str());
+    out.extend_from_slice(br#","diagnostics":"#);
+    out.extend_from_slice(diagnostics);
+    if let Some(v) = version {
+        out.extend_from_slice(format!(r#","version":{v}"#).as_bytes());
+    }
+    out.extend_from_slice(b"}}");
+    out
 }
 
 /// Whether an open document's text is what is on disk, which the tools read. A stat, and the
@@ -132,6 +147,10 @@ fn matches_disk(folder: &Folder, path: &Path, rel: &str, text: &str) -> bool {
 }
 
 const HASH_AT_MOST: usize = 64 << 10;
+
+/// How many bytes of publications are prepared before the output task gets to write them (a
+/// pipe to the client holds 64 KiB).
+const HAND_OVER_BYTES: usize = 16 << 10;
 
 /// A gate that could not run (tool missing, crashed, garbage output) is shown once per distinct
 /// message, with where its log is; it is in every report too.
