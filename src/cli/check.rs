@@ -66,6 +66,7 @@ pub fn check(a: CheckArgs) -> i32 {
         update_state: !a.no_state,
         also: Vec::new(),
         events: None,
+        run_dirs: None,
     };
     // One thread drives the run: the gates are processes, waited for without blocking it, and
     // their outputs are parsed on the blocking pool. Worker threads would only cost start-up.

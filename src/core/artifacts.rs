@@ -120,23 +120,19 @@ pub fn create_run_dir(root: &Path) -> std::io::Result<RunDir> {
 /// A folder taken over keeps its inode, and a log of the same name written again keeps the
 /// file's; what the old run left and this one does not write is removed when the run ends.
 pub fn new_run_dir(root: &Path) -> std::io::Result<RunDir> {
+    let runs = root.join(".qgates").join("runs");
+    if let Some(dir) = reserve_oldest(&runs).and_then(|r| r.into_run_dir(root).ok()) {
+        return Ok(dir);
+    }
+    make_run_dir(root)
+}
+
+/// A new, empty run folder (the system's temporary folder when the workspace is not writable).
+fn make_run_dir(root: &Path) -> std::io::Result<RunDir> {
     let id = new_run_id();
     let qgates = root.join(".qgates");
     let runs = qgates.join("runs");
     let path = runs.join(&id);
-    if let Some((folder, leftovers)) = take_over_oldest(&runs, &path) {
-        return Ok(RunDir {
-            display: format!(".qgates/runs/{id}"),
-            in_use: Some(Arc::new(folder)),
-            leftovers: Arc::new(Leftovers {
-                folder: path.clone(),
-                names: Mutex::new(leftovers),
-            }),
-            id,
-            path,
-            in_workspace: true,
-        });
-    }
     // The run's own folder first: `runs/` exists after the first run, and one `mkdir` is then
     // all it takes.
     let in_root = match std::fs::create_dir(&path) {
@@ -182,11 +178,39 @@ fn lock_folder(path: &Path) -> Option<Arc<File>> {
     Some(Arc::new(folder))
 }
 
-/// Renames the oldest run folder that no run holds to `path`, once `KEEP_RUNS` or more exist,
-/// and returns it open and locked, with the names of the files in it. The lock is taken before
-/// the rename, on the folder itself, so two runs never take the same folder, and a run never
-/// takes a folder another run still writes to.
-fn take_over_oldest(runs: &Path, path: &Path) -> Option<(File, HashSet<OsString>)> {
+/// An old run folder, locked, under its old name and with its old logs, set aside to become a
+/// new run's folder (see [`new_run_dir`]).
+#[derive(Debug)]
+struct Reserved {
+    folder: File,
+    path: PathBuf,
+    names: HashSet<OsString>,
+}
+
+impl Reserved {
+    /// Renamed to a new run's id: the new run's folder, whose old logs go once the run ends.
+    fn into_run_dir(self, root: &Path) -> std::io::Result<RunDir> {
+        let id = new_run_id();
+        let path = root.join(".qgates").join("runs").join(&id);
+        std::fs::rename(&self.path, &path)?;
+        Ok(RunDir {
+            display: format!(".qgates/runs/{id}"),
+            in_use: Some(Arc::new(self.folder)),
+            leftovers: Arc::new(Leftovers {
+                folder: path.clone(),
+                names: Mutex::new(self.names),
+            }),
+            id,
+            path,
+            in_workspace: true,
+        })
+    }
+}
+
+/// Locks the oldest run folder that no run holds, once `KEEP_RUNS` or more exist, and returns it
+/// with the names of the files in it. The lock is taken on the folder itself, so two runs never
+/// take the same folder, and a run never takes a folder another run still writes to.
+fn reserve_oldest(runs: &Path) -> Option<Reserved> {
     let mut dirs = run_folders(runs)?;
     if dirs.len() < KEEP_RUNS {
         return None;
@@ -198,10 +222,10 @@ fn take_over_oldest(runs: &Path, path: &Path) -> Option<(File, HashSet<OsString>
         let Ok(folder) = File::open(&old) else {
             continue;
         };
-        if folder.try_lock().is_err() || std::fs::rename(&old, path).is_err() {
+        if folder.try_lock().is_err() {
             continue;
         }
-        let leftovers = std::fs::read_dir(path)
+        let names = std::fs::read_dir(&old)
             .map(|entries| {
                 entries
                     .filter_map(|e| e.ok())
@@ -209,9 +233,46 @@ fn take_over_oldest(runs: &Path, path: &Path) -> Option<(File, HashSet<OsString>
                     .collect()
             })
             .unwrap_or_default();
-        return Some((folder, leftovers));
+        return Some(Reserved {
+            folder,
+            path: old,
+            names,
+        });
     }
     None
+}
+
+/// The next run's folder, set aside while the current run's tools work, so that a run started
+/// by a save costs one rename instead of a listing, a lock and a rename (a language server runs
+/// every save; a single `qgates check` has no next run and makes its folder as it goes).
+#[derive(Debug, Default)]
+pub struct RunDirs {
+    reserved: Mutex<Option<Reserved>>,
+}
+
+impl RunDirs {
+    /// A folder for a new run: the one set aside, else one found or made now.
+    pub fn new_run_dir(&self, root: &Path) -> std::io::Result<RunDir> {
+        let reserved = self
+            .reserved
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        // A folder removed or renamed by hand meanwhile: found or made again.
+        if let Some(dir) = reserved.and_then(|r| r.into_run_dir(root).ok()) {
+            return Ok(dir);
+        }
+        new_run_dir(root)
+    }
+
+    /// Sets the oldest folder aside for the next run, if none is (blocking file system work:
+    /// off the runtime's threads).
+    pub fn reserve_next(&self, root: &Path) {
+        let mut reserved = self.reserved.lock().unwrap_or_else(|e| e.into_inner());
+        if reserved.is_none() {
+            *reserved = reserve_oldest(&root.join(".qgates").join("runs"));
+        }
+    }
 }
 
 /// The run folders under `runs` (by the directory entries' own types: no stat per folder).
@@ -543,6 +604,49 @@ mod tests {
             "the old run's other logs went"
         );
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "new output");
+    }
+
+    #[test]
+    fn the_folder_set_aside_is_the_next_run_s_and_nothing_else_takes_it() {
+        use std::os::unix::fs::MetadataExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let dirs = RunDirs::default();
+        dirs.reserve_next(root);
+        assert!(
+            dirs.reserved.lock().unwrap().is_none(),
+            "fewer than KEEP_RUNS folders: nothing to set aside"
+        );
+        for _ in 0..KEEP_RUNS {
+            let dir = dirs.new_run_dir(root).unwrap();
+            std::fs::write(dir.log_paths("lint", 0).0, "old output").unwrap();
+            std::fs::write(dir.log_paths("types", 0).0, "old types").unwrap();
+        }
+        dirs.reserve_next(root);
+        let (set_aside, ino) = {
+            let reserved = dirs.reserved.lock().unwrap();
+            let r = reserved.as_ref().expect("the oldest folder is set aside");
+            (r.path.clone(), std::fs::metadata(&r.path).unwrap().ino())
+        };
+        // Meanwhile other runs neither take it over nor prune it.
+        for _ in 0..PRUNE_SLACK + 2 {
+            let other = create_run_dir(root).unwrap();
+            assert_ne!(std::fs::metadata(&other.path).unwrap().ino(), ino);
+        }
+        assert!(set_aside.is_dir(), "pruning kept the folder set aside");
+        let dir = dirs.new_run_dir(root).unwrap();
+        assert_eq!(std::fs::metadata(&dir.path).unwrap().ino(), ino);
+        assert!(!set_aside.exists(), "renamed to the new run's id");
+        assert!(dir.id > set_aside.file_name().unwrap().to_string_lossy().into_owned());
+        std::fs::write(dir.log_paths("lint", 0).0, "new output").unwrap();
+        let path = dir.path.clone();
+        drop(dir);
+        let names: Vec<String> = std::fs::read_dir(&path)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["lint.stdout"], "the old run's other logs went");
+        assert!(dirs.reserved.lock().unwrap().is_none());
     }
 
     #[test]

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::core::artifacts::{RunDir, file_system_now, new_run_dir, old_runs, remove_runs};
+use crate::core::artifacts::{
+    RunDir, RunDirs, file_system_now, new_run_dir, old_runs, remove_runs,
+};
 use crate::core::cache::{KeyMaker, ResultCache};
 use crate::core::config::Gate;
 use crate::core::config::GateKind;
@@ -35,6 +37,9 @@ pub struct RunRequest {
     pub also: Vec<PathBuf>,
     /// Where to report each gate's start and end while the run goes on (the editor's progress).
     pub events: Option<tokio::sync::mpsc::UnboundedSender<RunEvent>>,
+    /// Where a run's log folder is set aside for the next run (a long-lived caller's; `None`:
+    /// each run finds or makes its own).
+    pub run_dirs: Option<Arc<RunDirs>>,
 }
 
 impl RunRequest {
@@ -49,6 +54,7 @@ impl RunRequest {
             update_state: true,
             also: Vec::new(),
             events: None,
+            run_dirs: None,
         }
     }
 }
@@ -140,14 +146,15 @@ async fn run_scope(
     let reference = file_system_now(&request.root);
     // Made when the first gate starts a process: a run the cache answers alone needs no folder.
     let mut run_dir: Option<Arc<RunDir>> = None;
-    let mut pruning = None;
     let root: Arc<Path> = Arc::from(request.root.as_path());
 
     let mut results: Vec<Option<GateResult>> = vec![None; selected.len()];
     let mut tasks = tokio::task::JoinSet::new();
     let mut checked = std::collections::HashSet::new();
     let mut running: Vec<String> = Vec::new();
-    // Keys owed to gate tasks (see `Lookup::unkeyed`).
+    // Each gate task's word that its process started, and the keys owed to it (see
+    // `Lookup::unkeyed`).
+    let mut starts = Vec::new();
     let mut deferred = Vec::new();
     let mut keys = KeyMaker::new(&request.root, config)
         .with_stamps(request.cache.as_deref())
@@ -178,17 +185,11 @@ async fn run_scope(
         let run_dir = match &run_dir {
             Some(dir) => dir.clone(),
             None => {
-                let dir = Arc::new(
-                    new_run_dir(&request.root).map_err(|e| RunError::LogDir(e.to_string()))?,
-                );
-                // Old run folders go while the gates run, not before the first one starts
-                // (and only now and then: see `PRUNE_SLACK`).
-                if dir.in_workspace {
-                    let (root, current) = (request.root.clone(), dir.clone());
-                    pruning = Some(tokio::task::spawn_blocking(move || {
-                        remove_runs(old_runs(&root, &current));
-                    }));
-                }
+                let dir = match &request.run_dirs {
+                    Some(dirs) => dirs.new_run_dir(&request.root),
+                    None => new_run_dir(&request.root),
+                };
+                let dir = Arc::new(dir.map_err(|e| RunError::LogDir(e.to_string()))?);
                 run_dir.insert(dir).clone()
             }
         };
@@ -207,15 +208,15 @@ async fn run_scope(
         let cache = request.cache.clone();
         let events = request.events.clone();
         running.push(gate.id.clone());
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        let mut started = Some(started_tx);
+        starts.push(started_rx);
         let unkeyed = std::mem::take(&mut lookup.unkeyed);
-        let (mut started, later_keys) = if unkeyed.is_empty() {
-            (None, None)
-        } else {
-            let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        let later_keys = (!unkeyed.is_empty()).then(|| {
             let (keys_tx, keys_rx) = tokio::sync::oneshot::channel();
-            deferred.push((gate.clone(), unkeyed, started_rx, keys_tx));
-            (Some(started_tx), Some(keys_rx))
-        };
+            deferred.push((gate.clone(), unkeyed, keys_tx));
+            keys_rx
+        });
         tasks.spawn(async move {
             let send = |e: RunEvent| events.as_ref().map(|tx| tx.send(e));
             send(RunEvent::GateStarted {
@@ -224,7 +225,7 @@ async fn run_scope(
             });
             let run = run_gate(job);
             tokio::pin!(run);
-            // Its first step starts the process; then the keys may be worked out.
+            // Its first step starts the process; then the run's other work may begin.
             let fresh = std::future::poll_fn(|cx| {
                 let polled = run.as_mut().poll(cx);
                 if let Some(tx) = started.take() {
@@ -250,10 +251,22 @@ async fn run_scope(
     if let Some(tx) = &request.events {
         let _ = tx.send(RunEvent::Started { gates: running });
     }
-    // The keys owed to gate tasks are worked out while their processes run, not before they
-    // start.
-    for (gate, files, started, tx) in deferred {
+    // What the tools need not wait for is done while they run, not before they start: old run
+    // folders go (only now and then: see `PRUNE_SLACK`) and the next run's folder is set aside,
+    // on a blocking thread; the keys owed to gate tasks are worked out here.
+    for started in starts {
         let _ = started.await;
+    }
+    let housekeeping = run_dir.as_ref().filter(|d| d.in_workspace).map(|dir| {
+        let (root, current, dirs) = (request.root.clone(), dir.clone(), request.run_dirs.clone());
+        tokio::task::spawn_blocking(move || {
+            remove_runs(old_runs(&root, &current));
+            if let Some(dirs) = dirs {
+                dirs.reserve_next(&root);
+            }
+        })
+    });
+    for (gate, files, tx) in deferred {
         let _ = tx.send(
             files
                 .into_iter()
@@ -282,8 +295,8 @@ async fn run_scope(
             })
         })
         .collect();
-    if let Some(pruning) = pruning {
-        let _ = pruning.await;
+    if let Some(housekeeping) = housekeeping {
+        let _ = housekeeping.await;
     }
     let info = ScopeInfo {
         mode: scope.mode.to_string(),

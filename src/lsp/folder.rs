@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use tower_lsp_server::ls_types::Diagnostic;
 
 use super::scheduler::Job;
+use crate::core::artifacts::RunDirs;
 use crate::core::cache::ResultCache;
 use crate::core::config::{self, Config, ConfigError, ConfigSource};
 use crate::core::report::Report;
@@ -32,6 +33,8 @@ pub struct Folder {
     /// A trust question is on screen; don't ask twice.
     pub asking: AtomicBool,
     pub cache: Arc<ResultCache>,
+    /// The next run's log folder, set aside while a run's tools work.
+    pub run_dirs: Arc<RunDirs>,
     pub last: RwLock<Option<Arc<Report>>>,
     pub published: Mutex<HashMap<PathBuf, Published>>,
     /// Gate errors already shown to the user (shown once, not on every save).
@@ -49,6 +52,7 @@ impl Folder {
             trusted: AtomicBool::new(false),
             asking: AtomicBool::new(false),
             cache: Arc::new(ResultCache::in_memory()),
+            run_dirs: Arc::default(),
             last: RwLock::new(None),
             published: Mutex::new(HashMap::new()),
             shown_errors: Mutex::new(Default::default()),
