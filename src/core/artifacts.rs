@@ -65,15 +65,8 @@ impl Drop for Leftovers {
 impl RunDir {
     /// The paths of one gate's (or one batch's) stdout and stderr logs.
     pub fn log_paths(&self, gate: &str, batch: usize) -> (PathBuf, PathBuf) {
-        let stem = if batch == 0 {
-            gate.to_string()
-        } else {
-            format!("{gate}.{}", batch + 1)
-        };
-        (
-            self.file(&format!("{stem}.stdout")),
-            self.file(&format!("{stem}.stderr")),
-        )
+        let [stdout, stderr] = log_names(gate, batch);
+        (self.file(&stdout), self.file(&stderr))
     }
 
     /// The path of a file this run writes in its folder.
@@ -98,6 +91,16 @@ impl RunDir {
             Err(_) => p.display().to_string(),
         }
     }
+}
+
+/// The names of one gate's (or one batch's) stdout and stderr logs in a run's folder.
+pub fn log_names(gate: &str, batch: usize) -> [String; 2] {
+    let stem = if batch == 0 {
+        gate.to_string()
+    } else {
+        format!("{gate}.{}", batch + 1)
+    };
+    [format!("{stem}.stdout"), format!("{stem}.stderr")]
 }
 
 /// Creates a new run folder under `<root>/.qgates/runs/` and prunes old ones. When the workspace
@@ -178,33 +181,77 @@ fn lock_folder(path: &Path) -> Option<Arc<File>> {
     Some(Arc::new(folder))
 }
 
-/// An old run folder, locked, under its old name and with its old logs, set aside to become a
-/// new run's folder (see [`new_run_dir`]).
+/// A run folder set aside to become a new run's folder, locked: an old run's, under its old name
+/// and with its old logs (see [`new_run_dir`]), or a new one.
 #[derive(Debug)]
 struct Reserved {
     folder: File,
     path: PathBuf,
+    /// The files in it; those the new run does not write go when it ends.
     names: HashSet<OsString>,
+    /// Made for the purpose: removed if no run takes it.
+    new: bool,
+}
+
+impl Drop for Reserved {
+    fn drop(&mut self) {
+        if self.new {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
 }
 
 impl Reserved {
     /// Renamed to a new run's id: the new run's folder, whose old logs go once the run ends.
-    fn into_run_dir(self, root: &Path) -> std::io::Result<RunDir> {
+    fn into_run_dir(mut self, root: &Path) -> std::io::Result<RunDir> {
         let id = new_run_id();
         let path = root.join(".qgates").join("runs").join(&id);
         std::fs::rename(&self.path, &path)?;
+        self.new = false;
+        let folder = self.folder.try_clone()?;
         Ok(RunDir {
             display: format!(".qgates/runs/{id}"),
-            in_use: Some(Arc::new(self.folder)),
+            in_use: Some(Arc::new(folder)),
             leftovers: Arc::new(Leftovers {
                 folder: path.clone(),
-                names: Mutex::new(self.names),
+                names: Mutex::new(std::mem::take(&mut self.names)),
             }),
             id,
             path,
             in_workspace: true,
         })
     }
+
+    /// Makes the empty logs of `names` that are not there yet, so that the run that takes the
+    /// folder makes no file (allocating a file is the slowest step of a start on some file
+    /// systems); one it does not write goes when it ends.
+    fn prepare(&mut self, names: &[String]) {
+        for name in names {
+            let name = OsString::from(name);
+            if !self.names.contains(&name) && File::create(self.path.join(&name)).is_ok() {
+                self.names.insert(name);
+            }
+        }
+    }
+}
+
+/// A new folder, locked, set aside for a run (`None` when the workspace is not writable).
+fn reserve_new(root: &Path) -> Option<Reserved> {
+    let qgates = root.join(".qgates");
+    let runs = qgates.join("runs");
+    let path = runs.join(new_run_id());
+    std::fs::create_dir_all(&runs).ok()?;
+    std::fs::create_dir(&path).ok()?;
+    ensure_gitignore(&qgates);
+    let reserved = Reserved {
+        folder: File::open(&path).ok()?,
+        path,
+        names: HashSet::new(),
+        new: true,
+    };
+    // Unlocked, any run could take it: dropped (and removed) instead.
+    reserved.folder.try_lock().ok()?;
+    Some(reserved)
 }
 
 /// Locks the oldest run folder that no run holds, once `KEEP_RUNS` or more exist, and returns it
@@ -237,14 +284,16 @@ fn reserve_oldest(runs: &Path) -> Option<Reserved> {
             folder,
             path: old,
             names,
+            new: false,
         });
     }
     None
 }
 
-/// The next run's folder, set aside while the current run's tools work, so that a run started
-/// by a save costs one rename instead of a listing, a lock and a rename (a language server runs
-/// every save; a single `qgates check` has no next run and makes its folder as it goes).
+/// The next run's folder, set aside (with its logs) while the current run's tools work or
+/// before the first run, so that a run started by a save costs one rename instead of a
+/// listing, a lock, a rename and maybe new files (a language server runs every save; a single
+/// `qgates check` has no next run and makes its folder as it goes).
 #[derive(Debug, Default)]
 pub struct RunDirs {
     reserved: Mutex<Option<Reserved>>,
@@ -265,12 +314,17 @@ impl RunDirs {
         new_run_dir(root)
     }
 
-    /// Sets the oldest folder aside for the next run, if none is (blocking file system work:
-    /// off the runtime's threads).
-    pub fn reserve_next(&self, root: &Path) {
+    /// Sets a folder aside for the next run, if none is: the oldest one once `KEEP_RUNS` exist,
+    /// else a new one; with the files `logs` names in it (blocking file system work: off the
+    /// runtime's threads).
+    pub fn reserve_next(&self, root: &Path, logs: &[String]) {
         let mut reserved = self.reserved.lock().unwrap_or_else(|e| e.into_inner());
         if reserved.is_none() {
-            *reserved = reserve_oldest(&root.join(".qgates").join("runs"));
+            *reserved =
+                reserve_oldest(&root.join(".qgates").join("runs")).or_else(|| reserve_new(root));
+        }
+        if let Some(r) = reserved.as_mut() {
+            r.prepare(logs);
         }
     }
 }
@@ -612,17 +666,30 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
         let dirs = RunDirs::default();
-        dirs.reserve_next(root);
-        assert!(
-            dirs.reserved.lock().unwrap().is_none(),
-            "fewer than KEEP_RUNS folders: nothing to set aside"
-        );
-        for _ in 0..KEEP_RUNS {
+        let logs = log_names("lint", 0);
+        // Fewer than KEEP_RUNS folders: a new one, with the logs asked for, empty.
+        dirs.reserve_next(root, &logs);
+        let first = dirs.new_run_dir(root).unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(&first.path)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["lint.stderr", "lint.stdout"]);
+        std::fs::write(first.log_paths("lint", 0).0, "old output").unwrap();
+        drop(first);
+        // A new folder no run took is removed with its logs.
+        dirs.reserve_next(root, &logs);
+        let unused = dirs.reserved.lock().unwrap().as_ref().unwrap().path.clone();
+        assert!(unused.join("lint.stdout").is_file());
+        *dirs.reserved.lock().unwrap() = None;
+        assert!(!unused.exists(), "the unused new folder went");
+        for _ in 1..KEEP_RUNS {
             let dir = dirs.new_run_dir(root).unwrap();
             std::fs::write(dir.log_paths("lint", 0).0, "old output").unwrap();
             std::fs::write(dir.log_paths("types", 0).0, "old types").unwrap();
         }
-        dirs.reserve_next(root);
+        dirs.reserve_next(root, &[]);
         let (set_aside, ino) = {
             let reserved = dirs.reserved.lock().unwrap();
             let r = reserved.as_ref().expect("the oldest folder is set aside");
@@ -637,16 +704,31 @@ mod tests {
         let dir = dirs.new_run_dir(root).unwrap();
         assert_eq!(std::fs::metadata(&dir.path).unwrap().ino(), ino);
         assert!(!set_aside.exists(), "renamed to the new run's id");
-        assert!(dir.id > set_aside.file_name().unwrap().to_string_lossy().into_owned());
-        std::fs::write(dir.log_paths("lint", 0).0, "new output").unwrap();
+        assert!(
+            dir.id
+                > set_aside
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+        );
+        let (out, err) = dir.log_paths("lint", 0);
+        std::fs::write(&out, "new output").unwrap();
+        std::fs::write(&err, "").unwrap();
         let path = dir.path.clone();
         drop(dir);
-        let names: Vec<String> = std::fs::read_dir(&path)
+        let mut names: Vec<String> = std::fs::read_dir(&path)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        assert_eq!(names, ["lint.stdout"], "the old run's other logs went");
+        names.sort();
+        assert_eq!(
+            names,
+            ["lint.stderr", "lint.stdout"],
+            "the old run's other logs went"
+        );
         assert!(dirs.reserved.lock().unwrap().is_none());
+        assert!(path.is_dir(), "a folder a run took stays");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::core::artifacts::{
-    RunDir, RunDirs, file_system_now, new_run_dir, old_runs, remove_runs,
+    RunDir, RunDirs, file_system_now, log_names, new_run_dir, old_runs, remove_runs,
 };
 use crate::core::cache::{KeyMaker, ResultCache};
 use crate::core::config::Gate;
@@ -248,6 +248,8 @@ async fn run_scope(
         });
     }
     let files_checked = checked.len();
+    // The logs the next run will likely write: those of this run's gates.
+    let logs: Vec<String> = running.iter().flat_map(|id| log_names(id, 0)).collect();
     if let Some(tx) = &request.events {
         let _ = tx.send(RunEvent::Started { gates: running });
     }
@@ -262,7 +264,7 @@ async fn run_scope(
         tokio::task::spawn_blocking(move || {
             remove_runs(old_runs(&root, &current));
             if let Some(dirs) = dirs {
-                dirs.reserve_next(&root);
+                dirs.reserve_next(&root, &logs);
             }
         })
     });

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use tower_lsp_server::ls_types::Diagnostic;
 
 use super::scheduler::Job;
-use crate::core::artifacts::RunDirs;
+use crate::core::artifacts::{RunDirs, log_names};
 use crate::core::cache::ResultCache;
 use crate::core::config::{self, Config, ConfigError, ConfigSource};
 use crate::core::report::Report;
@@ -109,6 +109,26 @@ impl Folder {
 
     pub fn set_trusted(&self, yes: bool) {
         self.trusted.store(yes, Ordering::SeqCst);
+    }
+
+    /// Sets the first run's log folder aside in the background, with the logs of the active
+    /// gates, once the folder may run them: the first save or batch of opens then makes no
+    /// folder and no file. Nothing is written in a folder not trusted.
+    pub fn prepare_first_run(&self) {
+        let Some(config) = self.config() else { return };
+        if !self.is_trusted() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let logs: Vec<String> = config
+            .gates
+            .iter()
+            .flat_map(|g| log_names(&g.id, 0))
+            .collect();
+        let (dirs, root) = (self.run_dirs.clone(), self.root.clone());
+        runtime.spawn_blocking(move || dirs.reserve_next(&root, &logs));
     }
 
     pub fn contains(&self, path: &Path) -> bool {
