@@ -404,7 +404,7 @@ fn a_quick_gate_beside_a_slow_one_runs_at_a_lower_priority_and_alone_at_the_norm
     let (types, lint) = (nice_of(ws.path(), "types"), nice_of(ws.path(), "lint"));
     assert_eq!(
         lint,
-        (types + 5).min(19),
+        (types + 10).min(19),
         "the linter yields to the type checker"
     );
     // Alone, the linter keeps the normal priority: nothing waits on a slower gate.

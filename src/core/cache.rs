@@ -26,9 +26,19 @@ pub const MAX_ENTRIES: usize = 50_000;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Entry {
     key: String,
+    /// The hash of the file's content the key was made from (empty in older cache files).
+    #[serde(default)]
+    content: String,
     /// Larger is more recent.
     used: u64,
     violations: Vec<Violation>,
+}
+
+/// A file's key for one gate, with the hash of the content it was made from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileKey {
+    pub key: String,
+    pub content: String,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -136,6 +146,19 @@ impl ResultCache {
             .is_ok_and(|e| e.gates.get(gate).is_some_and(|g| g.contains_key(file)))
     }
 
+    /// Whether the entry of `file` under `gate` was made from this content (or does not say):
+    /// when not, a lookup misses whatever the rest of the key (the workspace's fingerprint of a
+    /// type checker's gate is a walk of the project), so that can wait until the gate's process
+    /// has started.
+    pub fn was_made_from(&self, gate: &str, file: &str, content: &str) -> bool {
+        self.entries.lock().is_ok_and(|e| {
+            e.gates
+                .get(gate)
+                .and_then(|g| g.get(file))
+                .is_some_and(|entry| entry.content.is_empty() || entry.content == content)
+        })
+    }
+
     /// The content hash recorded for `file` while it had this stamp.
     pub fn known_hash(&self, file: &str, stamp: &Stamp) -> Option<String> {
         let entries = self.entries.lock().ok()?;
@@ -161,7 +184,7 @@ impl ResultCache {
             .insert(file.to_string(), (stamp, hash.to_string()));
     }
 
-    pub fn put(&self, gate: &str, file: &str, key: String, violations: Vec<Violation>) {
+    pub fn put(&self, gate: &str, file: &str, key: FileKey, violations: Vec<Violation>) {
         let Ok(mut entries) = self.entries.lock() else {
             return;
         };
@@ -171,7 +194,8 @@ impl ResultCache {
         entries.gates.entry(gate.to_string()).or_default().insert(
             file.to_string(),
             Entry {
-                key,
+                key: key.key,
+                content: key.content,
                 used,
                 violations,
             },
@@ -305,7 +329,15 @@ impl<'a> KeyMaker<'a> {
         ))
     }
 
-    fn file_hash(&self, rel: &str) -> Option<String> {
+    /// `key`, with the hash of the file's content it was made from.
+    pub fn file_key(&self, gate: &Gate, file: &str) -> Option<FileKey> {
+        let key = self.key(gate, file)?;
+        let content = self.file_hash(file)?;
+        Some(FileKey { key, content })
+    }
+
+    /// The hash of a file's content (recorded by stamp, else read), once per run.
+    pub fn file_hash(&self, rel: &str) -> Option<String> {
         if let Ok(map) = self.file_hashes.lock()
             && let Some(h) = map.get(rel)
         {
@@ -389,10 +421,23 @@ fn workspace_fingerprint(
 mod tests {
     use super::*;
 
+    fn key(key: &str, content: &str) -> FileKey {
+        FileKey {
+            key: key.into(),
+            content: content.into(),
+        }
+    }
+
     #[test]
     fn keys_must_match_and_old_entries_are_pruned() {
         let c = ResultCache::in_memory();
-        c.put("g", "a.py", "k1".into(), vec![]);
+        c.put("g", "a.py", key("k1", "c1"), vec![]);
+        assert!(c.has_entry("g", "a.py") && !c.has_entry("h", "a.py"));
+        assert!(c.was_made_from("g", "a.py", "c1"));
+        assert!(
+            !c.was_made_from("g", "a.py", "c2"),
+            "another content misses"
+        );
         assert_eq!(c.get("g", "a.py", "k1"), Some(vec![]));
         assert_eq!(c.get("g", "a.py", "k2"), None);
         assert_eq!(c.get("h", "a.py", "k1"), None);
@@ -404,6 +449,7 @@ mod tests {
                 format!("f{i}"),
                 Entry {
                     key: "k".into(),
+                    content: String::new(),
                     used,
                     violations: vec![],
                 },
@@ -481,7 +527,7 @@ mod tests {
         std::fs::write(tmp.path().join(".qgates/cache/results.json"), "garbage{").unwrap();
         let c = ResultCache::load(tmp.path());
         assert!(c.is_empty());
-        c.put("g", "a.py", "k".into(), vec![]);
+        c.put("g", "a.py", key("k", "c"), vec![]);
         c.save();
         assert_eq!(
             ResultCache::load(tmp.path()).get("g", "a.py", "k"),

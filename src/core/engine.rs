@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::core::artifacts::{
     RunDir, RunDirs, file_system_now, log_names, new_run_dir, old_runs, remove_runs,
 };
-use crate::core::cache::{KeyMaker, ResultCache};
+use crate::core::cache::{FileKey, KeyMaker, ResultCache};
 use crate::core::config::Gate;
 use crate::core::config::GateKind;
 use crate::core::config::{Config, Trigger};
@@ -272,7 +272,7 @@ async fn run_scope(
         let _ = tx.send(
             files
                 .into_iter()
-                .filter_map(|f| keys.key(&gate, &f).map(|k| (f, k)))
+                .filter_map(|f| keys.file_key(&gate, &f).map(|k| (f, k)))
                 .collect::<HashMap<_, _>>(),
         );
     }
@@ -428,9 +428,10 @@ struct Lookup {
     hits: Vec<(String, Vec<crate::core::violation::Violation>)>,
     misses: Vec<String>,
     /// The keys of the misses, to record their fresh results under.
-    keys: HashMap<String, String>,
-    /// Misses the cache has nothing for under any key: their keys (a read and a hash of each
-    /// file) are computed once the gate's process has started, not before it.
+    keys: HashMap<String, FileKey>,
+    /// Misses the cache has nothing for under any key (no entry, or one made from other
+    /// content): their keys (a read and a hash of each file, for some gates a walk of the
+    /// project) are computed once the gate's process has started, not before it.
     unkeyed: Vec<String>,
 }
 
@@ -439,15 +440,18 @@ fn look_up(cache: Option<&ResultCache>, keys: &KeyMaker, gate: &Gate, files: &[&
     for f in files {
         if let Some(cache) = cache
             && KeyMaker::caches(gate)
-            && !cache.has_entry(&gate.id, f)
+            && (!cache.has_entry(&gate.id, f)
+                || !keys
+                    .file_hash(f)
+                    .is_some_and(|c| cache.was_made_from(&gate.id, f, &c)))
         {
             lookup.unkeyed.push((*f).clone());
             lookup.misses.push((*f).clone());
             continue;
         }
-        let key = cache.and_then(|_| keys.key(gate, f));
+        let key = cache.and_then(|_| keys.file_key(gate, f));
         match (cache, key) {
-            (Some(cache), Some(key)) => match cache.get(&gate.id, f, &key) {
+            (Some(cache), Some(key)) => match cache.get(&gate.id, f, &key.key) {
                 Some(mut v) => {
                     let id: std::sync::Arc<str> = gate.id.as_str().into();
                     for x in &mut v {

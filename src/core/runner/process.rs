@@ -154,7 +154,9 @@ async fn run_with_logs(
         && let Some(pid) = child.id()
     {
         // Set on its first thread just after the start, before a tool this size starts others.
-        lower_priority(pid, 5);
+        // Nice 10 rather than 5: beside mypy on two cores, the default gates' save measured
+        // +8.8 ms over mypy alone at 5 and +5.8 ms at 10 (medians of 24 and 32, same machine).
+        lower_priority(pid, 10);
     }
     if let (Some(input), Some(mut pipe)) = (spec.stdin.as_ref(), child.stdin.take()) {
         let input = input.clone();
