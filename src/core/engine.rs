@@ -9,6 +9,7 @@ use std::time::Instant;
 use crate::core::artifacts::{
     RunDir, RunDirs, file_system_now, log_names, new_run_dir, old_runs, remove_runs,
 };
+use crate::core::background::spawn_low;
 use crate::core::cache::{FileKey, KeyMaker, ResultCache};
 use crate::core::config::Gate;
 use crate::core::config::GateKind;
@@ -255,13 +256,13 @@ async fn run_scope(
     }
     // What the tools need not wait for is done while they run, not before they start: old run
     // folders go (only now and then: see `PRUNE_SLACK`) and the next run's folder is set aside,
-    // on a blocking thread; the keys owed to gate tasks are worked out here.
+    // at a lower priority (see `background`); the keys owed to gate tasks are worked out here.
     for started in starts {
         let _ = started.await;
     }
     let housekeeping = run_dir.as_ref().filter(|d| d.in_workspace).map(|dir| {
         let (root, current, dirs) = (request.root.clone(), dir.clone(), request.run_dirs.clone());
-        tokio::task::spawn_blocking(move || {
+        spawn_low("qgates-runs", move || {
             remove_runs(old_runs(&root, &current));
             if let Some(dirs) = dirs {
                 dirs.reserve_next(&root, &logs);

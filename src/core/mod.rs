@@ -2,6 +2,7 @@
 //! It knows nothing of LSP or MCP; the faces in `cli`, `lsp` and `mcp` translate.
 
 pub mod artifacts;
+pub mod background;
 pub mod cache;
 pub mod config;
 pub mod engine;

@@ -12,38 +12,19 @@ use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
+use crate::core::background::spawn_low;
 use crate::core::config::Config;
 use crate::core::scope::{ResolvedScope, ScopeError, ScopeRequest, resolve};
 
 /// A resolution under way; awaiting it gives the scope (or an error if its thread is gone).
 pub type Resolving = oneshot::Receiver<Result<ResolvedScope, ScopeError>>;
 
-/// Resolves the `auto` scope in the background, on a thread of its own at a lower CPU priority
-/// (a git status uses every core): beside other work (the next save's gates, say) it mostly takes
-/// what their processes leave idle. Not the lowest priority: the scheduler waits for this scope once the run is published,
-/// and a machine busy with other work must not starve it. Its own thread, not the runtime's
-/// blocking pool, whose threads also serve stdin and stdout and would keep the lowered priority.
+/// Resolves the `auto` scope in the background at a lower CPU priority (a git status uses
+/// every core; see `background`). The scheduler waits for this scope once the run is published.
 pub fn resolve_auto(root: PathBuf, config: Arc<Config>) -> Resolving {
-    let (tx, rx) = oneshot::channel();
-    let work = move || {
-        lower_priority();
-        let _ = tx.send(resolve(&root, &config, &ScopeRequest::Auto));
-    };
-    if let Err(e) = std::thread::Builder::new()
-        .name("qgates-scope".into())
-        .spawn(work)
-    {
-        // The receiver reports the thread as gone; the next run resolves the scope first.
-        tracing::warn!("cannot start a thread to resolve the scope: {e}");
-    }
-    rx
-}
-
-/// Lowers the calling thread's priority to nice 10. Only on Linux, where the value belongs to
-/// the thread; elsewhere it would be the whole process's.
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    crate::core::runner::process::lower_priority(0, 10);
+    spawn_low("qgates-scope", move || {
+        resolve(&root, &config, &ScopeRequest::Auto)
+    })
 }
 
 /// Resolves the `auto` scope now, at normal priority: the run waits for it.
