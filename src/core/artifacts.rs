@@ -132,6 +132,34 @@ pub fn new_run_dir(root: &Path) -> std::io::Result<RunDir> {
 
 /// A new, empty run folder (the system's temporary folder when the workspace is not writable).
 fn make_run_dir(root: &Path) -> std::io::Result<RunDir> {
+    // A new folder is unlocked from its `mkdir` to its lock: a run that prunes (holding the
+    // folder's lock while it removes it) may take it for an old one in that moment if this
+    // thread waited long enough for many newer runs to start (tests that start runs on several
+    // threads at once do). Such a folder is made again under a new id.
+    for _ in 0..3 {
+        let dir = make_run_dir_once(root)?;
+        if !dir.in_workspace
+            || dir
+                .in_use
+                .as_ref()
+                .is_some_and(|f| still_there(f, &dir.path))
+        {
+            return Ok(dir);
+        }
+    }
+    make_run_dir_once(root)
+}
+
+/// Whether the folder open as `folder` is still the one at `path` (not removed, not renamed).
+fn still_there(folder: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (folder.metadata(), std::fs::metadata(path)) {
+        (Ok(open), Ok(named)) => open.ino() == named.ino() && open.dev() == named.dev(),
+        _ => false,
+    }
+}
+
+fn make_run_dir_once(root: &Path) -> std::io::Result<RunDir> {
     let id = new_run_id();
     let qgates = root.join(".qgates");
     let runs = qgates.join("runs");
@@ -446,7 +474,15 @@ pub fn old_runs(root: &Path, current: &RunDir) -> Vec<PathBuf> {
 /// Removes run folders (those `old_runs` named).
 pub fn remove_runs(dirs: Vec<PathBuf>) {
     for d in dirs {
-        let _ = std::fs::remove_dir_all(d);
+        // Under the folder's lock: a run taking the folder over, or one whose new folder this
+        // is, cannot lock it meanwhile, and one that locked it first keeps it.
+        let Ok(folder) = File::open(&d) else { continue };
+        match folder.try_lock() {
+            Ok(()) | Err(std::fs::TryLockError::Error(_)) => {
+                let _ = std::fs::remove_dir_all(&d);
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {}
+        }
     }
 }
 
