@@ -346,13 +346,22 @@ impl RunDirs {
     /// else a new one; with the files `logs` names in it (blocking file system work: off the
     /// runtime's threads).
     pub fn reserve_next(&self, root: &Path, logs: &[String]) {
-        let mut reserved = self.reserved.lock().unwrap_or_else(|e| e.into_inner());
-        if reserved.is_none() {
-            *reserved =
-                reserve_oldest(&root.join(".qgates").join("runs")).or_else(|| reserve_new(root));
-        }
+        // The file system work happens without the lock held: a run starting meanwhile does
+        // not wait for it (it finds or makes its own folder).
+        let held = self
+            .reserved
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let mut reserved = held.or_else(|| {
+            reserve_oldest(&root.join(".qgates").join("runs")).or_else(|| reserve_new(root))
+        });
         if let Some(r) = reserved.as_mut() {
             r.prepare(logs);
+        }
+        let mut slot = self.reserved.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = reserved;
         }
     }
 }
