@@ -531,6 +531,16 @@ fn sort_key(p: &Path) -> (String, u64) {
 mod tests {
     use super::*;
 
+    /// The names in a folder, sorted.
+    fn names_in(folder: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
     #[test]
     fn civil_dates() {
         assert_eq!(utc_parts(0), (1970, 1, 1, 0, 0, 0));
@@ -692,11 +702,7 @@ mod tests {
         assert_eq!(std::fs::metadata(&out).unwrap().ino(), log_ino);
         let path = dir.path.clone();
         drop(dir);
-        let mut names: Vec<String> = std::fs::read_dir(&path)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
+        let names = names_in(&path);
         assert_eq!(
             names,
             ["lint.stderr", "lint.stdout"],
@@ -715,11 +721,7 @@ mod tests {
         // Fewer than KEEP_RUNS folders: a new one, with the logs asked for, empty.
         dirs.reserve_next(root, &logs);
         let first = dirs.new_run_dir(root).unwrap();
-        let mut names: Vec<String> = std::fs::read_dir(&first.path)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
+        let names = names_in(&first.path);
         assert_eq!(names, ["lint.stderr", "lint.stdout"]);
         std::fs::write(first.log_paths("lint", 0).0, "old output").unwrap();
         drop(first);
@@ -762,11 +764,7 @@ mod tests {
         std::fs::write(&err, "").unwrap();
         let path = dir.path.clone();
         drop(dir);
-        let mut names: Vec<String> = std::fs::read_dir(&path)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
+        let names = names_in(&path);
         assert_eq!(
             names,
             ["lint.stderr", "lint.stdout"],

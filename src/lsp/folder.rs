@@ -128,6 +128,8 @@ impl Folder {
             .flat_map(|g| log_names(&g.id, 0))
             .collect();
         let (dirs, root) = (self.run_dirs.clone(), self.root.clone());
+        // At normal priority, unlike the setting aside during a run (`core::background`): no
+        // tool runs yet, and a batch of opens right after `initialize` should find it done.
         runtime.spawn_blocking(move || dirs.reserve_next(&root, &logs));
     }
 

@@ -61,7 +61,7 @@ pub async fn publish_report(
             Some(doc) => doc.text.clone(),
             None => Arc::from(std::fs::read_to_string(&path).unwrap_or_default()),
         };
-        let json = diagnostics_json(&found, &Lines::new(&text), enc, &mut links);
+        let json: Arc<[u8]> = diagnostics_json(&found, &Lines::new(&text), enc, &mut links).into();
         let version = open.as_ref().map(|d| d.version);
         {
             let mut published = folder.published.lock().unwrap_or_else(|e| e.into_inner());
@@ -77,7 +77,7 @@ pub async fn publish_report(
                     path.clone(),
                     Published {
                         version,
-                        json: json.clone().into(),
+                        json: json.clone(),
                     },
                 );
             }
