@@ -415,3 +415,54 @@ fn a_quick_gate_beside_a_slow_one_runs_at_a_lower_priority_and_alone_at_the_norm
     assert_eq!(code, 0, "{r}");
     assert_eq!(nice_of(ws.path(), "lint"), types);
 }
+
+/// A script that writes its process id to `<name>.pid`: process ids are handed out in the order
+/// processes are started.
+fn pid_reporter(name: &str) -> String {
+    format!("#!/bin/sh\necho $$ > {name}.pid\nexit 0\n")
+}
+
+#[test]
+fn the_slow_gate_starts_its_process_first_on_the_language_servers_runtime() {
+    let ws = workspace(&[("a.py", "x = 1\n")]);
+    for name in ["lint", "format", "types"] {
+        tool(ws.path(), &format!("{name}.sh"), &pid_reporter(name));
+    }
+    // The type checker is listed last: the order it starts in is the engine's, not the file's.
+    let cfg = exit_code_gates(&[
+        ("lint", "[\"./lint.sh\"]", "    kind: lint\n"),
+        ("format", "[\"./format.sh\"]", "    kind: format\n"),
+        ("types", "[\"./types.sh\"]", "    kind: typecheck\n"),
+    ]);
+    common::write(ws.path(), "quality.yaml", &cfg);
+    let config = qgates::core::config::load_for_workspace(ws.path(), None).expect("a config");
+    // As `qgates lsp` runs: a multi-thread runtime with one worker, whose newest task runs first.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let request = qgates::core::engine::RunRequest::new(
+        ws.path().to_path_buf(),
+        qgates::core::scope::ScopeRequest::Project,
+        qgates::core::config::Trigger::Command,
+    );
+    // On a worker, as the server's scheduler runs it: tasks spawned there take the LIFO slot.
+    let report = runtime
+        .block_on(runtime.spawn(async move { qgates::core::engine::run(&config, &request).await }))
+        .expect("the run's task")
+        .expect("the run");
+    assert_eq!(report.gates.len(), 3);
+    let pid = |name: &str| -> u32 {
+        std::fs::read_to_string(ws.path().join(format!("{name}.pid")))
+            .unwrap_or_else(|e| panic!("{name} wrote no pid: {e}"))
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let (types, lint, format) = (pid("types"), pid("lint"), pid("format"));
+    assert!(
+        types < lint && types < format,
+        "the type checker starts first: types {types}, lint {lint}, format {format}"
+    );
+}

@@ -161,22 +161,7 @@ fn still_there(folder: &File, path: &Path) -> bool {
 
 fn make_run_dir_once(root: &Path) -> std::io::Result<RunDir> {
     let id = new_run_id();
-    let qgates = root.join(".qgates");
-    let runs = qgates.join("runs");
-    let path = runs.join(&id);
-    // The run's own folder first: `runs/` exists after the first run, and one `mkdir` is then
-    // all it takes.
-    let in_root = match std::fs::create_dir(&path) {
-        Ok(()) => Ok(path),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(&runs).and_then(|()| std::fs::create_dir(&path).map(|()| path))
-        }
-        Err(e) => Err(e),
-    };
-    if in_root.is_ok() {
-        ensure_gitignore(&qgates);
-    }
-    match in_root {
+    match make_in_workspace(root, &id) {
         Ok(path) => Ok(RunDir {
             display: format!(".qgates/runs/{id}"),
             in_use: lock_folder(&path),
@@ -198,6 +183,25 @@ fn make_run_dir_once(root: &Path) -> std::io::Result<RunDir> {
             })
         }
     }
+}
+
+/// Makes the run folder `id` under `<root>/.qgates/runs/`.
+fn make_in_workspace(root: &Path, id: &str) -> std::io::Result<PathBuf> {
+    let qgates = root.join(".qgates");
+    let runs = qgates.join("runs");
+    let path = runs.join(id);
+    // The run's own folder first: `runs/` exists after the first run, and one `mkdir` is then
+    // all it takes.
+    match std::fs::create_dir(&path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(&runs)?;
+            std::fs::create_dir(&path)?;
+        }
+        Err(e) => return Err(e),
+    }
+    ensure_gitignore(&qgates);
+    Ok(path)
 }
 
 /// Opens a run's folder and takes an exclusive lock on it, held until the last clone of its
@@ -265,12 +269,7 @@ impl Reserved {
 
 /// A new folder, locked, set aside for a run (`None` when the workspace is not writable).
 fn reserve_new(root: &Path) -> Option<Reserved> {
-    let qgates = root.join(".qgates");
-    let runs = qgates.join("runs");
-    let path = runs.join(new_run_id());
-    std::fs::create_dir_all(&runs).ok()?;
-    std::fs::create_dir(&path).ok()?;
-    ensure_gitignore(&qgates);
+    let path = make_in_workspace(root, &new_run_id()).ok()?;
     let reserved = Reserved {
         folder: File::open(&path).ok()?,
         path,
@@ -541,6 +540,22 @@ mod tests {
         names
     }
 
+    /// Writes the `lint` logs of a run in a folder taken over, ends the run, and checks that the
+    /// old run's other logs went; the folder's path.
+    fn only_the_new_run_s_logs_stay(dir: RunDir) -> PathBuf {
+        let (out, err) = dir.log_paths("lint", 0);
+        std::fs::write(&out, "new output").unwrap();
+        std::fs::write(&err, "").unwrap();
+        let path = dir.path.clone();
+        drop(dir);
+        assert_eq!(
+            names_in(&path),
+            ["lint.stderr", "lint.stdout"],
+            "the old run's other logs went"
+        );
+        path
+    }
+
     #[test]
     fn civil_dates() {
         assert_eq!(utc_parts(0), (1970, 1, 1, 0, 0, 0));
@@ -696,18 +711,9 @@ mod tests {
             folder_ino,
             "the oldest folder was taken over"
         );
-        let (out, err) = dir.log_paths("lint", 0);
-        std::fs::write(&out, "new output").unwrap();
-        std::fs::write(&err, "").unwrap();
+        let out = dir.log_paths("lint", 0).0;
+        only_the_new_run_s_logs_stay(dir);
         assert_eq!(std::fs::metadata(&out).unwrap().ino(), log_ino);
-        let path = dir.path.clone();
-        drop(dir);
-        let names = names_in(&path);
-        assert_eq!(
-            names,
-            ["lint.stderr", "lint.stdout"],
-            "the old run's other logs went"
-        );
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "new output");
     }
 
@@ -759,17 +765,7 @@ mod tests {
                     .to_string_lossy()
                     .into_owned()
         );
-        let (out, err) = dir.log_paths("lint", 0);
-        std::fs::write(&out, "new output").unwrap();
-        std::fs::write(&err, "").unwrap();
-        let path = dir.path.clone();
-        drop(dir);
-        let names = names_in(&path);
-        assert_eq!(
-            names,
-            ["lint.stderr", "lint.stdout"],
-            "the old run's other logs went"
-        );
+        let path = only_the_new_run_s_logs_stay(dir);
         assert!(dirs.reserved.lock().unwrap().is_none());
         assert!(path.is_dir(), "a folder a run took stays");
     }

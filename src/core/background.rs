@@ -30,3 +30,54 @@ fn lower_priority() {
     #[cfg(target_os = "linux")]
     crate::core::runner::process::lower_priority(0, 10);
 }
+
+/// How many files make a stretch of file-system work (a stat, or a read and hash, each) long
+/// enough to hand the runtime's other tasks to another thread first: about a millisecond.
+pub const MANY_FILES: usize = 256;
+
+/// Runs `work`, a stretch of blocking file-system work, without holding up the runtime's other
+/// tasks: on a multi-thread runtime (the language server's, the agent server's), the worker hands
+/// them to another thread while `work` runs, so a 2,000-file run does not keep the server from
+/// answering for tens of milliseconds. Elsewhere (the CLI's current-thread runtime, or no
+/// runtime) it just runs. Handing over costs a thread wake-up, so small work runs in place.
+pub fn blocking_if<T>(large: bool, work: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    let multi =
+        Handle::try_current().is_ok_and(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread);
+    if large && multi {
+        tokio::task::block_in_place(work)
+    } else {
+        work()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocking_work_runs_on_every_kind_of_runtime_and_outside_one() {
+        assert_eq!(blocking_if(true, || 1), 1);
+        let current = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        // `block_in_place` would panic here: the work runs in place.
+        assert_eq!(current.block_on(async { blocking_if(true, || 2) }), 2);
+        let multi = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .build()
+            .unwrap();
+        // On the only worker, large work waits for another task: that task runs meanwhile, on
+        // the thread the worker's tasks were handed to.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let on_worker = multi.spawn(async move {
+            let other = tokio::spawn(async move {
+                let _ = tx.send(3);
+            });
+            let got = blocking_if(true, || rx.recv_timeout(std::time::Duration::from_secs(10)));
+            let _ = other.await;
+            (got.ok(), blocking_if(false, || 4))
+        });
+        assert_eq!(multi.block_on(on_worker).unwrap(), (Some(3), 4));
+    }
+}

@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::core::artifacts::{
     RunDir, RunDirs, file_system_now, log_names, new_run_dir, old_runs, remove_runs,
 };
-use crate::core::background::spawn_low;
+use crate::core::background::{MANY_FILES, blocking_if, spawn_low};
 use crate::core::cache::{FileKey, KeyMaker, ResultCache};
 use crate::core::config::Gate;
 use crate::core::config::GateKind;
@@ -92,7 +92,8 @@ pub enum RunError {
 pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunError> {
     let started = Instant::now();
     select_gates(config, request.gates.as_deref())?;
-    let scope = resolve(&request.root, config, &request.scope)?;
+    // A walk of the project, or git's status: as much work as the stats of many files.
+    let scope = blocking_if(true, || resolve(&request.root, config, &request.scope))?;
     run_scope(config, request, scope, started).await
 }
 
@@ -121,15 +122,17 @@ async fn run_scope(
     // One stat per file: the existence check's metadata also serves the cache keys.
     let walked = (scope.mode == "project").then(|| scope.files.clone());
     let mut metadata = HashMap::with_capacity(scope.files.len());
-    scope
-        .files
-        .retain(|f| match std::fs::metadata(request.root.join(f)) {
-            Ok(m) if m.is_file() => {
-                metadata.insert(f.clone(), m);
-                true
-            }
-            _ => false,
-        });
+    blocking_if(scope.files.len() >= MANY_FILES, || {
+        scope
+            .files
+            .retain(|f| match std::fs::metadata(request.root.join(f)) {
+                Ok(m) if m.is_file() => {
+                    metadata.insert(f.clone(), m);
+                    true
+                }
+                _ => false,
+            });
+    });
     let vanished = before - scope.files.len();
     if vanished > 0 {
         let note = format!(
@@ -157,6 +160,11 @@ async fn run_scope(
     // `Lookup::unkeyed`).
     let mut starts = Vec::new();
     let mut deferred = Vec::new();
+    // Gate tasks start their processes in `order`, each after the one before it: the runtime
+    // runs the task spawned last first (its LIFO slot), which put a quick gate's start (and,
+    // on a busy core, a wait of milliseconds for the starting thread to run again) ahead of
+    // the type checker's.
+    let mut turn: Option<tokio::sync::oneshot::Receiver<()>> = None;
     let mut keys = KeyMaker::new(&request.root, config)
         .with_stamps(request.cache.as_deref())
         .with_reference_time(reference)
@@ -212,6 +220,9 @@ async fn run_scope(
         let (started_tx, started_rx) = tokio::sync::oneshot::channel();
         let mut started = Some(started_tx);
         starts.push(started_rx);
+        let (next_tx, next_rx) = tokio::sync::oneshot::channel();
+        let mut next = Some(next_tx);
+        let my_turn = turn.replace(next_rx);
         let unkeyed = std::mem::take(&mut lookup.unkeyed);
         let later_keys = (!unkeyed.is_empty()).then(|| {
             let (keys_tx, keys_rx) = tokio::sync::oneshot::channel();
@@ -219,6 +230,10 @@ async fn run_scope(
             keys_rx
         });
         tasks.spawn(async move {
+            if let Some(my_turn) = my_turn {
+                // An error only means the gate before ended without starting: go on.
+                let _ = my_turn.await;
+            }
             let send = |e: RunEvent| events.as_ref().map(|tx| tx.send(e));
             send(RunEvent::GateStarted {
                 id: gate.id.clone(),
@@ -230,6 +245,9 @@ async fn run_scope(
             let fresh = std::future::poll_fn(|cx| {
                 let polled = run.as_mut().poll(cx);
                 if let Some(tx) = started.take() {
+                    let _ = tx.send(());
+                }
+                if let Some(tx) = next.take() {
                     let _ = tx.send(());
                 }
                 polled
@@ -249,8 +267,12 @@ async fn run_scope(
         });
     }
     let files_checked = checked.len();
-    // The logs the next run will likely write: those of this run's gates.
-    let logs: Vec<String> = running.iter().flat_map(|id| log_names(id, 0)).collect();
+    // The logs the next run will likely write: those of this run's gates (for a caller that
+    // sets the next run's folder aside).
+    let logs: Vec<String> = match &request.run_dirs {
+        Some(_) => running.iter().flat_map(|id| log_names(id, 0)).collect(),
+        None => Vec::new(),
+    };
     if let Some(tx) = &request.events {
         let _ = tx.send(RunEvent::Started { gates: running });
     }
@@ -269,14 +291,17 @@ async fn run_scope(
             }
         })
     });
-    for (gate, files, tx) in deferred {
-        let _ = tx.send(
-            files
-                .into_iter()
-                .filter_map(|f| keys.file_key(&gate, &f).map(|k| (f, k)))
-                .collect::<HashMap<_, _>>(),
-        );
-    }
+    let owed: usize = deferred.iter().map(|(_, files, _)| files.len()).sum();
+    blocking_if(owed >= MANY_FILES, || {
+        for (gate, files, tx) in deferred {
+            let _ = tx.send(
+                files
+                    .into_iter()
+                    .filter_map(|f| keys.file_key(&gate, &f).map(|k| (f, k)))
+                    .collect::<HashMap<_, _>>(),
+            );
+        }
+    });
     let mut checked_files: Vec<String> = checked.into_iter().cloned().collect();
     checked_files.sort_unstable();
     while let Some(joined) = tasks.join_next().await {
