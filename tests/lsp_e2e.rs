@@ -583,6 +583,11 @@ fn protocol_errors_are_answered_and_the_server_lives_on() {
         )
         .unwrap_err();
     assert_eq!(err["code"], -32002, "{err}");
+    // A text notification before initialize goes to the protocol library, which drops it.
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": c.uri("early.py"), "languageId": "python", "version": 1, "text": "x"}}),
+    );
     c.initialize(json!({"trusted": true, "logLevel": "debug"}));
     // Unknown method.
     let err = c.request("qgates/unknown", json!({})).unwrap_err();

@@ -137,6 +137,13 @@ impl Folder {
         path.starts_with(&self.root)
     }
 
+    /// Whether a path is one of the places this folder's configuration is looked for.
+    pub fn is_config_file(&self, path: &Path) -> bool {
+        config::CONFIG_CANDIDATES
+            .iter()
+            .any(|c| self.root.join(c) == path)
+    }
+
     /// Queues a job for the folder's scheduler (a stopped scheduler drops it).
     pub fn send(&self, job: Job) {
         let _ = self.tx.send(job);

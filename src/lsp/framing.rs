@@ -21,6 +21,7 @@ use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Id, Request, Response};
 
 use super::input::{InputActivity, ShortReads};
+use super::text_sync::Kind;
 
 /// A header line longer than this is not a header: the rest of the block is skipped.
 const MAX_HEADER_LINE: usize = 8 << 10;
@@ -122,7 +123,6 @@ struct RequestShape<'a> {
     )]
     params: Option<IgnoredAny>,
     #[serde(default)]
-    #[expect(dead_code, reason = "read to check its type, as the library reads it")]
     id: Option<Id>,
 }
 
@@ -132,18 +132,23 @@ fn check_body(body: &[u8]) -> Option<Value> {
     inspect(body).err()
 }
 
-/// Whether the library can take a body (and whether it is a `didOpen`), or the error answer it
-/// is owed.
-fn inspect(body: &[u8]) -> Result<bool, Value> {
+/// Whether the library can take a body (and whether it is a text-synchronization
+/// notification), or the error answer it is owed.
+fn inspect(body: &[u8]) -> Result<Option<Kind>, Value> {
     if let Ok(shape) = serde_json::from_slice::<RequestShape>(body)
         && shape.jsonrpc == "2.0"
     {
-        return Ok(shape.method == "textDocument/didOpen");
+        // A request (with an id) of the same name is not the notification.
+        return Ok(if shape.id.is_none() {
+            Kind::of(&shape.method)
+        } else {
+            None
+        });
     }
     if serde_json::from_slice::<Request>(body).is_ok()
         || serde_json::from_slice::<Response>(body).is_ok()
     {
-        return Ok(false);
+        return Ok(None);
     }
     Err(match serde_json::from_slice::<Value>(body) {
         Err(e) => error_answer(Value::Null, -32700, format!("Parse error: {e}")),
@@ -172,16 +177,20 @@ fn frame_bytes(body: &[u8]) -> Vec<u8> {
 }
 
 /// Copies the client's well-formed messages to `to_server`; answers the rest through `answers`.
-/// Ends when the client's input ends (closing `to_server`, which ends the server). Counts the
-/// opens it passes on, and says when it has passed on everything the client wrote (`input`).
-pub async fn guard_input<R, W>(
+/// A text-synchronization notification goes to `take` first, which applies it or declines it
+/// (see `text_sync`); a declined one is passed on. Ends when the client's input ends (closing
+/// `to_server`, which ends the server). Counts the opens it passes on, and says when it has
+/// read and passed on or applied everything the client wrote (`input`).
+pub async fn guard_input<R, W, T>(
     from_client: R,
     mut to_server: W,
     answers: mpsc::UnboundedSender<Vec<u8>>,
     activity: Arc<InputActivity>,
+    take: T,
 ) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
+    T: Fn(Kind, &[u8]) -> bool,
 {
     let (from_client, short) = ShortReads::new(from_client);
     let mut reader = BufReader::with_capacity(64 << 10, from_client);
@@ -198,8 +207,12 @@ pub async fn guard_input<R, W>(
         };
         match frame {
             Frame::Body(body) => match inspect(&body) {
-                Ok(opens) => {
-                    if opens {
+                Ok(kind) => {
+                    // Applied here before the next message is read: nothing to count.
+                    if kind.is_some_and(|kind| take(kind, &body)) {
+                        continue;
+                    }
+                    if kind == Some(Kind::Open) {
                         activity.open_read();
                     }
                     if to_server.write_all(&frame_bytes(&body)).await.is_err() {

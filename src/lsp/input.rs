@@ -1,12 +1,14 @@
 //! How far the server is with the client's input, so a run of opened files can start as soon as
 //! the batch that brought them has been read and handled, instead of after a fixed quiet time.
 //!
-//! An editor restoring its tabs writes all its `didOpen` messages at once. The guard counts the
-//! ones it passes on and notes when it has read everything the client had written (a read came
-//! back shorter than asked: the pipe was empty); `did_open` counts the ones it handed to a
-//! scheduler. When both counts agree and the input is drained, no open of that batch is still on
-//! its way. A client that writes more afterwards (a pipe that was momentarily empty mid-write)
-//! only cancels the run, whose files go into the next one: nothing is dropped.
+//! An editor restoring its tabs writes all its `didOpen` messages at once. The guard applies each
+//! open itself before it reads the next message (see `text_sync`), and notes when it has read
+//! everything the client had written (a read came back shorter than asked: the pipe was empty).
+//! An open it passes on to the protocol library instead (outside `initialize`..`shutdown`) is
+//! counted, and counted again when the library's handler has handed it to a scheduler. When both
+//! counts agree and the input is drained, no open of that batch is still on its way. A client
+//! that writes more afterwards (a pipe that was momentarily empty mid-write) only cancels the
+//! run, whose files go into the next one: nothing is dropped.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -32,7 +34,7 @@ impl InputActivity {
         self.opens_read.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// `did_open` has handed its file to a scheduler (or had nothing to hand over).
+    /// An open has handed its file to a scheduler (or had nothing to hand over).
     pub fn open_handled(&self) {
         self.opens_handled.fetch_add(1, Ordering::SeqCst);
         self.changed.notify_waiters();

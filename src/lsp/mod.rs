@@ -16,6 +16,7 @@ mod publish;
 mod scheduler;
 mod server;
 mod stdio;
+mod text_sync;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
@@ -65,6 +66,9 @@ pub struct Session {
     pub input: Arc<input::InputActivity>,
     /// Message bodies written to the client as they are, past the library (see `publish`).
     direct: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+    /// Between `initialize` and `shutdown`: the input guard applies the text-synchronization
+    /// notifications itself (see `text_sync`).
+    text_sync: std::sync::atomic::AtomicBool,
 }
 
 fn read<T: Clone>(lock: &RwLock<T>) -> T {
@@ -92,7 +96,17 @@ impl Session {
             schedulers: Mutex::new(Vec::new()),
             input,
             direct,
+            text_sync: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    pub fn takes_text_sync(&self) -> bool {
+        self.text_sync.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn set_takes_text_sync(&self, on: bool) {
+        self.text_sync
+            .store(on, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Sends a message body to the client past the library (see `publish`). The bytes sent;
@@ -347,7 +361,11 @@ where
     let session = service.inner().session.clone();
     let (server_in, guard_out) = tokio::io::duplex(256 << 10);
     let (server_out, merge_in) = tokio::io::duplex(256 << 10);
-    tokio::spawn(framing::guard_input(input, guard_out, direct_tx, activity));
+    let taker = session.clone();
+    let take = move |kind, body: &[u8]| text_sync::take(&taker, kind, body);
+    tokio::spawn(framing::guard_input(
+        input, guard_out, direct_tx, activity, take,
+    ));
     let merge = tokio::spawn(framing::merge_output(merge_in, output, direct_rx));
     // On a worker of the runtime like every other task, not on the thread that blocks on
     // `serve`: a message handed between the protocol and a scheduler then needs no wake-up of

@@ -10,12 +10,12 @@ use tower_lsp_server::ls_types::*;
 
 use super::actions::{code_actions, fix_all_kind};
 use super::commands;
-use super::documents::{Document, uri_to_path};
+use super::documents::uri_to_path;
 use super::position::Encoding;
 use super::publish::publish_config_problems;
 use super::scheduler::Job;
+use super::text_sync;
 use super::{ClientCaps, InitOptions, Session, logging, write};
-use crate::core::config::CONFIG_CANDIDATES;
 
 pub struct Backend {
     pub session: Arc<Session>,
@@ -31,7 +31,7 @@ impl Backend {
     fn is_config_file(&self, path: &std::path::Path) -> bool {
         self.session
             .folder_for(path)
-            .is_some_and(|f| CONFIG_CANDIDATES.iter().any(|c| f.root.join(c) == path))
+            .is_some_and(|f| f.is_config_file(path))
     }
 }
 
@@ -93,6 +93,8 @@ impl LanguageServer for Backend {
         for root in roots {
             s.add_folder(root);
         }
+        // The answer goes out after this returns: a client sends text notifications only then.
+        s.set_takes_text_sync(true);
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 position_encoding: Some(encoding.kind()),
@@ -169,49 +171,29 @@ impl LanguageServer for Backend {
     }
 
     async fn shutdown(&self) -> Result<()> {
+        self.session.set_takes_text_sync(false);
         self.session.stop_all();
         Ok(())
     }
 
+    // The input guard applies these four itself once initialized (see `text_sync`); a client
+    // that sends them earlier or after `shutdown` reaches these.
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
-        self.open(params).await;
+        text_sync::open(&self.session, params);
         // After the file went to its scheduler: a batch of opens is settled once all are here.
         self.session.input.open_handled();
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
-        let Some(path) = uri_to_path(&params.text_document.uri) else {
-            return;
-        };
-        // Full sync: the last change holds the whole text.
-        if let Some(change) = params.content_changes.into_iter().last() {
-            self.session.docs.change(
-                path,
-                params.text_document.uri,
-                params.text_document.version,
-                change.text,
-            );
-        }
+        text_sync::change(&self.session, params);
     }
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
-        let Some(path) = uri_to_path(&params.text_document.uri) else {
-            return;
-        };
-        let Some(folder) = self.session.folder_for(&path) else {
-            return;
-        };
-        if self.is_config_file(&path) {
-            self.session.reload_folder(&folder).await;
-        } else {
-            folder.send(Job::Save(path));
-        }
+        text_sync::save(&self.session, params);
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
-        if let Some(path) = uri_to_path(&params.text_document.uri) {
-            self.session.docs.close(&path);
-        }
+        text_sync::close(&self.session, params);
     }
 
     async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
@@ -298,33 +280,6 @@ impl LanguageServer for Backend {
 }
 
 impl Backend {
-    /// A document opened: kept, and checked unless it is a configuration file.
-    async fn open(&self, params: DidOpenTextDocumentParams) {
-        let doc = params.text_document;
-        let Some(path) = uri_to_path(&doc.uri) else {
-            return;
-        };
-        self.session.docs.open(
-            path.clone(),
-            Document {
-                uri: doc.uri,
-                version: doc.version,
-                text: Arc::from(doc.text),
-            },
-        );
-        let Some(folder) = self.session.folder_for(&path) else {
-            tracing::debug!("{} is outside every workspace folder", path.display());
-            return;
-        };
-        if self.is_config_file(&path) {
-            publish_config_problems(&self.session, &folder).await;
-        } else {
-            // Always asked for: a file reopened with other content must be checked again, and
-            // one whose content the cache knows costs no process (the cache is keyed by content).
-            folder.send(Job::Open(vec![path]));
-        }
-    }
-
     /// Shows a new folder's configuration problems and asks for trust where needed.
     async fn start_folder(&self, folder: &Arc<super::folder::Folder>) {
         let s = &self.session;
