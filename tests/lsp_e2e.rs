@@ -1003,6 +1003,19 @@ fn summary(c: &mut LspClient) -> Value {
     .expect("summary")
 }
 
+/// Waits until the folder's state file says what `holds` looks for.
+fn wait_for_state(ws: &Path, holds: impl Fn(&str) -> bool) {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let state = std::fs::read_to_string(ws.join(".qgates/state.json")).unwrap_or_default();
+        if holds(&state) {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{state}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn a_save_over_the_remembered_scope_still_checks_a_file_changed_outside_the_editor() {
     let ws = marker_repo();
@@ -1015,18 +1028,38 @@ fn a_save_over_the_remembered_scope_still_checks_a_file_changed_outside_the_edit
         |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == 2,
         WAIT,
     );
+    // The save settled: its scope was resolved after its diagnostics went out, and the run
+    // recorded. A file written before that would be caught by this save's own follow-up.
+    wait_for_state(ws.path(), |s| s.contains("a.py"));
     // A new file appears behind the editor's back (a script, a checkout, another editor): no
     // notification says so, so the remembered scope lacks it.
     write(ws.path(), "b.py", "y = 1\n");
     c.edit_and_save("a.py", 3, "x = 3\n");
-    // The save's run over the remembered scope answers a.py at once; the scope resolved beside
-    // it has b.py, so a follow-up run checks b.py too.
+    // The save's run over the remembered scope answers a.py; the scope resolved after it has
+    // b.py, so a follow-up run checks b.py too.
+    let a = c.uri("a.py");
+    let a_v3 = c.wait_for(
+        |m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == a
+                && m["params"]["version"] == 3
+        },
+        WAIT,
+    );
+    assert_eq!(
+        a_v3["params"]["diagnostics"].as_array().map(Vec::len),
+        Some(1),
+        "{a_v3}"
+    );
     assert_eq!(
         shape(&c.diagnostics("b.py")),
         vec![row("X1", 0, 0, 0, 0, "Lint")]
     );
-    // No flicker: a.py got its result once for this version, never an empty list in between.
-    let a = c.uri("a.py");
+    let report = summary(&mut c)["report"].clone();
+    assert_eq!(report["scope"]["mode"], "auto", "{report}");
+    assert_eq!(report["scope"]["files_checked"], 2, "{report}");
+    // No flicker: a.py got its result once for this version, never an empty list in between
+    // (the follow-up publishes only what differs).
     let for_a: Vec<Value> = c
         .all_messages()
         .into_iter()
@@ -1037,24 +1070,8 @@ fn a_save_over_the_remembered_scope_still_checks_a_file_changed_outside_the_edit
         })
         .collect();
     assert_eq!(for_a.len(), 1, "{for_a:?}");
-    assert_eq!(
-        for_a[0]["params"]["diagnostics"].as_array().map(Vec::len),
-        Some(1)
-    );
-    let report = summary(&mut c)["report"].clone();
-    assert_eq!(report["scope"]["mode"], "auto", "{report}");
-    assert_eq!(report["scope"]["files_checked"], 2, "{report}");
     // The state records the follow-up's scope (after publishing): b.py is remembered as failing.
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        let state =
-            std::fs::read_to_string(ws.path().join(".qgates/state.json")).unwrap_or_default();
-        if state.contains("b.py") {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{state}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_state(ws.path(), |s| s.contains("b.py"));
     c.shutdown();
 }
 
