@@ -11,10 +11,13 @@
 //!     --output-format json --no-fix FILE` process, run to its end with its output captured.
 //!     Reference: `ruff server` given the same two notifications (it lints the buffer in process
 //!     and publishes on open and on every change; a save alone publishes nothing). Every sample
-//!     writes new content (a new unused variable), so no side is answered by a cache of its own.
-//!     Target: qgates ≤ raw ruff + 1 ms (medians).
+//!     writes new content (a new unused variable) with a modification time of its own, whole
+//!     seconds from every other revision's (`write_revision`), so no side is answered by a cache
+//!     of its own. Target: qgates ≤ raw ruff + 1 ms (medians).
 //! (b) The same with the three default gates (`ruff_format`, `ruff_lint`, `mypy`). Baseline: each
 //!     gate's raw process on the file, one after another. Target: qgates ≤ the slowest + 5 ms.
+//!     Also, paired per sample: the mypy gate's duration in the server's report (asked untimed
+//!     afterwards), and the rest of the sample (the server's own share).
 //! (c) Re-save of unchanged content (one gate, then three): `didSave` alone, timed until the
 //!     saved file's `publishDiagnostics` arrives (the server answers every save with the saved
 //!     file's diagnostics, changed or not); they must equal the last ones, and `qgates.summary`,
@@ -25,16 +28,21 @@
 //! (d) 200 files opened at once (`ruff_lint`): 200 `didOpen` in one write to a fresh server; the
 //!     time runs until all 200 files have their diagnostics (each checked against the tool's own
 //!     count). Baseline: one raw `ruff check` over the 200 files. Reference: `ruff server`.
+//!     Floor: a stand-in server that does nothing of its own (`stand_in_server`): it runs the
+//!     same `ruff check` once the last open has arrived and replays qgates' publications, written
+//!     beforehand. What it takes is what any server pays that runs the tool as a process.
 //!     Target: qgates ≤ 1.2 × the raw process.
 //! (e) Memory of the server process (`VmRSS` and `VmHWM` of /proc/PID/status): after
 //!     `initialize`, and after `qgates.run` with scope `project` over a generated 2,000-file project
 //!     with the three default gates. Targets: ≤ 10 MB after `initialize`, ≤ 40 MB after the
-//!     project run (both read on the peak, `VmHWM`). Also how many of the functions listed in
-//!     `link/startup-symbols.txt` (laid out together by build.rs) the binary has, against how
-//!     many the benches' build had when the list was recorded (the list names the functions of
-//!     the release build and of the benches' build, which differ): names carry hashes that
-//!     change with the code around them and with the toolchain and dependencies, and the memory
-//!     after `initialize` grows with the functions missing.
+//!     project run (both read on the peak, `VmHWM`). While that run goes on, a request the
+//!     protocol library answers at once (an unknown method) is sent every 2 ms: the longest
+//!     waits for its answer are how long the server stayed deaf. Also how many of the functions
+//!     listed in `link/startup-symbols.txt` (laid out together by build.rs) the binary has,
+//!     against how many the benches' build had when the list was recorded (the list names the
+//!     functions of the release build and of the benches' build, which differ): names carry
+//!     hashes that change with the code around them and with the toolchain and dependencies,
+//!     and the memory after `initialize` grows with the functions missing.
 //!
 //! In (a) and (b) every sample, of every side, starts at least `SPACING` after the previous
 //! sample ended. The server needs the pause: it treats a trigger within 50 ms of the previous one
@@ -83,6 +91,10 @@ const PROJECT_FILES: usize = 2_000;
 const SAVED: &str = "src/app.py";
 
 fn main() {
+    if let Some(publications) = std::env::var_os(STAND_IN) {
+        stand_in_server(Path::new(&publications));
+        return;
+    }
     // `cargo bench` passes `--bench`; a filter argument is accepted and ignored.
     let tools = Tools::find();
     let runs = runs_from_env(5);
@@ -231,6 +243,18 @@ impl Lsp {
             c.env("PATH", p);
         }
         Lsp::spawn("qgates lsp", c, root)
+    }
+
+    /// The stand-in server of (d) (`stand_in_server`), replaying `publications`.
+    fn stand_in(tools: &Tools, root: &Path, publications: &Path, files: &[String]) -> Lsp {
+        let exe = std::env::current_exe().expect("the bench's own path");
+        let ruff = ruff_check(tools, root, files);
+        let mut c = tools.command(&exe, root);
+        c.env(STAND_IN, publications)
+            .arg("--stand-in")
+            .arg(ruff.get_program())
+            .args(ruff.get_args());
+        Lsp::spawn("stand-in", c, root)
     }
 
     fn ruff(tools: &Tools, root: &Path) -> Lsp {
@@ -485,6 +509,21 @@ impl Memory {
 // ---------------------------------------------------------------------------------------------
 // Workspaces
 
+/// Writes revision `rev` of a module with a modification time of its own, whole seconds apart
+/// from every other revision's, as edits seconds apart would have. mypy takes a file whose size
+/// and modification time (in whole seconds) match its cache as unchanged: revisions written
+/// within one second, all of one size, were then checked or not depending on the clock, and
+/// a sample took 100 or 115 ms by that alone.
+fn write_revision(path: &Path, text: &str, rev: usize) {
+    std::fs::write(path, text).expect("write the module");
+    let at = std::time::UNIX_EPOCH + Duration::from_secs(1_600_000_000 + rev as u64);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_modified(at))
+        .expect("set the module's modification time");
+}
+
 /// A module with one lint finding that changes with `rev` (an unused local named after it), an
 /// unused import, and a type error, formatted as `ruff format` wants it.
 fn module(rev: usize) -> String {
@@ -678,7 +717,7 @@ fn save_bench(tools: &Tools, n: usize) -> String {
             // Rotate who goes first.
             rev += 1;
             let text = module(rev);
-            std::fs::write(root.join(SAVED), &text).expect("write the module");
+            write_revision(&root.join(SAVED), &text, rev);
             space(last);
             match (side + i) % 3 {
                 0 => {
@@ -758,6 +797,8 @@ fn three_gates_bench(tools: &Tools, n: usize) -> String {
     let mut last = Instant::now();
     let mut tool_t: [Vec<Duration>; 3] = Default::default();
     let mut q_t = Vec::new();
+    // Per qgates sample: the mypy gate's time in its report, and the rest of the sample.
+    let (mut inside, mut outside): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
     let warmup = 2;
     for i in 0..warmup + n {
         let timed_run = i >= warmup;
@@ -772,7 +813,7 @@ fn three_gates_bench(tools: &Tools, n: usize) -> String {
         for side in 0..2 {
             rev += 1;
             let text = module(rev);
-            std::fs::write(root.join(SAVED), &text).expect("write the module");
+            write_revision(&root.join(SAVED), &text, rev);
             if (side + i) % 2 == 0 {
                 for (k, (name, program, args)) in by_hand.iter().enumerate() {
                     let mut c = tools.command(program, root);
@@ -805,6 +846,11 @@ fn three_gates_bench(tools: &Tools, n: usize) -> String {
                 );
                 if timed_run {
                     q_t.push(at - start);
+                    // Untimed: how long the type checker's gate took inside this save.
+                    let mypy_ms = gate_ms(&mut q, "mypy");
+                    last = Instant::now();
+                    inside.push(mypy_ms);
+                    outside.push(ms(at - start) - mypy_ms);
                 }
             }
         }
@@ -834,7 +880,36 @@ fn three_gates_bench(tools: &Tools, n: usize) -> String {
         qm - slowest,
         verdict(qm <= slowest + 5.0)
     );
+    let _ = writeln!(
+        s,
+        "    of which (paired per sample): the mypy gate inside qgates {:.0} ms (its report's duration_ms), the rest {:+.1} ms",
+        median_f(&inside),
+        median_f(&outside)
+    );
     s
+}
+
+/// The duration of gate `id` in the server's last report (`qgates.summary`), in ms.
+fn gate_ms(q: &mut Lsp, id: &str) -> f64 {
+    let summary = q.request(
+        "workspace/executeCommand",
+        json!({"command": "qgates.summary", "arguments": [{}]}),
+    );
+    let gates = summary["report"]["gates"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    gates
+        .iter()
+        .find(|g| g["id"] == id)
+        .and_then(|g| g["duration_ms"].as_f64())
+        .unwrap_or_else(|| panic!("qgates: no {id} gate with a duration in the last report"))
+}
+
+fn median_f(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1016,7 +1091,8 @@ fn open_bench(tools: &Tools, n: usize) -> String {
         "ruff finds something in most files"
     );
 
-    let open_all = |server: &mut Lsp| -> Duration {
+    // Returns the time and the publications that completed the 200 files, as they came.
+    let open_all = |server: &mut Lsp| -> (Duration, Vec<Value>) {
         let mut bytes = Vec::new();
         for (f, t) in files.iter().zip(&texts) {
             bytes.extend(server.did_open_frame(f, t, 1));
@@ -1026,6 +1102,7 @@ fn open_bench(tools: &Tools, n: usize) -> String {
         send_frames(&server.writer, &bytes);
         let mut seen: HashSet<String> = HashSet::new();
         let mut last = start;
+        let mut publications = Vec::new();
         while seen.len() < files.len() {
             let (at, m) =
                 server.wait_for(|m| m["method"] == "textDocument/publishDiagnostics", WAIT);
@@ -1039,12 +1116,15 @@ fn open_bench(tools: &Tools, n: usize) -> String {
             );
             if seen.insert(uri) {
                 last = at;
+                publications.push(m);
             }
         }
-        last - start
+        (last - start, publications)
     };
 
-    let (mut raw_t, mut q_t, mut r_t) = (Vec::new(), Vec::new(), Vec::new());
+    // The stand-in replays the publications of qgates' untimed first run.
+    let replay = tempfile::NamedTempFile::new().expect("a temporary file");
+    let (mut raw_t, mut q_t, mut r_t, mut s_t) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let trust = trust_file();
     let warmup = 1;
     for i in 0..warmup + n {
@@ -1054,34 +1134,52 @@ fn open_bench(tools: &Tools, n: usize) -> String {
                 "(d)",
                 i - warmup,
                 n,
-                &[("raw", &raw_t), ("qgates", &q_t), ("ruff server", &r_t)],
+                &[
+                    ("raw", &raw_t),
+                    ("qgates", &q_t),
+                    ("ruff server", &r_t),
+                    ("stand-in", &s_t),
+                ],
             );
         }
-        for side in 0..3 {
-            match (side + i) % 3 {
+        // qgates first in the untimed round: the stand-in needs its publications.
+        for side in 0..4 {
+            match (side + i) % 4 {
                 0 => {
+                    let mut q = Lsp::qgates(tools, root, &trust.path().join("trust.json"), None);
+                    q.initialize(json!({"trusted": true}));
+                    let (d, publications) = open_all(&mut q);
+                    q.shutdown();
+                    if timed_run {
+                        q_t.push(d);
+                    } else {
+                        let frames: Vec<u8> = publications.iter().flat_map(frame).collect();
+                        std::fs::write(replay.path(), frames).expect("write the publications");
+                    }
+                }
+                1 => {
                     let (d, out) = timed(&mut ruff_check(tools, root, &files));
                     assert_eq!(out.status.code(), Some(1), "raw ruff finds something");
                     if timed_run {
                         raw_t.push(d);
                     }
                 }
-                1 => {
-                    let mut q = Lsp::qgates(tools, root, &trust.path().join("trust.json"), None);
-                    q.initialize(json!({"trusted": true}));
-                    let d = open_all(&mut q);
-                    q.shutdown();
-                    if timed_run {
-                        q_t.push(d);
-                    }
-                }
-                _ => {
+                2 => {
                     let mut r = Lsp::ruff(tools, root);
                     r.initialize(json!({}));
-                    let d = open_all(&mut r);
+                    let (d, _) = open_all(&mut r);
                     r.shutdown();
                     if timed_run {
                         r_t.push(d);
+                    }
+                }
+                _ => {
+                    let mut s = Lsp::stand_in(tools, root, replay.path(), &files);
+                    s.initialize(json!({}));
+                    let (d, _) = open_all(&mut s);
+                    s.shutdown();
+                    if timed_run {
+                        s_t.push(d);
                     }
                 }
             }
@@ -1099,12 +1197,75 @@ fn open_bench(tools: &Tools, n: usize) -> String {
     ));
     s.push_str(&row("qgates lsp: didOpen ×200 → all diagnostics", &q_t));
     s.push_str(&row("ruff server: didOpen ×200 → all diagnostics", &r_t));
+    s.push_str(&row("stand-in: didOpen ×200 → all diagnostics", &s_t));
     let _ = writeln!(
         s,
         "    qgates / raw ruff = {ratio:.2}   target ≤ 1.2: {}",
         verdict(ratio <= 1.2)
     );
+    let _ = writeln!(
+        s,
+        "    stand-in / raw ruff = {:.2}: the floor under any server that runs the tool (see `stand_in_server`)",
+        median(&s_t).as_secs_f64() / median(&raw_t).as_secs_f64()
+    );
     s
+}
+
+/// The environment variable that makes this binary the stand-in server of (d), naming the file
+/// of publications it replays.
+const STAND_IN: &str = "QGATES_BENCH_STAND_IN";
+
+/// The floor under (d): a stand-in server that does nothing of its own. It answers `initialize`
+/// and `shutdown`; when the last of the 200 `didOpen` messages has arrived (found by a byte
+/// search, nothing parsed), it runs the same `ruff check` over the same files (given on its
+/// command line, so it needs nothing from the messages), reads its output whole, and writes
+/// qgates' own publications of an earlier run in one write, prepared beforehand. What remains is
+/// what any server pays that runs the tool as a process: the client's write of the opens, the
+/// process, and the client reading the diagnostics. A real server also reads the opens, parses
+/// the tool's output and builds the publications.
+fn stand_in_server(publications: &Path) {
+    let replay = std::fs::read(publications).expect("the publications to replay");
+    let argv: Vec<OsString> = std::env::args_os()
+        .skip_while(|a| a != "--stand-in")
+        .skip(1)
+        .collect();
+    let (program, args) = argv.split_first().expect("a command after --stand-in");
+    let mut reader = BufReader::with_capacity(1 << 16, std::io::stdin().lock());
+    let mut out = std::io::stdout().lock();
+    let mut line = String::new();
+    let mut opens = 0;
+    let open = b"\"textDocument/didOpen\"";
+    while let Some(body) = read_frame(&mut reader, &mut line) {
+        if body.windows(open.len()).any(|w| w == open) {
+            opens += 1;
+            if opens == OPENED {
+                let ran = Command::new(program)
+                    .args(args)
+                    .stdin(Stdio::null())
+                    .output()
+                    .expect("the stand-in runs ruff");
+                std::hint::black_box(&ran.stdout);
+                let _ = out.write_all(&replay).and_then(|()| out.flush());
+            }
+            continue;
+        }
+        let Ok(msg) = serde_json::from_slice::<Value>(&body) else {
+            continue;
+        };
+        match (msg.get("id"), msg["method"].as_str()) {
+            (Some(id), Some(method)) => {
+                let result = if method == "initialize" {
+                    json!({"capabilities": {}})
+                } else {
+                    Value::Null
+                };
+                let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
+                let _ = out.write_all(&frame(&answer)).and_then(|()| out.flush());
+            }
+            (None, Some("exit")) => return,
+            _ => {}
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1163,10 +1324,32 @@ fn memory_bench(tools: &Tools) -> String {
     let mut q = Lsp::qgates(tools, root, &trust.path().join("trust.json"), None);
     q.initialize(json!({"trusted": true}));
     let start = Instant::now();
-    let answer = q.request(
-        "workspace/executeCommand",
-        json!({"command": "qgates.run", "arguments": [{"scope": "project"}]}),
+    // Sent without waiting for its answer: meanwhile a request the protocol library answers at
+    // once (an unknown method) is sent over and over, to see how long the server stays deaf.
+    let run_id = q.next_id;
+    q.next_id += 1;
+    send_frames(
+        &q.writer,
+        &frame(
+            &json!({"jsonrpc": "2.0", "id": run_id, "method": "workspace/executeCommand",
+            "params": {"command": "qgates.run", "arguments": [{"scope": "project"}]}}),
+        ),
     );
+    let mut waits = Vec::new();
+    let answer = loop {
+        let done = q
+            .backlog
+            .iter()
+            .position(|(_, m)| m["id"] == run_id && m.get("method").is_none());
+        if let Some(i) = done {
+            break q.backlog.remove(i).expect("the position exists").1["result"].clone();
+        }
+        let asked = Instant::now();
+        let refused = q.try_request("qgates/ping", json!({}));
+        assert!(refused.is_err(), "an unknown method is refused");
+        waits.push(asked.elapsed());
+        std::thread::sleep(Duration::from_millis(2));
+    };
     let took = start.elapsed();
     let report = &answer["report"];
     let mut violations = 0;
@@ -1206,6 +1389,20 @@ fn memory_bench(tools: &Tools) -> String {
         "    ({} files, three gates, {violations} violations, {:.1} s)",
         report["scope"]["files_checked"],
         took.as_secs_f64()
+    );
+    let mut longest = waits.clone();
+    longest.sort_unstable_by(|a, b| b.cmp(a));
+    let _ = writeln!(
+        s,
+        "    while it ran, {} requests answered at once by the protocol library: median {:.2} ms, the longest {}",
+        waits.len(),
+        ms(median(&waits)),
+        longest
+            .iter()
+            .take(3)
+            .map(|d| format!("{:.1} ms", ms(*d)))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     let _ = writeln!(s, "    {}", startup_order(&tools.qgates));
     s
