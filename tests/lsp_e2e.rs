@@ -830,15 +830,7 @@ fn quick_fixes_work_for_a_file_whose_result_came_while_it_was_closed() {
     )
     .expect("run");
     c.open(rel);
-    let uri = c.uri(rel);
-    let published = c.wait_for(
-        |m| {
-            m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["uri"] == uri
-                && m["params"]["version"] == 1
-        },
-        WAIT,
-    );
+    let published = c.publication_of_version(rel, 1);
     let f401 = published["params"]["diagnostics"]
         .as_array()
         .unwrap()
@@ -1037,15 +1029,7 @@ fn a_save_over_the_remembered_scope_still_checks_a_file_changed_outside_the_edit
     c.edit_and_save("a.py", 3, "x = 3\n");
     // The save's run over the remembered scope answers a.py; the scope resolved after it has
     // b.py, so a follow-up run checks b.py too.
-    let a = c.uri("a.py");
-    let a_v3 = c.wait_for(
-        |m| {
-            m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["uri"] == a
-                && m["params"]["version"] == 3
-        },
-        WAIT,
-    );
+    let a_v3 = c.publication_of_version("a.py", 3);
     assert_eq!(
         a_v3["params"]["diagnostics"].as_array().map(Vec::len),
         Some(1),
@@ -1060,6 +1044,7 @@ fn a_save_over_the_remembered_scope_still_checks_a_file_changed_outside_the_edit
     assert_eq!(report["scope"]["files_checked"], 2, "{report}");
     // No flicker: a.py got its result once for this version, never an empty list in between
     // (the follow-up publishes only what differs).
+    let a = c.uri("a.py");
     let for_a: Vec<Value> = c
         .all_messages()
         .into_iter()

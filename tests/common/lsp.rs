@@ -247,6 +247,19 @@ impl LspClient {
         msg["params"].clone()
     }
 
+    /// The `publishDiagnostics` message for a file's document version.
+    pub fn publication_of_version(&mut self, rel: &str, version: i32) -> Value {
+        let uri = self.uri(rel);
+        self.wait_for(
+            |m| {
+                m["method"] == "textDocument/publishDiagnostics"
+                    && m["params"]["uri"] == uri
+                    && m["params"]["version"] == version
+            },
+            WAIT,
+        )
+    }
+
     /// The next `publishDiagnostics` for a file.
     pub fn diagnostics(&mut self, rel: &str) -> Vec<Value> {
         self.publication(rel)["diagnostics"]
