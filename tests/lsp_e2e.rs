@@ -1009,6 +1009,33 @@ fn wait_for_state(ws: &Path, holds: impl Fn(&str) -> bool) {
 }
 
 #[test]
+fn a_file_opened_right_after_its_folder_was_added_is_checked() {
+    let one = marker_workspace();
+    let two = marker_workspace();
+    let (mut c, _t) = trusted_client(one.path());
+    let uri = file_uri(&two.path().join("a.py"));
+    // Back to back, as an editor adding a folder that holds an open file sends them.
+    c.notify(
+        "workspace/didChangeWorkspaceFolders",
+        json!({"event": {"added": [{"uri": file_uri(two.path()), "name": "two"}], "removed": []}}),
+    );
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": "x = 1\n"}}),
+    );
+    let published = c.wait_for(
+        |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri,
+        WAIT,
+    );
+    assert_eq!(
+        shape(published["params"]["diagnostics"].as_array().unwrap()),
+        vec![row("X1", 0, 0, 0, 0, "Lint")]
+    );
+    assert_eq!(runs(two.path()), 1, "the new folder's own gate checked it");
+    c.shutdown();
+}
+
+#[test]
 fn a_save_over_the_remembered_scope_still_checks_a_file_changed_outside_the_editor() {
     let ws = marker_repo();
     let (mut c, _t) = trusted_client(ws.path());

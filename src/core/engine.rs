@@ -156,14 +156,12 @@ async fn run_scope(
     let mut tasks = tokio::task::JoinSet::new();
     let mut checked = std::collections::HashSet::new();
     let mut running: Vec<String> = Vec::new();
-    // Each gate task's word that its process started, and the keys owed to it (see
-    // `Lookup::unkeyed`).
-    let mut starts = Vec::new();
+    // The keys owed to gate tasks (see `Lookup::unkeyed`).
     let mut deferred = Vec::new();
-    // Gate tasks start their processes in `order`, each after the one before it: the runtime
-    // runs the task spawned last first (its LIFO slot), which put a quick gate's start (and,
-    // on a busy core, a wait of milliseconds for the starting thread to run again) ahead of
-    // the type checker's.
+    // Gate tasks start their processes in `order`, each after the one before it said it started:
+    // the runtime runs the task spawned last first (its LIFO slot), which put a quick gate's
+    // start (and, on a busy core, a wait of milliseconds for the starting thread to run again)
+    // ahead of the type checker's. The last gate's word then says that every gate started.
     let mut turn: Option<tokio::sync::oneshot::Receiver<()>> = None;
     let mut keys = KeyMaker::new(&request.root, config)
         .with_stamps(request.cache.as_deref())
@@ -217,9 +215,6 @@ async fn run_scope(
         let cache = request.cache.clone();
         let events = request.events.clone();
         running.push(gate.id.clone());
-        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
-        let mut started = Some(started_tx);
-        starts.push(started_rx);
         let (next_tx, next_rx) = tokio::sync::oneshot::channel();
         let mut next = Some(next_tx);
         let my_turn = turn.replace(next_rx);
@@ -244,9 +239,6 @@ async fn run_scope(
             // Its first step starts the process; then the run's other work may begin.
             let fresh = std::future::poll_fn(|cx| {
                 let polled = run.as_mut().poll(cx);
-                if let Some(tx) = started.take() {
-                    let _ = tx.send(());
-                }
                 if let Some(tx) = next.take() {
                     let _ = tx.send(());
                 }
@@ -279,8 +271,9 @@ async fn run_scope(
     // What the tools need not wait for is done while they run, not before they start: old run
     // folders go (only now and then: see `PRUNE_SLACK`) and the next run's folder is set aside,
     // at a lower priority (see `background`); the keys owed to gate tasks are worked out here.
-    for started in starts {
-        let _ = started.await;
+    if let Some(last) = turn {
+        // An error only means the last gate ended without starting.
+        let _ = last.await;
     }
     let housekeeping = run_dir.as_ref().filter(|d| d.in_workspace).map(|dir| {
         let (root, current, dirs) = (request.root.clone(), dir.clone(), request.run_dirs.clone());

@@ -234,6 +234,13 @@ impl LanguageServer for Backend {
             .map(|root| self.session.add_folder(root))
             .collect();
         for folder in added {
+            // An open the input guard applied before this change was handled found no folder,
+            // or an outer one: the new folder checks its open files itself, as a reloaded
+            // configuration does.
+            let open = self.session.docs.under(&folder.root);
+            if !open.is_empty() {
+                folder.send(Job::Open(open));
+            }
             self.start_folder(&folder).await;
         }
     }

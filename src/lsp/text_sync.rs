@@ -8,13 +8,16 @@
 //! the first byte, and the tool started at 2.2 ms. Here each is parsed into its typed parameters
 //! once: 0.7 and 1.5 ms.
 //!
-//! Order: they take effect in the order the client sent them, each before the guard reads the
-//! next message. A request sent before one of them (a code action, a command) may be answered
-//! after it took effect, as the library's concurrent handlers already allowed. They are taken
-//! only between `initialize` and `shutdown` (see `Session::takes_text_sync`); outside that window
-//! they go to the library, which answers them as the protocol says. Work that waits on the
-//! client (publishing a configuration's problems, reloading it) runs in a task of its own: the
-//! guard never waits on the client, whose answers it is the one to read.
+//! Order: they take effect in the order the client sent them, each before the guard reads the next
+//! message. A request sent before one of them (a code action, a command) may be answered after it
+//! took effect, as the library's concurrent handlers already allowed. So may a notification the
+//! library handles: a folder added just before an open may be added after it (the new folder then
+//! checks the files already open in it), and a configuration file changed just before a save may be
+//! reloaded after it (a reload runs the open files again). They are taken only between `initialize`
+//! and `shutdown` (see `Session::takes_text_sync`); outside that window they go to the library,
+//! which answers them as the protocol says. Work that waits on the client (publishing a
+//! configuration's problems, reloading it) runs in a task of its own: the guard never waits on the
+//! client, whose answers it is the one to read.
 
 use std::sync::Arc;
 
