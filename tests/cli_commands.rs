@@ -85,13 +85,14 @@ fn a_broken_configuration_exits_2_with_its_place_and_runs_nothing() {
     write(
         ws.path(),
         "quality.yaml",
-        "version: 1\ngates:\n  a:\n    comand: [\"./ok.sh\"]\n    parsing: { strategy: exit_code }\n",
+        "version: 1\ngates:\n  a:\n    command: [\"./ok.sh\"]\n    timout_s: 5\n    parsing: { strategy: exit_code }\n",
     );
-    let (code, out, err) = run(ws.path(), &["check"]);
+    let (code, out, err) = run(ws.path(), &["check", "--scope", "project"]);
     assert_eq!(code, 2);
     assert!(out.is_empty(), "{out}");
+    // The gate's command is valid and would write `ran`: only the mistake stops it.
     assert!(
-        err.contains("quality.yaml:4:5") && err.contains("did you mean `command`"),
+        err.contains("quality.yaml:5:5") && err.contains("did you mean `timeout_s`"),
         "{err}"
     );
     assert!(!ws.path().join("ran").exists());

@@ -57,21 +57,28 @@ impl Server {
         stdin.flush().unwrap();
     }
 
-    /// Sends a request and returns its response; every line before it must be a JSON-RPC message.
+    /// The next line the server writes, which must be a JSON-RPC message.
+    fn next_message(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the server answered within a minute");
+        let v: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout carried a line that is not JSON ({e}): {line}"));
+        assert_eq!(v["jsonrpc"], "2.0", "{line}");
+        v
+    }
+
+    /// Sends a request and returns its response; no other answer may come before it.
     fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
         let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         self.send(&msg.to_string());
         loop {
-            let line = self
-                .lines
-                .recv_timeout(Duration::from_secs(60))
-                .unwrap_or_else(|_| panic!("no answer to {msg}"));
-            let v: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("stdout carried a line that is not JSON ({e}): {line}"));
-            assert_eq!(v["jsonrpc"], "2.0", "{line}");
+            let v = self.next_message();
             if v["id"] == id {
                 return v;
             }
+            assert!(v.get("id").is_none(), "an answer to another request: {v}");
         }
     }
 
@@ -107,6 +114,9 @@ fn bad_input_gets_answers_and_the_server_lives_on() {
     assert_eq!(init["result"]["serverInfo"]["name"], "qgates", "{init}");
     s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     s.send("this is not JSON");
+    let answer = s.next_message();
+    assert_eq!(answer["id"], Value::Null, "{answer}");
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
 
     let e = error_text(&s.call(2, "run_quality_gates", json!({"scope": ["project"]})));
     assert!(

@@ -2,11 +2,13 @@
 //! SDK, rmcp). Tools `run_quality_gates` and `last_summary` drive the same engine as
 //! `qgates check`; this module only translates arguments in and reports out.
 
+mod line_guard;
 mod schema;
 mod server;
 mod tools;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use rmcp::ServiceExt;
 
@@ -33,19 +35,32 @@ pub fn serve(root: PathBuf, config_path: Option<PathBuf>) -> i32 {
         }
     };
     runtime.block_on(async {
-        let service = match server.serve(rmcp::transport::stdio()).await {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::error!("qgates mcp: the client did not complete the MCP handshake: {e}");
-                return crate::core::report::exit::USAGE;
-            }
-        };
-        match service.waiting().await {
-            Ok(_) => crate::core::report::exit::GREEN,
-            Err(e) => {
-                tracing::error!("qgates mcp: the server stopped: {e}");
-                crate::core::report::exit::GATE_ERROR
-            }
-        }
+        let (input, output, writer) = line_guard::guard(tokio::io::stdin(), tokio::io::stdout());
+        let code = serve_on(server, input, output).await;
+        // Every answer written before the exit; a guard still reading a live stdin (the library
+        // stopped on an error) is not waited for.
+        let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
+        code
     })
+}
+
+async fn serve_on(
+    server: QgatesServer,
+    input: impl tokio::io::AsyncRead + Send + Unpin + 'static,
+    output: impl tokio::io::AsyncWrite + Send + Unpin + 'static,
+) -> i32 {
+    let service = match server.serve((input, output)).await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!("qgates mcp: the client did not complete the MCP handshake: {e}");
+            return crate::core::report::exit::USAGE;
+        }
+    };
+    match service.waiting().await {
+        Ok(_) => crate::core::report::exit::GREEN,
+        Err(e) => {
+            tracing::error!("qgates mcp: the server stopped: {e}");
+            crate::core::report::exit::GATE_ERROR
+        }
+    }
 }

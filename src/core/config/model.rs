@@ -305,7 +305,6 @@ pub struct RawDefaults {
 /// How a gate's output becomes violations. Which keys apply depends on `strategy`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = super::schema::strategy_keys)]
 pub struct RawParsing {
     /// How the output is read.
     #[schemars(with = "Strategy")]

@@ -6,7 +6,6 @@
 //! `enumDescriptions`, which VS Code's YAML extension shows); and the `parsing` keys each strategy
 //! does not read are forbidden, matching the check `qgates` itself makes.
 
-use schemars::Schema;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
@@ -24,6 +23,9 @@ pub fn json_schema_value() -> Value {
     if let Some(defs) = schema.get_mut("definitions").and_then(Value::as_object_mut) {
         for def in defs.values_mut() {
             plain_enum(def);
+        }
+        if let Some(parsing) = defs.get_mut("RawParsing") {
+            strategy_keys(parsing);
         }
     }
     unwrap_doc_lines(&mut schema);
@@ -103,8 +105,8 @@ fn plain_enum(def: &mut Value) {
 }
 
 /// Adds, for each strategy, "if `strategy` is this, the keys it does not read must be absent"
-/// (and `text_violations` needs `pattern`). Applied to `RawParsing`'s schema by schemars.
-pub(super) fn strategy_keys(schema: &mut Schema) {
+/// (and `text_violations` needs `pattern`), on `RawParsing`'s schema.
+fn strategy_keys(schema: &mut Value) {
     let all: Vec<&str> = match schema.get("properties").and_then(Value::as_object) {
         Some(props) => props
             .keys()
@@ -130,5 +132,7 @@ pub(super) fn strategy_keys(schema: &mut Schema) {
             "then": then,
         }));
     }
-    schema.insert("allOf".into(), Value::Array(rules));
+    if let Some(obj) = schema.as_object_mut() {
+        obj.insert("allOf".into(), Value::Array(rules));
+    }
 }
