@@ -1,4 +1,4 @@
-//! One test per configuration mistake (SPEC §1): each asserts the file, line and column, that the
+//! One test per configuration mistake: each asserts the file, line and column, that the
 //! place really holds the offending key or value, and that the message says what is wrong and
 //! how to fix it.
 

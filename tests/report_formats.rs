@@ -761,7 +761,7 @@ fn github_columns_only_on_one_line() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// summary line, exit code, compact JSON (SPEC §7)
+// summary line, exit code, compact JSON (docs/design.md)
 
 fn failing(id: &str, violations: usize, fixable: usize) -> GateResult {
     let mut g = gate(id, id, GateStatus::Failed);
