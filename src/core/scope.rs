@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::core::baseline::StateStore;
 use crate::core::config::Config;
 use crate::core::git_changes::{GitError, Repo};
-use crate::core::state::StateStore;
 
 /// What the caller asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -149,7 +149,6 @@ impl Background {
             r
         };
         req.cache = Some(folder.cache.clone());
-        req.run_dirs = Some(folder.run_dirs.clone());
         req
     }
 }
@@ -307,7 +306,6 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
             let mut req = RunRequest::new(folder.root.clone(), scope, Trigger::Command);
             req.gates = gates;
             req.cache = Some(folder.cache.clone());
-            req.run_dirs = Some(folder.run_dirs.clone());
             let versions = snapshot(&session, &folder);
             let (tx, events) = mpsc::unbounded_channel();
             req.events = Some(tx);
