@@ -255,7 +255,7 @@ fn add_files(root: &Path, also: &[PathBuf], files: &mut Vec<String>) {
     for p in also {
         let abs = root.join(p);
         if abs.is_file()
-            && let Some(rel) = crate::core::scope::relative_posix(root, &abs)
+            && let Some(rel) = crate::core::paths::relative_posix(root, &abs)
         {
             files.push(rel);
         }

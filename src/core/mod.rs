@@ -9,6 +9,7 @@ pub mod fix;
 pub mod git_changes;
 pub mod hash;
 pub mod parse;
+pub mod paths;
 pub mod qgates_dir;
 pub mod report;
 pub mod request;

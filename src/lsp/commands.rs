@@ -198,7 +198,7 @@ fn answer(report: &Report) -> Value {
 
 /// A file argument relative to the folder's root unless it is absolute or a `file:` URI.
 fn file_arg(root: &Path, f: &str) -> PathBuf {
-    absolute_file_arg(f).unwrap_or_else(|| crate::core::scope::lexical_clean(&root.join(f)))
+    absolute_file_arg(f).unwrap_or_else(|| crate::core::paths::lexical_clean(&root.join(f)))
 }
 
 fn absolute_file_arg(f: &str) -> Option<PathBuf> {
@@ -207,7 +207,7 @@ fn absolute_file_arg(f: &str) -> Option<PathBuf> {
     }
     Path::new(f)
         .is_absolute()
-        .then(|| crate::core::scope::lexical_clean(Path::new(f)))
+        .then(|| crate::core::paths::lexical_clean(Path::new(f)))
 }
 
 fn pick_folder(session: &Session, args: &RunArgs) -> Result<Arc<Folder>> {
@@ -235,7 +235,7 @@ fn folder_named(session: &Session, f: &str) -> Option<Arc<Folder>> {
         Ok(uri) if f.starts_with("file:") => uri_to_path(&uri)?,
         _ => PathBuf::from(f),
     };
-    let path = crate::core::scope::lexical_clean(&path);
+    let path = crate::core::paths::lexical_clean(&path);
     session.folders().into_iter().find(|x| x.root == path)
 }
 

@@ -31,8 +31,9 @@ use super::progress;
 use super::publish::publish_report;
 use crate::core::config::{Config, Trigger};
 use crate::core::engine::{self, RunError, RunEvent, RunRequest};
+use crate::core::paths::relative_posix;
 use crate::core::report::Report;
-use crate::core::scope::{ResolvedScope, ScopeRequest, relative_posix};
+use crate::core::scope::{ResolvedScope, ScopeRequest};
 
 pub type Reply = oneshot::Sender<Result<Arc<Report>, String>>;
 

@@ -19,9 +19,9 @@ use crate::core::cache::ResultCache;
 use crate::core::config::{self, Trigger};
 use crate::core::engine::{RunRequest, run};
 use crate::core::fix::run_with_fixes;
+use crate::core::paths::{lexical_clean, relative_posix};
 use crate::core::report::Report;
 use crate::core::request::{ScopeChoice, scope_request};
-use crate::core::scope::{lexical_clean, relative_posix};
 
 const INSTRUCTIONS: &str = "qgates runs this repository's quality gates (quality.yaml). Call run_quality_gates after changing code: with no arguments it checks what changed since the last green run. Read the summary line first; fix the violations listed in the structured result, then call it again until overall_pass is true.";
 
