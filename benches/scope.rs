@@ -153,10 +153,10 @@ fn small_repository(runs: usize) -> Result<(), Box<dyn std::error::Error>> {
         qgates::core::config::DEFAULT_CONFIG,
     )?;
     let config = qgates::core::config::load_for_workspace(root, None)?;
-    qgates::core::state::StateStore::new(root).update(|s| {
+    qgates::core::baseline::StateStore::new(root).update(|s| {
         s.branches.insert(
             "main".into(),
-            qgates::core::state::BranchState {
+            qgates::core::baseline::BranchState {
                 baseline_sha: Some(base.clone()),
                 failed_files: Vec::new(),
             },

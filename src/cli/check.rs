@@ -6,6 +6,7 @@ use std::path::Path;
 use super::args::{BaselineCommand, CheckArgs, FormatArg, InitArgs, ParseArgs, ScopeArg};
 use super::output::{print_stderr, print_stdout};
 use super::workspace::find_root;
+use crate::core::baseline::StateStore;
 use crate::core::cache::ResultCache;
 use crate::core::config::{self, Trigger};
 use crate::core::engine::{RunRequest, run};
@@ -15,7 +16,6 @@ use crate::core::parse::{OutputSource, ParseContext, ReadError, SavedOutput, par
 use crate::core::report::{self, Report, exit};
 use crate::core::request::{ScopeChoiceError, scope_request};
 use crate::core::scope::DETACHED;
-use crate::core::state::StateStore;
 
 pub fn check(a: CheckArgs) -> i32 {
     let start = a
@@ -66,7 +66,6 @@ pub fn check(a: CheckArgs) -> i32 {
         update_state: !a.no_state,
         also: Vec::new(),
         events: None,
-        run_dirs: None,
     };
     // One thread drives the run: the gates are processes, waited for without blocking it, and
     // their outputs are parsed on the blocking pool. Worker threads would only cost start-up.
@@ -320,7 +319,7 @@ pub fn baseline(cmd: BaselineCommand) -> i32 {
                 .update(|s| {
                     s.branches.insert(
                         branch.clone(),
-                        crate::core::state::BranchState {
+                        crate::core::baseline::BranchState {
                             baseline_sha: Some(sha.clone()),
                             failed_files: Vec::new(),
                         },

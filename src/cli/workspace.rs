@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::core::config::CONFIG_CANDIDATES;
-use crate::core::scope::lexical_clean;
+use crate::core::paths::lexical_clean;
 
 /// The root: `--root` if given; else, with `--config`, the folder holding it (the parent of a
 /// `.qgates` folder); else the nearest folder at or above `start` with a configuration, else the

@@ -26,19 +26,9 @@ pub const MAX_ENTRIES: usize = 50_000;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Entry {
     key: String,
-    /// The hash of the file's content the key was made from (empty in older cache files).
-    #[serde(default)]
-    content: String,
     /// Larger is more recent.
     used: u64,
     violations: Vec<Violation>,
-}
-
-/// A file's key for one gate, with the hash of the content it was made from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileKey {
-    pub key: String,
-    pub content: String,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -82,7 +72,7 @@ impl ResultCache {
     /// The cache of `<root>/.qgates/cache/results.json`; a missing, unreadable or corrupt file
     /// gives an empty cache (it only costs a re-run).
     pub fn load(root: &Path) -> Self {
-        let path = root.join(".qgates").join("cache").join("results.json");
+        let path = crate::core::qgates_dir::cache_file(root);
         let entries = std::fs::read(&path)
             .ok()
             .and_then(|b| serde_json::from_slice::<Entries>(&b).ok())
@@ -109,13 +99,13 @@ impl ResultCache {
             return;
         };
         prune(&mut entries, MAX_ENTRIES);
-        let Some(dir) = path.parent() else { return };
-        if std::fs::create_dir_all(dir).is_err() {
+        // `<root>/.qgates/cache/results.json`
+        let Some(root) = path.ancestors().nth(3) else {
             return;
-        }
-        if let Some(qgates) = dir.parent() {
-            crate::core::artifacts::ensure_gitignore(qgates);
-        }
+        };
+        let Ok(dir) = crate::core::qgates_dir::make(root, "cache") else {
+            return;
+        };
         let tmp = dir.join(format!("results.json.tmp-{}", std::process::id()));
         let ok = serde_json::to_vec(&*entries)
             .ok()
@@ -136,27 +126,6 @@ impl ResultCache {
         }
         entry.used = now;
         Some(entry.violations.clone())
-    }
-
-    /// Whether anything is recorded for `file` under `gate`: without an entry a lookup misses
-    /// whatever the key, so the key can wait until the gate's process has started.
-    pub fn has_entry(&self, gate: &str, file: &str) -> bool {
-        self.entries
-            .lock()
-            .is_ok_and(|e| e.gates.get(gate).is_some_and(|g| g.contains_key(file)))
-    }
-
-    /// Whether the entry of `file` under `gate` was made from this content (or does not say):
-    /// when not, a lookup misses whatever the rest of the key (the workspace's fingerprint of a
-    /// type checker's gate is a walk of the project), so that can wait until the gate's process
-    /// has started.
-    pub fn was_made_from(&self, gate: &str, file: &str, content: &str) -> bool {
-        self.entries.lock().is_ok_and(|e| {
-            e.gates
-                .get(gate)
-                .and_then(|g| g.get(file))
-                .is_some_and(|entry| entry.content.is_empty() || entry.content == content)
-        })
     }
 
     /// The content hash recorded for `file` while it had this stamp.
@@ -184,7 +153,7 @@ impl ResultCache {
             .insert(file.to_string(), (stamp, hash.to_string()));
     }
 
-    pub fn put(&self, gate: &str, file: &str, key: FileKey, violations: Vec<Violation>) {
+    pub fn put(&self, gate: &str, file: &str, key: String, violations: Vec<Violation>) {
         let Ok(mut entries) = self.entries.lock() else {
             return;
         };
@@ -194,8 +163,7 @@ impl ResultCache {
         entries.gates.entry(gate.to_string()).or_default().insert(
             file.to_string(),
             Entry {
-                key: key.key,
-                content: key.content,
+                key,
                 used,
                 violations,
             },
@@ -244,10 +212,6 @@ pub struct KeyMaker<'a> {
     workspace: std::sync::OnceLock<String>,
     /// Where known content hashes are looked up by stamp and recorded (`None`: always read).
     stamps: Option<&'a ResultCache>,
-    /// Files the caller already stat-ed this run, so none is stat-ed twice.
-    metadata: HashMap<String, Metadata>,
-    /// The project's files when the caller already walked them (a `project` scope).
-    project_files: Option<Vec<String>>,
     /// Taken before any file is read: the racy-clean rule's reference (see `Stamp::trustworthy`).
     reference: SystemTime,
 }
@@ -260,8 +224,6 @@ impl<'a> KeyMaker<'a> {
             file_hashes: Mutex::new(HashMap::new()),
             workspace: std::sync::OnceLock::new(),
             stamps: None,
-            metadata: HashMap::new(),
-            project_files: None,
             reference: SystemTime::now()
                 .checked_sub(crate::core::stamp::RACY_MARGIN)
                 .unwrap_or(std::time::UNIX_EPOCH),
@@ -271,28 +233,6 @@ impl<'a> KeyMaker<'a> {
     /// Reuses the content hashes `cache` recorded for files whose stamp has not changed.
     pub fn with_stamps(mut self, cache: Option<&'a ResultCache>) -> Self {
         self.stamps = cache;
-        self
-    }
-
-    /// A time the workspace's file system stamped before any file was read this run (the change
-    /// time of a folder the run created): exact where `now - RACY_MARGIN` must be cautious.
-    pub fn with_reference_time(mut self, reference: Option<SystemTime>) -> Self {
-        if let Some(t) = reference {
-            self.reference = t;
-        }
-        self
-    }
-
-    /// The metadata of files the caller already read this run.
-    pub fn with_metadata(mut self, metadata: HashMap<String, Metadata>) -> Self {
-        self.metadata = metadata;
-        self
-    }
-
-    /// Every project file (as `scope::project_files` gives them), when the caller has the list:
-    /// the workspace fingerprint then needs no second walk.
-    pub fn with_project_files(mut self, files: Vec<String>) -> Self {
-        self.project_files = Some(files);
         self
     }
 
@@ -329,13 +269,6 @@ impl<'a> KeyMaker<'a> {
         ))
     }
 
-    /// `key`, with the hash of the file's content it was made from.
-    pub fn file_key(&self, gate: &Gate, file: &str) -> Option<FileKey> {
-        let key = self.key(gate, file)?;
-        let content = self.file_hash(file)?;
-        Some(FileKey { key, content })
-    }
-
     /// The hash of a file's content (recorded by stamp, else read), once per run.
     pub fn file_hash(&self, rel: &str) -> Option<String> {
         if let Ok(map) = self.file_hashes.lock()
@@ -352,14 +285,12 @@ impl<'a> KeyMaker<'a> {
 
     /// The hash of a file's content: the recorded one while its stamp holds, else read.
     fn content_hash(&self, rel: &str) -> Option<String> {
-        let stamp = match (self.stamps, self.metadata.get(rel)) {
-            (None, _) => None,
-            (Some(_), Some(meta)) => Some(Stamp::of(meta)),
-            (Some(_), None) => std::fs::metadata(self.root.join(rel))
+        let stamp = self.stamps.and_then(|_| {
+            std::fs::metadata(self.root.join(rel))
                 .ok()
                 .filter(Metadata::is_file)
-                .map(|m| Stamp::of(&m)),
-        };
+                .map(|m| Stamp::of(&m))
+        });
         if let (Some(cache), Some(stamp)) = (self.stamps, &stamp)
             && let Some(known) = cache.known_hash(rel, stamp)
         {
@@ -376,68 +307,34 @@ impl<'a> KeyMaker<'a> {
         Some(hash)
     }
 
+    /// Changes whenever any project file is added, removed or modified (path, size and mtime),
+    /// so a `cache: workspace` result never outlives a change elsewhere in the workspace.
     fn workspace_fingerprint(&self) -> String {
-        let walked;
-        let files = match &self.project_files {
-            Some(files) => files,
-            None => {
-                walked = crate::core::scope::project_files(self.root, self.config);
-                &walked
-            }
-        };
-        workspace_fingerprint(self.root, files, &self.metadata)
+        let mut acc = String::new();
+        for rel in crate::core::scope::project_files(self.root, self.config) {
+            let (len, mtime) = std::fs::metadata(self.root.join(&rel))
+                .map(|m| {
+                    let t = m
+                        .modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+                    (m.len(), t.map(|d| d.as_nanos()).unwrap_or(0))
+                })
+                .unwrap_or((0, 0));
+            acc.push_str(&format!("{rel}\0{len}\0{mtime}\n"));
+        }
+        stable_hash(acc.as_bytes())
     }
-}
-
-/// Changes whenever any project file is added, removed or modified (path, size and mtime), so a
-/// `cache: workspace` result never outlives a change elsewhere in the workspace.
-fn workspace_fingerprint(
-    root: &Path,
-    files: &[String],
-    known: &HashMap<String, Metadata>,
-) -> String {
-    let mut acc = String::new();
-    for rel in files {
-        let meta = match known.get(rel) {
-            Some(m) => Some(m.clone()),
-            None => std::fs::metadata(root.join(rel)).ok(),
-        };
-        let (len, mtime) = meta
-            .map(|m| {
-                let t = m
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
-                (m.len(), t.map(|d| d.as_nanos()).unwrap_or(0))
-            })
-            .unwrap_or((0, 0));
-        acc.push_str(rel);
-        acc.push_str(&format!("\0{len}\0{mtime}\n"));
-    }
-    stable_hash(acc.as_bytes())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn key(key: &str, content: &str) -> FileKey {
-        FileKey {
-            key: key.into(),
-            content: content.into(),
-        }
-    }
-
     #[test]
     fn keys_must_match_and_old_entries_are_pruned() {
         let c = ResultCache::in_memory();
-        c.put("g", "a.py", key("k1", "c1"), vec![]);
-        assert!(c.has_entry("g", "a.py") && !c.has_entry("h", "a.py"));
-        assert!(c.was_made_from("g", "a.py", "c1"));
-        assert!(
-            !c.was_made_from("g", "a.py", "c2"),
-            "another content misses"
-        );
+        c.put("g", "a.py", "k1".into(), vec![]);
         assert_eq!(c.get("g", "a.py", "k1"), Some(vec![]));
         assert_eq!(c.get("g", "a.py", "k2"), None);
         assert_eq!(c.get("h", "a.py", "k1"), None);
@@ -449,7 +346,6 @@ mod tests {
                 format!("f{i}"),
                 Entry {
                     key: "k".into(),
-                    content: String::new(),
                     used,
                     violations: vec![],
                 },
@@ -512,11 +408,9 @@ mod tests {
             .with_stamps(Some(&cache))
             .key(gate, "a.py");
         assert!(cache.entries.lock().unwrap().hashes.is_empty());
-        let later = SystemTime::now() + std::time::Duration::from_millis(50);
-        KeyMaker::new(root, &config)
-            .with_stamps(Some(&cache))
-            .with_reference_time(Some(later))
-            .key(gate, "a.py");
+        let mut keys = KeyMaker::new(root, &config).with_stamps(Some(&cache));
+        keys.reference = SystemTime::now() + std::time::Duration::from_millis(50);
+        keys.key(gate, "a.py");
         assert!(cache.entries.lock().unwrap().hashes.contains_key("a.py"));
     }
 
@@ -527,7 +421,7 @@ mod tests {
         std::fs::write(tmp.path().join(".qgates/cache/results.json"), "garbage{").unwrap();
         let c = ResultCache::load(tmp.path());
         assert!(c.is_empty());
-        c.put("g", "a.py", key("k", "c"), vec![]);
+        c.put("g", "a.py", "k".into(), vec![]);
         c.save();
         assert_eq!(
             ResultCache::load(tmp.path()).get("g", "a.py", "k"),

@@ -6,18 +6,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::core::artifacts::{
-    RunDir, RunDirs, file_system_now, log_names, new_run_dir, old_runs, remove_runs,
-};
-use crate::core::background::{MANY_FILES, blocking_if, spawn_low};
-use crate::core::cache::{FileKey, KeyMaker, ResultCache};
+use crate::core::baseline::{RunOutcome, StateStore, advance};
+use crate::core::cache::{KeyMaker, ResultCache};
 use crate::core::config::Gate;
-use crate::core::config::GateKind;
 use crate::core::config::{Config, Trigger};
 use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo};
+use crate::core::run_logs::{RunDir, create_run_dir};
 use crate::core::runner::{GateJob, render_fix_hint, run_gate};
 use crate::core::scope::{BaselineTarget, ResolvedScope, ScopeError, ScopeRequest, resolve};
-use crate::core::state::{RunOutcome, StateStore, advance};
 use std::collections::HashMap;
 
 /// What to run.
@@ -38,9 +34,6 @@ pub struct RunRequest {
     pub also: Vec<PathBuf>,
     /// Where to report each gate's start and end while the run goes on (the editor's progress).
     pub events: Option<tokio::sync::mpsc::UnboundedSender<RunEvent>>,
-    /// Where a run's log folder is set aside for the next run (a long-lived caller's; `None`:
-    /// each run finds or makes its own).
-    pub run_dirs: Option<Arc<RunDirs>>,
 }
 
 impl RunRequest {
@@ -55,7 +48,6 @@ impl RunRequest {
             update_state: true,
             also: Vec::new(),
             events: None,
-            run_dirs: None,
         }
     }
 }
@@ -63,7 +55,7 @@ impl RunRequest {
 /// Progress of a run, gate by gate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunEvent {
-    /// The gates that will run (not skipped, not answered by the cache), in starting order.
+    /// The gates that will run (not skipped, not answered by the cache), in config order.
     Started {
         gates: Vec<String>,
     },
@@ -92,8 +84,11 @@ pub enum RunError {
 pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunError> {
     let started = Instant::now();
     select_gates(config, request.gates.as_deref())?;
-    // A walk of the project, or git's status: as much work as the stats of many files.
-    let scope = blocking_if(true, || resolve(&request.root, config, &request.scope))?;
+    // A walk of the project, or git's status: off the runtime's threads.
+    let (root, cfg, req) = (request.root.clone(), config.clone(), request.scope.clone());
+    let scope = tokio::task::spawn_blocking(move || resolve(&root, &cfg, &req))
+        .await
+        .expect("resolving the scope panicked")?;
     run_scope(config, request, scope, started).await
 }
 
@@ -119,20 +114,7 @@ async fn run_scope(
     // A file deleted since the scope was read (a branch switch, a formatter, the user) is not
     // handed to a tool that would fail on it; the report says so.
     let before = scope.files.len();
-    // One stat per file: the existence check's metadata also serves the cache keys.
-    let walked = (scope.mode == "project").then(|| scope.files.clone());
-    let mut metadata = HashMap::with_capacity(scope.files.len());
-    blocking_if(scope.files.len() >= MANY_FILES, || {
-        scope
-            .files
-            .retain(|f| match std::fs::metadata(request.root.join(f)) {
-                Ok(m) if m.is_file() => {
-                    metadata.insert(f.clone(), m);
-                    true
-                }
-                _ => false,
-            });
-    });
+    scope.files.retain(|f| request.root.join(f).is_file());
     let vanished = before - scope.files.len();
     if vanished > 0 {
         let note = format!(
@@ -145,63 +127,35 @@ async fn run_scope(
             None => note,
         });
     }
-    // The file system's own "now", before any file is read: files older than it may have their
-    // content hashes reused by stamp (see `stamp`).
-    let reference = file_system_now(&request.root);
     // Made when the first gate starts a process: a run the cache answers alone needs no folder.
     let mut run_dir: Option<Arc<RunDir>> = None;
     let root: Arc<Path> = Arc::from(request.root.as_path());
-
+    let keys = KeyMaker::new(&request.root, config).with_stamps(request.cache.as_deref());
     let mut results: Vec<Option<GateResult>> = vec![None; selected.len()];
-    let mut tasks = tokio::task::JoinSet::new();
     let mut checked = std::collections::HashSet::new();
-    let mut running: Vec<String> = Vec::new();
-    // The keys owed to gate tasks (see `Lookup::unkeyed`).
-    let mut deferred = Vec::new();
-    // Gate tasks start their processes in `order`, each after the one before it said it started:
-    // the runtime runs the task spawned last first (its LIFO slot), which put a quick gate's
-    // start (and, on a busy core, a wait of milliseconds for the starting thread to run again)
-    // ahead of the type checker's. The last gate's word then says that every gate started.
-    let mut turn: Option<tokio::sync::oneshot::Receiver<()>> = None;
-    let mut keys = KeyMaker::new(&request.root, config)
-        .with_stamps(request.cache.as_deref())
-        .with_reference_time(reference)
-        .with_metadata(metadata);
-    if let Some(files) = walked {
-        keys = keys.with_project_files(files);
-    }
-    // The likely slowest gates start first, so the run ends closer to when they alone would.
-    let mut order: Vec<usize> = (0..selected.len()).collect();
-    order.sort_by_key(|&i| start_rank(selected[i].kind));
-    // Whether a slow gate (a type checker, a test suite) is running: quicker ones yield to it.
-    let mut slow_started = false;
-    for i in order {
-        let gate = selected[i];
+    let mut jobs = Vec::new();
+    for (i, gate) in selected.iter().enumerate() {
         let files: Vec<&String> = scope.files.iter().filter(|f| gate.applies_to(f)).collect();
         if let Some(reason) = skip_reason(gate, request.trigger, &files) {
             results[i] = Some(skipped(gate, reason));
             continue;
         }
         checked.extend(files.iter().copied());
-        let mut lookup = look_up(request.cache.as_deref(), &keys, gate, &files);
-        let gate = Arc::new((*gate).clone());
+        let lookup = look_up(request.cache.as_deref(), &keys, gate, &files);
         if gate.pass_files && lookup.misses.is_empty() {
-            results[i] = Some(from_cache(&gate, lookup));
+            results[i] = Some(from_cache(gate, lookup));
             continue;
         }
         let run_dir = match &run_dir {
             Some(dir) => dir.clone(),
             None => {
-                let dir = match &request.run_dirs {
-                    Some(dirs) => dirs.new_run_dir(&request.root),
-                    None => new_run_dir(&request.root),
-                };
-                let dir = Arc::new(dir.map_err(|e| RunError::LogDir(e.to_string()))?);
-                run_dir.insert(dir).clone()
+                let dir =
+                    create_run_dir(&request.root).map_err(|e| RunError::LogDir(e.to_string()))?;
+                run_dir.insert(Arc::new(dir)).clone()
             }
         };
         let job = GateJob {
-            gate: gate.clone(),
+            gate: Arc::new((*gate).clone()),
             root: root.clone(),
             files: if gate.pass_files {
                 lookup.misses.clone()
@@ -209,47 +163,28 @@ async fn run_scope(
                 Vec::new()
             },
             run_dir,
-            yields: slow_started && start_rank(gate.kind) > 0,
         };
-        slow_started |= start_rank(gate.kind) == 0;
+        jobs.push((i, job, lookup));
+    }
+    let files_checked = checked.len();
+    let mut checked_files: Vec<String> = checked.into_iter().cloned().collect();
+    checked_files.sort_unstable();
+    if let Some(tx) = &request.events {
+        let gates = jobs.iter().map(|(_, job, _)| job.gate.id.clone()).collect();
+        let _ = tx.send(RunEvent::Started { gates });
+    }
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, job, lookup) in jobs {
         let cache = request.cache.clone();
         let events = request.events.clone();
-        running.push(gate.id.clone());
-        let (next_tx, next_rx) = tokio::sync::oneshot::channel();
-        let mut next = Some(next_tx);
-        let my_turn = turn.replace(next_rx);
-        let unkeyed = std::mem::take(&mut lookup.unkeyed);
-        let later_keys = (!unkeyed.is_empty()).then(|| {
-            let (keys_tx, keys_rx) = tokio::sync::oneshot::channel();
-            deferred.push((gate.clone(), unkeyed, keys_tx));
-            keys_rx
-        });
         tasks.spawn(async move {
-            if let Some(my_turn) = my_turn {
-                // An error only means the gate before ended without starting: go on.
-                let _ = my_turn.await;
-            }
             let send = |e: RunEvent| events.as_ref().map(|tx| tx.send(e));
+            let gate = job.gate.clone();
             send(RunEvent::GateStarted {
                 id: gate.id.clone(),
                 name: gate.name.clone(),
             });
-            let run = run_gate(job);
-            tokio::pin!(run);
-            // Its first step starts the process; then the run's other work may begin.
-            let fresh = std::future::poll_fn(|cx| {
-                let polled = run.as_mut().poll(cx);
-                if let Some(tx) = next.take() {
-                    let _ = tx.send(());
-                }
-                polled
-            })
-            .await;
-            if let Some(later) = later_keys
-                && let Ok(later) = later.await
-            {
-                lookup.keys.extend(later);
-            }
+            let fresh = run_gate(job).await;
             let result = merge_with_cache(&gate, fresh, lookup, cache.as_deref());
             send(RunEvent::GateFinished {
                 id: gate.id.clone(),
@@ -258,45 +193,6 @@ async fn run_scope(
             (i, result)
         });
     }
-    let files_checked = checked.len();
-    // The logs the next run will likely write: those of this run's gates (for a caller that
-    // sets the next run's folder aside).
-    let logs: Vec<String> = match &request.run_dirs {
-        Some(_) => running.iter().flat_map(|id| log_names(id, 0)).collect(),
-        None => Vec::new(),
-    };
-    if let Some(tx) = &request.events {
-        let _ = tx.send(RunEvent::Started { gates: running });
-    }
-    // What the tools need not wait for is done while they run, not before they start: old run
-    // folders go (only now and then: see `PRUNE_SLACK`) and the next run's folder is set aside,
-    // at a lower priority (see `background`); the keys owed to gate tasks are worked out here.
-    if let Some(last) = turn {
-        // An error only means the last gate ended without starting.
-        let _ = last.await;
-    }
-    let housekeeping = run_dir.as_ref().filter(|d| d.in_workspace).map(|dir| {
-        let (root, current, dirs) = (request.root.clone(), dir.clone(), request.run_dirs.clone());
-        spawn_low("qgates-runs", move || {
-            remove_runs(old_runs(&root, &current));
-            if let Some(dirs) = dirs {
-                dirs.reserve_next(&root, &logs);
-            }
-        })
-    });
-    let owed: usize = deferred.iter().map(|(_, files, _)| files.len()).sum();
-    blocking_if(owed >= MANY_FILES, || {
-        for (gate, files, tx) in deferred {
-            let _ = tx.send(
-                files
-                    .into_iter()
-                    .filter_map(|f| keys.file_key(&gate, &f).map(|k| (f, k)))
-                    .collect::<HashMap<_, _>>(),
-            );
-        }
-    });
-    let mut checked_files: Vec<String> = checked.into_iter().cloned().collect();
-    checked_files.sort_unstable();
     while let Some(joined) = tasks.join_next().await {
         match joined {
             Ok((i, r)) => results[i] = Some(r),
@@ -316,9 +212,6 @@ async fn run_scope(
             })
         })
         .collect();
-    if let Some(housekeeping) = housekeeping {
-        let _ = housekeeping.await;
-    }
     let info = ScopeInfo {
         mode: scope.mode.to_string(),
         files_in_scope: scope.files.len(),
@@ -362,7 +255,7 @@ fn add_files(root: &Path, also: &[PathBuf], files: &mut Vec<String>) {
     for p in also {
         let abs = root.join(p);
         if abs.is_file()
-            && let Some(rel) = crate::core::scope::relative_posix(root, &abs)
+            && let Some(rel) = crate::core::paths::relative_posix(root, &abs)
         {
             files.push(rel);
         }
@@ -372,7 +265,7 @@ fn add_files(root: &Path, also: &[PathBuf], files: &mut Vec<String>) {
 }
 
 /// Records the run in `.qgates/state.json`: a green run moves the baseline to HEAD; otherwise
-/// the branch's failed files are narrowed and extended (see `state::advance`).
+/// the branch's failed files are narrowed and extended (see `baseline::advance`).
 fn advance_state(
     root: &Path,
     target: &BaselineTarget,
@@ -447,32 +340,17 @@ struct Lookup {
     hits: Vec<(String, Vec<crate::core::violation::Violation>)>,
     misses: Vec<String>,
     /// The keys of the misses, to record their fresh results under.
-    keys: HashMap<String, FileKey>,
-    /// Misses the cache has nothing for under any key (no entry, or one made from other
-    /// content): their keys (a read and a hash of each file, for some gates a walk of the
-    /// project) are computed once the gate's process has started, not before it.
-    unkeyed: Vec<String>,
+    keys: HashMap<String, String>,
 }
 
 fn look_up(cache: Option<&ResultCache>, keys: &KeyMaker, gate: &Gate, files: &[&String]) -> Lookup {
     let mut lookup = Lookup::default();
     for f in files {
-        if let Some(cache) = cache
-            && KeyMaker::caches(gate)
-            && (!cache.has_entry(&gate.id, f)
-                || !keys
-                    .file_hash(f)
-                    .is_some_and(|c| cache.was_made_from(&gate.id, f, &c)))
-        {
-            lookup.unkeyed.push((*f).clone());
-            lookup.misses.push((*f).clone());
-            continue;
-        }
-        let key = cache.and_then(|_| keys.file_key(gate, f));
+        let key = cache.and_then(|_| keys.key(gate, f));
         match (cache, key) {
-            (Some(cache), Some(key)) => match cache.get(&gate.id, f, &key.key) {
+            (Some(cache), Some(key)) => match cache.get(&gate.id, f, &key) {
                 Some(mut v) => {
-                    let id: std::sync::Arc<str> = gate.id.as_str().into();
+                    let id: Arc<str> = gate.id.as_str().into();
                     for x in &mut v {
                         x.gate = id.clone();
                     }
@@ -555,15 +433,6 @@ fn merge_with_cache(
             .map(|h| render_fix_hint(h, &result.violations, &checked));
     }
     result
-}
-
-/// Test suites and type checkers usually take longest (they follow the whole program); formatters
-/// and linters look at one file at a time and finish quickly.
-fn start_rank(kind: GateKind) -> u8 {
-    match kind {
-        GateKind::Test | GateKind::Typecheck => 0,
-        _ => 1,
-    }
 }
 
 pub(crate) fn select_gates<'c>(

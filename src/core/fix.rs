@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::core::artifacts::{RunDir, create_run_dir};
 use crate::core::config::spec::Template;
 use crate::core::config::{Config, Gate, GateKind};
 use crate::core::engine::{RunError, RunRequest, run, select_gates};
 use crate::core::report::Report;
+use crate::core::run_logs::{RunDir, create_run_dir};
 use crate::core::runner::process::{ProcessOutcome, ProcessSpec, resolve_program, run_process};
 use crate::core::scope::resolve;
 
@@ -103,7 +103,6 @@ pub async fn apply_fixers(config: &Config, request: &RunRequest) -> Result<FixOu
     outcome.fixed.sort_unstable();
     outcome.problems.sort_unstable();
     // The logs of fixers that worked were removed; an empty folder is not worth keeping.
-    run_dir.remove_leftovers();
     let _ = std::fs::remove_dir(&run_dir.path);
     Ok(outcome)
 }
@@ -181,8 +180,8 @@ async fn run_fixer(
 
 fn log_paths(run_dir: &RunDir, gate: &str, n: usize) -> (PathBuf, PathBuf) {
     (
-        run_dir.file(&format!("fix-{gate}-{n}.stdout")),
-        run_dir.file(&format!("fix-{gate}-{n}.stderr")),
+        run_dir.path.join(format!("fix-{gate}-{n}.stdout")),
+        run_dir.path.join(format!("fix-{gate}-{n}.stderr")),
     )
 }
 
@@ -294,7 +293,6 @@ async fn pipe(
         stdout: stdout.to_path_buf(),
         stderr: stderr.to_path_buf(),
         stdin: Some(text.to_vec()),
-        yields: false,
     };
     let failed = |how: String| FixError::Failed {
         gate: gate.id.clone(),

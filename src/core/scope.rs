@@ -4,9 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::core::baseline::StateStore;
 use crate::core::config::Config;
 use crate::core::git_changes::{GitError, Repo};
-use crate::core::state::StateStore;
+use crate::core::paths::{lexical_clean, relative_posix};
 
 /// What the caller asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,27 +156,6 @@ fn explicit_files(root: &Path, paths: &[PathBuf]) -> Result<Vec<String>, ScopeEr
     Ok(out)
 }
 
-/// `path` relative to `root` with `/` separators; `None` outside the root (symlinked roots are
-/// compared by their real paths too).
-pub fn relative_posix(root: &Path, path: &Path) -> Option<String> {
-    let rel = match path.strip_prefix(root) {
-        Ok(r) => r.to_path_buf(),
-        Err(_) => {
-            let (r, p) = (root.canonicalize().ok()?, path.canonicalize().ok()?);
-            p.strip_prefix(&r).ok()?.to_path_buf()
-        }
-    };
-    let parts: Vec<String> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    if parts.is_empty() {
-        None
-    } else {
-        Some(parts.join("/"))
-    }
-}
-
 /// `auto` and `branch`: what git says changed, with a note whenever the run fell back.
 fn resolve_changes(
     root: &Path,
@@ -270,19 +250,4 @@ fn resolve_changes(
 
 fn short(sha: &str) -> &str {
     &sha[..sha.len().min(12)]
-}
-
-/// Resolves `.` and `..` without touching the file system (the path may not exist, or be gone).
-pub fn lexical_clean(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }

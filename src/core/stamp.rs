@@ -9,9 +9,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-/// Without a time stamped by the file system itself (see `trustworthy`), how far a file's times
-/// must lie before our clock: file systems stamp times from a coarse clock (a kernel tick on
-/// Linux, one or two seconds on FAT and some network mounts, whose clock may also run apart).
+/// How far a file's times must lie before our clock: file systems stamp times from a coarse
+/// clock (a kernel tick on Linux, one or two seconds on FAT and some network mounts, whose clock
+/// may also run apart).
 pub const RACY_MARGIN: Duration = Duration::from_secs(2);
 
 /// Serialized as an array to keep the cache file small: `[len, mtime s, mtime ns, ctime s,
@@ -32,10 +32,8 @@ impl Stamp {
         )
     }
 
-    /// Whether a hash read after `reference` may be reused while the file keeps this stamp: both
-    /// its times lie strictly before it. `reference` is best a time the same file system stamped
-    /// just before the files were read (a folder the run created), so it has the files' clock and
-    /// tick; else `now - RACY_MARGIN`.
+    /// Whether a hash read after `reference` (`now - RACY_MARGIN` before the files were read)
+    /// may be reused while the file keeps this stamp: both its times lie strictly before it.
     pub fn trustworthy(&self, reference: SystemTime) -> bool {
         let Ok(limit) = reference.duration_since(UNIX_EPOCH) else {
             return false;
@@ -46,13 +44,6 @@ impl Stamp {
             })
         };
         before(self.1, self.2) && before(self.3, self.4)
-    }
-
-    /// The change time, as a reference for other stamps (see `trustworthy`).
-    pub fn changed(meta: &Metadata) -> Option<SystemTime> {
-        let secs = u64::try_from(meta.ctime()).ok()?;
-        let nanos = u32::try_from(meta.ctime_nsec()).ok()?;
-        UNIX_EPOCH.checked_add(Duration::new(secs, nanos.min(999_999_999)))
     }
 }
 
@@ -69,9 +60,6 @@ mod tests {
         let now = SystemTime::now();
         assert!(!stamp.trustworthy(now - RACY_MARGIN));
         assert!(stamp.trustworthy(now + Duration::from_millis(50)));
-        // A folder made in the same tick as the file does not vouch for it.
-        let same = Stamp::changed(&std::fs::metadata(&p).unwrap()).unwrap();
-        assert!(!stamp.trustworthy(same));
     }
 
     #[test]

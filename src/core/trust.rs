@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::state::FileLock;
+use crate::core::baseline::lock_exclusive;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct TrustFile {
@@ -61,7 +61,7 @@ impl TrustStore {
     pub fn trust(&self, root: &Path, config_hash: &str) -> std::io::Result<()> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
-        let _lock = FileLock::exclusive(&self.path.with_extension("lock"))?;
+        let _lock = lock_exclusive(&self.path.with_extension("lock"))?;
         let mut file = self.read();
         file.workspaces.insert(key(root), config_hash.to_string());
         let json = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;

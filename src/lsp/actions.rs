@@ -15,7 +15,7 @@ use super::diagnostics::{DiagnosticData, to_text_edits};
 use super::folder::Folder;
 use super::position::{Encoding, Lines};
 use crate::core::fix::{apply_edits, fix_text, in_fix_order};
-use crate::core::scope::relative_posix;
+use crate::core::paths::relative_posix;
 use crate::core::text_diff::{LineEdit, line_edits};
 
 /// `source.fixAll.qgates`: the kind editors ask for on save ("fix all on save").

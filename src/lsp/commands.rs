@@ -17,7 +17,6 @@ use super::actions::fix_all_edits;
 use super::documents::uri_to_path;
 use super::folder::Folder;
 use super::scheduler::Job;
-use crate::core::background::blocking_if;
 use crate::core::report::Report;
 use crate::core::scope::ScopeRequest;
 
@@ -190,20 +189,16 @@ async fn run_now(folder: &Arc<Folder>, args: RunArgs) -> Result<Option<Value>> {
 }
 
 /// `{summary_line, report}`: the line people read first and the compact JSON of `qgates check`.
-/// A large report (1 640 violations: about 10 ms) is built off the runtime's other tasks.
 fn answer(report: &Report) -> Value {
-    let violations: usize = report.gates.iter().map(|g| g.violations.len()).sum();
-    blocking_if(violations >= 1_000, || {
-        json!({
-            "summary_line": report.summary_line(),
-            "report": serde_json::from_str::<Value>(&report.to_json()).unwrap_or(Value::Null),
-        })
+    json!({
+        "summary_line": report.summary_line(),
+        "report": serde_json::from_str::<Value>(&report.to_json()).unwrap_or(Value::Null),
     })
 }
 
 /// A file argument relative to the folder's root unless it is absolute or a `file:` URI.
 fn file_arg(root: &Path, f: &str) -> PathBuf {
-    absolute_file_arg(f).unwrap_or_else(|| crate::core::scope::lexical_clean(&root.join(f)))
+    absolute_file_arg(f).unwrap_or_else(|| crate::core::paths::lexical_clean(&root.join(f)))
 }
 
 fn absolute_file_arg(f: &str) -> Option<PathBuf> {
@@ -212,7 +207,7 @@ fn absolute_file_arg(f: &str) -> Option<PathBuf> {
     }
     Path::new(f)
         .is_absolute()
-        .then(|| crate::core::scope::lexical_clean(Path::new(f)))
+        .then(|| crate::core::paths::lexical_clean(Path::new(f)))
 }
 
 fn pick_folder(session: &Session, args: &RunArgs) -> Result<Arc<Folder>> {
@@ -240,7 +235,7 @@ fn folder_named(session: &Session, f: &str) -> Option<Arc<Folder>> {
         Ok(uri) if f.starts_with("file:") => uri_to_path(&uri)?,
         _ => PathBuf::from(f),
     };
-    let path = crate::core::scope::lexical_clean(&path);
+    let path = crate::core::paths::lexical_clean(&path);
     session.folders().into_iter().find(|x| x.root == path)
 }
 

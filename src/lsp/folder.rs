@@ -10,7 +10,6 @@ use tokio::sync::mpsc;
 use tower_lsp_server::ls_types::Diagnostic;
 
 use super::scheduler::Job;
-use crate::core::artifacts::{RunDirs, log_names};
 use crate::core::cache::ResultCache;
 use crate::core::config::{self, Config, ConfigError, ConfigSource};
 use crate::core::report::Report;
@@ -33,8 +32,6 @@ pub struct Folder {
     /// A trust question is on screen; don't ask twice.
     pub asking: AtomicBool,
     pub cache: Arc<ResultCache>,
-    /// The next run's log folder, set aside while a run's tools work.
-    pub run_dirs: Arc<RunDirs>,
     pub last: RwLock<Option<Arc<Report>>>,
     pub published: Mutex<HashMap<PathBuf, Published>>,
     /// Gate errors already shown to the user (shown once, not on every save).
@@ -52,7 +49,6 @@ impl Folder {
             trusted: AtomicBool::new(false),
             asking: AtomicBool::new(false),
             cache: Arc::new(ResultCache::in_memory()),
-            run_dirs: Arc::default(),
             last: RwLock::new(None),
             published: Mutex::new(HashMap::new()),
             shown_errors: Mutex::new(Default::default()),
@@ -109,28 +105,6 @@ impl Folder {
 
     pub fn set_trusted(&self, yes: bool) {
         self.trusted.store(yes, Ordering::SeqCst);
-    }
-
-    /// Sets the first run's log folder aside in the background, with the logs of the active
-    /// gates, once the folder may run them: the first save or batch of opens then makes no
-    /// folder and no file. Nothing is written in a folder not trusted.
-    pub fn prepare_first_run(&self) {
-        let Some(config) = self.config() else { return };
-        if !self.is_trusted() {
-            return;
-        }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let logs: Vec<String> = config
-            .gates
-            .iter()
-            .flat_map(|g| log_names(&g.id, 0))
-            .collect();
-        let (dirs, root) = (self.run_dirs.clone(), self.root.clone());
-        // At normal priority, unlike the setting aside during a run (`core::background`): no
-        // tool runs yet, and a batch of opens right after `initialize` should find it done.
-        runtime.spawn_blocking(move || dirs.reserve_next(&root, &logs));
     }
 
     pub fn contains(&self, path: &Path) -> bool {

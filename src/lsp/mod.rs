@@ -149,7 +149,6 @@ impl Session {
         let folder = Arc::new(Folder::new(root.clone(), tx));
         folder.reload();
         folder.set_trusted(self.trusted_already(&folder));
-        folder.prepare_first_run();
         let task = tokio::spawn(scheduler::run(self.clone(), folder.clone(), rx));
         self.schedulers
             .lock()
@@ -213,7 +212,6 @@ impl Session {
             tracing::warn!("cannot record trust in {}: {e}", store.path().display());
         }
         folder.set_trusted(true);
-        folder.prepare_first_run();
         folder.send(Job::Open(self.docs.under(&folder.root)));
         folder.send(Job::Rescope);
         Ok(())

@@ -31,8 +31,9 @@ use super::progress;
 use super::publish::publish_report;
 use crate::core::config::{Config, Trigger};
 use crate::core::engine::{self, RunError, RunEvent, RunRequest};
+use crate::core::paths::relative_posix;
 use crate::core::report::Report;
-use crate::core::scope::{ResolvedScope, ScopeRequest, relative_posix};
+use crate::core::scope::{ResolvedScope, ScopeRequest};
 
 pub type Reply = oneshot::Sender<Result<Arc<Report>, String>>;
 
@@ -149,7 +150,6 @@ impl Background {
             r
         };
         req.cache = Some(folder.cache.clone());
-        req.run_dirs = Some(folder.run_dirs.clone());
         req
     }
 }
@@ -307,7 +307,6 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
             let mut req = RunRequest::new(folder.root.clone(), scope, Trigger::Command);
             req.gates = gates;
             req.cache = Some(folder.cache.clone());
-            req.run_dirs = Some(folder.run_dirs.clone());
             let versions = snapshot(&session, &folder);
             let (tx, events) = mpsc::unbounded_channel();
             req.events = Some(tx);

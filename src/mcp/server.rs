@@ -15,14 +15,13 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use super::schema::{NoArgs, RunArgs, ScopeName, parse_args};
 use super::tools::{self, LAST, LAST_ACCEPTS, RUN, RUN_ACCEPTS, error_result, report_result};
-use crate::core::artifacts::RunDirs;
 use crate::core::cache::ResultCache;
 use crate::core::config::{self, Trigger};
 use crate::core::engine::{RunRequest, run};
 use crate::core::fix::run_with_fixes;
+use crate::core::paths::{lexical_clean, relative_posix};
 use crate::core::report::Report;
 use crate::core::request::{ScopeChoice, scope_request};
-use crate::core::scope::{lexical_clean, relative_posix};
 
 const INSTRUCTIONS: &str = "qgates runs this repository's quality gates (quality.yaml). Call run_quality_gates after changing code: with no arguments it checks what changed since the last green run. Read the summary line first; fix the violations listed in the structured result, then call it again until overall_pass is true.";
 
@@ -37,8 +36,6 @@ pub struct QgatesServer {
     /// The run in progress, if any: one run at a time, because two runs over the same files would
     /// race on the baseline state and (with `fix`) on the files themselves.
     running: Arc<Mutex<Option<InFlight>>>,
-    /// The next run's log folder, set aside during a run.
-    run_dirs: Arc<RunDirs>,
 }
 
 #[derive(Debug, Clone)]
@@ -66,7 +63,6 @@ impl QgatesServer {
             tools: tools::tools()?,
             last: Mutex::new(None),
             running: Arc::new(Mutex::new(None)),
-            run_dirs: Arc::default(),
         })
     }
 
@@ -189,7 +185,6 @@ impl QgatesServer {
             update_state: true,
             also: Vec::new(),
             events: None,
-            run_dirs: Some(self.run_dirs.clone()),
         })
     }
 

@@ -24,7 +24,7 @@ pub use columns::{LineIndex, convert_column};
 pub use saved::{OutputSource, ReadError, SavedOutput, parse_saved_output};
 
 use crate::core::config::{ColumnUnit, Gate, ParserSpec};
-use crate::core::scope::lexical_clean;
+use crate::core::paths::lexical_clean;
 use crate::core::violation::{Edit, Fix, Severity, Violation};
 
 /// What a gate's process left behind.

@@ -10,10 +10,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::core::artifacts::RunDir;
 use crate::core::config::Gate;
 use crate::core::parse::{OutputSource, ParseContext, SavedOutput, parse_saved_output};
 use crate::core::report::{GateLog, GateResult, GateStatus};
+use crate::core::run_logs::RunDir;
 use crate::core::violation::Violation;
 use process::{ProcessOutcome, ProcessSpec, resolve_program, run_process};
 
@@ -26,10 +26,6 @@ pub struct GateJob {
     /// Root-relative POSIX paths (empty for gates with `pass_files: false`).
     pub files: Vec<String>,
     pub run_dir: Arc<RunDir>,
-    /// A quick gate in a run with a slow one (a linter beside a type checker): its processes
-    /// run at a lower priority, so on a machine with few cores they take less from the slow
-    /// gate, which the run's end waits for; they have time to spare.
-    pub yields: bool,
 }
 
 /// What one batch came to.
@@ -130,7 +126,6 @@ pub async fn run_gate(job: GateJob) -> GateResult {
             stdout: stdout.clone(),
             stderr: stderr.clone(),
             stdin: None,
-            yields: job.yields,
         };
         let outcome = run_process(&spec).await;
         let log_hint = job.run_dir.display_path(&stdout);
@@ -185,10 +180,6 @@ fn file_argument(rel: &str, root: &Path, cwd: &Path) -> OsString {
     }
 }
 
-/// Outputs up to this size (each of stdout and stderr) are parsed on the task's own thread: about
-/// a millisecond of parsing at most.
-const PARSE_IN_PLACE_BYTES: u64 = 256 * 1024;
-
 /// Judges one finished process: its outcome, its exit code against the gate's lists, its output.
 async fn judge(
     gate: &Arc<Gate>,
@@ -229,28 +220,19 @@ async fn judge(
         }
         ProcessOutcome::SpawnFailed(why) => return err(format!("{name}: {why}"), None),
     };
-    // A small output (a linter's usual few kilobytes) is parsed in place: handing it to another
-    // thread and back costs more than the parse, and on a busy machine each hand-off waits for
-    // a core. A large one goes to the blocking pool so it holds up no other task.
-    let small = [stdout, stderr]
-        .iter()
-        .all(|p| std::fs::metadata(p).is_ok_and(|m| m.len() <= PARSE_IN_PLACE_BYTES));
-    let parsed = if small {
-        parse_logs(gate, root, cwd, code, stdout, stderr, log_hint)
-    } else {
-        let (gate2, root2, cwd2) = (gate.clone(), root.to_path_buf(), cwd.to_path_buf());
-        let (out_path, err_path, hint) = (
-            stdout.to_path_buf(),
-            stderr.to_path_buf(),
-            log_hint.to_string(),
-        );
-        tokio::task::spawn_blocking(move || {
-            parse_logs(&gate2, &root2, &cwd2, code, &out_path, &err_path, &hint)
-        })
-        .await
-        .map_err(|e| format!("the parser stopped unexpectedly ({e})"))
-        .and_then(|r| r)
-    };
+    // Off the runtime's threads: an output may be large.
+    let (gate2, root2, cwd2) = (gate.clone(), root.to_path_buf(), cwd.to_path_buf());
+    let (out_path, err_path, hint) = (
+        stdout.to_path_buf(),
+        stderr.to_path_buf(),
+        log_hint.to_string(),
+    );
+    let parsed = tokio::task::spawn_blocking(move || {
+        parse_logs(&gate2, &root2, &cwd2, code, &out_path, &err_path, &hint)
+    })
+    .await
+    .map_err(|e| format!("the parser stopped unexpectedly ({e})"))
+    .and_then(|r| r);
     let parsed = match parsed {
         Ok(p) => p,
         Err(why) => {

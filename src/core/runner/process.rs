@@ -23,8 +23,6 @@ pub struct ProcessSpec {
     pub stderr: PathBuf,
     /// Written to the process's stdin, then stdin is closed. `None`: stdin is empty.
     pub stdin: Option<Vec<u8>>,
-    /// Run at a lower CPU priority (see `GateJob::yields`).
-    pub yields: bool,
 }
 
 /// How a process ended.
@@ -68,58 +66,14 @@ fn kill_group(pgid: i32) {
 
 /// Runs the process to its end, its timeout, or until the returned future is dropped.
 pub async fn run_process(spec: &ProcessSpec) -> ProcessOutcome {
-    let (stdout, stdout_end) = match open_log(&spec.stdout) {
-        Ok(f) => f,
-        Err(e) => {
-            return ProcessOutcome::SpawnFailed(format!(
-                "cannot create {}: {e}",
-                spec.stdout.display()
-            ));
-        }
+    let open = |path: &Path| {
+        std::fs::File::create(path).map_err(|e| {
+            ProcessOutcome::SpawnFailed(format!("cannot create {}: {e}", path.display()))
+        })
     };
-    let (stderr, stderr_end) = match open_log(&spec.stderr) {
-        Ok(f) => f,
-        Err(e) => {
-            cut_to_written(&stdout_end);
-            return ProcessOutcome::SpawnFailed(format!(
-                "cannot create {}: {e}",
-                spec.stderr.display()
-            ));
-        }
-    };
-    let outcome = run_with_logs(spec, stdout, stderr).await;
-    cut_to_written(&stdout_end);
-    cut_to_written(&stderr_end);
-    outcome
-}
-
-/// Opens a log for the tool to write from its start, and a second handle on the same open file
-/// (which shares the tool's file offset). Nothing is truncated here: a log of the same name from
-/// an earlier run (a run folder taken over) is overwritten in place, its disk blocks reused;
-/// `cut_to_written` drops what is left of it once the tool is done. Truncating on open freed
-/// every block of the old log and the tool's writes allocated them again: a tenth of a
-/// millisecond before each start on ext4.
-fn open_log(path: &Path) -> std::io::Result<(std::fs::File, std::fs::File)> {
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)?;
-    let ours = file.try_clone()?;
-    Ok((file, ours))
-}
-
-/// Cuts a log at the offset its writer reached: what an earlier run left beyond it goes.
-fn cut_to_written(log: &std::fs::File) {
-    use std::io::Seek;
-    let mut handle = log;
-    match handle.stream_position() {
-        Ok(end) => {
-            let _ = log.set_len(end);
-        }
-        Err(_) => {
-            let _ = log.set_len(0);
-        }
+    match (open(&spec.stdout), open(&spec.stderr)) {
+        (Ok(stdout), Ok(stderr)) => run_with_logs(spec, stdout, stderr).await,
+        (Err(failed), _) | (_, Err(failed)) => failed,
     }
 }
 
@@ -150,14 +104,6 @@ async fn run_with_logs(
     let mut guard = GroupGuard {
         pgid: child.id().map(|id| id as i32),
     };
-    if spec.yields
-        && let Some(pid) = child.id()
-    {
-        // Set on its first thread just after the start, before a tool this size starts others.
-        // Nice 10 rather than 5: beside mypy on two cores, the default gates' save measured
-        // +8.8 ms over mypy alone at 5 and +5.8 ms at 10 (medians of 24 and 32, same machine).
-        lower_priority(pid, 10);
-    }
     if let (Some(input), Some(mut pipe)) = (spec.stdin.as_ref(), child.stdin.take()) {
         let input = input.clone();
         // Written concurrently so a tool that prints before reading all its input cannot deadlock.
@@ -187,18 +133,6 @@ async fn run_with_logs(
     // Helpers the tool left running in its group would hold resources and outlive the run.
     guard.kill();
     outcome
-}
-
-/// Sets the nice value of `pid`'s first thread (`0`: the calling thread). On Linux the value
-/// belongs to each thread, and the threads it starts afterwards inherit it. Nice 5 takes a
-/// process's share of a core shared with normal-priority work to about a third, nice 10 to about
-/// a tenth.
-pub fn lower_priority(pid: u32, nice: i32) {
-    // SAFETY: setpriority only reads its integer arguments; a process already gone gives ESRCH,
-    // ignored.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, pid as libc::id_t, nice);
-    }
 }
 
 fn describe_spawn_error(program: &Path, e: &std::io::Error) -> String {
@@ -267,7 +201,6 @@ fn is_executable(p: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::MetadataExt;
 
     fn spec(dir: &Path, program: &str, script: &str) -> ProcessSpec {
         ProcessSpec {
@@ -279,28 +212,18 @@ mod tests {
             stdout: dir.join("gate.stdout"),
             stderr: dir.join("gate.stderr"),
             stdin: None,
-            yields: false,
         }
     }
 
     #[tokio::test]
-    async fn an_old_log_is_overwritten_in_place_and_cut_to_what_the_tool_wrote() {
+    async fn an_old_log_is_replaced_by_what_the_tool_wrote() {
         let dir = tempfile::tempdir().unwrap();
         let s = spec(dir.path(), "/bin/sh", "printf new; printf oops >&2");
         std::fs::write(&s.stdout, "an old run's much longer output\n".repeat(500)).unwrap();
         std::fs::write(&s.stderr, "old errors, longer than the new ones\n").unwrap();
-        let inode = std::fs::metadata(&s.stdout).unwrap().ino();
         assert_eq!(run_process(&s).await, ProcessOutcome::Exited(0));
         assert_eq!(std::fs::read_to_string(&s.stdout).unwrap(), "new");
         assert_eq!(std::fs::read_to_string(&s.stderr).unwrap(), "oops");
-        assert_eq!(std::fs::metadata(&s.stdout).unwrap().ino(), inode);
-
-        // Output longer than the old log is kept whole.
-        let s = spec(dir.path(), "/bin/sh", "seq 1 5000");
-        assert_eq!(run_process(&s).await, ProcessOutcome::Exited(0));
-        let expected: String = (1..=5000).map(|i| format!("{i}\n")).collect();
-        assert_eq!(std::fs::read_to_string(&s.stdout).unwrap(), expected);
-        assert_eq!(std::fs::read_to_string(&s.stderr).unwrap(), "");
     }
 
     #[tokio::test]

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::artifacts::{ensure_gitignore, utc_parts};
+use crate::core::qgates_dir;
 
 /// `.qgates/state.json`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,7 +80,7 @@ pub enum StateError {
 /// The state file of one workspace.
 #[derive(Debug, Clone)]
 pub struct StateStore {
-    dir: PathBuf,
+    root: PathBuf,
 }
 
 /// What reading found besides the state: a warning to show in the report.
@@ -90,12 +90,12 @@ impl StateStore {
     /// The store under `<root>/.qgates/`.
     pub fn new(root: &Path) -> Self {
         StateStore {
-            dir: root.join(".qgates"),
+            root: root.to_path_buf(),
         }
     }
 
     pub fn path(&self) -> PathBuf {
-        self.dir.join("state.json")
+        qgates_dir::state_file(&self.root)
     }
 
     /// Reads the state under the lock. A missing file is an empty state; a corrupt one is moved
@@ -124,17 +124,17 @@ impl StateStore {
         Ok((out, warning))
     }
 
-    fn lock(&self) -> Result<FileLock, StateError> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| StateError::Lock {
-            path: self.dir.display().to_string(),
-            source: e,
-        })?;
-        ensure_gitignore(&self.dir);
-        let path = self.dir.join("state.lock");
-        FileLock::exclusive(&path).map_err(|e| StateError::Lock {
-            path: path.display().to_string(),
-            source: e,
-        })
+    fn lock(&self) -> Result<File, StateError> {
+        let lock_err = |path: PathBuf| {
+            move |source| StateError::Lock {
+                path: path.display().to_string(),
+                source,
+            }
+        };
+        let dir =
+            qgates_dir::make(&self.root, "").map_err(lock_err(qgates_dir::dir(&self.root)))?;
+        let path = dir.join("state.lock");
+        lock_exclusive(&path).map_err(lock_err(path))
     }
 
     fn read_unlocked(&self) -> (State, Warning) {
@@ -155,7 +155,7 @@ impl StateStore {
         match serde_json::from_slice::<State>(&bytes) {
             Ok(state) => (state, None),
             Err(e) => {
-                let aside = self.dir.join(format!("state.json.corrupt-{}", timestamp()));
+                let aside = path.with_file_name(format!("state.json.corrupt-{}", timestamp()));
                 let moved = std::fs::rename(&path, &aside);
                 let what = match moved {
                     Ok(()) => format!(
@@ -176,9 +176,7 @@ impl StateStore {
 
     fn write_unlocked(&self, state: &State) -> Result<(), StateError> {
         let path = self.path();
-        let tmp = self
-            .dir
-            .join(format!("state.json.tmp-{}", std::process::id()));
+        let tmp = path.with_file_name(format!("state.json.tmp-{}", std::process::id()));
         let err = |e| StateError::Write {
             path: path.display().to_string(),
             source: e,
@@ -193,41 +191,15 @@ impl StateStore {
     }
 }
 
-/// An exclusive `flock` held until dropped.
-pub(crate) struct FileLock {
-    file: File,
-}
-
-impl FileLock {
-    pub(crate) fn exclusive(path: &Path) -> std::io::Result<FileLock> {
-        use std::os::fd::AsRawFd;
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)?;
-        loop {
-            // SAFETY: flock on a descriptor we own; it blocks until the lock is ours.
-            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-            if rc == 0 {
-                return Ok(FileLock { file });
-            }
-            let e = std::io::Error::last_os_error();
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
-    }
-}
-
-impl Drop for FileLock {
-    fn drop(&mut self) {
-        use std::os::fd::AsRawFd;
-        // SAFETY: unlocking our own descriptor; closing it would release the lock anyway.
-        unsafe {
-            libc::flock(self.file.as_raw_fd(), libc::LOCK_UN);
-        }
-    }
+/// Opens (or makes) `path` and takes an exclusive lock on it, held until the file is closed.
+pub(crate) fn lock_exclusive(path: &Path) -> std::io::Result<File> {
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)?;
+    file.lock()?;
+    Ok(file)
 }
 
 fn timestamp() -> String {
@@ -235,8 +207,7 @@ fn timestamp() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let (y, mo, d, h, mi, s) = utc_parts(secs);
-    format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}")
+    qgates_dir::timestamp(secs)
 }
 
 #[cfg(test)]

@@ -1,0 +1,263 @@
+//! The run logs: every gate's full stdout and stderr under `.qgates/runs/<run id>/`, the newest
+//! `KEEP_RUNS` runs kept. Reports carry these paths instead of raw output.
+//!
+//! A run holds a lock on its folder for as long as it lasts, and pruning skips a locked folder:
+//! a slow run keeps its logs however many runs start and prune after it.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::core::qgates_dir;
+
+/// How many run folders are kept.
+pub const KEEP_RUNS: usize = 20;
+
+/// One run's log folder.
+#[derive(Debug)]
+pub struct RunDir {
+    pub id: String,
+    /// Absolute.
+    pub path: PathBuf,
+    /// As shown in reports: relative to the workspace root when inside it.
+    pub display: String,
+    /// The folder itself, open and locked while the run lasts (`None` where folders cannot be
+    /// locked, or outside the workspace).
+    _lock: Option<File>,
+}
+
+impl RunDir {
+    /// The paths of one gate's (or one batch's) stdout and stderr logs.
+    pub fn log_paths(&self, gate: &str, batch: usize) -> (PathBuf, PathBuf) {
+        let stem = if batch == 0 {
+            gate.to_string()
+        } else {
+            format!("{gate}.{}", batch + 1)
+        };
+        (
+            self.path.join(format!("{stem}.stdout")),
+            self.path.join(format!("{stem}.stderr")),
+        )
+    }
+
+    pub fn display_path(&self, p: &Path) -> String {
+        match p.strip_prefix(&self.path) {
+            Ok(rel) => format!("{}/{}", self.display, rel.to_string_lossy()),
+            Err(_) => p.display().to_string(),
+        }
+    }
+}
+
+/// Makes a new run folder under `<root>/.qgates/runs/`, locked, and removes the oldest folders
+/// beyond `KEEP_RUNS` that no run holds. When the workspace is not writable, the folder is made
+/// in the system's temporary folder instead (the report shows where).
+pub fn create_run_dir(root: &Path) -> std::io::Result<RunDir> {
+    match qgates_dir::make(root, "runs").and_then(|runs| make_locked(&runs)) {
+        Ok(dir) => {
+            prune(&qgates_dir::runs_dir(root), &dir.path);
+            Ok(dir)
+        }
+        Err(_) => {
+            let id = new_run_id();
+            let path = std::env::temp_dir().join("qgates-runs").join(&id);
+            std::fs::create_dir_all(&path)?;
+            Ok(RunDir {
+                display: path.display().to_string(),
+                id,
+                path,
+                _lock: None,
+            })
+        }
+    }
+}
+
+/// Makes a new folder in `runs` and locks it.
+fn make_locked(runs: &Path) -> std::io::Result<RunDir> {
+    loop {
+        let id = new_run_id();
+        let path = runs.join(&id);
+        std::fs::create_dir(&path)?;
+        // Between the `mkdir` and the lock, a run that prunes could take the folder for an old
+        // one (if `KEEP_RUNS` runs started meanwhile): it is made again then.
+        let Ok(folder) = File::open(&path) else {
+            continue;
+        };
+        let lock = match folder.try_lock() {
+            Ok(()) if path.is_dir() => Some(folder),
+            Ok(()) | Err(std::fs::TryLockError::WouldBlock) => continue,
+            // Where folders cannot be locked, runs go unlocked and pruning keeps its order.
+            Err(std::fs::TryLockError::Error(_)) => None,
+        };
+        return Ok(RunDir {
+            display: format!(".qgates/runs/{id}"),
+            id,
+            path,
+            _lock: lock,
+        });
+    }
+}
+
+/// Removes all but the newest `KEEP_RUNS` folders in `runs`, except `current` and those a run
+/// still holds.
+fn prune(runs: &Path, current: &Path) {
+    let Ok(entries) = std::fs::read_dir(runs) else {
+        return;
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    if dirs.len() <= KEEP_RUNS {
+        return;
+    }
+    dirs.sort_by_key(|p| sort_key(p));
+    dirs.truncate(dirs.len() - KEEP_RUNS);
+    for old in dirs.iter().filter(|d| *d != current) {
+        let Ok(folder) = File::open(old) else {
+            continue;
+        };
+        // Removed under the folder's lock, so a run making it cannot take it meanwhile.
+        match folder.try_lock() {
+            Ok(()) | Err(std::fs::TryLockError::Error(_)) => {
+                let _ = std::fs::remove_dir_all(old);
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {}
+        }
+    }
+}
+
+/// `YYYYMMDD-HHMMSS-<microseconds>-<pid>-<n>`: sortable by time, unique across processes and
+/// within one. The microseconds order the many runs of one second (an editor's saves, a script's
+/// loop), so pruning never takes a new run for an old one.
+fn new_run_id() -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    format!(
+        "{}-{:06}-{}-{n}",
+        qgates_dir::timestamp(now.as_secs()),
+        now.subsec_micros(),
+        std::process::id()
+    )
+}
+
+/// Orders run ids by (date-time-microseconds, n), leaving the pid out. Ids of older versions,
+/// without the microseconds, sort before the new ones of the same second.
+fn sort_key(p: &Path) -> (String, u64) {
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut parts = name.rsplitn(3, '-');
+    let n = parts.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    let _pid = parts.next();
+    (parts.next().unwrap_or("").to_string(), n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn left(root: &Path) -> Vec<String> {
+        std::fs::read_dir(qgates_dir::runs_dir(root))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_run_never_prunes_its_own_folder_nor_newer_ones() {
+        // Runs of many processes in the same second, each far along its own counter (ids
+        // without microseconds, as older versions wrote them): the new run sorts after them and
+        // keeps its folder.
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let runs = qgates_dir::runs_dir(root);
+        let secs = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let stamp = qgates_dir::timestamp(secs);
+        for pid in 1..=KEEP_RUNS + 5 {
+            std::fs::create_dir_all(runs.join(format!("{stamp}-{pid}-{}", 100 + pid))).unwrap();
+        }
+        let mut made = Vec::new();
+        for _ in 0..KEEP_RUNS + 3 {
+            let dir = create_run_dir(root).unwrap();
+            assert!(dir.path.is_dir(), "{} pruned its own folder", dir.id);
+            made.push(dir.id);
+        }
+        let left = left(root);
+        assert_eq!(left.len(), KEEP_RUNS);
+        for newest in &made[3..] {
+            assert!(left.contains(newest), "{newest} was pruned");
+        }
+    }
+
+    #[test]
+    fn a_run_still_going_keeps_its_folder_however_many_start_after_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let going = create_run_dir(root).unwrap();
+        assert!(going._lock.is_some(), "the run's folder is locked");
+        std::fs::write(going.log_paths("lint", 0).0, "still writing").unwrap();
+        for _ in 0..KEEP_RUNS + 5 {
+            drop(create_run_dir(root).unwrap());
+        }
+        assert!(going.path.is_dir(), "a run still going lost its folder");
+        assert_eq!(
+            std::fs::read_to_string(going.log_paths("lint", 0).0).unwrap(),
+            "still writing"
+        );
+        assert_eq!(left(root).len(), KEEP_RUNS + 1);
+        // Once it ends, its folder is old like any other.
+        let path = going.path.clone();
+        drop(going);
+        create_run_dir(root).unwrap();
+        assert!(!path.is_dir(), "an ended run's folder is pruned");
+        assert_eq!(left(root).len(), KEEP_RUNS);
+    }
+
+    #[test]
+    fn runs_in_parallel_keep_their_folders() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let root = root.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..15 {
+                        let dir = create_run_dir(&root).unwrap();
+                        std::fs::write(dir.log_paths("lint", 0).0, "output").unwrap();
+                        assert!(dir.path.is_dir(), "{} was pruned while running", dir.id);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(left(&root).len(), KEEP_RUNS);
+    }
+
+    #[test]
+    fn keeps_the_newest_runs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        // The runs' ids only: each run has ended (its folder is no longer locked).
+        let mut made = Vec::new();
+        for _ in 0..KEEP_RUNS + 3 {
+            made.push(create_run_dir(root).unwrap().id);
+            let left = left(root);
+            assert_eq!(left.len(), made.len().min(KEEP_RUNS));
+            for newest in &made[made.len().saturating_sub(KEEP_RUNS)..] {
+                assert!(left.contains(newest), "{newest} was pruned");
+            }
+        }
+        assert!(qgates_dir::dir(root).join(".gitignore").is_file());
+    }
+}
