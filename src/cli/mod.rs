@@ -2,8 +2,11 @@
 //! (which hands over to the agent server).
 
 mod args;
+mod baseline;
 mod check;
+mod init;
 mod output;
+mod parse;
 mod status;
 mod trust;
 mod workspace;
@@ -36,13 +39,13 @@ pub fn main() -> i32 {
     init_logging();
     match cli.command {
         Command::Check(a) => check::check(a),
-        Command::Init(a) => check::init(a),
+        Command::Init(a) => init::init(a),
         Command::Schema => {
             output::print_stdout(&format!("{}\n", crate::core::config::schema::json_schema()));
             exit::GREEN
         }
-        Command::Parse(a) => check::parse(a),
-        Command::Baseline(c) => check::baseline(c),
+        Command::Parse(a) => parse::parse(a),
+        Command::Baseline(c) => baseline::baseline(c),
         Command::Trust(a) => trust::trust(a),
         Command::Status(a) => status::status(a),
         Command::Lsp(_) => exit::GREEN,

@@ -1,0 +1,106 @@
+//! `qgates parse GATE FILE`: a gate's parsing rules tried on a saved output, without running it.
+
+use std::path::Path;
+
+use super::args::ParseArgs;
+use super::output::print_stderr;
+use super::workspace::find_root;
+use crate::core::config;
+use crate::core::parse::{OutputSource, ParseContext, ReadError, SavedOutput, parse_saved_output};
+use crate::core::report::exit;
+
+pub fn parse(a: ParseArgs) -> i32 {
+    let root = find_root(a.root.as_deref(), a.config.as_deref(), Path::new("."));
+    let config = match config::load_for_workspace(&root, a.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            print_stderr(&format!("{e}\n"));
+            return exit::USAGE;
+        }
+    };
+    let Some(gate) = config.gate(&a.gate) else {
+        let known: Vec<&str> = config.gates.iter().map(|g| g.id.as_str()).collect();
+        print_stderr(&format!(
+            "qgates: unknown gate `{}`. Active gates: {}.\n",
+            a.gate,
+            known.join(", ")
+        ));
+        return exit::USAGE;
+    };
+    // Standard input is read whole; a file is left to the parser, which reads a large text
+    // output in pieces instead of holding it.
+    let read_stdin = |p: &Path| -> Result<Option<Vec<u8>>, String> {
+        if p != Path::new("-") {
+            return Ok(None);
+        }
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map_err(|e| e.to_string())?;
+        Ok(Some(buf))
+    };
+    let (stdin_out, stdin_err) = match (
+        read_stdin(&a.stdout),
+        a.stderr.as_deref().map(read_stdin).transpose(),
+    ) {
+        (Ok(o), Ok(e)) => (o, e.flatten()),
+        (Err(e), _) | (_, Err(e)) => {
+            print_stderr(&format!("qgates: {e}\n"));
+            return exit::USAGE;
+        }
+    };
+    fn source<'a>(stdin: &'a Option<Vec<u8>>, path: Option<&'a Path>) -> OutputSource<'a> {
+        match (stdin, path) {
+            (Some(bytes), _) => OutputSource::Bytes(bytes),
+            (None, Some(path)) => OutputSource::File(path),
+            (None, None) => OutputSource::Bytes(b""),
+        }
+    }
+    let hint = a.stdout.display().to_string();
+    let ctx = ParseContext {
+        gate,
+        root: &root,
+        cwd: &root,
+        log_hint: &hint,
+    };
+    match parse_saved_output(
+        &ctx,
+        SavedOutput {
+            stdout: source(&stdin_out, Some(&a.stdout)),
+            stderr: source(&stdin_err, a.stderr.as_deref()),
+            exit_code: Some(a.exit_code),
+        },
+    ) {
+        Ok(parsed) => {
+            // Serialized straight from the parsed values: no intermediate JSON tree.
+            #[derive(serde::Serialize)]
+            struct Out<'a> {
+                gate: &'a str,
+                violations: &'a [crate::core::violation::Violation],
+                outside_root: usize,
+            }
+            let out = Out {
+                gate: &gate.id,
+                violations: &parsed.violations,
+                outside_root: parsed.outside_root,
+            };
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            let _ = serde_json::to_writer(&mut stdout, &out);
+            let _ = std::io::Write::write_all(&mut stdout, b"\n");
+            let _ = std::io::Write::flush(&mut stdout);
+            exit::GREEN
+        }
+        Err(ReadError::Io { path, error }) => {
+            print_stderr(&format!(
+                "qgates: cannot read {}: {error}\n",
+                path.display()
+            ));
+            exit::USAGE
+        }
+        Err(ReadError::Parse(e)) => {
+            print_stderr(&format!(
+                "qgates: {} output could not be read: {e}\n",
+                gate.name
+            ));
+            exit::GATE_ERROR
+        }
+    }
+}
