@@ -2,10 +2,9 @@
 //!
 //! A tool's output can hold hundreds of thousands of violations, so it is never parsed into one
 //! `serde_json::Value` tree. Containers on the way to the violations are read *shallowly* (their
-//! children stay unparsed `&RawValue` slices of the output), and of each violation item only the
-//! values the configuration reads are parsed (see `item_slots`), each into a [`Node`] that
-//! borrows every string without escapes from the output and is dropped as soon as the item has
-//! been read.
+//! children stay unparsed `&RawValue` slices of the output), and each violation item is parsed on
+//! its own into a [`Node`] that borrows every string without escapes from the output and is
+//! dropped as soon as the item has been read.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -255,17 +254,6 @@ impl<'a> Shallow<'a> {
             Shallow::Obj(entries) => entries.iter().map(|(_, v)| *v).collect(),
         }
     }
-
-    /// Follows `keys` from this container, parsing only the child the first key names.
-    pub(super) fn lookup<R>(&self, keys: &[String], f: impl FnOnce(Option<&Node<'a>>) -> R) -> R {
-        let Some((first, rest)) = keys.split_first() else {
-            return f(None);
-        };
-        match self.get(first).map(|raw| Node::parse(raw.get())) {
-            Some(Ok(node)) => f(node.at(rest)),
-            _ => f(None),
-        }
-    }
 }
 
 impl<'de> Deserialize<'de> for Shallow<'de> {
@@ -365,11 +353,6 @@ mod tests {
         let s = Shallow::parse(text).expect("container").expect("valid");
         assert_eq!(s.get("a").map(RawValue::get), Some("[1, 2]"));
         assert_eq!(s.get("b\n").map(RawValue::get), Some(r#"{"c": 3}"#));
-        assert_eq!(
-            s.lookup(&["b\n".to_string(), "c".to_string()], |n| n
-                .and_then(Node::to_int)),
-            Some(3)
-        );
         assert!(Shallow::parse("5").is_none());
         assert!(Shallow::parse("[1] x").expect("container").is_err());
     }
