@@ -50,27 +50,12 @@ pub(super) fn parse(
         }
         None => (text, 0),
     };
-    let fm = &spec.field_map;
     let fix = spec.fix_edits.as_ref();
-    let climbs = [
-        fm.file.as_ref(),
-        fm.line.as_ref(),
-        fm.column.as_ref(),
-        fm.end_line.as_ref(),
-    ]
-    .into_iter()
-    .chain([
-        fm.end_column.as_ref(),
-        fm.code.as_ref(),
-        fm.message.as_ref(),
-    ])
-    .chain([fm.severity.as_ref(), fm.url.as_ref()])
-    .chain([
-        spec.fixable_when.as_ref().map(|c| &c.path),
-        fix.map(|f| &f.path),
-    ])
-    .chain([fix.and_then(|f| f.title.as_ref())])
-    .any(|p| p.is_some_and(|p| p.up > 0));
+    let climbs = (spec.field_map.entries().map(|(_, path)| path))
+        .chain(spec.fixable_when.as_ref().map(|c| &c.path))
+        .chain(fix.map(|f| &f.path))
+        .chain(fix.and_then(|f| f.title.as_ref()))
+        .any(|path| path.up > 0);
     let mut reader = Reader { spec, norm, climbs };
     let error = |what: WalkError, line: Option<(usize, &str)>| match what {
         WalkError::Syntax(e) => ParseError::NotJson {

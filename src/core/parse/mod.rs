@@ -301,6 +301,8 @@ struct PathResolver<'a> {
     canonical_root: Option<PathBuf>,
     cwd: &'a Path,
     memo: HashMap<String, Option<Arc<str>>>,
+    /// The last answer: tools print a file's violations together, so most look-ups hit it.
+    last: Option<(String, Option<Arc<str>>)>,
 }
 
 impl<'a> PathResolver<'a> {
@@ -310,14 +312,26 @@ impl<'a> PathResolver<'a> {
             canonical_root: root.canonicalize().ok(),
             cwd,
             memo: HashMap::default(),
+            last: None,
         }
     }
 
     /// The root-relative POSIX path, or `None` when the file lies outside the root.
     fn relative(&mut self, printed: &str) -> Option<Arc<str>> {
-        if let Some(hit) = self.memo.get(printed) {
-            return hit.clone();
+        if let Some((last, rel)) = &self.last
+            && last == printed
+        {
+            return rel.clone();
         }
+        let rel = match self.memo.get(printed) {
+            Some(hit) => hit.clone(),
+            None => self.resolve(printed),
+        };
+        self.last = Some((printed.to_string(), rel.clone()));
+        rel
+    }
+
+    fn resolve(&mut self, printed: &str) -> Option<Arc<str>> {
         let printed_path = Path::new(printed.strip_prefix("file://").unwrap_or(printed));
         let joined = if printed_path.is_absolute() {
             printed_path.to_path_buf()

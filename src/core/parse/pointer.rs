@@ -167,7 +167,8 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Ok(Node::Arr(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
-        let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(64));
+        // The parser gives no size; room for a tool's usual handful of keys saves regrowing.
+        let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(8).min(64));
         while let Some(Key(k)) = map.next_key()? {
             entries.push((k, map.next_value()?));
         }
