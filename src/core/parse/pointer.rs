@@ -287,8 +287,8 @@ impl<'de> Deserialize<'de> for Shallow<'de> {
     }
 }
 
-/// The output as text. Valid UTF-8 is borrowed after `str::from_utf8`'s fast check, which is
-/// several times quicker than the lossy decoder; invalid bytes become U+FFFD rather than costing
+/// The output as text, borrowed when it is valid UTF-8 (checked by `str::from_utf8`, whose
+/// check is cheaper than the lossy decoder's): invalid bytes become U+FFFD rather than costing
 /// every violation after them.
 pub(super) fn decode(bytes: &[u8]) -> Cow<'_, str> {
     match std::str::from_utf8(bytes) {
