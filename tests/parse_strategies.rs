@@ -1103,22 +1103,34 @@ fn sarif_that_is_not_sarif() {
 
 #[test]
 fn a_syntax_error_late_in_a_large_document_is_found_and_placed() {
-    let gate = json_gate("      field_map: { file: f, message: m }\n");
-    let mut out = String::from("[\n");
-    for i in 0..60_000 {
-        out.push_str(&format!(
-            "  {{\"f\": \"m{i}.py\", \"m\": \"message number {i}\"}},\n"
+    // Read as the array is streamed, and (a path climbs with `..`) with the array kept.
+    for climb in ["", ", url: ../u"] {
+        let gate = json_gate(&format!(
+            "      field_map: {{ file: f, message: m{climb} }}\n"
         ));
+        let mut out = String::from("[\n");
+        for i in 0..60_000 {
+            out.push_str(&format!(
+                "  {{\"f\": \"m{i}.py\", \"m\": \"message number {i}\"}},\n"
+            ));
+        }
+        let valid = format!("{}]", out.trim_end().trim_end_matches(','));
+        assert_eq!(
+            run(&gate, Path::new("/ws"), valid.as_bytes())
+                .violations
+                .len(),
+            60_000
+        );
+        // Line 60 002: a missing comma between two items.
+        out.push_str("  {\"f\": \"a.py\" \"m\": \"broken\"}\n]\n");
+        assert!(out.len() > 2 << 20);
+        let err = run_in(&gate, Path::new("/ws"), out.as_bytes(), b"").expect_err("not JSON");
+        let text = err.to_string();
+        assert!(
+            text.contains("line 60002, column 16"),
+            "the error names the place in the whole output ({climb:?}): {text}"
+        );
     }
-    // Line 60 002: a missing comma between two items.
-    out.push_str("  {\"f\": \"a.py\" \"m\": \"broken\"}\n]\n");
-    assert!(out.len() > 2 << 20);
-    let err = run_in(&gate, Path::new("/ws"), out.as_bytes(), b"").expect_err("not JSON");
-    let text = err.to_string();
-    assert!(
-        text.contains("line 60002, column 16"),
-        "the error names the place in the whole output: {text}"
-    );
 }
 
 #[test]

@@ -27,8 +27,7 @@ pub fn parse(a: ParseArgs) -> i32 {
         ));
         return exit::USAGE;
     };
-    // Standard input is read whole; a file is left to the parser, which reads a large text
-    // output in pieces instead of holding it.
+    // Standard input is read here; a file is left to the parser.
     let read_stdin = |p: &Path| -> Result<Option<Vec<u8>>, String> {
         if p != Path::new("-") {
             return Ok(None);

@@ -495,7 +495,6 @@ fn compile_text(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<TextSpec>
     );
     Some(TextSpec {
         regex,
-        shape: pattern_shape(&pattern.value),
         stream: pr
             .stream
             .as_ref()
@@ -816,90 +815,4 @@ pub fn parse_condition(s: &str) -> Result<Condition, String> {
         op,
         value: value.to_string(),
     })
-}
-
-/// The shape of `pattern` (multi-line mode), from one parse of it. A pattern that does not parse
-/// counts as the least favourable shape: it may cross lines and is anchored both ways.
-pub fn pattern_shape(pattern: &str) -> PatternShape {
-    let parsed = regex_syntax::ParserBuilder::new()
-        .multi_line(true)
-        .build()
-        .parse(pattern);
-    match parsed {
-        Ok(hir) => {
-            let looks = hir.properties().look_set();
-            PatternShape {
-                line_local: !consumes_lf(&hir),
-                anchored_to_output: looks.contains_anchor_haystack(),
-                crlf_anchors: looks.contains_anchor_crlf(),
-            }
-        }
-        Err(_) => PatternShape {
-            line_local: false,
-            anchored_to_output: true,
-            crlf_anchors: true,
-        },
-    }
-}
-
-/// Whether some match of `hir` may contain a line feed.
-fn consumes_lf(hir: &regex_syntax::hir::Hir) -> bool {
-    use regex_syntax::hir::{Class, HirKind};
-    match hir.kind() {
-        HirKind::Empty | HirKind::Look(_) => false,
-        HirKind::Literal(lit) => lit.0.contains(&b'\n'),
-        HirKind::Class(Class::Unicode(c)) => c
-            .ranges()
-            .iter()
-            .any(|r| r.start() <= '\n' && '\n' <= r.end()),
-        HirKind::Class(Class::Bytes(c)) => c
-            .ranges()
-            .iter()
-            .any(|r| r.start() <= b'\n' && b'\n' <= r.end()),
-        HirKind::Repetition(r) => consumes_lf(&r.sub),
-        HirKind::Capture(c) => consumes_lf(&c.sub),
-        HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().any(consumes_lf),
-    }
-}
-
-#[cfg(test)]
-mod line_local_tests {
-    fn local(pattern: &str) -> bool {
-        super::pattern_shape(pattern).line_local
-    }
-
-    #[test]
-    fn patterns_that_stay_on_one_line() {
-        assert!(local(
-            r"^(?P<file>[^:\n]+):(?P<line>\d+): (?P<message>.*?)(?:  \[(?P<code>[a-z-]+)\])?$"
-        ));
-        assert!(local(r"^(?P<file>\S+) (?P<message>.+)$"));
-    }
-
-    #[test]
-    fn patterns_that_may_cross_lines() {
-        assert!(!local(r"^--- (?P<file>.+)\n\+\+\+ "));
-        assert!(!local(r"(?P<message>\s+)"));
-        assert!(!local(r"(?s)(?P<message>.+)"));
-        assert!(!local(r"(?P<message>[^:]+)"));
-    }
-
-    #[test]
-    fn crlf_mode_anchors() {
-        let crlf = |pattern: &str| super::pattern_shape(pattern).crlf_anchors;
-        assert!(crlf(r"(?R)^(?P<message>.+)$"));
-        assert!(crlf(r"^(?P<file>\S+) (?R:(?P<message>.+)$)"));
-        assert!(!crlf(r"^(?P<file>\S+) (?P<message>.+)$"));
-    }
-
-    #[test]
-    fn patterns_anchored_to_the_whole_output() {
-        let anchored = |pattern: &str| super::pattern_shape(pattern).anchored_to_output;
-        assert!(anchored(r"\A(?P<message>.+)$"));
-        assert!(anchored(r"(?P<message>.+)\z"));
-        assert!(anchored(r"^x|\Ay(?P<message>.*)"));
-        assert!(!anchored(
-            r"^(?P<file>[^:\n]+):(?P<line>\d+): (?P<message>.*)$"
-        ));
-    }
 }

@@ -316,26 +316,9 @@ pub struct JsonSpec {
     pub defaults: Defaults,
 }
 
-/// The properties of a text gate's pattern that decide how its output may be read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PatternShape {
-    /// The pattern can never consume a line break, so no match spans two lines: the output can
-    /// be split at line breaks and read in parallel with exactly the same matches.
-    pub line_local: bool,
-    /// The pattern uses `\A` or `\z`, which hold only at the ends of the whole output: it is
-    /// never read in pieces.
-    pub anchored_to_output: bool,
-    /// The pattern has CRLF-mode `^` or `$` (`(?R)`), which look at the `\r` before a line
-    /// feed: at a cut just before the line feed, `$` would hold after the `\r`, where one pass
-    /// does not. It is never read in pieces.
-    pub crlf_anchors: bool,
-}
-
 #[derive(Debug, Clone)]
 pub struct TextSpec {
     pub regex: Regex,
-    /// What reading the output in pieces depends on (see [`pattern_shape`](super::pattern_shape)).
-    pub shape: PatternShape,
     pub stream: OutputStream,
     pub defaults: Defaults,
     pub line_offset: i64,

@@ -3,13 +3,7 @@
 
 mod columns;
 mod exit_code;
-mod item_slots;
 mod json;
-mod json_parallel;
-mod json_split;
-mod line_pattern;
-mod line_reader;
-mod parallel;
 mod pointer;
 mod sarif;
 mod saved;
@@ -131,7 +125,7 @@ pub(super) struct Normalizer<'c> {
     ctx: ParseContext<'c>,
     offsets: (i64, i64),
     paths: PathResolver<'c>,
-    texts: HashMap<Arc<str>, Option<LineIndex>, FastHash>,
+    texts: HashMap<Arc<str>, Option<LineIndex>>,
     /// Tools repeat a handful of severity words; each is mapped once.
     severities: Vec<(String, Option<Severity>)>,
     strings: Interner,
@@ -153,41 +147,8 @@ impl<'c> Normalizer<'c> {
         }
     }
 
-    /// Another normalizer for the same parse (a worker thread's), sharing the gate id.
-    pub(super) fn sibling(&self) -> Self {
-        Normalizer {
-            gate: self.gate.clone(),
-            ..Normalizer::new(self.ctx, self.offsets)
-        }
-    }
-
     pub(super) fn finish(self) -> Parsed {
         self.parsed
-    }
-
-    /// Takes what was normalized so far, leaving the caches in place.
-    pub(super) fn take(&mut self) -> Parsed {
-        std::mem::take(&mut self.parsed)
-    }
-
-    /// Appends another part's violations (in order) to this one's.
-    pub(super) fn append(&mut self, mut part: Parsed) {
-        self.parsed.violations.append(&mut part.violations);
-        self.parsed.outside_root += part.outside_root;
-    }
-
-    /// Room for `additional` more violations, so a large output does not grow the list by
-    /// doubling (which briefly holds both the old and the new list).
-    pub(super) fn reserve(&mut self, additional: usize) {
-        self.parsed.violations.reserve_exact(additional);
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.parsed.violations.len()
-    }
-
-    pub(super) fn capacity(&self) -> usize {
-        self.parsed.violations.capacity()
     }
 
     pub(super) fn push(&mut self, raw: RawViolation<'_>) {
@@ -305,10 +266,6 @@ impl<'c> Normalizer<'c> {
     }
 }
 
-/// The hasher of the tables looked up for every violation (file names, shared texts): several
-/// times quicker than the standard one on short keys, and seeded per process.
-type FastHash = foldhash::fast::RandomState;
-
 fn positive(v: i64) -> Option<u32> {
     u32::try_from(v).ok().filter(|v| *v >= 1)
 }
@@ -318,7 +275,7 @@ fn positive(v: i64) -> Option<u32> {
 /// most of the memory per violation.
 #[derive(Default)]
 struct Interner {
-    set: HashSet<Arc<str>, FastHash>,
+    set: HashSet<Arc<str>>,
 }
 
 impl Interner {
@@ -343,7 +300,9 @@ struct PathResolver<'a> {
     root: &'a Path,
     canonical_root: Option<PathBuf>,
     cwd: &'a Path,
-    memo: HashMap<String, Option<Arc<str>>, FastHash>,
+    memo: HashMap<String, Option<Arc<str>>>,
+    /// The last answer: tools print a file's violations together, so most look-ups hit it.
+    last: Option<(String, Option<Arc<str>>)>,
 }
 
 impl<'a> PathResolver<'a> {
@@ -353,14 +312,26 @@ impl<'a> PathResolver<'a> {
             canonical_root: root.canonicalize().ok(),
             cwd,
             memo: HashMap::default(),
+            last: None,
         }
     }
 
     /// The root-relative POSIX path, or `None` when the file lies outside the root.
     fn relative(&mut self, printed: &str) -> Option<Arc<str>> {
-        if let Some(hit) = self.memo.get(printed) {
-            return hit.clone();
+        if let Some((last, rel)) = &self.last
+            && last == printed
+        {
+            return rel.clone();
         }
+        let rel = match self.memo.get(printed) {
+            Some(hit) => hit.clone(),
+            None => self.resolve(printed),
+        };
+        self.last = Some((printed.to_string(), rel.clone()));
+        rel
+    }
+
+    fn resolve(&mut self, printed: &str) -> Option<Arc<str>> {
         let printed_path = Path::new(printed.strip_prefix("file://").unwrap_or(printed));
         let joined = if printed_path.is_absolute() {
             printed_path.to_path_buf()

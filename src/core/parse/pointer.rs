@@ -2,10 +2,9 @@
 //!
 //! A tool's output can hold hundreds of thousands of violations, so it is never parsed into one
 //! `serde_json::Value` tree. Containers on the way to the violations are read *shallowly* (their
-//! children stay unparsed `&RawValue` slices of the output), and of each violation item only the
-//! values the configuration reads are parsed (see `item_slots`), each into a [`Node`] that
-//! borrows every string without escapes from the output and is dropped as soon as the item has
-//! been read.
+//! children stay unparsed `&RawValue` slices of the output), and each violation item is parsed on
+//! its own into a [`Node`] that borrows every string without escapes from the output and is
+//! dropped as soon as the item has been read.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -168,7 +167,8 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Ok(Node::Arr(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
-        let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(64));
+        // The parser gives no size; room for a tool's usual handful of keys saves regrowing.
+        let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(8).min(64));
         while let Some(Key(k)) = map.next_key()? {
             entries.push((k, map.next_value()?));
         }
@@ -255,17 +255,6 @@ impl<'a> Shallow<'a> {
             Shallow::Obj(entries) => entries.iter().map(|(_, v)| *v).collect(),
         }
     }
-
-    /// Follows `keys` from this container, parsing only the child the first key names.
-    pub(super) fn lookup<R>(&self, keys: &[String], f: impl FnOnce(Option<&Node<'a>>) -> R) -> R {
-        let Some((first, rest)) = keys.split_first() else {
-            return f(None);
-        };
-        match self.get(first).map(|raw| Node::parse(raw.get())) {
-            Some(Ok(node)) => f(node.at(rest)),
-            _ => f(None),
-        }
-    }
 }
 
 impl<'de> Deserialize<'de> for Shallow<'de> {
@@ -298,8 +287,8 @@ impl<'de> Deserialize<'de> for Shallow<'de> {
     }
 }
 
-/// The output as text. Valid UTF-8 is borrowed after `str::from_utf8`'s fast check, which is
-/// several times quicker than the lossy decoder; invalid bytes become U+FFFD rather than costing
+/// The output as text, borrowed when it is valid UTF-8 (checked by `str::from_utf8`, whose
+/// check is cheaper than the lossy decoder's): invalid bytes become U+FFFD rather than costing
 /// every violation after them.
 pub(super) fn decode(bytes: &[u8]) -> Cow<'_, str> {
     match std::str::from_utf8(bytes) {
@@ -365,11 +354,6 @@ mod tests {
         let s = Shallow::parse(text).expect("container").expect("valid");
         assert_eq!(s.get("a").map(RawValue::get), Some("[1, 2]"));
         assert_eq!(s.get("b\n").map(RawValue::get), Some(r#"{"c": 3}"#));
-        assert_eq!(
-            s.lookup(&["b\n".to_string(), "c".to_string()], |n| n
-                .and_then(Node::to_int)),
-            Some(3)
-        );
         assert!(Shallow::parse("5").is_none());
         assert!(Shallow::parse("[1] x").expect("container").is_err());
     }

@@ -4,7 +4,7 @@
 //! parsed on its own. What is taken from a result:
 //! - code: `ruleId`, else `rule.id`, else the id of the rule `ruleIndex` names;
 //! - severity word: `level`; absent, it is `none` for a result whose `kind` is not `fail`, else
-//!   the rule's `defaultConfiguration.level`, else `warning` (SARIF §3.27.10);
+//!   the rule's `defaultConfiguration.level`, else `warning`;
 //! - message: `message.text` (with `{0}` arguments filled), `message.markdown`, the rule's
 //!   `messageStrings[message.id]`, or the rule's short or full description;
 //! - place: the first location with a `physicalLocation`; its `artifactLocation` (or the run

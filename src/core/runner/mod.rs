@@ -289,7 +289,7 @@ fn parse_logs(
         cwd,
         log_hint,
     };
-    // From the log files: a large text output is read in pieces, never whole.
+    // From the log files, which hold the whole output.
     parse_saved_output(
         &ctx,
         SavedOutput {
