@@ -1,4 +1,5 @@
-//! Checks a parsed `quality.yaml` and compiles it into the engine's `Config`.
+//! Checks a parsed `quality.yaml` and compiles it into the engine's `Config`; each gate's
+//! `parsing:` section is compiled in `parsing`.
 //!
 //! Every problem is collected (not just the first), each with its place and a fix, and they are
 //! reported in file order. Places come from the `Spanned` values of the model, or, for keys and
@@ -9,44 +10,25 @@ use std::time::Duration;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use indexmap::IndexMap;
-use regex::{Regex, RegexBuilder};
-use serde_saphyr::Spanned;
 
 use super::error::{ConfigError, ConfigProblem};
-use super::model::{
-    OutputStream, RawConfig, RawDefaults, RawFieldMap, RawFix, RawFixEdits, RawGate, RawGlobs,
-    RawParsing, SpannedString, Strategy,
-};
+use super::model::{RawConfig, RawFix, RawGate, RawGlobs, SpannedString};
+use super::parsing::compile_parsing;
 use super::spec::*;
 use super::suggest::closest;
 use super::tree::{LazyTree, Pos};
 use crate::core::hash::stable_hash;
-use crate::core::violation::Severity;
-
-/// The Violation fields a text pattern may capture.
-pub const VIOLATION_FIELDS: [&str; 10] = [
-    "file",
-    "line",
-    "column",
-    "end_line",
-    "end_column",
-    "code",
-    "message",
-    "severity",
-    "url",
-    "fixable",
-];
 
 /// The problems found so far, and the means to place them.
-struct Problems<'a> {
+pub(super) struct Problems<'a> {
     file: &'a Path,
-    tree: &'a LazyTree<'a>,
+    pub(super) tree: &'a LazyTree<'a>,
     list: Vec<ConfigProblem>,
 }
 
 impl Problems<'_> {
     /// Records a problem at `pos`; a value without a place (a default) falls back to the file's start.
-    fn at(&mut self, pos: impl Into<Pos>, message: impl Into<String>) {
+    pub(super) fn at(&mut self, pos: impl Into<Pos>, message: impl Into<String>) {
         let pos = Some(pos.into())
             .filter(|p| p.is_known())
             .unwrap_or(Pos { line: 1, column: 1 });
@@ -59,7 +41,7 @@ impl Problems<'_> {
     }
 
     /// The place of the key at `path`, else of the gate `path` is in, else the file's start.
-    fn key(&self, path: &[&str]) -> Pos {
+    pub(super) fn key(&self, path: &[&str]) -> Pos {
         (2..=path.len())
             .rev()
             .find_map(|n| self.tree.key(&path[..n]))
@@ -67,7 +49,7 @@ impl Problems<'_> {
     }
 
     /// The place of the value at `path`, else of its key (see `key`).
-    fn value(&self, path: &[&str]) -> Pos {
+    pub(super) fn value(&self, path: &[&str]) -> Pos {
         self.tree
             .value(path)
             .filter(|p| p.is_known())
@@ -75,7 +57,7 @@ impl Problems<'_> {
     }
 
     /// How many problems there are, to tell whether a step added any.
-    fn count(&self) -> usize {
+    pub(super) fn count(&self) -> usize {
         self.list.len()
     }
 
@@ -400,419 +382,5 @@ fn compile_fix(id: &str, g: &RawGate, f: &RawFix, p: &mut Problems) -> Option<Fi
             .title
             .clone()
             .unwrap_or_else(|| format!("Fix with {}", g.name.as_deref().unwrap_or(id))),
-    })
-}
-
-fn compile_parsing(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<ParserSpec> {
-    let before = p.count();
-    check_strategy_keys(id, pr, p);
-    let spec = match pr.strategy.value {
-        Strategy::Sarif => Some(ParserSpec::Sarif),
-        Strategy::ExitCode => Some(ParserSpec::ExitCode),
-        Strategy::TextViolations => compile_text(id, pr, p).map(ParserSpec::Text),
-        Strategy::JsonViolations => compile_json(id, pr, p).map(ParserSpec::Json),
-    };
-    if p.count() > before { None } else { spec }
-}
-
-/// Reports `parsing` keys the chosen strategy does not read: a silently ignored `pattern` is
-/// usually a sign that the strategy itself is the mistake.
-fn check_strategy_keys(id: &str, pr: &RawParsing, p: &mut Problems) {
-    let strategy = pr.strategy.value;
-    let present = [
-        ("format", pr.format.is_some()),
-        ("violations_path", pr.violations_path.is_some()),
-        ("field_map", pr.field_map.is_some()),
-        ("fixable_when", pr.fixable_when.is_some()),
-        ("fix_edits", pr.fix_edits.is_some()),
-        ("line_offset", pr.line_offset.is_some()),
-        ("column_offset", pr.column_offset.is_some()),
-        ("extract", pr.extract.is_some()),
-        ("pattern", pr.pattern.is_some()),
-        ("stream", pr.stream.is_some()),
-        ("defaults", pr.defaults.is_some()),
-    ];
-    for (key, _) in present
-        .iter()
-        .filter(|(key, there)| *there && !strategy.parsing_keys().contains(key))
-    {
-        let users: Vec<&str> = Strategy::ALL
-            .iter()
-            .filter(|s| s.parsing_keys().contains(key))
-            .map(|s| s.as_str())
-            .collect();
-        let at = p.key(&["gates", id, "parsing", key]);
-        p.at(
-            at,
-            format!(
-                "gate `{id}`: `parsing.{key}` is not used by strategy {}; only {} reads it. Remove it, or change the strategy.",
-                strategy.as_str(),
-                users.join(" and ")
-            ),
-        );
-    }
-}
-
-fn compile_text(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<TextSpec> {
-    let Some(pattern) = &pr.pattern else {
-        p.at(pr.strategy.referenced, format!("gate `{id}`: text_violations needs `parsing.pattern`, a regex with named groups such as (?P<file>…) and (?P<line>…). Add one."));
-        return None;
-    };
-    let regex = compile_regex(id, pattern, p)?;
-    let groups: Vec<String> = regex
-        .capture_names()
-        .flatten()
-        .map(str::to_string)
-        .collect();
-    for g in groups
-        .iter()
-        .filter(|g| !VIOLATION_FIELDS.contains(&g.as_str()))
-    {
-        let hint = match closest(g, VIOLATION_FIELDS) {
-            Some(best) => format!("Did you mean `{best}`?"),
-            None => format!("Rename it to one of: {}.", VIOLATION_FIELDS.join(", ")),
-        };
-        p.at(
-            pattern.referenced,
-            format!("gate `{id}`: the pattern's group `{g}` is not a Violation field. {hint}"),
-        );
-    }
-    if groups.is_empty()
-        && pr
-            .defaults
-            .as_ref()
-            .and_then(|d| d.message.as_ref())
-            .is_none()
-    {
-        p.at(pattern.referenced, format!("gate `{id}`: the pattern has no named groups and there is no default message, so its matches say nothing. Capture (?P<message>…) or set `defaults.message`."));
-    }
-    let defaults = compile_defaults(
-        id,
-        pr.defaults.as_ref(),
-        &groups,
-        "the pattern's named groups",
-        p,
-    );
-    Some(TextSpec {
-        regex,
-        stream: pr
-            .stream
-            .as_ref()
-            .map(|s| s.value)
-            .unwrap_or(OutputStream::Stdout),
-        defaults,
-        line_offset: pr.line_offset.as_ref().map(|s| s.value).unwrap_or(0),
-        column_offset: pr.column_offset.as_ref().map(|s| s.value).unwrap_or(0),
-    })
-}
-
-/// Compiles the pattern in multi-line mode; an error points at the offending character when the
-/// pattern is written on one line as it is read (plain or single-quoted, no escapes).
-fn compile_regex(id: &str, pattern: &SpannedString, p: &mut Problems) -> Option<Regex> {
-    match RegexBuilder::new(&pattern.value)
-        .multi_line(true)
-        .size_limit(50 << 20)
-        .build()
-    {
-        Ok(r) => Some(r),
-        Err(e) => {
-            let text = e.to_string();
-            let detail = text.lines().last().unwrap_or_default().trim();
-            let detail = detail.strip_prefix("error: ").unwrap_or(detail);
-            let start = Pos::from(pattern.referenced);
-            let at = regex_error_offset(&text, &pattern.value)
-                .and_then(|offset| p.tree.place_in_scalar(start, &pattern.value, offset))
-                .unwrap_or(start);
-            p.at(at, format!("gate `{id}`: the pattern is not a valid regex: {detail}. Fix it; named groups are written (?P<name>…)."));
-            None
-        }
-    }
-}
-
-/// The character offset the regex crate's caret (`^`) points at, for a one-line pattern.
-fn regex_error_offset(rendered: &str, pattern: &str) -> Option<usize> {
-    let lines: Vec<&str> = rendered.lines().collect();
-    let shown = lines
-        .iter()
-        .position(|l| l.strip_prefix("    ") == Some(pattern))?;
-    let caret = lines.get(shown + 1)?.strip_prefix("    ")?;
-    caret.chars().position(|c| c == '^')
-}
-
-fn compile_defaults(
-    id: &str,
-    d: Option<&RawDefaults>,
-    known: &[String],
-    known_desc: &str,
-    p: &mut Problems,
-) -> Defaults {
-    let Some(d) = d else {
-        return Defaults::default();
-    };
-    let mut template = |s: &Option<SpannedString>, key: &str| -> Option<Template> {
-        let s = s.as_ref()?;
-        let t = Template::parse(&s.value);
-        for f in t.fields().filter(|f| !known.iter().any(|k| k == f)) {
-            p.at(
-                s.referenced,
-                unknown_placeholder(id, key, f, known, known_desc),
-            );
-        }
-        Some(t)
-    };
-    let file = template(&d.file, "file");
-    let code = template(&d.code, "code");
-    let message = template(&d.message, "message");
-    let url = template(&d.url, "url");
-    let severity = d.severity.as_ref().and_then(|s| default_severity(id, s, p));
-    Defaults {
-        file,
-        code,
-        message,
-        severity,
-        url,
-        fixable: d.fixable,
-    }
-}
-
-fn unknown_placeholder(
-    id: &str,
-    key: &str,
-    field: &str,
-    known: &[String],
-    known_desc: &str,
-) -> String {
-    let head = format!(
-        "gate `{id}`: defaults.{key} uses `{{{field}}}`, which matches none of {known_desc}"
-    );
-    match closest(field, known.iter().map(String::as_str)) {
-        Some(best) => format!("{head} — did you mean `{{{best}}}`?"),
-        None if known.is_empty() => format!(
-            "{head} (there are none). Capture or map `{field}`, or write `{{{{` for a literal brace."
-        ),
-        None => format!(
-            "{head} ({}). Capture or map `{field}`, or write `{{{{` for a literal brace.",
-            known.join(", ")
-        ),
-    }
-}
-
-fn default_severity(id: &str, s: &SpannedString, p: &mut Problems) -> Option<Severity> {
-    let found = Severity::from_tool_word(&s.value);
-    if found.is_none() {
-        let names = ["error", "warning", "info", "hint"];
-        let hint = closest(&s.value, names)
-            .map(|b| format!(" — did you mean `{b}`?"))
-            .unwrap_or_default();
-        p.at(s.referenced, format!("gate `{id}`: defaults.severity `{}` is not a severity{hint}. Use error, warning, info or hint.", s.value));
-    }
-    found
-}
-
-fn compile_json(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<JsonSpec> {
-    let violations_path = match &pr.violations_path {
-        None => Vec::new(),
-        Some(s) => parse_pointer(&s.value).unwrap_or_else(|why| {
-            p.at(
-                s.referenced,
-                format!(
-                    "gate `{id}`: violations_path `{}` is not a JSON Pointer: {why}",
-                    s.value
-                ),
-            );
-            Vec::new()
-        }),
-    };
-    let field_map = compile_field_map(id, pr.field_map.as_ref(), p);
-    if field_map.message.is_none()
-        && pr
-            .defaults
-            .as_ref()
-            .and_then(|d| d.message.as_ref())
-            .is_none()
-    {
-        let at = p
-            .tree
-            .key(&["gates", id, "parsing", "field_map"])
-            .unwrap_or(pr.strategy.referenced.into());
-        p.at(at, format!("gate `{id}`: json_violations needs `field_map.message` (where each item's message is) or `defaults.message`. Add one."));
-    }
-    let fixable_when = pr
-        .fixable_when
-        .as_ref()
-        .and_then(|s| match parse_condition(&s.value) {
-            Ok(c) => Some(c),
-            Err(why) => {
-                p.at(
-                    s.referenced,
-                    format!(
-                        "gate `{id}`: fixable_when `{}` cannot be read: {why}",
-                        s.value
-                    ),
-                );
-                None
-            }
-        });
-    let fix_edits = pr
-        .fix_edits
-        .as_ref()
-        .and_then(|f| compile_fix_edits(id, f, p));
-    let known: Vec<String> = field_map.entries().map(|(k, _)| k.to_string()).collect();
-    let defaults = compile_defaults(id, pr.defaults.as_ref(), &known, "the field_map keys", p);
-    Some(JsonSpec {
-        format: pr.format.as_ref().map(|s| s.value).unwrap_or_default(),
-        violations_path,
-        field_map,
-        fixable_when,
-        fix_edits,
-        line_offset: pr.line_offset.as_ref().map(|s| s.value).unwrap_or(0),
-        column_offset: pr.column_offset.as_ref().map(|s| s.value).unwrap_or(0),
-        extract: pr.extract.as_ref().map(|s| s.value),
-        defaults,
-    })
-}
-
-/// A field path, or a problem at its place naming `key` (e.g. `field_map.line`).
-fn field_path(id: &str, s: &Spanned<String>, key: &str, p: &mut Problems) -> Option<FieldPath> {
-    parse_field_path(&s.value)
-        .map_err(|why| {
-            p.at(
-                s.referenced,
-                format!(
-                    "gate `{id}`: {key} `{}` is not a field path: {why}",
-                    s.value
-                ),
-            )
-        })
-        .ok()
-}
-
-fn compile_field_map(id: &str, fm: Option<&RawFieldMap>, p: &mut Problems) -> FieldMap {
-    let Some(fm) = fm else {
-        return FieldMap::default();
-    };
-    let mut path = |s: &Option<SpannedString>, key: &str| {
-        s.as_ref()
-            .and_then(|s| field_path(id, s, &format!("field_map.{key}"), p))
-    };
-    FieldMap {
-        file: path(&fm.file, "file"),
-        line: path(&fm.line, "line"),
-        column: path(&fm.column, "column"),
-        end_line: path(&fm.end_line, "end_line"),
-        end_column: path(&fm.end_column, "end_column"),
-        code: path(&fm.code, "code"),
-        message: path(&fm.message, "message"),
-        severity: path(&fm.severity, "severity"),
-        url: path(&fm.url, "url"),
-    }
-}
-
-fn compile_fix_edits(id: &str, f: &RawFixEdits, p: &mut Problems) -> Option<FixEditsSpec> {
-    let mut one =
-        |s: &Spanned<String>, key: &str| field_path(id, s, &format!("fix_edits.{key}"), p);
-    let path = one(&f.path, "path");
-    let title = f.title.as_ref().map(|t| one(t, "title"));
-    let content = one(&f.content, "content");
-    let line = one(&f.line, "line");
-    let column = one(&f.column, "column");
-    let end_line = one(&f.end_line, "end_line");
-    let end_column = one(&f.end_column, "end_column");
-    Some(FixEditsSpec {
-        path: path?,
-        title: match title {
-            Some(t) => Some(t?),
-            None => None,
-        },
-        content: content?,
-        line: line?,
-        column: column?,
-        end_line: end_line?,
-        end_column: end_column?,
-    })
-}
-
-/// Parses a JSON Pointer (RFC 6901, with `*` for "every element"). `""` and `/` are the root.
-pub fn parse_pointer(s: &str) -> Result<Vec<PointerStep>, String> {
-    if s.is_empty() || s == "/" {
-        return Ok(Vec::new());
-    }
-    let Some(rest) = s.strip_prefix('/') else {
-        return Err(format!(
-            "a pointer starts with `/` (or is \"\" for the root). Write `/{s}`."
-        ));
-    };
-    let mut steps = Vec::new();
-    for seg in rest.split('/') {
-        if seg == "*" {
-            steps.push(PointerStep::Each);
-            continue;
-        }
-        let mut out = String::new();
-        let mut chars = seg.chars();
-        while let Some(c) = chars.next() {
-            if c == '~' {
-                match chars.next() {
-                    Some('0') => out.push('~'),
-                    Some('1') => out.push('/'),
-                    _ => {
-                        return Err("`~` must be followed by 0 (for `~`) or 1 (for `/`). Escape a literal `~` as `~0`.".into());
-                    }
-                }
-            } else {
-                out.push(c);
-            }
-        }
-        steps.push(PointerStep::Key(out));
-    }
-    Ok(steps)
-}
-
-/// Parses a field path such as `location/row` or `../../filePath`.
-pub fn parse_field_path(s: &str) -> Result<FieldPath, String> {
-    let trimmed = s.trim().trim_start_matches('/');
-    if trimmed.is_empty() {
-        return Err("it is empty. Name the key, e.g. `message` or `location/row`.".into());
-    }
-    let mut up = 0;
-    let mut keys = Vec::new();
-    for seg in trimmed.split('/') {
-        match seg {
-            ".." if keys.is_empty() => up += 1,
-            ".." => return Err("`..` may only stand at the start (it climbs out of the item). Move it to the front.".into()),
-            "" => return Err("it has an empty segment (`//`). Remove the extra `/`.".into()),
-            k => keys.push(k.to_string()),
-        }
-    }
-    Ok(FieldPath { up, keys })
-}
-
-/// Parses `path == 'value'` or `path != 'value'` (quotes optional).
-pub fn parse_condition(s: &str) -> Result<Condition, String> {
-    let (op, idx) = match (s.find("=="), s.find("!=")) {
-        (Some(i), _) => (CompareOp::Eq, i),
-        (None, Some(i)) => (CompareOp::Ne, i),
-        (None, None) => {
-            return Err("it has no `==` or `!=`. Write `path == 'value'`, e.g. \"fix/applicability == 'safe'\".".into());
-        }
-    };
-    let path = parse_field_path(s[..idx].trim())
-        .map_err(|why| format!("the path before the operator is wrong: {why}"))?;
-    let raw = s[idx + 2..].trim();
-    if raw.is_empty() {
-        return Err(
-            "the value to compare with is missing. Write e.g. `fix/applicability == 'safe'`."
-                .into(),
-        );
-    }
-    let value = raw
-        .strip_prefix('\'')
-        .and_then(|r| r.strip_suffix('\''))
-        .or_else(|| raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')))
-        .unwrap_or(raw);
-    Ok(Condition {
-        path,
-        op,
-        value: value.to_string(),
     })
 }
