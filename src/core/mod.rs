@@ -3,6 +3,7 @@
 
 pub mod baseline;
 pub mod cache;
+pub mod columns;
 pub mod config;
 pub mod engine;
 pub mod fix;

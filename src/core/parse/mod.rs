@@ -1,7 +1,6 @@
 //! Turning a tool's output into violations: one module per strategy, and the normalization
 //! they share (paths relative to the root, offsets, severities, column units).
 
-mod columns;
 mod exit_code;
 mod json;
 mod pointer;
@@ -14,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use columns::{LineIndex, convert_column};
+pub use crate::core::columns::{LineIndex, convert_column};
 pub use saved::{OutputSource, ReadError, SavedOutput, parse_saved_output};
 
 use crate::core::config::{ColumnUnit, Gate, ParserSpec};

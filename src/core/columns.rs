@@ -1,5 +1,7 @@
 //! Column units: tools count columns in characters, UTF-8 bytes or UTF-16 code units; editors
-//! want one of those too. Converting needs the line's text, kept in a `LineIndex`.
+//! want one of those too. Converting needs the line's text, kept in a `LineIndex`. The one
+//! converter for both directions: tool → engine (characters) in parsing, engine → client in the
+//! language server.
 
 use crate::core::config::ColumnUnit;
 
@@ -28,6 +30,12 @@ impl LineIndex {
 
     pub fn line_count(&self) -> usize {
         self.lines.len()
+    }
+
+    /// The length of a 1-based line in `unit` (0 past the end).
+    pub fn line_len(&self, line: u32, unit: ColumnUnit) -> u32 {
+        self.line(line)
+            .map_or(0, |t| t.chars().map(|c| unit_len(c, unit)).sum())
     }
 }
 
