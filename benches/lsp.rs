@@ -210,7 +210,7 @@ fn write_frames(stdin: &Mutex<ChildStdin>, bytes: &[u8]) -> std::io::Result<()> 
 fn read_loop(reader: impl Read, writer: Sender<Vec<u8>>, tx: Sender<(Instant, Value)>) {
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     let mut line = String::new();
-    while let Some(body) = read_frame(&mut reader, &mut line) {
+    while let Some(Ok(body)) = read_frame(&mut reader, &mut line) {
         let at = Instant::now();
         let Ok(msg) = serde_json::from_slice::<Value>(&body) else {
             continue;
@@ -1235,7 +1235,7 @@ fn stand_in_server(publications: &Path) {
     let mut line = String::new();
     let mut opens = 0;
     let open = b"\"textDocument/didOpen\"";
-    while let Some(body) = read_frame(&mut reader, &mut line) {
+    while let Some(Ok(body)) = read_frame(&mut reader, &mut line) {
         if body.windows(open.len()).any(|w| w == open) {
             opens += 1;
             if opens == OPENED {

@@ -10,10 +10,10 @@ use tower_lsp_server::ls_types::{
     TextEdit, Uri, WorkspaceEdit,
 };
 
-use super::Session;
 use super::diagnostics::{DiagnosticData, to_text_edits};
 use super::folder::Folder;
 use super::position::{Encoding, Lines};
+use super::session::Session;
 use crate::core::fix::{apply_edits, fix_text, in_fix_order};
 use crate::core::scope::relative_posix;
 use crate::core::text_diff::{LineEdit, line_edits};

@@ -9,17 +9,17 @@ use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::mpsc;
 use tower_lsp_server::ls_types::Diagnostic;
 
-use super::scheduler::Job;
+use super::jobs::Job;
 use crate::core::artifacts::{RunDirs, log_names};
 use crate::core::cache::ResultCache;
 use crate::core::config::{self, Config, ConfigError, ConfigSource};
 use crate::core::report::Report;
 
-/// The diagnostics last published for one file, as the JSON array sent.
+/// The diagnostics last published for one file.
 #[derive(Debug, Clone, Default)]
 pub struct Published {
     pub version: Option<i32>,
-    pub json: Arc<[u8]>,
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 pub struct Folder {
@@ -174,7 +174,7 @@ impl Folder {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(path)
-            .and_then(|p| serde_json::from_slice(&p.json).ok())
+            .map(|p| p.diagnostics.clone())
             .unwrap_or_default()
     }
 }
