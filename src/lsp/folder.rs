@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use tower_lsp_server::ls_types::Diagnostic;
 
 use super::jobs::Job;
+use super::locks::{lock, read, write, write_lock};
 use crate::core::artifacts::{RunDirs, log_names};
 use crate::core::cache::ResultCache;
 use crate::core::config::{self, Config, ConfigError, ConfigSource};
@@ -69,29 +70,23 @@ impl Folder {
                 let changed = self
                     .config()
                     .is_none_or(|old| old.content_hash != c.content_hash);
-                *self.config.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(c));
-                *self.config_error.write().unwrap_or_else(|e| e.into_inner()) = None;
+                write(&self.config, Some(Arc::new(c)));
+                write(&self.config_error, None);
                 changed
             }
             Err(e) => {
-                *self.config_error.write().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                write(&self.config_error, Some(e));
                 false
             }
         }
     }
 
     pub fn config(&self) -> Option<Arc<Config>> {
-        self.config
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        read(&self.config)
     }
 
     pub fn config_error(&self) -> Option<ConfigError> {
-        self.config_error
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        read(&self.config_error)
     }
 
     /// The file the configuration comes from (for messages).
@@ -150,7 +145,7 @@ impl Folder {
     }
 
     pub fn last_report(&self) -> Option<Arc<Report>> {
-        self.last.read().unwrap_or_else(|e| e.into_inner()).clone()
+        read(&self.last)
     }
 
     /// Keeps a run's report as the folder's last result (what `qgates.summary` answers). A
@@ -158,21 +153,16 @@ impl Folder {
     /// a real result; a run a command asked for always does.
     pub fn remember(&self, report: &Arc<Report>, asked_for: bool) {
         if asked_for || report.scope.files_checked > 0 || self.last_report().is_none() {
-            *self.last.write().unwrap_or_else(|e| e.into_inner()) = Some(report.clone());
+            *write_lock(&self.last) = Some(report.clone());
         }
     }
 
     pub fn has_result_for(&self, path: &Path) -> bool {
-        self.published
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains_key(path)
+        lock(&self.published).contains_key(path)
     }
 
     pub fn diagnostics_of(&self, path: &Path) -> Vec<Diagnostic> {
-        self.published
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        lock(&self.published)
             .get(path)
             .map(|p| p.diagnostics.clone())
             .unwrap_or_default()

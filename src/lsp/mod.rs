@@ -13,6 +13,7 @@ mod documents;
 mod folder;
 mod framing;
 mod jobs;
+mod locks;
 mod logging;
 mod position;
 mod progress;

@@ -17,6 +17,7 @@ use tower_lsp_server::ls_types::{Diagnostic, MessageType};
 use super::diagnostics::{config_problem, to_diagnostic};
 use super::documents::{Documents, path_to_uri};
 use super::folder::{Folder, Published};
+use super::locks::lock;
 use super::position::{Encoding, Lines};
 use crate::core::report::{GateStatus, Report};
 use crate::core::violation::Violation;
@@ -85,7 +86,7 @@ impl Publisher {
                 .map(|(gate, v)| to_diagnostic(gate, v, &lines, self.encoding))
                 .collect();
             {
-                let mut published = folder.published.lock().unwrap_or_else(|e| e.into_inner());
+                let mut published = lock(&folder.published);
                 let unchanged = published
                     .get(&path)
                     .is_some_and(|p| p.diagnostics == diagnostics && p.version == version);
@@ -123,11 +124,7 @@ impl Publisher {
             }
             let Some(error) = &gate.error else { continue };
             let key = format!("{}\u{0}{error}", gate.id);
-            let new = folder
-                .shown_errors
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(key);
+            let new = lock(&folder.shown_errors).insert(key);
             if new {
                 self.client
                     .show_message(
@@ -143,12 +140,7 @@ impl Publisher {
     pub async fn publish_config_problems(&self, folder: &Folder) {
         let enc = self.encoding;
         let mut per_file: BTreeMap<PathBuf, Vec<Diagnostic>> = BTreeMap::new();
-        let old: Vec<PathBuf> = std::mem::take(
-            &mut *folder
-                .config_files_with_problems
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()),
-        );
+        let old: Vec<PathBuf> = std::mem::take(&mut *lock(&folder.config_files_with_problems));
         for p in old {
             per_file.insert(p, Vec::new());
         }
@@ -171,10 +163,7 @@ impl Publisher {
             }
         }
         now.dedup();
-        *folder
-            .config_files_with_problems
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = now;
+        *lock(&folder.config_files_with_problems) = now;
         for (path, items) in per_file {
             let doc = self.docs.get(&path);
             let uri = match &doc {

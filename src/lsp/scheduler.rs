@@ -100,11 +100,8 @@ impl Plan {
     }
 
     async fn run(&self, config: &Config, req: &RunRequest) -> Result<Report, RunError> {
-        match self {
-            Plan::Opened(scope) | Plan::Current(scope) | Plan::Remembered(scope) => {
-                engine::run_resolved(config, req, scope.clone()).await
-            }
-        }
+        let (Plan::Opened(scope) | Plan::Current(scope) | Plan::Remembered(scope)) = self;
+        engine::run_resolved(config, req, scope.clone()).await
     }
 }
 

@@ -13,9 +13,10 @@ use super::commands;
 use super::documents::{Document, uri_to_path};
 use super::folder::Folder;
 use super::jobs::Job;
+use super::locks::write;
 use super::logging;
 use super::position::Encoding;
-use super::session::{ClientCaps, InitOptions, Session, write};
+use super::session::{ClientCaps, InitOptions, Session};
 
 pub struct Backend {
     pub session: Arc<Session>,

@@ -17,6 +17,7 @@ use super::position::Encoding;
 use super::publish::Publisher;
 use super::scheduler;
 
+use super::locks::{lock, read, write_lock};
 use crate::core::trust::TrustStore;
 
 /// What the client can do that changes what the server sends.
@@ -48,14 +49,6 @@ pub struct Session {
     pub options: RwLock<InitOptions>,
     trust: Option<TrustStore>,
     schedulers: Mutex<Vec<(PathBuf, AbortHandle)>>,
-}
-
-pub fn read<T: Clone>(lock: &RwLock<T>) -> T {
-    lock.read().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
-pub fn write<T>(lock: &RwLock<T>, value: T) {
-    *lock.write().unwrap_or_else(|e| e.into_inner()) = value;
 }
 
 impl Session {
@@ -122,24 +115,15 @@ impl Session {
             folder.clone(),
             rx,
         ));
-        self.schedulers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((root, task.abort_handle()));
-        self.folders
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(folder.clone());
+        lock(&self.schedulers).push((root, task.abort_handle()));
+        write_lock(&self.folders).push(folder.clone());
         folder
     }
 
     /// Removes a folder and stops its scheduler (killing a run in flight).
     pub fn remove_folder(&self, root: &Path) {
-        self.folders
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|f| f.root != root);
-        let mut tasks = self.schedulers.lock().unwrap_or_else(|e| e.into_inner());
+        write_lock(&self.folders).retain(|f| f.root != root);
+        let mut tasks = lock(&self.schedulers);
         for (_, t) in tasks.iter().filter(|(r, _)| r == root) {
             t.abort();
         }
@@ -148,12 +132,7 @@ impl Session {
 
     /// Stops every scheduler: their runs' processes are killed as the runs are dropped.
     pub fn stop_all(&self) {
-        for (_, t) in self
-            .schedulers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain(..)
-        {
+        for (_, t) in lock(&self.schedulers).drain(..) {
             t.abort();
         }
     }
@@ -269,11 +248,7 @@ impl Session {
         if !changed {
             return;
         }
-        folder
-            .shown_errors
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        lock(&folder.shown_errors).clear();
         if self.trusted_already(folder) {
             folder.set_trusted(true);
             folder.send(Job::Open(self.docs.under(&folder.root)));
