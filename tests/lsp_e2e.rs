@@ -544,19 +544,29 @@ fn ruff_quick_fixes_and_fix_all_remove_the_unused_import() {
 }
 
 #[test]
-fn ten_saves_within_50_ms_publish_only_the_last_contents_diagnostics() {
+fn ten_saves_in_one_burst_publish_only_the_last_contents_diagnostics() {
     let ws = marker_workspace();
     let (mut c, _t) = trusted_client(ws.path());
     c.open("a.py");
     assert_eq!(shape(&c.diagnostics("a.py")).len(), 1);
     let before = c.all_messages().len();
     // Content n has n lines; the tool reports line 1 only, so the versions are told apart by
-    // the published version number.
-    let started = std::time::Instant::now();
+    // the published version number. The ten edits and saves go in one write (a formatter on
+    // save, a script), the file on disk already holding the last content: a result for any
+    // earlier version would be stale however the server's timing falls.
+    std::fs::write(ws.path().join("a.py"), "x = 1\n".repeat(11)).unwrap();
+    let uri = c.uri("a.py");
+    let mut bytes = Vec::new();
     for v in 2..=11 {
-        c.edit_and_save("a.py", v, &"x = 1\n".repeat(v as usize));
+        let text = "x = 1\n".repeat(v as usize);
+        bytes.extend(common::lsp_wire::frame(&json!({"jsonrpc": "2.0", "method": "textDocument/didChange",
+            "params": {"textDocument": {"uri": uri, "version": v}, "contentChanges": [{"text": text}]}})));
+        bytes.extend(common::lsp_wire::frame(
+            &json!({"jsonrpc": "2.0", "method": "textDocument/didSave",
+            "params": {"textDocument": {"uri": uri}}}),
+        ));
     }
-    let burst = started.elapsed();
+    c.send_bytes(&bytes);
     let last = c.wait_for(
         |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == 11,
         WAIT,
@@ -580,8 +590,7 @@ fn ten_saves_within_50_ms_publish_only_the_last_contents_diagnostics() {
             .iter()
             .map(|m| m["params"]["version"].clone())
             .collect::<Vec<_>>(),
-        vec![json!(11)],
-        "the burst took {burst:?}"
+        vec![json!(11)]
     );
     c.shutdown();
 }
@@ -662,19 +671,18 @@ fn closing_stdin_ends_the_server_and_kills_its_tools() {
     c.open("a.py");
     let pid_file = ws.path().join("slow.pid");
     let deadline = std::time::Instant::now() + WAIT;
-    while !pid_file.exists() {
+    // The tool writes its pid as it starts: read until the whole number is there.
+    let pid: i32 = loop {
+        let read = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        if let Some(pid) = read.strip_suffix('\n').and_then(|p| p.parse().ok()) {
+            break pid;
+        }
         assert!(
             std::time::Instant::now() < deadline,
             "the tool never started"
         );
         std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(100));
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    };
     let mut child = c.child.take().unwrap();
     c.close_input();
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
