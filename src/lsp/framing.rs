@@ -9,6 +9,8 @@
 //! dropped. The answers go out between the library's own messages, never inside one.
 
 use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
@@ -143,7 +145,7 @@ pub async fn guard_input<R, W>(
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    let mut reader = BufReader::new(from_client);
+    let mut reader = BufReader::with_capacity(64 << 10, from_client);
     loop {
         let answer = match read_frame(&mut reader).await {
             Ok(Some(Frame::Body(body))) => match check_body(&body) {
@@ -173,13 +175,29 @@ pub async fn guard_input<R, W>(
     let _ = to_server.shutdown().await;
 }
 
-/// Passes the library's messages, whole, to `out`.
-pub async fn forward<R: AsyncRead + Unpin>(from_server: R, out: mpsc::UnboundedSender<Vec<u8>>) {
-    let mut reader = BufReader::new(from_server);
-    while let Ok(Some(Frame::Body(body))) = read_frame(&mut reader).await {
-        if out.send(frame_bytes(&body)).is_err() {
-            return;
-        }
+/// The library's output, queued for the client between the guard's answers. tokio-util's
+/// `FramedWrite`, which the library writes through, hands over whole encoded messages in each
+/// write to a writer that takes everything, as this one does.
+pub struct Outbox(pub mpsc::UnboundedSender<Vec<u8>>);
+
+impl AsyncWrite for Outbox {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Poll::Ready(match self.0.send(buf.to_vec()) {
+            Ok(()) => Ok(buf.len()),
+            Err(_) => Err(io::ErrorKind::BrokenPipe.into()),
+        })
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -188,7 +206,12 @@ pub async fn write_out<W: AsyncWrite + Unpin>(
     mut messages: mpsc::UnboundedReceiver<Vec<u8>>,
     mut to_client: W,
 ) {
-    while let Some(bytes) = messages.recv().await {
+    while let Some(mut bytes) = messages.recv().await {
+        // The messages already queued go out in the same write (a run's publications for 200
+        // opened files are one write, not 200).
+        while let Ok(more) = messages.try_recv() {
+            bytes.extend(more);
+        }
         if to_client.write_all(&bytes).await.is_err() || to_client.flush().await.is_err() {
             return;
         }

@@ -28,7 +28,10 @@ use tower_lsp_server::{LspService, Server};
 /// `qgates lsp`: serves stdin/stdout until the client exits or stdin closes.
 pub fn main() -> i32 {
     logging::init();
+    // One worker: a message passes between the transport's tasks, the handlers and the
+    // scheduler without waking another thread for each hand-off.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()
     {
@@ -57,18 +60,15 @@ where
         LspService::new(|client| server::Backend::new(session::Session::new(client)));
     let session = service.inner().session.clone();
     let (server_in, to_server) = tokio::io::duplex(64 << 10);
-    let (server_out, from_server) = tokio::io::duplex(64 << 10);
     let (out, to_client) = mpsc::unbounded_channel();
     let guard = tokio::spawn(framing::guard_input(input, to_server, out.clone()));
-    let forward = tokio::spawn(framing::forward(from_server, out));
     let writer = tokio::spawn(framing::write_out(to_client, output));
-    Server::new(server_in, server_out, socket)
+    Server::new(server_in, framing::Outbox(out), socket)
         .serve(service)
         .await;
     session.stop_all();
-    // The library's last messages (the shutdown answer) are passed on; then the guard stops
-    // reading and the writer ends with the last message written.
-    let _ = forward.await;
+    // The guard stops reading; the writer ends once the last message (the shutdown answer) is
+    // written.
     guard.abort();
     let _ = guard.await;
     let _ = writer.await;

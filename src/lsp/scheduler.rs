@@ -121,7 +121,7 @@ const BURST: Duration = Duration::from_millis(50);
 /// Files opened together (an editor restoring its tabs) arrive back to back: a run of opens
 /// starts once none has come for this long, so they are checked in one run. An open that comes
 /// later still is not lost: it cancels the run and goes into the next one with its files.
-const SETTLE: Duration = Duration::from_millis(5);
+const SETTLE: Duration = Duration::from_millis(2);
 
 /// When the last two triggers arrived.
 #[derive(Default)]
