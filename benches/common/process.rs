@@ -63,6 +63,10 @@ impl Tools {
 
     /// The default gates' own argv (as in the embedded configuration), for running them by hand
     /// over the same root-relative files: (label, program, arguments before the files).
+    #[allow(
+        dead_code,
+        reason = "the `check` bench uses it, the `lsp` bench does not"
+    )]
     pub fn default_gates(&self) -> [(&'static str, &Path, &'static [&'static str]); 3] {
         [
             (

@@ -10,10 +10,11 @@ use tower_lsp_server::ls_types::{
     TextEdit, Uri, WorkspaceEdit,
 };
 
-use super::Session;
 use super::diagnostics::{DiagnosticData, to_text_edits};
 use super::folder::Folder;
+use super::locks::lock;
 use super::position::{Encoding, Lines};
+use super::session::Session;
 use crate::core::fix::{apply_edits, fix_text, in_fix_order};
 use crate::core::paths::relative_posix;
 use crate::core::text_diff::{LineEdit, line_edits};
@@ -168,10 +169,7 @@ fn current_text(session: &Session, path: &Path) -> Option<(std::sync::Arc<str>, 
 
 /// Whether the published diagnostics (and the tool edits they carry) describe this version.
 fn published_matches(folder: &Folder, path: &Path, version: Option<i32>) -> bool {
-    folder
-        .published
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+    lock(&folder.published)
         .get(path)
         .is_some_and(|p| p.version == version)
 }

@@ -28,7 +28,7 @@ pub fn resolve_auto(root: PathBuf, config: Arc<Config>) -> Resolving {
     rx
 }
 
-/// Resolves the `auto` scope now, at normal priority: the run waits for it.
+/// Resolves the `auto` scope now: the run waits for it.
 pub async fn resolve_now(root: PathBuf, config: Arc<Config>) -> Result<ResolvedScope, String> {
     match tokio::task::spawn_blocking(move || resolve(&root, &config, &ScopeRequest::Auto)).await {
         Ok(r) => r.map_err(|e| e.to_string()),

@@ -12,11 +12,11 @@ use tokio::sync::oneshot;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{TextEdit, Uri, WorkspaceEdit};
 
-use super::Session;
 use super::actions::fix_all_edits;
 use super::documents::uri_to_path;
 use super::folder::Folder;
-use super::scheduler::Job;
+use super::jobs::Job;
+use super::session::Session;
 use crate::core::report::Report;
 use crate::core::scope::ScopeRequest;
 

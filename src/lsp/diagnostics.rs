@@ -2,10 +2,10 @@
 //! the file's text), severity, `source` = the gate's name, `code` with its documentation link, and
 //! `data` carrying what a quick fix needs.
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
-use tower_lsp_server::ls_types::{Diagnostic, DiagnosticSeverity, Position, Range, TextEdit, Uri};
+use tower_lsp_server::ls_types::{
+    CodeDescription, Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range, TextEdit, Uri,
+};
 
 use super::position::{Encoding, Lines};
 use crate::core::config::ConfigProblem;
@@ -49,87 +49,28 @@ pub fn range_of(v: &Violation, lines: &Lines, enc: Encoding) -> Range {
     Range::new(start, if end < start { start } else { end })
 }
 
-/// Which documentation links are valid URIs, parsed once: a run's findings share a few rules'
-/// links. An invalid one is left out of the diagnostic (clients reject the whole message).
-#[derive(Debug, Default)]
-pub struct Links(HashMap<String, bool>);
-
-impl Links {
-    fn valid<'u>(&mut self, url: &'u str) -> Option<&'u str> {
-        let ok = match self.0.get(url) {
-            Some(ok) => *ok,
-            None => {
-                let ok = url.parse::<Uri>().is_ok();
-                self.0.insert(url.to_string(), ok);
-                ok
-            }
-        };
-        ok.then_some(url)
+/// A violation as a diagnostic, its range converted with the file's `lines`. A documentation
+/// link that is not a valid URI is left out (clients reject the whole message).
+pub fn to_diagnostic(gate_name: &str, v: &Violation, lines: &Lines, enc: Encoding) -> Diagnostic {
+    let data = DiagnosticData {
+        gate: v.gate.to_string(),
+        fixable: v.fixable,
+        fix: v.fix.as_deref().cloned(),
+    };
+    Diagnostic {
+        range: range_of(v, lines, enc),
+        severity: Some(severity(v.severity)),
+        code: v.code.as_deref().map(|c| NumberOrString::String(c.into())),
+        code_description: v
+            .url
+            .as_deref()
+            .and_then(|u| u.parse::<Uri>().ok())
+            .map(|href| CodeDescription { href }),
+        source: Some(gate_name.to_string()),
+        message: v.message.to_string(),
+        data: serde_json::to_value(data).ok(),
+        ..Default::default()
     }
-}
-
-/// A violation as the protocol's `Diagnostic`, serialized straight from the violation's own
-/// texts (nothing copied, no JSON value built for `data`): a run over 200 opened files writes
-/// a few hundred of these while the editor waits. Field names and order are the `Diagnostic`'s.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct DiagnosticOut<'a> {
-    range: Range,
-    severity: DiagnosticSeverity,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    code: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    code_description: Option<Href<'a>>,
-    source: &'a str,
-    message: &'a str,
-    data: DataOut<'a>,
-}
-
-#[derive(Serialize)]
-struct Href<'a> {
-    href: &'a str,
-}
-
-/// `DiagnosticData`, borrowed.
-#[derive(Serialize)]
-struct DataOut<'a> {
-    gate: &'a str,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    fixable: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fix: Option<&'a Fix>,
-}
-
-/// The JSON array of one file's diagnostics: each violation with the name of its gate, its range
-/// converted with the file's `lines`.
-pub fn diagnostics_json(
-    found: &[(&str, &Violation)],
-    lines: &Lines,
-    enc: Encoding,
-    links: &mut Links,
-) -> Vec<u8> {
-    let items: Vec<DiagnosticOut> = found
-        .iter()
-        .map(|(gate_name, v)| DiagnosticOut {
-            range: range_of(v, lines, enc),
-            severity: severity(v.severity),
-            code: v.code.as_deref(),
-            code_description: v
-                .url
-                .as_deref()
-                .and_then(|u| links.valid(u))
-                .map(|href| Href { href }),
-            source: gate_name,
-            message: &v.message,
-            data: DataOut {
-                gate: &v.gate,
-                fixable: v.fixable,
-                fix: v.fix.as_deref(),
-            },
-        })
-        .collect();
-    // Serializing borrowed strings, numbers and a derived struct cannot fail.
-    serde_json::to_vec(&items).unwrap_or_else(|_| b"[]".to_vec())
 }
 
 /// A tool's edits as LSP text edits on the text they were computed for.
@@ -171,7 +112,6 @@ pub fn config_problem(p: &ConfigProblem, lines: &Lines, enc: Encoding) -> Diagno
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tower_lsp_server::ls_types::NumberOrString;
 
     fn violation(line: Option<u32>, column: Option<u32>, end: Option<(u32, u32)>) -> Violation {
         let mut v = Violation::message_only("ruff_lint", "`os` imported but unused");
@@ -192,8 +132,7 @@ mod tests {
         // `os` is characters 19..21 (1-based, end exclusive); the emoji is two UTF-16 units and
         // four bytes, `é` two bytes, `漢` three.
         let v = violation(Some(1), Some(19), Some((1, 21)));
-        let mut links = Links::default();
-        let mut diagnostic = |enc| one(&v, &lines, enc, &mut links);
+        let diagnostic = |enc| to_diagnostic("Ruff Lint", &v, &lines, enc);
         let d16 = diagnostic(Encoding::Utf16);
         let range = |a, b| Range::new(Position::new(0, a), Position::new(0, b));
         assert_eq!(d16.range, range(19, 21));
@@ -207,14 +146,6 @@ mod tests {
         );
         let data: DiagnosticData = serde_json::from_value(d8.data.unwrap()).unwrap();
         assert_eq!(data.gate, "ruff_lint");
-    }
-
-    /// One violation through `diagnostics_json`, read back as the protocol's `Diagnostic`.
-    fn one(v: &Violation, lines: &Lines, enc: Encoding, links: &mut Links) -> Diagnostic {
-        let json = diagnostics_json(&[("Ruff Lint", v)], lines, enc, links);
-        let mut items: Vec<Diagnostic> = serde_json::from_slice(&json).expect("diagnostics");
-        assert_eq!(items.len(), 1);
-        items.remove(0)
     }
 
     #[test]
@@ -232,8 +163,7 @@ mod tests {
                 content: String::new(),
             }],
         }));
-        let mut links = Links::default();
-        let d = one(&v, &lines, Encoding::Utf16, &mut links);
+        let d = to_diagnostic("Ruff Lint", &v, &lines, Encoding::Utf16);
         let data: DiagnosticData = serde_json::from_value(d.data.expect("data")).expect("data");
         assert_eq!(data.gate, "ruff_lint");
         assert!(data.fixable);
@@ -245,7 +175,7 @@ mod tests {
         v.code = None;
         v.fix = None;
         v.fixable = false;
-        let d = one(&v, &lines, Encoding::Utf16, &mut links);
+        let d = to_diagnostic("Ruff Lint", &v, &lines, Encoding::Utf16);
         assert_eq!(d.code_description, None);
         assert_eq!(d.code, None);
         let data = d.data.expect("data");

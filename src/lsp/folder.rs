@@ -9,16 +9,17 @@ use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::mpsc;
 use tower_lsp_server::ls_types::Diagnostic;
 
-use super::scheduler::Job;
+use super::jobs::Job;
+use super::locks::{lock, read, write, write_lock};
 use crate::core::cache::ResultCache;
 use crate::core::config::{self, Config, ConfigError, ConfigSource};
 use crate::core::report::Report;
 
-/// The diagnostics last published for one file, as the JSON array sent.
+/// The diagnostics last published for one file.
 #[derive(Debug, Clone, Default)]
 pub struct Published {
     pub version: Option<i32>,
-    pub json: Arc<[u8]>,
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 pub struct Folder {
@@ -32,6 +33,7 @@ pub struct Folder {
     /// A trust question is on screen; don't ask twice.
     pub asking: AtomicBool,
     pub cache: Arc<ResultCache>,
+    /// The next run's log folder, set aside while a run's tools work.
     pub last: RwLock<Option<Arc<Report>>>,
     pub published: Mutex<HashMap<PathBuf, Published>>,
     /// Gate errors already shown to the user (shown once, not on every save).
@@ -65,29 +67,23 @@ impl Folder {
                 let changed = self
                     .config()
                     .is_none_or(|old| old.content_hash != c.content_hash);
-                *self.config.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(c));
-                *self.config_error.write().unwrap_or_else(|e| e.into_inner()) = None;
+                write(&self.config, Some(Arc::new(c)));
+                write(&self.config_error, None);
                 changed
             }
             Err(e) => {
-                *self.config_error.write().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                write(&self.config_error, Some(e));
                 false
             }
         }
     }
 
     pub fn config(&self) -> Option<Arc<Config>> {
-        self.config
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        read(&self.config)
     }
 
     pub fn config_error(&self) -> Option<ConfigError> {
-        self.config_error
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        read(&self.config_error)
     }
 
     /// The file the configuration comes from (for messages).
@@ -124,7 +120,7 @@ impl Folder {
     }
 
     pub fn last_report(&self) -> Option<Arc<Report>> {
-        self.last.read().unwrap_or_else(|e| e.into_inner()).clone()
+        read(&self.last)
     }
 
     /// Keeps a run's report as the folder's last result (what `qgates.summary` answers). A
@@ -132,23 +128,18 @@ impl Folder {
     /// a real result; a run a command asked for always does.
     pub fn remember(&self, report: &Arc<Report>, asked_for: bool) {
         if asked_for || report.scope.files_checked > 0 || self.last_report().is_none() {
-            *self.last.write().unwrap_or_else(|e| e.into_inner()) = Some(report.clone());
+            *write_lock(&self.last) = Some(report.clone());
         }
     }
 
     pub fn has_result_for(&self, path: &Path) -> bool {
-        self.published
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains_key(path)
+        lock(&self.published).contains_key(path)
     }
 
     pub fn diagnostics_of(&self, path: &Path) -> Vec<Diagnostic> {
-        self.published
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        lock(&self.published)
             .get(path)
-            .and_then(|p| serde_json::from_slice(&p.json).ok())
+            .map(|p| p.diagnostics.clone())
             .unwrap_or_default()
     }
 }

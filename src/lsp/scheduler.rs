@@ -8,150 +8,50 @@
 //! as the tools). A trigger that follows another within `BURST` is part of a burst (an editor
 //! saving every file, a formatter on save, a script): the run waits until the burst has been
 //! quiet for `BURST`, so only the last content's diagnostics are published. Files opened together
-//! are different: they arrive microseconds apart, so a run of opens waits only until every open
-//! the client has written so far has arrived (`input`), or they have been quiet for `SETTLE`, and
-//! checks them all at once.
+//! are different: they arrive microseconds apart, so a run of opens waits only until they have
+//! been quiet for `SETTLE`, and checks them all at once.
 //!
 //! A save does not wait for its `auto` scope either: it runs over the folder's last known scope
 //! plus the saved file, and the current scope is resolved once its diagnostics are out (see
 //! `auto_scope`); `Done::settle` then records the run in the branch's state, or runs a follow-up
 //! when the scope had changed behind the editor's back.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
-use super::Session;
 use super::auto_scope::{AutoScope, Resolving, Start, resolve_auto, resolve_now};
 use super::folder::Folder;
+use super::jobs::{Background, Job, Pending};
 use super::progress;
-use super::publish::publish_report;
+use super::publish::Publisher;
 use crate::core::config::{Config, Trigger};
 use crate::core::engine::{self, RunError, RunEvent, RunRequest};
 use crate::core::paths::relative_posix;
 use crate::core::report::Report;
 use crate::core::scope::{ResolvedScope, ScopeRequest};
 
-pub type Reply = oneshot::Sender<Result<Arc<Report>, String>>;
-
-pub enum Job {
-    /// A file was saved: the `save` gates over the auto scope plus that file.
-    Save(PathBuf),
-    /// Files were opened: checked unless the cache already knows them.
-    Open(Vec<PathBuf>),
-    /// The configuration, trust or git HEAD changed: the auto scope and the open files again.
-    Rescope,
-    /// A command asked for a run and waits for its report.
-    Run {
-        scope: ScopeRequest,
-        gates: Option<Vec<String>>,
-        reply: Reply,
-    },
-}
-
-/// Background work waiting to run, merged.
-#[derive(Default)]
-struct Pending {
-    saved: BTreeSet<PathBuf>,
-    /// Saved files whose diagnostics are published after the run even when they did not change:
-    /// a save is answered, as the editor's other servers answer it. Not a follow-up's files: it
-    /// publishes only what differs from the run before it.
-    answer: BTreeSet<PathBuf>,
-    opened: BTreeSet<PathBuf>,
-    rescope: bool,
-    commands: VecDeque<(ScopeRequest, Option<Vec<String>>, Reply)>,
-}
-
-impl Pending {
-    fn add(&mut self, job: Job) {
-        match job {
-            Job::Save(p) => {
-                self.answer.insert(p.clone());
-                self.saved.insert(p);
-            }
-            Job::Open(ps) => self.opened.extend(ps),
-            Job::Rescope => self.rescope = true,
-            Job::Run {
-                scope,
-                gates,
-                reply,
-            } => self.commands.push_back((scope, gates, reply)),
-        }
-    }
-
-    fn only_opened(&self) -> bool {
-        !self.opened.is_empty()
-            && self.saved.is_empty()
-            && !self.rescope
-            && self.commands.is_empty()
-    }
-
-    fn has_background(&self) -> bool {
-        self.rescope || !self.saved.is_empty() || !self.opened.is_empty()
-    }
-
-    fn is_empty(&self) -> bool {
-        !self.has_background() && self.commands.is_empty()
-    }
-
-    fn take_background(&mut self) -> Background {
-        Background {
-            saved: std::mem::take(&mut self.saved),
-            answer: std::mem::take(&mut self.answer),
-            opened: std::mem::take(&mut self.opened),
-            rescope: std::mem::take(&mut self.rescope),
-        }
-    }
-
-    /// A cancelled run: its files, and the saves it owed an answer, go into the next run.
-    fn restore(&mut self, b: Background) {
-        self.answer.extend(b.answer.iter().cloned());
-        self.restore_files(b);
-    }
-
-    /// A finished run's files run again (a follow-up); its saves were answered.
-    fn restore_files(&mut self, b: Background) {
-        self.saved.extend(b.saved);
-        self.opened.extend(b.opened);
-        self.rescope |= b.rescope;
-    }
-}
-
-struct Background {
-    saved: BTreeSet<PathBuf>,
-    /// See `Pending::answer`.
-    answer: BTreeSet<PathBuf>,
-    opened: BTreeSet<PathBuf>,
-    rescope: bool,
-}
-
-impl Background {
-    /// Only opened files: they are checked, nothing else, and the baseline is not touched.
-    fn only_opened(&self) -> bool {
-        self.saved.is_empty() && !self.rescope
-    }
-
-    fn request(&self, folder: &Folder) -> RunRequest {
-        let root = folder.root.clone();
-        let mut req = if self.only_opened() {
-            RunRequest::new(
-                root,
-                ScopeRequest::Files(self.opened.iter().cloned().collect()),
-                Trigger::Save,
-            )
-        } else {
-            let mut r = RunRequest::new(root, ScopeRequest::Auto, Trigger::Save);
-            r.also = self.saved.iter().chain(&self.opened).cloned().collect();
-            // Recorded by the scheduler once it knows the scope was the current one.
-            r.update_state = false;
-            r
-        };
-        req.cache = Some(folder.cache.clone());
-        req
-    }
+/// The run request for a background batch.
+fn request(batch: &Background, folder: &Folder) -> RunRequest {
+    let root = folder.root.clone();
+    let mut req = if batch.only_opened() {
+        RunRequest::new(
+            root,
+            ScopeRequest::Files(batch.opened.iter().cloned().collect()),
+            Trigger::Save,
+        )
+    } else {
+        let mut r = RunRequest::new(root, ScopeRequest::Auto, Trigger::Save);
+        r.also = batch.saved.iter().chain(&batch.opened).cloned().collect();
+        // Recorded by the scheduler once it knows the scope was the current one.
+        r.update_state = false;
+        r
+    };
+    req.cache = Some(folder.cache.clone());
+    req
 }
 
 /// Which scope a background run goes over.
@@ -200,11 +100,8 @@ impl Plan {
     }
 
     async fn run(&self, config: &Config, req: &RunRequest) -> Result<Report, RunError> {
-        match self {
-            Plan::Opened(scope) | Plan::Current(scope) | Plan::Remembered(scope) => {
-                engine::run_resolved(config, req, scope.clone()).await
-            }
-        }
+        let (Plan::Opened(scope) | Plan::Current(scope) | Plan::Remembered(scope)) = self;
+        engine::run_resolved(config, req, scope.clone()).await
     }
 }
 
@@ -221,8 +118,9 @@ fn with_also(scope: &ResolvedScope, root: &Path, also: &[PathBuf]) -> ResolvedSc
 /// Triggers closer together than this are a burst; see the module docs.
 const BURST: Duration = Duration::from_millis(50);
 
-/// Files opened together arrive back to back: when the input cannot tell that a batch of opens
-/// is complete, a run of opens starts once no other has come for this long.
+/// Files opened together (an editor restoring its tabs) arrive back to back: a run of opens
+/// starts once none has come for this long, so they are checked in one run. An open that comes
+/// later still is not lost: it cancels the run and goes into the next one with its files.
 const SETTLE: Duration = Duration::from_millis(2);
 
 /// When the last two triggers arrived.
@@ -240,7 +138,13 @@ impl Arrivals {
     }
 }
 
-pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::UnboundedReceiver<Job>) {
+/// The scheduler of one folder; `show_progress`: the client shows work-done progress.
+pub async fn run(
+    out: Publisher,
+    show_progress: bool,
+    folder: Arc<Folder>,
+    mut rx: mpsc::UnboundedReceiver<Job>,
+) {
     let mut pending = Pending::default();
     let mut arrivals = Arrivals::default();
     let mut auto = AutoScope::default();
@@ -254,33 +158,16 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
                 None => return,
             }
         }
-        // Let notifications sent together (200 files opened at once) land before starting.
-        tokio::task::yield_now().await;
         while let Ok(job) = rx.try_recv() {
             pending.add(job);
         }
-        // Opens alone: the rest of a batch (an editor restoring its tabs) may still be being
-        // read. Gathered into this run instead of cancelling it, and not counted as a burst of
-        // saves. The run starts once every open the client wrote has reached us (see `input`),
-        // or after `SETTLE` without news.
+        // Opens alone: the rest of a batch may still be on its way. Gathered into this run, and
+        // not counted as a burst of saves.
         while pending.only_opened() {
-            let changed = session.input.changed();
-            tokio::pin!(changed);
-            changed.as_mut().enable();
-            if session.input.opens_settled() {
-                // Each open sent its job before it was counted: all of them are queued.
-                while let Ok(job) = rx.try_recv() {
-                    pending.add(job);
-                }
-                break;
-            }
-            tokio::select! {
-                job = rx.recv() => match job {
-                    Some(job) => pending.add(job),
-                    None => return,
-                },
-                () = &mut changed => {}
-                () = tokio::time::sleep(SETTLE) => break,
+            match tokio::time::timeout(SETTLE, rx.recv()).await {
+                Ok(Some(job)) => pending.add(job),
+                Ok(None) => return,
+                Err(_) => break,
             }
         }
         // Inside a burst, wait for it to go quiet; a command does not wait.
@@ -295,11 +182,11 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
             }
         }
         let Some(config) = folder.config() else {
-            refuse(&mut pending, &config_refusal(&folder));
+            pending.refuse(&config_refusal(&folder));
             continue;
         };
         if !folder.is_trusted() {
-            refuse(&mut pending, &trust_refusal(&folder));
+            pending.refuse(&trust_refusal(&folder));
             continue;
         }
         if let Some((scope, gates, reply)) = pending.commands.pop_front() {
@@ -307,21 +194,25 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
             let mut req = RunRequest::new(folder.root.clone(), scope, Trigger::Command);
             req.gates = gates;
             req.cache = Some(folder.cache.clone());
-            let versions = snapshot(&session, &folder);
+            let versions = out.versions(&folder.root);
             let (tx, events) = mpsc::unbounded_channel();
             req.events = Some(tx);
-            let progress = progress::track(session.clone(), events);
+            let progress = progress::track(out.client.clone(), show_progress, events);
             let result = engine::run(&config, &req).await;
             drop(req);
-            let _ = progress.await;
             let answer = match result {
                 Ok(report) => {
                     let report = Arc::new(report);
                     folder.remember(&report, true);
-                    publish_report(&session, &folder, &report, &versions, &BTreeSet::new()).await;
+                    out.publish_report(&folder, &report, &versions, &BTreeSet::new())
+                        .await;
+                    progress.finish().await;
                     Ok(report)
                 }
-                Err(e) => Err(e.to_string()),
+                Err(e) => {
+                    progress.cancel().await;
+                    Err(e.to_string())
+                }
             };
             let _ = reply.send(answer);
             if moves_state {
@@ -341,12 +232,12 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
                 continue;
             }
         };
-        let mut req = batch.request(&folder);
-        let versions = snapshot(&session, &folder);
+        let mut req = request(&batch, &folder);
+        let versions = out.versions(&folder.root);
         let (tx, mut events) = mpsc::unbounded_channel();
         req.events = Some(tx);
         let (to_progress, progress_events) = mpsc::unbounded_channel();
-        let progress = progress::track(session.clone(), progress_events);
+        let progress = progress::track(out.client.clone(), show_progress, progress_events);
         // Whether the run's gates started processes (see `Done::settle`).
         let mut ran_tools = false;
         let outcome = {
@@ -374,7 +265,7 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
                 }
             }
         };
-        // The run's events end with it; its progress ends while the diagnostics go out.
+        // The run's events end with it.
         drop(req);
         while let Ok(event) = events.try_recv() {
             let _ = to_progress.send(event);
@@ -384,8 +275,9 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
             Some(Ok(report)) => {
                 let report = Arc::new(report);
                 folder.remember(&report, false);
-                publish_report(&session, &folder, &report, &versions, &batch.answer).await;
-                let _ = progress.await;
+                out.publish_report(&folder, &report, &versions, &batch.answer)
+                    .await;
+                progress.finish().await;
                 let done = Done {
                     folder: &folder,
                     config: &config,
@@ -402,12 +294,12 @@ pub async fn run(session: Arc<Session>, folder: Arc<Folder>, mut rx: mpsc::Unbou
                 }
             }
             Some(Err(e)) => {
-                let _ = progress.await;
+                progress.cancel().await;
                 tracing::warn!("{}: the run could not start: {e}", folder.root.display());
             }
             // Cancelled by a newer trigger: its files go into the next run.
             None => {
-                let _ = progress.await;
+                progress.cancel().await;
                 pending.restore(batch);
                 match plan {
                     Plan::Current(scope) => auto.set(&config, scope),
@@ -521,29 +413,6 @@ impl Done<'_> {
         if recorded != *self.report {
             folder.remember(&Arc::new(recorded), false);
         }
-    }
-}
-
-/// The versions of the folder's open documents when a run starts: results for a document that
-/// changed since are stale and not published.
-fn snapshot(session: &Session, folder: &Folder) -> HashMap<PathBuf, Option<i32>> {
-    session
-        .docs
-        .under(&folder.root)
-        .into_iter()
-        .map(|p| {
-            let v = session.docs.version(&p);
-            (p, v)
-        })
-        .collect()
-}
-
-/// Background work is dropped (it is asked for again when the folder becomes runnable);
-/// commands get the reason.
-fn refuse(pending: &mut Pending, why: &str) {
-    pending.take_background();
-    for (_, _, reply) in pending.commands.drain(..) {
-        let _ = reply.send(Err(why.to_string()));
     }
 }
 

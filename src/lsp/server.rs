@@ -10,12 +10,13 @@ use tower_lsp_server::ls_types::*;
 
 use super::actions::{code_actions, fix_all_kind};
 use super::commands;
-use super::documents::uri_to_path;
+use super::documents::{Document, uri_to_path};
+use super::folder::Folder;
+use super::jobs::Job;
+use super::locks::write;
+use super::logging;
 use super::position::Encoding;
-use super::publish::publish_config_problems;
-use super::scheduler::Job;
-use super::text_sync;
-use super::{ClientCaps, InitOptions, Session, logging, write};
+use super::session::{ClientCaps, InitOptions, Session};
 
 pub struct Backend {
     pub session: Arc<Session>,
@@ -93,8 +94,6 @@ impl LanguageServer for Backend {
         for root in roots {
             s.add_folder(root);
         }
-        // The answer goes out after this returns: a client sends text notifications only then.
-        s.set_takes_text_sync(true);
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 position_encoding: Some(encoding.kind()),
@@ -171,29 +170,72 @@ impl LanguageServer for Backend {
     }
 
     async fn shutdown(&self) -> Result<()> {
-        self.session.set_takes_text_sync(false);
         self.session.stop_all();
         Ok(())
     }
 
-    // The input guard applies these four itself once initialized (see `text_sync`); a client
-    // that sends them earlier or after `shutdown` reaches these.
+    /// A document opened: kept, and checked unless it is a configuration file.
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
-        text_sync::open(&self.session, params);
-        // After the file went to its scheduler: a batch of opens is settled once all are here.
-        self.session.input.open_handled();
+        let s = &self.session;
+        let doc = params.text_document;
+        let Some(path) = uri_to_path(&doc.uri) else {
+            return;
+        };
+        s.docs.open(
+            path.clone(),
+            Document {
+                uri: doc.uri,
+                version: doc.version,
+                text: Arc::from(doc.text),
+            },
+        );
+        let Some(folder) = s.folder_for(&path) else {
+            tracing::debug!("{} is outside every workspace folder", path.display());
+            return;
+        };
+        if folder.is_config_file(&path) {
+            s.publisher().publish_config_problems(&folder).await;
+        } else {
+            // Always asked for: a file reopened with other content must be checked again, and
+            // one whose content the cache knows costs no process (the cache is keyed by content).
+            folder.send(Job::Open(vec![path]));
+        }
     }
 
+    /// Full sync: the last change holds the whole text.
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
-        text_sync::change(&self.session, params);
+        let Some(path) = uri_to_path(&params.text_document.uri) else {
+            return;
+        };
+        if let Some(change) = params.content_changes.into_iter().last() {
+            self.session.docs.change(
+                path,
+                params.text_document.uri,
+                params.text_document.version,
+                change.text,
+            );
+        }
     }
 
+    /// A save runs the gates (or reloads the configuration, when it is the file saved).
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
-        text_sync::save(&self.session, params);
+        let Some(path) = uri_to_path(&params.text_document.uri) else {
+            return;
+        };
+        let Some(folder) = self.session.folder_for(&path) else {
+            return;
+        };
+        if folder.is_config_file(&path) {
+            self.session.reload_folder(&folder).await;
+        } else {
+            folder.send(Job::Save(path));
+        }
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
-        text_sync::close(&self.session, params);
+        if let Some(path) = uri_to_path(&params.text_document.uri) {
+            self.session.docs.close(&path);
+        }
     }
 
     async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
@@ -208,9 +250,7 @@ impl LanguageServer for Backend {
             if path.ends_with(".git/HEAD") {
                 folder.send(Job::Rescope);
             } else if self.is_config_file(&path)
-                && !reload
-                    .iter()
-                    .any(|f: &Arc<super::folder::Folder>| Arc::ptr_eq(f, &folder))
+                && !reload.iter().any(|f: &Arc<Folder>| Arc::ptr_eq(f, &folder))
             {
                 reload.push(folder);
             }
@@ -234,9 +274,8 @@ impl LanguageServer for Backend {
             .map(|root| self.session.add_folder(root))
             .collect();
         for folder in added {
-            // An open the input guard applied before this change was handled found no folder,
-            // or an outer one: the new folder checks its open files itself, as a reloaded
-            // configuration does.
+            // An open handled before this change found no folder, or an outer one: the new
+            // folder checks its open files itself, as a reloaded configuration does.
             let open = self.session.docs.under(&folder.root);
             if !open.is_empty() {
                 folder.send(Job::Open(open));
@@ -288,9 +327,9 @@ impl LanguageServer for Backend {
 
 impl Backend {
     /// Shows a new folder's configuration problems and asks for trust where needed.
-    async fn start_folder(&self, folder: &Arc<super::folder::Folder>) {
+    async fn start_folder(&self, folder: &Arc<Folder>) {
         let s = &self.session;
-        publish_config_problems(s, folder).await;
+        s.publisher().publish_config_problems(folder).await;
         if let Some(e) = folder.config_error() {
             s.client
                 .show_message(

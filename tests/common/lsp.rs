@@ -1,6 +1,8 @@
-//! A small LSP client for the tests: speaks JSON-RPC with Content-Length framing to the real
-//! `qgates lsp` process (or to the server running in this process over pipes), answers the
-//! server's own requests the way an editor would, and keeps every message for assertions.
+//! The LSP client of the tests and of the benchmark: speaks JSON-RPC with Content-Length framing
+//! to the real `qgates lsp` process (or to the server running in this process over pipes, or to
+//! another language server), answers the server's own requests the way an editor would, and keeps
+//! every message, stamped with when it was read, for assertions and timings. A frame that is not
+//! JSON is kept too (as `{"unparsed": …}`), and `shutdown` fails on it.
 #![allow(dead_code, reason = "each test file uses a different subset")]
 
 use std::collections::VecDeque;
@@ -27,9 +29,9 @@ pub enum TrustAnswer {
 
 pub struct LspClient {
     writer: Arc<Mutex<Box<dyn Write + Send>>>,
-    incoming: Receiver<Value>,
-    /// Messages received but not consumed yet.
-    backlog: VecDeque<Value>,
+    incoming: Receiver<(Instant, Value)>,
+    /// Messages received but not consumed yet, with when they were read.
+    backlog: VecDeque<(Instant, Value)>,
     /// Every message the server sent, in order (for snapshots and "nothing stale" checks).
     pub log: Arc<Mutex<Vec<Value>>>,
     next_id: i64,
@@ -44,19 +46,29 @@ fn send_raw(w: &Mutex<Box<dyn Write + Send>>, msg: &Value) {
     let _ = w.flush();
 }
 
-/// Reads framed messages until the stream ends.
+/// Reads framed messages until the stream ends. Answers to the server's requests are written by
+/// a thread of their own: a large write of the test under way never holds up the reading.
 fn read_loop(
     reader: Box<dyn Read + Send>,
     writer: Arc<Mutex<Box<dyn Write + Send>>>,
-    tx: Sender<Value>,
+    tx: Sender<(Instant, Value)>,
     log: Arc<Mutex<Vec<Value>>>,
     answer: TrustAnswer,
 ) {
-    let mut reader = BufReader::new(reader);
+    let (answers, to_answer) = channel::<Value>();
+    std::thread::spawn(move || {
+        for msg in to_answer {
+            send_raw(&writer, &msg);
+        }
+    });
+    let mut reader = BufReader::with_capacity(1 << 16, reader);
     let mut line = String::new();
-    while let Some(body) = read_frame(&mut reader, &mut line) {
-        let Ok(msg) = serde_json::from_slice::<Value>(&body) else {
-            continue;
+    while let Some(frame) = read_frame(&mut reader, &mut line) {
+        let at = Instant::now();
+        let msg = match frame {
+            Ok(body) => serde_json::from_slice::<Value>(&body)
+                .unwrap_or_else(|_| json!({"unparsed": String::from_utf8_lossy(&body)})),
+            Err(why) => json!({"unparsed": why}),
         };
         log.lock().expect("log").push(msg.clone());
         // A request from the server: answer it as an editor would.
@@ -67,14 +79,15 @@ fn read_loop(
                     TrustAnswer::NotNow => json!({"title": "Not now"}),
                 },
                 "workspace/applyEdit" => json!({"applied": true}),
+                "workspace/configuration" => {
+                    let n = msg["params"]["items"].as_array().map_or(0, Vec::len);
+                    Value::Array(vec![Value::Null; n])
+                }
                 _ => Value::Null,
             };
-            send_raw(
-                &writer,
-                &json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            );
+            let _ = answers.send(json!({"jsonrpc": "2.0", "id": id, "result": result}));
         }
-        if tx.send(msg).is_err() {
+        if tx.send((at, msg)).is_err() {
             return;
         }
     }
@@ -88,12 +101,18 @@ fn path_env() -> std::ffi::OsString {
 impl LspClient {
     /// Starts the real binary over stdio, with its trust store in `trust_file`.
     pub fn spawn(root: &Path, trust_file: &Path, answer: TrustAnswer) -> LspClient {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_qgates"))
-            .arg("lsp")
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qgates"));
+        cmd.arg("lsp")
             .current_dir(root)
             .env("PATH", path_env())
             .env("QGATES_TRUST_FILE", trust_file)
-            .env_remove("QGATES_LOG")
+            .env_remove("QGATES_LOG");
+        LspClient::spawn_command(cmd, root, answer)
+    }
+
+    /// Starts any language server over stdio.
+    pub fn spawn_command(mut cmd: Command, root: &Path, answer: TrustAnswer) -> LspClient {
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             // QGATES_TEST_SERVER_LOG=1 shows the server's log while debugging a test.
@@ -103,7 +122,7 @@ impl LspClient {
                 Stdio::null()
             })
             .spawn()
-            .expect("start qgates lsp");
+            .expect("start the language server");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = child.stdout.take().expect("stdout");
         let mut c = LspClient::over(Box::new(stdout), Box::new(stdin), root, answer);
@@ -208,33 +227,48 @@ impl LspClient {
 
     /// The next message matching `pred` (earlier unmatched messages are kept for later).
     pub fn wait_for(&mut self, pred: impl Fn(&Value) -> bool, timeout: Duration) -> Value {
+        self.wait_for_timed(pred, timeout).1
+    }
+
+    /// `wait_for`, with when the message was read.
+    pub fn wait_for_timed(
+        &mut self,
+        pred: impl Fn(&Value) -> bool,
+        timeout: Duration,
+    ) -> (Instant, Value) {
         self.try_wait_for(&pred, timeout).unwrap_or_else(|| {
             panic!(
-                "no matching message within {timeout:?}; backlog: {:#?}",
-                self.backlog
+                "no matching message within {timeout:?}; the last ones: {:#?}",
+                self.backlog.iter().rev().take(10).collect::<Vec<_>>()
             )
         })
     }
 
-    pub fn try_wait_for(
+    fn try_wait_for(
         &mut self,
         pred: &impl Fn(&Value) -> bool,
         timeout: Duration,
-    ) -> Option<Value> {
-        if let Some(i) = self.backlog.iter().position(pred) {
+    ) -> Option<(Instant, Value)> {
+        if let Some(i) = self.backlog.iter().position(|(_, m)| pred(m)) {
             return self.backlog.remove(i);
         }
         let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.incoming.recv_timeout(left) {
-                Ok(m) if pred(&m) => return Some(m),
-                Ok(m) => self.backlog.push_back(m),
+                Ok((at, m)) if pred(&m) => return Some((at, m)),
+                Ok(other) => self.backlog.push_back(other),
                 Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
                     return None;
                 }
             }
         }
+    }
+
+    /// Forgets the messages not consumed yet (the log keeps them).
+    pub fn drain(&mut self) {
+        self.backlog.clear();
+        while self.incoming.try_recv().is_ok() {}
     }
 
     /// The parameters (uri, version, diagnostics) of the next `publishDiagnostics` for a file.
@@ -301,9 +335,20 @@ impl LspClient {
         self.log.lock().expect("log").clone()
     }
 
-    /// `shutdown` + `exit`; waits for the process to end.
+    /// The frames received that were not JSON-RPC messages.
+    pub fn unparsed(&self) -> Vec<Value> {
+        self.all_messages()
+            .into_iter()
+            .filter(|m| m.get("unparsed").is_some())
+            .collect()
+    }
+
+    /// `shutdown` + `exit`; waits for the process to end. Fails if the server sent anything
+    /// that was not a JSON-RPC message.
     pub fn shutdown(mut self) -> Option<std::process::ExitStatus> {
         let _ = self.request("shutdown", Value::Null);
+        let unparsed = self.unparsed();
+        assert!(unparsed.is_empty(), "not JSON-RPC: {unparsed:?}");
         self.notify("exit", Value::Null);
         let mut child = self.child.take()?;
         let deadline = Instant::now() + Duration::from_secs(20);

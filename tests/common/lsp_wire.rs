@@ -1,5 +1,4 @@
-//! The LSP wire format as the test client and the latency benchmark speak it: Content-Length
-//! framing and `file:` URIs. Self-contained, so the benchmark can include it by path.
+//! The LSP wire format as the test client speaks it: Content-Length framing and `file:` URIs.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -14,10 +13,12 @@ pub fn frame(msg: &Value) -> Vec<u8> {
     out
 }
 
-/// The body of the next framed message; `None` when the stream ends or breaks off. `line` is a
+/// The body of the next framed message, or what was wrong with the bytes read instead (a header
+/// block without a `Content-Length`); `None` when the stream ends or breaks off. `line` is a
 /// buffer reused between calls.
-pub fn read_frame(reader: &mut impl BufRead, line: &mut String) -> Option<Vec<u8>> {
+pub fn read_frame(reader: &mut impl BufRead, line: &mut String) -> Option<Result<Vec<u8>, String>> {
     let mut length = None;
+    let mut headers = String::new();
     loop {
         line.clear();
         match reader.read_line(line) {
@@ -28,13 +29,19 @@ pub fn read_frame(reader: &mut impl BufRead, line: &mut String) -> Option<Vec<u8
         if l.is_empty() {
             break;
         }
+        headers.push_str(l);
         if let Some(v) = l.strip_prefix("Content-Length:") {
             length = v.trim().parse::<usize>().ok();
         }
     }
-    let mut body = vec![0; length?];
+    let Some(length) = length else {
+        return Some(Err(format!(
+            "a header block without Content-Length: {headers:?}"
+        )));
+    };
+    let mut body = vec![0; length];
     reader.read_exact(&mut body).ok()?;
-    Some(body)
+    Some(Ok(body))
 }
 
 /// A path as a `file:` URI, the way editors spell it (spaces and non-ASCII percent-encoded).

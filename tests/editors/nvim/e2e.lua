@@ -226,10 +226,12 @@ local function execute_sync(command, args)
   return res.result
 end
 
---- Whether this qgates has `qgates status --json` (which :checkhealth uses when it can).
-local function has_status(dir)
+--- Checks that `qgates status --json` answers (what :checkhealth reports from).
+local function check_status_answers(dir)
   local out = vim.system({ BIN, 'status', '--json', dir }, { text = true }):wait(WAIT_MS)
-  return (out.code == 0 or out.code == 2) and pcall(vim.json.decode, out.stdout or '')
+  local ok, status = pcall(vim.json.decode, out.stdout or '')
+  check('qgates status --json answers', (out.code == 0 or out.code == 2) and ok and type(status) == 'table'
+    and status.config_ok ~= nil, vim.inspect(out))
 end
 
 local function checkhealth_text()
@@ -445,13 +447,10 @@ function scenarios.main()
   local version = vim.trim(sh({ BIN, '--version' }).stdout)
   check('checkhealth: binary found', health:find('qgates found: ' .. vim.fn.exepath(BIN), 1, true) ~= nil, health)
   check('checkhealth: version', health:find('version: ' .. version, 1, true) ~= nil, health)
-  if has_status(ws) then
-    check('checkhealth: configuration valid', health:find('configuration valid: ' .. ws .. '/quality.yaml', 1, true) ~= nil, health)
-    check('checkhealth: trusted', health:find('trusted: the language server runs its gates', 1, true) ~= nil, health)
-    check('checkhealth: gate tools found', health:find('gate mypy: `mypy` found: ', 1, true) ~= nil, health)
-  else
-    check('checkhealth: says status cannot be checked', health:find('cannot check: qgates status not available', 1, true) ~= nil, health)
-  end
+  check_status_answers(ws)
+  check('checkhealth: configuration valid', health:find('configuration valid: ' .. ws .. '/quality.yaml', 1, true) ~= nil, health)
+  check('checkhealth: trusted', health:find('trusted: the language server runs its gates', 1, true) ~= nil, health)
+  check('checkhealth: gate tools found', health:find('gate mypy: `mypy` found: ', 1, true) ~= nil, health)
   check('checkhealth: the running server', health:find('running (id ', 1, true) ~= nil, health)
 
   -- The help file's tags are well formed (helptags fails on duplicates) and name the commands.
@@ -525,12 +524,9 @@ function scenarios.untrusted_health()
   require('qgates').setup({ cmd = { BIN, 'lsp' }, autostart = false })
   edit(ws .. '/src/clean.py')
   local health = checkhealth_text()
-  if has_status(ws) then
-    check('checkhealth: not trusted, with the way to trust', health:find('not trusted', 1, true) ~= nil
-      and health:find(':QGates trust', 1, true) ~= nil and health:find('qgates trust ' .. ws, 1, true) ~= nil, health)
-  else
-    check('checkhealth: says status cannot be checked', health:find('cannot check: qgates status not available', 1, true) ~= nil, health)
-  end
+  check_status_answers(ws)
+  check('checkhealth: not trusted, with the way to trust', health:find('not trusted', 1, true) ~= nil
+    and health:find(':QGates trust', 1, true) ~= nil and health:find('qgates trust ' .. ws, 1, true) ~= nil, health)
   check('autostart = false starts nothing', #vim.lsp.get_clients({ name = 'qgates', _uninitialized = true }) == 0)
 end
 
@@ -684,12 +680,9 @@ function scenarios.broken()
   flush()
   check('exactly one message, no trust question', #notes == 1 and #selects == 0, show_notes)
   local health = checkhealth_text()
-  if has_status(ws) then
-    check('checkhealth: the configuration has errors, with the problem', health:find('configuration has errors: ' .. config, 1, true) ~= nil
-      and health:find('unknown key `comand`', 1, true) ~= nil, health)
-  else
-    check('checkhealth: says status cannot be checked', health:find('cannot check: qgates status not available', 1, true) ~= nil, health)
-  end
+  check_status_answers(ws)
+  check('checkhealth: the configuration has errors, with the problem', health:find('configuration has errors: ' .. config, 1, true) ~= nil
+    and health:find('unknown key `comand`', 1, true) ~= nil, health)
 end
 
 local fn = scenarios[SCENARIO]

@@ -1,0 +1,259 @@
+//! Server-wide state shared by the handlers: the client, the open documents, the workspace
+//! folders with their schedulers, and what `initialize` negotiated. Background work gets a
+//! `Publisher`, not the session.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use serde::Deserialize;
+use tokio::task::AbortHandle;
+use tower_lsp_server::Client;
+use tower_lsp_server::ls_types::{MessageActionItem, MessageType};
+
+use super::documents::Documents;
+use super::folder::Folder;
+use super::jobs::Job;
+use super::position::Encoding;
+use super::publish::Publisher;
+use super::scheduler;
+
+use super::locks::{lock, read, write_lock};
+use crate::core::trust::TrustStore;
+
+/// What the client can do that changes what the server sends.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientCaps {
+    pub work_done_progress: bool,
+    pub watched_files_dynamic: bool,
+}
+
+/// `initializationOptions` (unknown keys are ignored: clients share option objects).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitOptions {
+    /// The editor's own workspace trust (VS Code): counts as consent to run the gates.
+    pub trusted: Option<bool>,
+    /// `error`, `warn`, `info`, `debug`, `trace` or a `tracing` filter.
+    pub log_level: Option<String>,
+    /// Announce pull diagnostics (`textDocument/diagnostic`); push is always on.
+    pub pull_diagnostics: Option<bool>,
+}
+
+/// Server-wide state shared by the handlers and the schedulers.
+pub struct Session {
+    pub client: Client,
+    pub docs: Arc<Documents>,
+    folders: RwLock<Vec<Arc<Folder>>>,
+    pub encoding: RwLock<Encoding>,
+    pub caps: RwLock<ClientCaps>,
+    pub options: RwLock<InitOptions>,
+    trust: Option<TrustStore>,
+    schedulers: Mutex<Vec<(PathBuf, AbortHandle)>>,
+}
+
+impl Session {
+    pub fn new(client: Client) -> Session {
+        Session {
+            client,
+            docs: Arc::default(),
+            folders: RwLock::new(Vec::new()),
+            encoding: RwLock::new(Encoding::default()),
+            caps: RwLock::new(ClientCaps::default()),
+            options: RwLock::new(InitOptions::default()),
+            trust: TrustStore::for_user(),
+            schedulers: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// What background work needs to publish (see `publish`).
+    pub fn publisher(&self) -> Publisher {
+        Publisher {
+            client: self.client.clone(),
+            docs: self.docs.clone(),
+            encoding: self.encoding(),
+        }
+    }
+
+    pub fn encoding(&self) -> Encoding {
+        read(&self.encoding)
+    }
+
+    pub fn caps(&self) -> ClientCaps {
+        read(&self.caps)
+    }
+
+    pub fn options(&self) -> InitOptions {
+        read(&self.options)
+    }
+
+    pub fn folders(&self) -> Vec<Arc<Folder>> {
+        read(&self.folders)
+    }
+
+    /// The innermost workspace folder holding a path.
+    pub fn folder_for(&self, path: &Path) -> Option<Arc<Folder>> {
+        self.folders()
+            .into_iter()
+            .filter(|f| f.contains(path))
+            .max_by_key(|f| f.root.as_os_str().len())
+    }
+
+    /// Adds a workspace folder: loads its configuration, decides trust, starts its scheduler.
+    pub fn add_folder(self: &Arc<Self>, root: PathBuf) -> Arc<Folder> {
+        if let Some(existing) = self.folders().into_iter().find(|f| f.root == root) {
+            return existing;
+        }
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let folder = Arc::new(Folder::new(root.clone(), tx));
+        folder.reload();
+        folder.set_trusted(self.trusted_already(&folder));
+        let progress = self.caps().work_done_progress;
+        let task = tokio::spawn(scheduler::run(
+            self.publisher(),
+            progress,
+            folder.clone(),
+            rx,
+        ));
+        lock(&self.schedulers).push((root, task.abort_handle()));
+        write_lock(&self.folders).push(folder.clone());
+        folder
+    }
+
+    /// Removes a folder and stops its scheduler (killing a run in flight).
+    pub fn remove_folder(&self, root: &Path) {
+        write_lock(&self.folders).retain(|f| f.root != root);
+        let mut tasks = lock(&self.schedulers);
+        for (_, t) in tasks.iter().filter(|(r, _)| r == root) {
+            t.abort();
+        }
+        tasks.retain(|(r, _)| r != root);
+    }
+
+    /// Stops every scheduler: their runs' processes are killed as the runs are dropped.
+    pub fn stop_all(&self) {
+        for (_, t) in lock(&self.schedulers).drain(..) {
+            t.abort();
+        }
+    }
+
+    /// The editor's trust, or the user's recorded trust in this exact configuration.
+    fn trusted_already(&self, folder: &Folder) -> bool {
+        if self.options().trusted == Some(true) {
+            return true;
+        }
+        match (&self.trust, folder.config()) {
+            (Some(store), Some(config)) => store.is_trusted(&folder.root, &config.content_hash),
+            _ => false,
+        }
+    }
+
+    /// Records trust in the folder's current configuration and runs its gates.
+    pub async fn trust_folder(&self, folder: &Arc<Folder>) -> Result<(), String> {
+        let Some(config) = folder.config() else {
+            return Err(format!(
+                "{} has no valid configuration to trust; fix its errors first",
+                folder.root.display()
+            ));
+        };
+        if let Some(store) = &self.trust
+            && let Err(e) = store.trust(&folder.root, &config.content_hash)
+        {
+            // Trusted for this session anyway; the user asked for it.
+            tracing::warn!("cannot record trust in {}: {e}", store.path().display());
+        }
+        folder.set_trusted(true);
+        folder.send(Job::Open(self.docs.under(&folder.root)));
+        folder.send(Job::Rescope);
+        Ok(())
+    }
+
+    /// Asks the user, once at a time, whether to trust a folder's configuration.
+    pub fn ask_trust(self: &Arc<Self>, folder: &Arc<Folder>) {
+        if folder.is_trusted()
+            || folder.config().is_none()
+            || folder
+                .asking
+                .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
+        }
+        let session = self.clone();
+        let folder = folder.clone();
+        tokio::spawn(async move {
+            let commands = folder
+                .config()
+                .map(|c| {
+                    c.gates
+                        .iter()
+                        .filter_map(|g| g.command.first().cloned())
+                        .collect::<std::collections::BTreeSet<_>>()
+                        .into_iter()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_default();
+            let question = format!(
+                "qgates: run the quality gates of {}? {} runs these commands: {commands}. Trust it only if you trust this repository.",
+                folder.root.display(),
+                folder.config_label(),
+            );
+            let answer = session
+                .client
+                .show_message_request(
+                    MessageType::WARNING,
+                    question,
+                    Some(vec![
+                        MessageActionItem {
+                            title: "Trust".into(),
+                            properties: Default::default(),
+                        },
+                        MessageActionItem {
+                            title: "Not now".into(),
+                            properties: Default::default(),
+                        },
+                    ]),
+                )
+                .await;
+            folder
+                .asking
+                .store(false, std::sync::atomic::Ordering::SeqCst);
+            if let Ok(Some(item)) = answer
+                && item.title == "Trust"
+                && let Err(e) = session.trust_folder(&folder).await
+            {
+                session.client.show_message(MessageType::ERROR, e).await;
+            }
+        });
+    }
+
+    /// Reads a folder's configuration again (its file changed): problems are shown where they
+    /// are, the last good configuration stays, and a changed configuration needs trust again.
+    pub async fn reload_folder(self: &Arc<Self>, folder: &Arc<Folder>) {
+        let changed = folder.reload();
+        self.publisher().publish_config_problems(folder).await;
+        if folder.config_error().is_some() {
+            self.client
+                .show_message(
+                    MessageType::ERROR,
+                    format!(
+                        "qgates: the configuration of {} has errors (shown in the file); the last good configuration stays in use.",
+                        folder.root.display()
+                    ),
+                )
+                .await;
+            return;
+        }
+        if !changed {
+            return;
+        }
+        lock(&folder.shown_errors).clear();
+        if self.trusted_already(folder) {
+            folder.set_trusted(true);
+            folder.send(Job::Open(self.docs.under(&folder.root)));
+            folder.send(Job::Rescope);
+        } else {
+            folder.set_trusted(false);
+            self.ask_trust(folder);
+        }
+    }
+}
