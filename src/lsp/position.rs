@@ -1,7 +1,11 @@
 //! Positions: the engine counts columns in characters (1-based); LSP counts in the negotiated
-//! encoding (UTF-8 bytes or UTF-16 code units, 0-based). Converting needs the line's text.
+//! encoding (UTF-8 bytes or UTF-16 code units, 0-based). The conversion itself is the engine's
+//! (`core::columns`); this module negotiates the encoding and shifts to LSP's 0-based counts.
 
 use tower_lsp_server::ls_types::{Position, PositionEncodingKind, Range};
+
+use crate::core::columns::{LineIndex, convert_column};
+use crate::core::config::ColumnUnit;
 
 /// The position encoding agreed at `initialize`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -27,65 +31,65 @@ impl Encoding {
             Encoding::Utf16 => PositionEncodingKind::UTF16,
         }
     }
+}
 
-    fn width(self, ch: char) -> u32 {
+impl Encoding {
+    fn unit(self) -> ColumnUnit {
         match self {
-            Encoding::Utf8 => ch.len_utf8() as u32,
-            Encoding::Utf16 => ch.len_utf16() as u32,
+            Encoding::Utf8 => ColumnUnit::Byte,
+            Encoding::Utf16 => ColumnUnit::Utf16,
         }
     }
 }
 
-/// A file's text split into lines, for conversions.
-pub struct Lines<'a> {
-    lines: Vec<&'a str>,
+/// A file's text split into lines, for conversions through the engine's one converter
+/// (`core::columns`); LSP lines and columns count from 0.
+pub struct Lines {
+    index: LineIndex,
 }
 
-impl<'a> Lines<'a> {
-    pub fn new(text: &'a str) -> Self {
+impl Lines {
+    pub fn new(text: &str) -> Self {
         Lines {
-            lines: text
-                .split('\n')
-                .map(|l| l.strip_suffix('\r').unwrap_or(l))
-                .collect(),
+            index: LineIndex::new(text),
         }
     }
 
-    /// The 0-based line's text, or "" past the end.
-    pub fn get(&self, line: u32) -> &'a str {
-        self.lines.get(line as usize).copied().unwrap_or("")
-    }
-
-    /// The length of a 0-based line in the encoding.
+    /// The length of a 0-based line in the encoding (0 past the end).
     pub fn line_len(&self, line: u32, enc: Encoding) -> u32 {
-        self.get(line).chars().map(|c| enc.width(c)).sum()
+        self.index.line_len(line + 1, enc.unit())
     }
 
     /// An engine position (1-based line, 1-based character column) as an LSP position. A column
     /// past the end of the line is clamped to the end (tools point one past the last character).
     pub fn to_lsp(&self, line: u32, column: u32, enc: Encoding) -> Position {
         let l = line.saturating_sub(1);
-        let text = self.get(l);
-        let chars = column.saturating_sub(1) as usize;
-        let units = text.chars().take(chars).map(|c| enc.width(c)).sum();
-        Position::new(l, units)
+        let units = convert_column(
+            &self.index,
+            line,
+            column.max(1),
+            ColumnUnit::Char,
+            enc.unit(),
+        );
+        Position::new(l, (units - 1).min(self.line_len(l, enc)))
     }
 
     #[cfg(test)]
     /// An LSP position as an engine character column (1-based) on its 1-based line. A position
     /// inside a character (a UTF-16 surrogate half, a UTF-8 continuation byte) moves to its start.
     pub fn to_engine(&self, pos: Position, enc: Encoding) -> (u32, u32) {
-        let text = self.get(pos.line);
-        let (mut units, mut chars) = (0u32, 0u32);
-        for ch in text.chars() {
-            let w = enc.width(ch);
-            if units + w > pos.character {
-                break;
-            }
-            units += w;
-            chars += 1;
-        }
-        (pos.line + 1, chars + 1)
+        let line = pos.line + 1;
+        let chars = convert_column(
+            &self.index,
+            line,
+            pos.character + 1,
+            enc.unit(),
+            ColumnUnit::Char,
+        );
+        (
+            line,
+            chars.min(self.index.line_len(line, ColumnUnit::Char) + 1),
+        )
     }
 
     /// The whole 0-based line as a range (for findings without columns).
