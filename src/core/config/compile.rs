@@ -11,67 +11,13 @@ use std::time::Duration;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use indexmap::IndexMap;
 
-use super::error::{ConfigError, ConfigProblem};
+use super::error::{ConfigError, Problems};
 use super::model::{RawConfig, RawFix, RawGate, RawGlobs, SpannedString};
 use super::parsing::compile_parsing;
 use super::spec::*;
 use super::suggest::closest;
-use super::tree::{LazyTree, Pos};
+use super::tree::LazyTree;
 use crate::core::hash::stable_hash;
-
-/// The problems found so far, and the means to place them.
-pub(super) struct Problems<'a> {
-    file: &'a Path,
-    pub(super) tree: &'a LazyTree<'a>,
-    list: Vec<ConfigProblem>,
-}
-
-impl Problems<'_> {
-    /// Records a problem at `pos`; a value without a place (a default) falls back to the file's start.
-    pub(super) fn at(&mut self, pos: impl Into<Pos>, message: impl Into<String>) {
-        let pos = Some(pos.into())
-            .filter(|p| p.is_known())
-            .unwrap_or(Pos { line: 1, column: 1 });
-        self.list.push(ConfigProblem {
-            file: self.file.to_path_buf(),
-            line: pos.line,
-            column: pos.column,
-            message: message.into(),
-        });
-    }
-
-    /// The place of the key at `path`, else of the gate `path` is in, else the file's start.
-    pub(super) fn key(&self, path: &[&str]) -> Pos {
-        (2..=path.len())
-            .rev()
-            .find_map(|n| self.tree.key(&path[..n]))
-            .unwrap_or(Pos { line: 1, column: 1 })
-    }
-
-    /// The place of the value at `path`, else of its key (see `key`).
-    pub(super) fn value(&self, path: &[&str]) -> Pos {
-        self.tree
-            .value(path)
-            .filter(|p| p.is_known())
-            .unwrap_or_else(|| self.key(path))
-    }
-
-    /// How many problems there are, to tell whether a step added any.
-    pub(super) fn count(&self) -> usize {
-        self.list.len()
-    }
-
-    fn into_result<T>(mut self, value: T) -> Result<T, ConfigError> {
-        if self.list.is_empty() {
-            return Ok(value);
-        }
-        // Stable, so two problems at one place keep the order they were found in.
-        self.list.sort_by_key(|x| (x.line, x.column));
-        Err(ConfigError {
-            problems: self.list,
-        })
-    }
-}
 
 pub(super) fn compile(
     raw: RawConfig,
@@ -80,11 +26,7 @@ pub(super) fn compile(
     source: ConfigSource,
     file: &Path,
 ) -> Result<Config, ConfigError> {
-    let mut p = Problems {
-        file,
-        tree,
-        list: Vec::new(),
-    };
+    let mut p = Problems::new(file, tree);
     if raw.version.value != 1 {
         p.at(
             raw.version.referenced,

@@ -1,7 +1,9 @@
 //! Configuration problems: each one knows its file, line and column and says how to fix it.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use super::tree::{LazyTree, Pos};
 
 /// One mistake in a configuration file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,5 +62,67 @@ impl ConfigError {
                 message: message.into(),
             }],
         }
+    }
+}
+
+/// The problems found so far, and the means to place them.
+pub(super) struct Problems<'a> {
+    file: &'a Path,
+    pub(super) tree: &'a LazyTree<'a>,
+    list: Vec<ConfigProblem>,
+}
+
+impl<'a> Problems<'a> {
+    pub(super) fn new(file: &'a Path, tree: &'a LazyTree<'a>) -> Self {
+        Problems {
+            file,
+            tree,
+            list: Vec::new(),
+        }
+    }
+
+    /// Records a problem at `pos`; a value without a place (a default) falls back to the file's start.
+    pub(super) fn at(&mut self, pos: impl Into<Pos>, message: impl Into<String>) {
+        let pos = Some(pos.into())
+            .filter(|p| p.is_known())
+            .unwrap_or(Pos { line: 1, column: 1 });
+        self.list.push(ConfigProblem {
+            file: self.file.to_path_buf(),
+            line: pos.line,
+            column: pos.column,
+            message: message.into(),
+        });
+    }
+
+    /// The place of the key at `path`, else of the gate `path` is in, else the file's start.
+    pub(super) fn key(&self, path: &[&str]) -> Pos {
+        (2..=path.len())
+            .rev()
+            .find_map(|n| self.tree.key(&path[..n]))
+            .unwrap_or(Pos { line: 1, column: 1 })
+    }
+
+    /// The place of the value at `path`, else of its key (see `key`).
+    pub(super) fn value(&self, path: &[&str]) -> Pos {
+        self.tree
+            .value(path)
+            .filter(|p| p.is_known())
+            .unwrap_or_else(|| self.key(path))
+    }
+
+    /// How many problems there are, to tell whether a step added any.
+    pub(super) fn count(&self) -> usize {
+        self.list.len()
+    }
+
+    pub(super) fn into_result<T>(mut self, value: T) -> Result<T, ConfigError> {
+        if self.list.is_empty() {
+            return Ok(value);
+        }
+        // Stable, so two problems at one place keep the order they were found in.
+        self.list.sort_by_key(|x| (x.line, x.column));
+        Err(ConfigError {
+            problems: self.list,
+        })
     }
 }

@@ -4,7 +4,7 @@
 use regex::{Regex, RegexBuilder};
 use serde_saphyr::Spanned;
 
-use super::compile::Problems;
+use super::error::Problems;
 use super::model::{
     OutputStream, RawDefaults, RawFieldMap, RawFixEdits, RawParsing, SpannedString, Strategy,
 };
