@@ -28,10 +28,10 @@ use tower_lsp_server::{LspService, Server};
 /// `qgates lsp`: serves stdin/stdout until the client exits or stdin closes.
 pub fn main() -> i32 {
     logging::init();
-    // One worker: a message passes between the transport's tasks, the handlers and the
-    // scheduler without waking another thread for each hand-off.
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
+    // One thread: a message passes between the transport's tasks, the handlers and the
+    // scheduler without waking another thread for each hand-off (blocking work, such as
+    // parsing a tool's output, still goes to the blocking pool).
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
