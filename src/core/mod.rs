@@ -1,6 +1,7 @@
 //! The engine: configuration, scope, running gates, parsing their output, the report.
 //! It knows nothing of LSP or MCP; the faces in `cli`, `lsp` and `mcp` translate.
 
+pub mod background;
 pub mod baseline;
 pub mod cache;
 pub mod columns;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::core::qgates_dir;
+use crate::core::{background, qgates_dir};
 
 /// How many run folders are kept.
 pub const KEEP_RUNS: usize = 20;
@@ -50,14 +50,25 @@ impl RunDir {
 }
 
 /// Makes a new run folder under `<root>/.qgates/runs/`, locked, and removes the oldest folders
-/// beyond `KEEP_RUNS` that no run holds. When the workspace is not writable, the folder is made
+/// beyond `KEEP_RUNS` that no run holds, in the background (`core::background`): the run's
+/// tools start without waiting for it. When the workspace is not writable, the folder is made
 /// in the system's temporary folder instead (the report shows where).
 pub fn create_run_dir(root: &Path) -> std::io::Result<RunDir> {
+    let dir = make_run_dir(root)?;
+    let runs = qgates_dir::runs_dir(root);
+    if dir.path.starts_with(&runs) {
+        let current = dir.path.clone();
+        drop(background::spawn_low("qgates-prune", move || {
+            prune(&runs, &current)
+        }));
+    }
+    Ok(dir)
+}
+
+/// Makes the run folder, without pruning.
+fn make_run_dir(root: &Path) -> std::io::Result<RunDir> {
     match qgates_dir::make(root, "runs").and_then(|runs| make_locked(&runs)) {
-        Ok(dir) => {
-            prune(&qgates_dir::runs_dir(root), &dir.path);
-            Ok(dir)
-        }
+        Ok(dir) => Ok(dir),
         Err(_) => {
             let id = new_run_id();
             let path = std::env::temp_dir().join("qgates-runs").join(&id);
@@ -162,6 +173,13 @@ fn sort_key(p: &Path) -> (String, u64) {
 mod tests {
     use super::*;
 
+    /// A run folder, made and pruned as `create_run_dir` does, with the pruning waited for.
+    fn make_and_prune(root: &Path) -> std::io::Result<RunDir> {
+        let dir = make_run_dir(root)?;
+        prune(&qgates_dir::runs_dir(root), &dir.path);
+        Ok(dir)
+    }
+
     fn left(root: &Path) -> Vec<String> {
         std::fs::read_dir(qgates_dir::runs_dir(root))
             .unwrap()
@@ -187,7 +205,7 @@ mod tests {
         }
         let mut made = Vec::new();
         for _ in 0..KEEP_RUNS + 3 {
-            let dir = create_run_dir(root).unwrap();
+            let dir = make_and_prune(root).unwrap();
             assert!(dir.path.is_dir(), "{} pruned its own folder", dir.id);
             made.push(dir.id);
         }
@@ -202,11 +220,11 @@ mod tests {
     fn a_run_still_going_keeps_its_folder_however_many_start_after_it() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
-        let going = create_run_dir(root).unwrap();
+        let going = make_and_prune(root).unwrap();
         assert!(going._lock.is_some(), "the run's folder is locked");
         std::fs::write(going.log_paths("lint", 0).0, "still writing").unwrap();
         for _ in 0..KEEP_RUNS + 5 {
-            drop(create_run_dir(root).unwrap());
+            drop(make_and_prune(root).unwrap());
         }
         assert!(going.path.is_dir(), "a run still going lost its folder");
         assert_eq!(
@@ -217,7 +235,7 @@ mod tests {
         // Once it ends, its folder is old like any other.
         let path = going.path.clone();
         drop(going);
-        create_run_dir(root).unwrap();
+        make_and_prune(root).unwrap();
         assert!(!path.is_dir(), "an ended run's folder is pruned");
         assert_eq!(left(root).len(), KEEP_RUNS);
     }
@@ -231,7 +249,7 @@ mod tests {
                 let root = root.clone();
                 std::thread::spawn(move || {
                     for _ in 0..15 {
-                        let dir = create_run_dir(&root).unwrap();
+                        let dir = make_and_prune(&root).unwrap();
                         std::fs::write(dir.log_paths("lint", 0).0, "output").unwrap();
                         assert!(dir.path.is_dir(), "{} was pruned while running", dir.id);
                     }
@@ -251,7 +269,7 @@ mod tests {
         // The runs' ids only: each run has ended (its folder is no longer locked).
         let mut made = Vec::new();
         for _ in 0..KEEP_RUNS + 3 {
-            made.push(create_run_dir(root).unwrap().id);
+            made.push(make_and_prune(root).unwrap().id);
             let left = left(root);
             assert_eq!(left.len(), made.len().min(KEEP_RUNS));
             for newest in &made[made.len().saturating_sub(KEEP_RUNS)..] {
@@ -259,5 +277,38 @@ mod tests {
             }
         }
         assert!(qgates_dir::dir(root).join(".gitignore").is_file());
+    }
+
+    #[test]
+    fn a_new_run_prunes_in_the_background() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        for _ in 0..KEEP_RUNS + 3 {
+            drop(make_and_prune(root).unwrap());
+        }
+        let runs = qgates_dir::runs_dir(root);
+        let oldest = |root: &Path| {
+            let mut names = left(root);
+            names.sort_by_key(|n| sort_key(Path::new(n)));
+            names
+        };
+        let before = oldest(root);
+        // Two old folders left behind by a run that could not prune (it was killed, say).
+        for n in ["20000101-000000-000000-1-0", "20000101-000000-000000-1-1"] {
+            std::fs::create_dir(runs.join(n)).unwrap();
+        }
+        let dir = create_run_dir(root).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while left(root).len() > KEEP_RUNS && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let now = oldest(root);
+        assert_eq!(now.len(), KEEP_RUNS, "{now:?}");
+        assert!(now.contains(&dir.id));
+        assert!(!now.iter().any(|n| n.starts_with("20000101")), "{now:?}");
+        assert_eq!(
+            now[..KEEP_RUNS - 1],
+            before[before.len() - (KEEP_RUNS - 1)..]
+        );
     }
 }

@@ -12,20 +12,20 @@ use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
+use crate::core::background;
 use crate::core::config::Config;
 use crate::core::scope::{ResolvedScope, ScopeError, ScopeRequest, resolve};
 
 /// A resolution under way; awaiting it gives the scope (or an error if its thread is gone).
 pub type Resolving = oneshot::Receiver<Result<ResolvedScope, ScopeError>>;
 
-/// Resolves the `auto` scope in the background. The scheduler waits for this scope once the run
-/// is published.
+/// Resolves the `auto` scope in the background, at a lower priority (`core::background`): it
+/// starts as a run's diagnostics go out and must not delay their writing. The scheduler waits
+/// for this scope once the run is published.
 pub fn resolve_auto(root: PathBuf, config: Arc<Config>) -> Resolving {
-    let (tx, rx) = oneshot::channel();
-    tokio::task::spawn_blocking(move || {
-        let _ = tx.send(resolve(&root, &config, &ScopeRequest::Auto));
-    });
-    rx
+    background::spawn_low("qgates-scope", move || {
+        resolve(&root, &config, &ScopeRequest::Auto)
+    })
 }
 
 /// Resolves the `auto` scope now: the run waits for it.
