@@ -357,8 +357,8 @@ mod tests {
         assert!(e.gates["g"].contains_key("f9"));
     }
 
-    #[test]
-    fn a_recorded_hash_is_reused_only_while_the_stamp_holds() {
+    /// A workspace with the default configuration and one Python file, `a.py`.
+    fn workspace_with_a_py() -> (tempfile::TempDir, crate::core::config::Config) {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
         std::fs::write(
@@ -368,6 +368,13 @@ mod tests {
         .unwrap();
         std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
         let config = crate::core::config::load_for_workspace(root, None).unwrap();
+        (tmp, config)
+    }
+
+    #[test]
+    fn a_recorded_hash_is_reused_only_while_the_stamp_holds() {
+        let (tmp, config) = workspace_with_a_py();
+        let root = tmp.path();
         let gate = config.gate("ruff_lint").unwrap();
         let cache = ResultCache::in_memory();
         let stamp = Stamp::of(&std::fs::metadata(root.join("a.py")).unwrap());
@@ -392,15 +399,8 @@ mod tests {
 
     #[test]
     fn a_fresh_file_gets_no_stamp() {
-        let tmp = tempfile::tempdir().unwrap();
+        let (tmp, config) = workspace_with_a_py();
         let root = tmp.path();
-        std::fs::write(
-            root.join("quality.yaml"),
-            crate::core::config::DEFAULT_CONFIG,
-        )
-        .unwrap();
-        std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
-        let config = crate::core::config::load_for_workspace(root, None).unwrap();
         let gate = config.gate("ruff_lint").unwrap();
         let cache = ResultCache::in_memory();
         // The default reference is `now - RACY_MARGIN`: the file was written after it.
