@@ -48,7 +48,8 @@ fn capabilities_and_command_argument_checks_in_process() {
             "qgates.summary",
             "qgates.run",
             "qgates.fixAll",
-            "qgates.trust"
+            "qgates.trust",
+            "qgates.applyEdit"
         ])
     );
     assert_eq!(
@@ -77,5 +78,44 @@ fn capabilities_and_command_argument_checks_in_process() {
         |m| m["method"] == "window/showMessageRequest",
         common::lsp::WAIT,
     );
+    let _ = c.request("shutdown", serde_json::Value::Null);
+}
+
+#[test]
+fn a_client_without_code_action_literals_gets_no_code_action_options() {
+    let ws = workspace(&[("a.py", "x = 1\n")]);
+    let mut c = in_process(ws.path());
+    let init = c
+        .initialize_as(
+            &json!({"capabilities": {"textDocument": {"codeAction": {}}}}),
+            json!({"trusted": false}),
+        )
+        .expect("initialize");
+    assert_eq!(init["capabilities"]["codeActionProvider"], true);
+    // `qgates.applyEdit` checks its argument as every command does.
+    let err = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "qgates.applyEdit", "arguments": [{"edit": {"changes": 3}}]}),
+        )
+        .unwrap_err();
+    assert_eq!(err["code"], -32602);
+    assert!(
+        err["message"].as_str().unwrap().contains("`edit.changes`"),
+        "{err}"
+    );
+    // An edit for a client without `workspace.applyEdit` comes back in the result.
+    let uri = c.uri("a.py");
+    let edit = json!({"changes": {uri: [{"range": {"start": {"line": 0, "character": 0},
+        "end": {"line": 0, "character": 1}}, "newText": "y"}]}});
+    let result = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "qgates.applyEdit", "arguments": [{"edit": edit}]}),
+        )
+        .expect("applyEdit");
+    assert_eq!(result["applied"], false, "{result}");
+    assert_eq!(result["edits"], 1, "{result}");
+    assert_eq!(result["edit"], edit, "{result}");
     let _ = c.request("shutdown", serde_json::Value::Null);
 }

@@ -1,23 +1,30 @@
 //! Code actions: the tool's own quick fixes (ruff's `fix.edits`), whole-file fixes for gates with
 //! a `fix` command (the buffer piped through the fixer, the difference as minimal edits), and
-//! `source.fixAll.qgates` (every safe tool fix, then every fixer).
+//! `source.fixAll.qgates` (every safe tool fix, then every fixer). A client that takes no
+//! `CodeAction` literals gets each as a `Command` (`qgates.applyEdit`) carrying the same edit.
+//! What a quick fix needs is read from the diagnostics the server published, not from the
+//! client's copy: a client that takes no diagnostic `data` gets the same fixes.
 
 use std::collections::HashMap;
 use std::path::Path;
 
+use serde_json::json;
 use tower_lsp_server::ls_types::{
-    CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, Diagnostic, Position, Range,
-    TextEdit, Uri, WorkspaceEdit,
+    CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, Command, Diagnostic,
+    Position, Range, TextEdit, Uri, WorkspaceEdit,
 };
 
 use super::diagnostics::{DiagnosticData, to_text_edits};
 use super::folder::Folder;
 use super::locks::lock;
 use super::position::{Encoding, Lines};
-use super::session::Session;
+use super::session::{ClientCaps, Session};
 use crate::core::fix::{apply_edits, fix_text, in_fix_order};
 use crate::core::paths::relative_posix;
 use crate::core::text_diff::{LineEdit, line_edits};
+
+/// The command that applies a code action's edit, for a client that takes no literals.
+pub const APPLY_EDIT: &str = "qgates.applyEdit";
 
 /// `source.fixAll.qgates`: the kind editors ask for on save ("fix all on save").
 pub fn fix_all_kind() -> CodeActionKind {
@@ -32,6 +39,7 @@ pub async fn code_actions(
     params: &CodeActionParams,
 ) -> Vec<CodeActionOrCommand> {
     let enc = session.encoding();
+    let caps = session.caps();
     let Some((text, version)) = current_text(session, path) else {
         return Vec::new();
     };
@@ -43,12 +51,19 @@ pub async fn code_actions(
     };
     let lines = Lines::new(&text);
     let current = published_matches(folder, path, version);
+    let data: Vec<Option<DiagnosticData>> = params
+        .context
+        .diagnostics
+        .iter()
+        .map(|d| published_data(folder, path, d))
+        .collect();
     let mut out = Vec::new();
     if wants(&CodeActionKind::QUICKFIX) {
-        for d in &params.context.diagnostics {
-            let Some(data) = data_of(d) else { continue };
+        for (d, data) in params.context.diagnostics.iter().zip(&data) {
+            let Some(data) = data else { continue };
             if let (Some(fix), true) = (&data.fix, current) {
                 out.push(action(
+                    caps,
                     &fix.title,
                     CodeActionKind::QUICKFIX,
                     vec![d.clone()],
@@ -67,8 +82,9 @@ pub async fn code_actions(
                     .context
                     .diagnostics
                     .iter()
-                    .filter(|d| data_of(d).is_some_and(|x| x.gate == gate.id))
-                    .cloned()
+                    .zip(&data)
+                    .filter(|(_, x)| x.as_ref().is_some_and(|x| x.gate == gate.id))
+                    .map(|(d, _)| d.clone())
                     .collect();
                 if on.is_empty() || !gate.applies_to(&rel) {
                     continue;
@@ -83,6 +99,7 @@ pub async fn code_actions(
                                 .map(|f| f.title.clone())
                                 .unwrap_or_default();
                             out.push(action(
+                                caps,
                                 &title,
                                 CodeActionKind::QUICKFIX,
                                 on,
@@ -103,6 +120,7 @@ pub async fn code_actions(
         && !edits.is_empty()
     {
         out.push(action(
+            caps,
             "qgates: fix all auto-fixable problems",
             fix_all_kind(),
             Vec::new(),
@@ -178,7 +196,20 @@ fn data_of(d: &Diagnostic) -> Option<DiagnosticData> {
     serde_json::from_value(d.data.clone()?).ok()
 }
 
+/// The data of the published diagnostic the client's one is a copy of (same place, message and
+/// source: the fields every client returns as it got them).
+fn published_data(folder: &Folder, path: &Path, d: &Diagnostic) -> Option<DiagnosticData> {
+    lock(&folder.published)
+        .get(path)?
+        .diagnostics
+        .iter()
+        .find(|p| p.range == d.range && p.message == d.message && p.source == d.source)
+        .and_then(data_of)
+}
+
+/// A code action as the client takes it: a literal, or a command carrying the same edit.
 fn action(
+    caps: ClientCaps,
     title: &str,
     kind: CodeActionKind,
     diagnostics: Vec<Diagnostic>,
@@ -186,15 +217,23 @@ fn action(
     edits: Vec<TextEdit>,
     preferred: bool,
 ) -> CodeActionOrCommand {
+    let edit = WorkspaceEdit {
+        changes: Some(HashMap::from([(uri.clone(), edits)])),
+        ..Default::default()
+    };
+    if !caps.code_action_literals {
+        return CodeActionOrCommand::Command(Command {
+            title: title.to_string(),
+            command: APPLY_EDIT.into(),
+            arguments: Some(vec![json!({ "edit": edit })]),
+        });
+    }
     CodeActionOrCommand::CodeAction(CodeAction {
         title: title.to_string(),
         kind: Some(kind),
         diagnostics: (!diagnostics.is_empty()).then_some(diagnostics),
-        edit: Some(WorkspaceEdit {
-            changes: Some(HashMap::from([(uri.clone(), edits)])),
-            ..Default::default()
-        }),
-        is_preferred: preferred.then_some(true),
+        edit: Some(edit),
+        is_preferred: (preferred && caps.is_preferred).then_some(true),
         ..Default::default()
     })
 }

@@ -1,6 +1,8 @@
-//! `workspace/executeCommand`: `qgates.summary`, `qgates.run`, `qgates.fixAll`, `qgates.trust`.
-//! Arguments are one JSON object checked against the command's schema; a wrong one is an
-//! `InvalidParams` error that names the field.
+//! `workspace/executeCommand`: `qgates.summary`, `qgates.run`, `qgates.fixAll`, `qgates.trust`,
+//! and `qgates.applyEdit` (the code actions of a client that takes no literals). Arguments are
+//! one JSON object checked against the command's schema; a wrong one is an `InvalidParams`
+//! error that names the field. A command that edits sends the edit through
+//! `workspace/applyEdit`, or returns it in its result to a client that does not declare that.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,7 +14,7 @@ use tokio::sync::oneshot;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{TextEdit, Uri, WorkspaceEdit};
 
-use super::actions::fix_all_edits;
+use super::actions::{APPLY_EDIT, fix_all_edits};
 use super::documents::uri_to_path;
 use super::folder::Folder;
 use super::jobs::Job;
@@ -24,7 +26,7 @@ pub const SUMMARY: &str = "qgates.summary";
 pub const RUN: &str = "qgates.run";
 pub const FIX_ALL: &str = "qgates.fixAll";
 pub const TRUST: &str = "qgates.trust";
-pub const ALL: [&str; 4] = [SUMMARY, RUN, FIX_ALL, TRUST];
+pub const ALL: [&str; 5] = [SUMMARY, RUN, FIX_ALL, TRUST, APPLY_EDIT];
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -53,6 +55,12 @@ struct RunArgs {
 #[serde(deny_unknown_fields)]
 struct FixAllArgs {
     uri: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ApplyEditArgs {
+    edit: WorkspaceEdit,
 }
 
 #[derive(Debug, Deserialize)]
@@ -108,21 +116,15 @@ pub async fn execute(
                     .ok_or_else(|| {
                         failed("the file's folder is not trusted or has no valid configuration")
                     })?;
-            let count = edits.len();
-            if count == 0 {
-                return Ok(Some(json!({ "applied": true, "edits": 0 })));
-            }
             let edit = WorkspaceEdit {
                 changes: Some(std::collections::HashMap::from([(uri, edits)])),
                 ..Default::default()
             };
-            let applied = session
-                .client
-                .apply_edit(edit)
-                .await
-                .map(|r| r.applied)
-                .unwrap_or(false);
-            Ok(Some(json!({ "applied": applied, "edits": count })))
+            Ok(Some(apply(session, edit).await))
+        }
+        APPLY_EDIT => {
+            let args: ApplyEditArgs = parse_args(command, arguments)?;
+            Ok(Some(apply(session, args.edit).await))
         }
         TRUST => {
             let args: TrustArgs = parse_args(command, arguments)?;
@@ -150,6 +152,35 @@ pub async fn execute(
             ALL.join(", ")
         ))),
     }
+}
+
+/// Applies an edit through the client (`{applied, edits}`), or, for a client that does not
+/// declare `workspace.applyEdit`, returns it unapplied (`{applied: false, edits, edit, message}`).
+async fn apply(session: &Session, edit: WorkspaceEdit) -> Value {
+    let count: usize = edit
+        .changes
+        .iter()
+        .flat_map(|c| c.values())
+        .map(Vec::len)
+        .sum();
+    if count == 0 {
+        return json!({ "applied": true, "edits": 0 });
+    }
+    if !session.caps().apply_edit {
+        return json!({
+            "applied": false,
+            "edits": count,
+            "edit": edit,
+            "message": "the client does not declare workspace.applyEdit: the edit is returned in `edit`, not applied",
+        });
+    }
+    let applied = session
+        .client
+        .apply_edit(edit)
+        .await
+        .map(|r| r.applied)
+        .unwrap_or(false);
+    json!({ "applied": applied, "edits": count })
 }
 
 /// Runs through the folder's scheduler (one run at a time) and waits for the report.

@@ -1,6 +1,7 @@
 //! Violations as LSP diagnostics, and back: the range in the negotiated encoding (computed from
 //! the file's text), severity, `source` = the gate's name, `code` with its documentation link, and
-//! `data` carrying what a quick fix needs.
+//! `data` carrying what a quick fix needs. A client gets only the fields it declared
+//! (`DiagnosticCaps`); the server keeps the whole diagnostic for its quick fixes.
 
 use serde::{Deserialize, Serialize};
 use tower_lsp_server::ls_types::{
@@ -21,6 +22,33 @@ pub struct DiagnosticData {
     /// The tool's own fix (engine positions: 1-based, character columns).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix: Option<Fix>,
+}
+
+/// The optional fields of a published diagnostic that the client declared it takes
+/// (`textDocument.publishDiagnostics`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DiagnosticCaps {
+    pub code_description: bool,
+    pub data: bool,
+    pub version: bool,
+}
+
+impl DiagnosticCaps {
+    /// A diagnostic without the fields the client did not declare.
+    pub fn shape(self, mut d: Diagnostic) -> Diagnostic {
+        if !self.code_description {
+            d.code_description = None;
+        }
+        if !self.data {
+            d.data = None;
+        }
+        d
+    }
+
+    /// The document version, for a client that takes it.
+    pub fn version(self, version: Option<i32>) -> Option<i32> {
+        version.filter(|_| self.version)
+    }
 }
 
 pub fn severity(s: Severity) -> DiagnosticSeverity {

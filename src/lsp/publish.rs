@@ -14,7 +14,7 @@ use std::sync::Arc;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{Diagnostic, MessageType};
 
-use super::diagnostics::{config_problem, to_diagnostic};
+use super::diagnostics::{DiagnosticCaps, config_problem, to_diagnostic};
 use super::documents::{Documents, path_to_uri};
 use super::folder::{Folder, Published};
 use super::locks::lock;
@@ -22,13 +22,14 @@ use super::position::{Encoding, Lines};
 use crate::core::report::{GateStatus, Report};
 use crate::core::violation::Violation;
 
-/// What background work needs of the session to publish: the client, the open documents and
-/// the negotiated encoding.
+/// What background work needs of the session to publish: the client, the open documents, the
+/// negotiated encoding and the diagnostic fields the client takes.
 #[derive(Clone)]
 pub struct Publisher {
     pub client: Client,
     pub docs: Arc<Documents>,
     pub encoding: Encoding,
+    pub diagnostics: DiagnosticCaps,
 }
 
 impl Publisher {
@@ -108,8 +109,13 @@ impl Publisher {
                     None => continue,
                 },
             };
+            // Whole in `published` (quick fixes read it), shaped for the client on the wire.
+            let shaped = diagnostics
+                .into_iter()
+                .map(|d| self.diagnostics.shape(d))
+                .collect();
             self.client
-                .publish_diagnostics(uri, diagnostics, version)
+                .publish_diagnostics(uri, shaped, self.diagnostics.version(version))
                 .await;
         }
         self.show_gate_errors(folder, report).await;
@@ -174,7 +180,7 @@ impl Publisher {
                 },
             };
             self.client
-                .publish_diagnostics(uri, items, doc.map(|d| d.version))
+                .publish_diagnostics(uri, items, self.diagnostics.version(doc.map(|d| d.version)))
                 .await;
         }
     }

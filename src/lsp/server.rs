@@ -47,24 +47,8 @@ impl LanguageServer for Backend {
                 .and_then(|g| g.position_encodings.as_deref()),
         );
         write(&s.encoding, encoding);
-        write(
-            &s.caps,
-            ClientCaps {
-                work_done_progress: params
-                    .capabilities
-                    .window
-                    .as_ref()
-                    .and_then(|w| w.work_done_progress)
-                    .unwrap_or(false),
-                watched_files_dynamic: params
-                    .capabilities
-                    .workspace
-                    .as_ref()
-                    .and_then(|w| w.did_change_watched_files.as_ref())
-                    .and_then(|d| d.dynamic_registration)
-                    .unwrap_or(false),
-            },
-        );
+        let caps = ClientCaps::of(&params.capabilities);
+        write(&s.caps, caps);
         let options: InitOptions = match params.initialization_options {
             Some(v) => serde_json::from_value(v).unwrap_or_else(|e| {
                 tracing::warn!("initializationOptions ignored: {e}");
@@ -107,12 +91,15 @@ impl LanguageServer for Backend {
                         ..Default::default()
                     },
                 )),
-                code_action_provider: Some(CodeActionProviderCapability::Options(
-                    CodeActionOptions {
+                // Options only for a client that takes literals (the protocol's rule).
+                code_action_provider: Some(if caps.code_action_literals {
+                    CodeActionProviderCapability::Options(CodeActionOptions {
                         code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, fix_all_kind()]),
                         ..Default::default()
-                    },
-                )),
+                    })
+                } else {
+                    CodeActionProviderCapability::Simple(true)
+                }),
                 execute_command_provider: Some(ExecuteCommandOptions {
                     commands: commands::ALL.iter().map(|c| c.to_string()).collect(),
                     ..Default::default()
@@ -304,6 +291,7 @@ impl LanguageServer for Backend {
         &self,
         params: DocumentDiagnosticParams,
     ) -> Result<DocumentDiagnosticReportResult> {
+        let shape = self.session.caps().diagnostics;
         let items = uri_to_path(&params.text_document.uri)
             .and_then(|path| {
                 let folder = self.session.folder_for(&path)?;
@@ -312,7 +300,10 @@ impl LanguageServer for Backend {
                 }
                 Some(folder.diagnostics_of(&path))
             })
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .into_iter()
+            .map(|d| shape.shape(d))
+            .collect();
         Ok(DocumentDiagnosticReportResult::Report(
             DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
                 related_documents: None,

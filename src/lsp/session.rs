@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use serde::Deserialize;
 use tokio::task::AbortHandle;
 use tower_lsp_server::Client;
-use tower_lsp_server::ls_types::{MessageActionItem, MessageType};
+use tower_lsp_server::ls_types::{ClientCapabilities, MessageActionItem, MessageType};
 
+use super::diagnostics::DiagnosticCaps;
 use super::documents::Documents;
 use super::folder::Folder;
 use super::jobs::Job;
@@ -20,11 +21,48 @@ use super::scheduler;
 use super::locks::{lock, read, write_lock};
 use crate::core::trust::TrustStore;
 
-/// What the client can do that changes what the server sends.
+/// What the client can do that changes what the server sends: the server sends nothing the
+/// client did not declare (an undeclared capability is one the client lacks).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ClientCaps {
     pub work_done_progress: bool,
     pub watched_files_dynamic: bool,
+    /// `CodeAction` literals and `codeActionProvider` options; otherwise code actions are
+    /// `Command`s run through `workspace/executeCommand`.
+    pub code_action_literals: bool,
+    pub is_preferred: bool,
+    /// `workspace/applyEdit`; otherwise a command that edits returns the edit in its result.
+    pub apply_edit: bool,
+    pub diagnostics: DiagnosticCaps,
+}
+
+impl ClientCaps {
+    /// Read once, from `initialize`.
+    pub fn of(c: &ClientCapabilities) -> ClientCaps {
+        let text = c.text_document.as_ref();
+        let action = text.and_then(|t| t.code_action.as_ref());
+        let publish = text.and_then(|t| t.publish_diagnostics.as_ref());
+        let workspace = c.workspace.as_ref();
+        ClientCaps {
+            work_done_progress: c
+                .window
+                .as_ref()
+                .and_then(|w| w.work_done_progress)
+                .unwrap_or(false),
+            watched_files_dynamic: workspace
+                .and_then(|w| w.did_change_watched_files.as_ref())
+                .and_then(|d| d.dynamic_registration)
+                .unwrap_or(false),
+            code_action_literals: action.is_some_and(|a| a.code_action_literal_support.is_some()),
+            is_preferred: action.and_then(|a| a.is_preferred_support) == Some(true),
+            apply_edit: workspace.and_then(|w| w.apply_edit) == Some(true),
+            diagnostics: DiagnosticCaps {
+                code_description: publish.and_then(|p| p.code_description_support) == Some(true),
+                data: publish.and_then(|p| p.data_support) == Some(true),
+                version: publish.and_then(|p| p.version_support) == Some(true),
+            },
+        }
+    }
 }
 
 /// `initializationOptions` (unknown keys are ignored: clients share option objects).
@@ -71,6 +109,7 @@ impl Session {
             client: self.client.clone(),
             docs: self.docs.clone(),
             encoding: self.encoding(),
+            diagnostics: self.caps().diagnostics,
         }
     }
 

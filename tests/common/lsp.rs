@@ -35,6 +35,8 @@ pub struct LspClient {
     /// Every message the server sent, in order (for snapshots and "nothing stale" checks).
     pub log: Arc<Mutex<Vec<Value>>>,
     next_id: i64,
+    /// The id and method of every request sent (to tell what each response answers).
+    pub requests: Vec<(i64, String)>,
     pub child: Option<Child>,
     pub root: PathBuf,
 }
@@ -111,16 +113,42 @@ impl LspClient {
     }
 
     /// Starts any language server over stdio.
-    pub fn spawn_command(mut cmd: Command, root: &Path, answer: TrustAnswer) -> LspClient {
+    pub fn spawn_command(cmd: Command, root: &Path, answer: TrustAnswer) -> LspClient {
+        // QGATES_TEST_SERVER_LOG=1 shows the server's log while debugging a test.
+        let stderr = if std::env::var_os("QGATES_TEST_SERVER_LOG").is_some() {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        };
+        LspClient::spawn_command_with_stderr(cmd, root, answer, stderr)
+    }
+
+    /// `spawn`, with the server's standard error going to `stderr` (to look for panics).
+    pub fn spawn_with_stderr(
+        root: &Path,
+        trust_file: &Path,
+        answer: TrustAnswer,
+        stderr: Stdio,
+    ) -> LspClient {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qgates"));
+        cmd.arg("lsp")
+            .current_dir(root)
+            .env("PATH", path_env())
+            .env("QGATES_TRUST_FILE", trust_file)
+            .env_remove("QGATES_LOG");
+        LspClient::spawn_command_with_stderr(cmd, root, answer, stderr)
+    }
+
+    pub fn spawn_command_with_stderr(
+        mut cmd: Command,
+        root: &Path,
+        answer: TrustAnswer,
+        stderr: Stdio,
+    ) -> LspClient {
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            // QGATES_TEST_SERVER_LOG=1 shows the server's log while debugging a test.
-            .stderr(if std::env::var_os("QGATES_TEST_SERVER_LOG").is_some() {
-                Stdio::inherit()
-            } else {
-                Stdio::null()
-            })
+            .stderr(stderr)
             .spawn()
             .expect("start the language server");
         let stdin = child.stdin.take().expect("stdin");
@@ -148,6 +176,7 @@ impl LspClient {
             backlog: VecDeque::new(),
             log,
             next_id: 1,
+            requests: Vec::new(),
             child: None,
             root: root.to_path_buf(),
         }
@@ -181,8 +210,8 @@ impl LspClient {
                             "workspaceFolders": true
                         },
                         "textDocument": {
-                            "publishDiagnostics": {"versionSupport": true},
-                            "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["quickfix", "source.fixAll"]}}}
+                            "publishDiagnostics": {"versionSupport": true, "codeDescriptionSupport": true, "dataSupport": true},
+                            "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["quickfix", "source.fixAll"]}}, "isPreferredSupport": true}
                         }
                     }
                 }),
@@ -190,6 +219,41 @@ impl LspClient {
             .expect("initialize succeeds");
         self.notify("initialized", json!({}));
         result
+    }
+
+    /// `initialize` + `initialized` as a real editor: `profile` is `{clientInfo, capabilities}`
+    /// (either may be missing: a client that declares nothing sends no `capabilities`).
+    /// Workspace folders are sent only by a client that declares them; the root URI always.
+    /// Returns the answer to `initialize`, result or error.
+    pub fn initialize_as(&mut self, profile: &Value, options: Value) -> Result<Value, Value> {
+        let root_uri = file_uri(&self.root);
+        let mut params = json!({
+            "processId": null,
+            "rootUri": root_uri,
+            "initializationOptions": options,
+        });
+        for key in ["clientInfo", "capabilities"] {
+            if let Some(v) = profile.get(key) {
+                params[key] = v.clone();
+            }
+        }
+        if profile["capabilities"]["workspace"]["workspaceFolders"] == true {
+            params["workspaceFolders"] = json!([{"uri": root_uri, "name": "ws"}]);
+        }
+        let answer = self.request("initialize", params);
+        if answer.is_ok() {
+            self.notify("initialized", json!({}));
+        }
+        answer
+    }
+
+    /// The method of the request a response answers.
+    pub fn method_of(&self, response: &Value) -> Option<&str> {
+        let id = response["id"].as_i64()?;
+        self.requests
+            .iter()
+            .find(|(i, _)| *i == id)
+            .map(|(_, m)| m.as_str())
     }
 
     pub fn notify(&mut self, method: &str, params: Value) {
@@ -210,6 +274,7 @@ impl LspClient {
     pub fn request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
         let id = self.next_id;
         self.next_id += 1;
+        self.requests.push((id, method.to_string()));
         send_raw(
             &self.writer,
             &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
