@@ -259,6 +259,22 @@ fn wait_for_hang(root: &Path) {
     }
 }
 
+/// Waits until the `hang` tool is gone (or a zombie that its new parent reaps).
+fn wait_hang_gone(root: &Path) {
+    let pid = std::fs::read_to_string(root.join("hang.pid")).unwrap();
+    let stat = format!("/proc/{}/stat", pid.trim());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let state = std::fs::read_to_string(&stat).unwrap_or_default();
+        let code = state.rsplit(')').next().unwrap_or("").trim().chars().next();
+        if state.is_empty() || code == Some('Z') {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the tool still runs: {state}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn core_scenario(file: &str) {
     let profile = profile(file);
     let ws = repo();
@@ -384,6 +400,7 @@ fn core_scenario(file: &str) {
     let requests = s.c.requests.clone();
     let status = s.c.shutdown().expect("status");
     assert!(status.success(), "{status:?}");
+    wait_hang_gone(root);
 
     let found = checker::violations(&s.caps, &messages, &requests);
     assert_eq!(found, Vec::<String>::new(), "{file}");
@@ -494,5 +511,6 @@ fn a_client_that_vanishes_mid_run_ends_the_server() {
     c.close_input();
     let status = wait_exit(&mut child);
     assert!(status.code().is_some(), "{status:?}");
+    wait_hang_gone(ws.path());
     assert_no_panic(logs.path());
 }

@@ -211,6 +211,26 @@ mod tests {
     }
 
     #[test]
+    fn a_client_gets_only_the_fields_it_declared() {
+        let lines = Lines::new("import os\n");
+        let mut v = violation(Some(1), Some(8), Some((1, 10)));
+        v.fixable = true;
+        let whole = to_diagnostic("Ruff Lint", &v, &lines, Encoding::Utf16);
+        let none = DiagnosticCaps::default();
+        let bare = none.shape(whole.clone());
+        assert_eq!((bare.code_description, bare.data), (None, None));
+        assert_eq!((bare.range, &bare.message), (whole.range, &whole.message));
+        assert_eq!(none.version(Some(3)), None);
+        let all = DiagnosticCaps {
+            code_description: true,
+            data: true,
+            version: true,
+        };
+        assert_eq!(all.shape(whole.clone()), whole);
+        assert_eq!(all.version(Some(3)), Some(3));
+    }
+
+    #[test]
     fn file_level_and_line_level_findings_cover_lines() {
         let lines = Lines::new("import os\nx = 1\n");
         let file_level = violation(None, None, None);
