@@ -197,14 +197,18 @@ fn data_of(d: &Diagnostic) -> Option<DiagnosticData> {
 }
 
 /// The data of the published diagnostic the client's one is a copy of (same place, message and
-/// source: the fields every client returns as it got them).
+/// source: the fields every client returns as it got them); else the client's own `data`, from
+/// a client that moved the diagnostic with its edits.
 fn published_data(folder: &Folder, path: &Path, d: &Diagnostic) -> Option<DiagnosticData> {
     lock(&folder.published)
-        .get(path)?
-        .diagnostics
-        .iter()
-        .find(|p| p.range == d.range && p.message == d.message && p.source == d.source)
-        .and_then(data_of)
+        .get(path)
+        .and_then(|p| {
+            p.diagnostics
+                .iter()
+                .find(|p| p.range == d.range && p.message == d.message && p.source == d.source)
+                .and_then(data_of)
+        })
+        .or_else(|| data_of(d))
 }
 
 /// A code action as the client takes it: a literal, or a command carrying the same edit.
