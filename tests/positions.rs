@@ -18,7 +18,7 @@ const FILE: &str = "src/lines.py";
 const PYPROJECT: &str = "[tool.ruff.lint]\nselect = [\"E4\", \"E7\", \"E9\", \"F\"]\n";
 
 /// Each finding line puts one kind of text before the token: `é`, CJK, an emoji, a tab, then all
-/// of them; the last line is the README's screenshot line.
+/// of them; then the README's screenshot line, and a finding whose fix replaces its token.
 const SOURCE: &str = "def f(a: str, b: int) -> None:
     pass
 
@@ -34,6 +34,7 @@ print(\"😀\", undefined_c)
 print(\"x\",\tundefined_d)
 print(\"é名😀\",\tundefined_e)
 label = \"café ☕\"; count: int = \"3\"
+print(\"é名😀\",\tf\"x\")
 ";
 
 /// (gate, code, 1-based line, the token the finding is about) for every finding with columns.
@@ -55,7 +56,13 @@ const FINDINGS: &[(&str, &str, usize, &str)] = &[
     ("ruff_lint", "F821", 13, "undefined_d"),
     ("ruff_lint", "F821", 14, "undefined_e"),
     ("ruff_lint", "E702", 15, ";"),
+    ("ruff_lint", "F541", 16, "f\"x\""),
 ];
+
+/// The line of the F541 finding, whose fix replaces its token with this.
+const FIX_LINE: usize = 16;
+const FIX_TOKEN: &str = "f\"x\"";
+const FIXED: &str = "\"x\"";
 
 /// (gate or diagnostic source, code, line, start column, end line, end column), sorted.
 type Row = (String, String, usize, usize, usize, usize);
@@ -105,6 +112,19 @@ fn check_json_columns_are_the_tokens_code_points() {
     }
     rows.sort();
     assert_eq!(rows, expected(Unit::CodePoint, 1, |g| g), "{r}");
+    // The fix replaces exactly its token.
+    let f541 = gate(&r, "ruff_lint")["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["code"] == "F541")
+        .expect("F541");
+    let (start, end) = token_span(SOURCE, FIX_LINE, FIX_TOKEN, Unit::CodePoint);
+    assert_eq!(
+        f541["fix"]["edits"],
+        json!([{"line": FIX_LINE, "column": start + 1, "end_line": FIX_LINE,
+                "end_column": end + 1, "content": FIXED}])
+    );
     // ruff format's finding is about the whole file: no place on a line to get wrong.
     let format = &gate(&r, "ruff_format")["violations"][0];
     assert_eq!(
@@ -168,6 +188,35 @@ fn lsp_places_tokens_in(encoding: &str) {
         .collect();
     rows.sort();
     assert_eq!(rows, expected(unit, 0, source_name), "{announced}");
+    // The quick fix replaces exactly its token.
+    let f541 = msg["params"]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "F541")
+        .expect("F541")
+        .clone();
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": f541["range"], "context": {"diagnostics": [f541]}}),
+        )
+        .expect("code actions");
+    let edit = actions
+        .as_array()
+        .expect("actions")
+        .iter()
+        .filter_map(|a| a["edit"]["changes"][&uri].as_array())
+        .flatten()
+        .find(|e| e["newText"] == FIXED)
+        .unwrap_or_else(|| panic!("no edit to {FIXED} in {actions}"));
+    let (start, end) = token_span(SOURCE, FIX_LINE, FIX_TOKEN, unit);
+    let l = FIX_LINE - 1;
+    assert_eq!(
+        edit["range"],
+        json!({"start": {"line": l, "character": start}, "end": {"line": l, "character": end}}),
+        "{announced}"
+    );
     c.shutdown();
 }
 
