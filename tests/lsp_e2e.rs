@@ -9,6 +9,7 @@ use common::{fixture_copy, git, write};
 use std::time::Duration;
 
 use common::lsp::{LspClient, TrustAnswer, WAIT, file_uri};
+use common::places::{Unit, token_span};
 use serde_json::{Value, json};
 
 /// (code, start line, start character, end line, end character, source) of each diagnostic.
@@ -60,13 +61,19 @@ fn opened_files_get_the_tools_exact_diagnostics_in_utf16() {
     ] {
         c.open(f);
     }
-    // ruff counts characters; `;` after "café ☕" is character 17 → UTF-16 offset 16.
+    // After "café ☕", each finding on its token, found in the text (UTF-16, 0-based).
+    let text = std::fs::read_to_string(ws.path().join("src/unicode_line.py")).unwrap();
+    let (semi, three) = (
+        token_span(&text, 3, ";", Unit::Utf16),
+        token_span(&text, 3, "\"3\"", Unit::Utf16),
+    );
+    let first_line = Unit::Utf16.len(text.lines().next().unwrap()) as u64;
     assert_eq!(
         shape(&c.diagnostics("src/unicode_line.py")),
         vec![
-            row("E702", 2, 16, 2, 17, "Ruff Lint"),
-            row("FORMAT", 0, 0, 0, 67, "Ruff Format"),
-            row("assignment", 2, 28, 2, 31, "Mypy"),
+            row("E702", 2, semi.0 as u64, 2, semi.1 as u64, "Ruff Lint"),
+            row("FORMAT", 0, 0, 0, first_line, "Ruff Format"),
+            row("assignment", 2, three.0 as u64, 2, three.1 as u64, "Mypy"),
         ]
     );
     assert_eq!(
@@ -86,9 +93,17 @@ fn utf8_is_negotiated_when_offered_and_columns_count_bytes() {
     assert_eq!(init["capabilities"]["positionEncoding"], "utf-8");
     c.open("src/unicode_line.py");
     let diags = c.diagnostics("src/unicode_line.py");
-    let e702 = diags.iter().find(|d| d["code"] == "E702").expect("E702");
-    // 16 characters before `;`, of which `é` is 2 bytes and `☕` 3.
-    assert_eq!(e702["range"]["start"], json!({"line": 2, "character": 19}));
+    let text = std::fs::read_to_string(ws.path().join("src/unicode_line.py")).unwrap();
+    // Each finding starts on its token, counted in bytes in the text.
+    for (code, token) in [("E702", ";"), ("assignment", "\"3\"")] {
+        let d = diags.iter().find(|d| d["code"] == code).expect(code);
+        let (start, _) = token_span(&text, 3, token, Unit::Utf8);
+        assert_eq!(
+            d["range"]["start"],
+            json!({"line": 2, "character": start}),
+            "{code}"
+        );
+    }
     c.shutdown();
 }
 

@@ -119,6 +119,7 @@ pub fn gate<'a>(report: &'a Value, id: &str) -> &'a Value {
 }
 pub mod lsp;
 pub mod lsp_wire;
+pub mod places;
 
 /// A `git` command in `dir`, isolated from the user's and the system's configuration, with an
 /// identity for commits and no signing.

@@ -105,10 +105,10 @@ impl Trigger {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ColumnUnit {
-    /// Unicode characters (code points): Python tools, most linters.
+    /// Unicode characters (code points): ruff, most linters.
     #[default]
     Char,
-    /// UTF-8 bytes: many C, Go and Rust tools.
+    /// UTF-8 bytes: many C, Go and Rust tools, and mypy with `--no-native-parser`.
     Byte,
     /// UTF-16 code units: JavaScript tools, LSP-based tools.
     Utf16,

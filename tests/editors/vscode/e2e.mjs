@@ -38,14 +38,19 @@ const ARTIFACTS = path.resolve(process.env.QGATES_ARTIFACTS || path.join(REPO, '
 const VENV = path.join(REPO, '.venv');
 const FIXTURE = path.join(REPO, 'fixtures/python-basic');
 
+// The 1-based column VS Code shows for a token on a 1-based line of the example (UTF-16 units, as
+// JavaScript strings count), found in the text rather than taken from a tool.
+const columnOf = (file, line, token) =>
+  fs.readFileSync(path.join(FIXTURE, file), 'utf8').split('\n')[line - 1].indexOf(token) + 1;
+
 // What `qgates check --scope project` finds in fixtures/python-basic with the pinned ruff and
 // mypy: every default gate contributes. `file`, 1-based line and character, gate name, message.
 const EXPECTED_PROJECT = [
   ['src/type_error.py', 5, 12, 'Mypy', 'Incompatible return value type (got "list[str]", expected "int")'],
   ['src/unformatted.py', 1, 1, 'Ruff Format', 'File requires formatting. Fix: ruff format src/unformatted.py'],
   ['src/unicode_line.py', 1, 1, 'Ruff Format', 'File requires formatting. Fix: ruff format src/unicode_line.py'],
-  ['src/unicode_line.py', 3, 17, 'Ruff Lint', 'Multiple statements on one line (semicolon)'],
-  ['src/unicode_line.py', 3, 29, 'Mypy', 'Incompatible types in assignment (expression has type "str", variable has type "int")'],
+  ['src/unicode_line.py', 3, columnOf('src/unicode_line.py', 3, ';'), 'Ruff Lint', 'Multiple statements on one line (semicolon)'],
+  ['src/unicode_line.py', 3, columnOf('src/unicode_line.py', 3, '"3"'), 'Mypy', 'Incompatible types in assignment (expression has type "str", variable has type "int")'],
   ['src/unused_import.py', 3, 8, 'Ruff Lint', '`os` imported but unused'],
   ['src/with space.py', 3, 8, 'Ruff Lint', '`sys` imported but unused'],
 ].map(([file, line, ch, source, message]) => `${file}:${line}:${ch} [${source}] ${message}`);
