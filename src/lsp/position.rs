@@ -1,5 +1,5 @@
 //! Positions: the engine counts columns in characters (1-based); LSP counts in the negotiated
-//! encoding (UTF-8 bytes or UTF-16 code units, 0-based). The conversion itself is the engine's
+//! encoding (UTF-8 bytes, UTF-16 code units or UTF-32 code points, 0-based). The conversion itself is the engine's
 //! (`core::columns`); this module negotiates the encoding and shifts to LSP's 0-based counts.
 
 use tower_lsp_server::ls_types::{Position, PositionEncodingKind, Range};
@@ -13,15 +13,20 @@ pub enum Encoding {
     Utf8,
     #[default]
     Utf16,
+    Utf32,
 }
 
 impl Encoding {
-    /// UTF-8 when the client offers it (no conversion cost for most text), else UTF-16, which
-    /// every client must support.
+    /// UTF-8 when the client offers it (no conversion cost for most text), else UTF-32 when
+    /// offered (code points, as the engine counts), else UTF-16, which every client must support.
     pub fn negotiate(offered: Option<&[PositionEncodingKind]>) -> Encoding {
-        match offered {
-            Some(kinds) if kinds.contains(&PositionEncodingKind::UTF8) => Encoding::Utf8,
-            _ => Encoding::Utf16,
+        let offered = offered.unwrap_or_default();
+        if offered.contains(&PositionEncodingKind::UTF8) {
+            Encoding::Utf8
+        } else if offered.contains(&PositionEncodingKind::UTF32) {
+            Encoding::Utf32
+        } else {
+            Encoding::Utf16
         }
     }
 
@@ -29,6 +34,7 @@ impl Encoding {
         match self {
             Encoding::Utf8 => PositionEncodingKind::UTF8,
             Encoding::Utf16 => PositionEncodingKind::UTF16,
+            Encoding::Utf32 => PositionEncodingKind::UTF32,
         }
     }
 }
@@ -38,6 +44,7 @@ impl Encoding {
         match self {
             Encoding::Utf8 => ColumnUnit::Byte,
             Encoding::Utf16 => ColumnUnit::Utf16,
+            Encoding::Utf32 => ColumnUnit::Char,
         }
     }
 }
@@ -136,12 +143,13 @@ mod tests {
         // `q` is the 12th character of line 3; the emoji before it is one character.
         assert_eq!(lines.to_lsp(3, 12, Encoding::Utf16), Position::new(2, 12));
         assert_eq!(lines.to_lsp(3, 12, Encoding::Utf8), Position::new(2, 14));
+        assert_eq!(lines.to_lsp(3, 12, Encoding::Utf32), Position::new(2, 11));
     }
 
     #[test]
     fn round_trip_and_positions_inside_a_character() {
         let lines = Lines::new(TEXT);
-        for enc in [Encoding::Utf8, Encoding::Utf16] {
+        for enc in [Encoding::Utf8, Encoding::Utf16, Encoding::Utf32] {
             for (line, col) in [(1, 11), (2, 6), (3, 12), (3, 1)] {
                 let p = lines.to_lsp(line, col, enc);
                 assert_eq!(lines.to_engine(p, enc), (line, col), "{enc:?} {line}:{col}");
@@ -168,6 +176,10 @@ mod tests {
         assert_eq!(Encoding::negotiate(Some(&both)), Encoding::Utf8);
         assert_eq!(
             Encoding::negotiate(Some(&[PositionEncodingKind::UTF32])),
+            Encoding::Utf32
+        );
+        assert_eq!(
+            Encoding::negotiate(Some(&[PositionEncodingKind::UTF16])),
             Encoding::Utf16
         );
         assert_eq!(Encoding::negotiate(None), Encoding::Utf16);
