@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::config::{CachePolicy, Config, Gate};
 use crate::core::hash::stable_hash;
+use crate::core::runner::process::resolve_program;
 use crate::core::stamp::Stamp;
 use crate::core::violation::Violation;
 
@@ -209,6 +210,8 @@ pub struct KeyMaker<'a> {
     root: &'a Path,
     config: &'a Config,
     file_hashes: Mutex<HashMap<String, Option<String>>>,
+    /// Per gate: which program runs, and its file's size and modification time.
+    tools: Mutex<HashMap<String, String>>,
     workspace: std::sync::OnceLock<String>,
     /// Where known content hashes are looked up by stamp and recorded (`None`: always read).
     stamps: Option<&'a ResultCache>,
@@ -222,6 +225,7 @@ impl<'a> KeyMaker<'a> {
             root,
             config,
             file_hashes: Mutex::new(HashMap::new()),
+            tools: Mutex::new(HashMap::new()),
             workspace: std::sync::OnceLock::new(),
             stamps: None,
             reference: SystemTime::now()
@@ -259,14 +263,48 @@ impl<'a> KeyMaker<'a> {
                 .as_str(),
             _ => "",
         };
+        let tool = self.tool_fingerprint(gate);
         Some(stable_hash(
             format!(
-                "{}\0{content}\0{}\0{workspace}",
+                "{}\0{content}\0{}\0{workspace}\0{tool}",
                 gate.definition_hash,
                 inputs.join(",")
             )
             .as_bytes(),
         ))
+    }
+
+    /// The program the gate would run, by path, with its size and modification time: another
+    /// version of the tool (an upgrade, another `.venv`) gives other keys, without starting it to
+    /// ask its version.
+    fn tool_fingerprint(&self, gate: &Gate) -> String {
+        if let Some(known) = self
+            .tools
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&gate.id).cloned())
+        {
+            return known;
+        }
+        let cwd = gate
+            .cwd
+            .as_ref()
+            .map_or_else(|| self.root.to_path_buf(), |c| self.root.join(c));
+        let print = gate
+            .command
+            .first()
+            .and_then(|name| resolve_program(name, self.root, &cwd).ok())
+            .map(|path| {
+                let (len, mtime) = std::fs::metadata(&path)
+                    .map(|m| (m.len(), mtime_nanos(&m)))
+                    .unwrap_or_default();
+                format!("{}\0{len}\0{mtime}", path.display())
+            })
+            .unwrap_or_default();
+        if let Ok(mut m) = self.tools.lock() {
+            m.insert(gate.id.clone(), print.clone());
+        }
+        print
     }
 
     /// The hash of a file's content (recorded by stamp, else read), once per run.
@@ -313,18 +351,20 @@ impl<'a> KeyMaker<'a> {
         let mut acc = String::new();
         for rel in crate::core::scope::project_files(self.root, self.config) {
             let (len, mtime) = std::fs::metadata(self.root.join(&rel))
-                .map(|m| {
-                    let t = m
-                        .modified()
-                        .ok()
-                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
-                    (m.len(), t.map(|d| d.as_nanos()).unwrap_or(0))
-                })
+                .map(|m| (m.len(), mtime_nanos(&m)))
                 .unwrap_or((0, 0));
             acc.push_str(&format!("{rel}\0{len}\0{mtime}\n"));
         }
         stable_hash(acc.as_bytes())
     }
+}
+
+/// A file's modification time in nanoseconds since the epoch (0 when unknown).
+fn mtime_nanos(m: &Metadata) -> u128 {
+    m.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos())
 }
 
 #[cfg(test)]
@@ -395,6 +435,26 @@ mod tests {
             "a same-size rewrite was not read"
         );
         assert_ne!(keys(None), read);
+    }
+
+    #[test]
+    fn another_version_of_the_tool_gives_other_keys() {
+        let (tmp, config) = workspace_with_a_py();
+        let root = tmp.path();
+        let gate = config.gate("ruff_lint").unwrap();
+        let key = || KeyMaker::new(root, &config).key(gate, "a.py").unwrap();
+        let tool = root.join(".venv/bin/ruff");
+        std::fs::create_dir_all(tool.parent().unwrap()).unwrap();
+        let install = |script: &str| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::write(&tool, script).unwrap();
+            std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        install("#!/bin/sh\necho 0.1\n");
+        let first = key();
+        assert_eq!(key(), first, "the same tool gives the same key");
+        install("#!/bin/sh\necho 0.2.0\n");
+        assert_ne!(key(), first, "an upgraded tool reused the old results");
     }
 
     #[test]
