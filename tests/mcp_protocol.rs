@@ -162,3 +162,65 @@ fn bad_input_gets_answers_and_the_server_lives_on() {
     let status = s.child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+/// Every request gets an answer that carries its id, however wrong its params or its bytes; a
+/// malformed notification gets none; and the server goes on serving.
+#[test]
+fn malformed_requests_are_answered_with_their_id() {
+    let ws = workspace(&[("a.py", "ok\n")]);
+    let mut s = Server::start(ws.path());
+    s.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "raw", "version": "0"}}),
+    );
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    let cases: Vec<(u64, Vec<u8>, i64)> = vec![
+        (10, br#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":5}"#.to_vec(), -32602),
+        (11, br#"{"jsonrpc":"2.0","id":11,"method":"tools/list","params":[1]}"#.to_vec(), -32602),
+        (12, br#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":5}}"#.to_vec(), -32602),
+        (
+            13,
+            br#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"run_quality_gates","arguments":[1]}}"#.to_vec(),
+            -32602,
+        ),
+        (
+            14,
+            format!(r#"{{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{{"name":"last_summary","arguments":{{"x":{deep}}}}}}}"#).into_bytes(),
+            -32700,
+        ),
+        (
+            15,
+            [&br#"{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":""#[..], b"\xff\"}}"].concat(),
+            -32700,
+        ),
+        (16, br#"{"jsonrpc":"1.0","id":16,"method":"ping"}"#.to_vec(), -32600),
+        (17, br#"{"jsonrpc":"2.0","id":17,"method":"qgates/unknown"}"#.to_vec(), -32601),
+    ];
+    for (id, line, code) in cases {
+        let stdin = s.stdin.as_mut().unwrap();
+        stdin.write_all(&line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+        let answer = s.next_message();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], code, "{answer}");
+    }
+    // Malformed notifications: no answer (the next message is the answer to the ping after them).
+    s.send(&format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{deep}}}"#
+    ));
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":7}"#);
+    s.send(r#"{"jsonrpc":"2.0","method":"textDocument/didOpen","params":[]}"#);
+    s.send(r#"{"jsonrpc":"2.0","id":20,"method":"ping"}"#);
+    let pong = s.next_message();
+    assert_eq!(
+        (pong["id"].clone(), pong["result"].clone()),
+        (json!(20), json!({})),
+        "{pong}"
+    );
+    drop(s.stdin.take());
+    assert_eq!(s.child.wait().unwrap().code(), Some(0));
+}

@@ -165,11 +165,21 @@ fn check_body(body: &[u8]) -> Checked {
     let value: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
         Err(e) => {
-            let head = serde_json::from_slice::<Head>(body).unwrap_or_default();
+            // Only an object has an id (serde would read a struct from an array too).
+            let head = match body.trim_ascii_start().first() {
+                Some(b'{') => serde_json::from_slice::<Head>(body).unwrap_or_default(),
+                _ => Head::default(),
+            };
             return head.refuse(-32700, format!("Parse error: {e}"));
         }
     };
-    let head = || Head::deserialize(&value).unwrap_or_default();
+    let head = || {
+        if value.is_object() {
+            Head::deserialize(&value).unwrap_or_default()
+        } else {
+            Head::default()
+        }
+    };
     // In the library's order: a response first (a request's fields are all optional).
     let encoded = match Response::deserialize(&value) {
         Ok(response) => serde_json::to_vec(&response),
@@ -354,6 +364,8 @@ mod tests {
         assert_eq!(invalid["error"]["code"], -32600);
         assert_eq!(invalid["id"], 7);
         assert_eq!(answer(&[0xff, 0xfe])["error"]["code"], -32700);
+        assert_eq!(answer(b"[1, 2]")["id"], Value::Null);
+        assert_eq!(answer(b"[1, \"x\", ")["id"], Value::Null);
         assert_eq!(
             answer(br#"{"jsonrpc":"2.0","method":7}"#)["id"],
             Value::Null
