@@ -186,6 +186,8 @@ fn each_bad_message_gets_its_answer_and_reading_goes_on() {
 struct Mutated {
     bytes: Vec<u8>,
     swallows_next: bool,
+    /// The id of a request whose id the server can read, so its answer must come.
+    answered: Option<Value>,
 }
 
 const METHODS: &[&str] = &[
@@ -269,6 +271,11 @@ fn mutate(rng: &mut TestRng, n: usize, uri: &str) -> Mutated {
     let plain = |bytes| Mutated {
         bytes,
         swallows_next: false,
+        answered: None,
+    };
+    let with_id = |bytes, id: Option<&Value>| Mutated {
+        answered: id.cloned(),
+        ..plain(bytes)
     };
     let params = random_json(rng, 0);
     let valid = message(rng, n, params);
@@ -277,7 +284,8 @@ fn mutate(rng: &mut TestRng, n: usize, uri: &str) -> Mutated {
         // Deep nesting, around serde_json's limit and far past it, in params or elsewhere.
         0 => {
             let deep = nested(rng.random_range(100..400));
-            let mut text = serde_json::to_string(&message(rng, n, json!(null))).unwrap();
+            let shape = message(rng, n, json!(null));
+            let mut text = serde_json::to_string(&shape).unwrap();
             let place = if rng.random_bool(0.5) {
                 r#""params":null"#
             } else {
@@ -289,7 +297,7 @@ fn mutate(rng: &mut TestRng, n: usize, uri: &str) -> Mutated {
                 format!(r#""params":{{"textDocument":{{"uri":"{uri}"}},"position":{deep}}}"#)
             };
             text = text.replacen(place, &with, 1);
-            plain(framed(text.as_bytes()))
+            with_id(framed(text.as_bytes()), shape.get("id"))
         }
         // Invalid UTF-8 at a random place.
         1 => {
@@ -320,8 +328,8 @@ fn mutate(rng: &mut TestRng, n: usize, uri: &str) -> Mutated {
             .into_bytes();
             bytes.extend_from_slice(&body);
             Mutated {
-                bytes,
                 swallows_next: true,
+                ..plain(bytes)
             }
         }
         // A header block that is not one: no length, a length that is no number, junk lines.
@@ -342,7 +350,7 @@ fn mutate(rng: &mut TestRng, n: usize, uri: &str) -> Mutated {
             )
         }
         // Known and unknown methods with params of the wrong types.
-        5 | 6 => plain(framed(&body)),
+        5 | 6 => with_id(framed(&body), valid.get("id")),
         // Truncated JSON, framed to its length.
         7 => plain(framed(&body[..rng.random_range(0..body.len())])),
         // Huge and odd numbers, in the id or the params.
@@ -395,9 +403,25 @@ fn two_thousand_fuzzed_messages_never_silence_the_server() {
             c.send_bytes(&frame(&json!({"jsonrpc": "2.0", "method": "qgates/filler", "params": "0123456789012345678901234567890123456789"})));
         }
         probe(&mut c);
+        if let Some(id) = m.answered {
+            let answer = c.wait_for(|a| a["id"] == id && a.get("method").is_none(), PROBE_WAIT);
+            assert!(
+                answer.get("result").is_some() || answer["error"]["code"].is_i64(),
+                "{answer}"
+            );
+        }
         if n % 50 == 0 {
             c.drain();
         }
+    }
+    // Each kind of error was answered, many times over: the mutations reach every check.
+    let messages = c.all_messages();
+    for code in [-32700, -32600, -32601, -32602] {
+        let count = messages
+            .iter()
+            .filter(|m| m["error"]["code"] == code)
+            .count();
+        assert!(count >= 50, "{count} answers with {code}");
     }
     // Every byte the server wrote was a JSON-RPC message.
     assert!(c.shutdown().is_none(), "in process: no child");
