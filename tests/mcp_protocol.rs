@@ -323,6 +323,9 @@ fn fuzzed_lines_never_silence_the_server() {
         }
         if readable_id && !own_answer {
             let m = s.next_message();
+            if let Some(code) = m["error"]["code"].as_i64() {
+                *codes.entry(code).or_insert(0) += 1;
+            }
             assert_eq!(
                 m["id"],
                 id,
