@@ -119,7 +119,7 @@ async fn read_frame<R: AsyncRead + Unpin>(r: &mut BufReader<R>) -> io::Result<Op
 }
 
 /// What becomes of a message body.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 enum Checked {
     /// The message, re-encoded from what the guard decoded, for the library.
     Pass(Vec<u8>),
@@ -145,6 +145,15 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
 }
 
 impl Head {
+    /// The head of a body; an empty one when it has none (only an object has an id, though
+    /// serde would read a struct from an array too).
+    fn of(body: &[u8]) -> Head {
+        match body.trim_ascii_start().first() {
+            Some(b'{') => serde_json::from_slice(body).unwrap_or_default(),
+            _ => Head::default(),
+        }
+    }
+
     /// An error answer, or nothing for a notification (a string method and no id).
     fn refuse(self, code: i64, message: String) -> Checked {
         match self.id {
@@ -164,21 +173,7 @@ impl Head {
 fn check_body(body: &[u8]) -> Checked {
     let value: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
-        Err(e) => {
-            // Only an object has an id (serde would read a struct from an array too).
-            let head = match body.trim_ascii_start().first() {
-                Some(b'{') => serde_json::from_slice::<Head>(body).unwrap_or_default(),
-                _ => Head::default(),
-            };
-            return head.refuse(-32700, format!("Parse error: {e}"));
-        }
-    };
-    let head = || {
-        if value.is_object() {
-            Head::deserialize(&value).unwrap_or_default()
-        } else {
-            Head::default()
-        }
+        Err(e) => return Head::of(body).refuse(-32700, format!("Parse error: {e}")),
     };
     // In the library's order: a response first (a request's fields are all optional).
     let encoded = match Response::deserialize(&value) {
@@ -186,18 +181,18 @@ fn check_body(body: &[u8]) -> Checked {
         Err(_) => match Request::deserialize(&value) {
             Ok(request) if request.method().starts_with("$/") && request.id().is_some() => {
                 let message = format!("Method not found: `{}` is not a request", request.method());
-                return head().refuse(-32601, message);
+                return Head::of(body).refuse(-32601, message);
             }
             Ok(request) => serde_json::to_vec(&request),
             Err(e) => {
                 let message = format!("Invalid Request: not a JSON-RPC 2.0 message ({e})");
-                return head().refuse(-32600, message);
+                return Head::of(body).refuse(-32600, message);
             }
         },
     };
     match encoded {
         Ok(bytes) => Checked::Pass(bytes),
-        Err(e) => head().refuse(-32603, format!("Internal error: {e}")),
+        Err(e) => Head::of(body).refuse(-32603, format!("Internal error: {e}")),
     }
 }
 

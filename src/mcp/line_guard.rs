@@ -121,12 +121,15 @@ fn check_line(line: &[u8]) -> Option<Refused> {
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     let e = serde_json::from_slice::<ClientJsonRpcMessage>(line).err()?;
     // Only an object has an id (serde would read a struct from an array too).
-    let head = match line.trim_ascii_start().first() {
-        Some(b'{') => serde_json::from_slice::<Head>(line).unwrap_or_default(),
+    let head: Head = match line.trim_ascii_start().first() {
+        Some(b'{') => serde_json::from_slice(line).unwrap_or_default(),
         _ => Head::default(),
     };
+    let id_fits = matches!(head.id, None | Some(Value::Number(_) | Value::String(_)));
     let (code, message) = match (e.classify(), &head.method, &head.jsonrpc) {
-        (Category::Data, Some(Value::String(method)), Some(Value::String(v))) if v == "2.0" => {
+        (Category::Data, Some(Value::String(method)), Some(Value::String(v)))
+            if v == "2.0" && id_fits =>
+        {
             (-32602, format!("`{method}` does not take these params"))
         }
         (Category::Data, ..) => (
