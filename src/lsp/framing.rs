@@ -332,6 +332,27 @@ mod tests {
         assert_eq!(got.len(), 5);
     }
 
+    #[tokio::test]
+    async fn a_content_length_header_anywhere_starts_the_next_message() {
+        // Five bytes short: the rest of the body runs into the next header.
+        let got = frames(b"Content-Length: 5\r\n\r\n{\"a\":1}Content-Length: 2\r\n\r\n{}").await;
+        assert_eq!(
+            got,
+            [
+                Frame::Body(b"{\"a\":".to_vec()),
+                Frame::Body(b"{}".to_vec())
+            ]
+        );
+        // A line of a body where a header was expected (it has a colon, but no header name).
+        let got = frames(b"{\"x\": 1}\r\nContent-Length: 2\r\n\r\n{}").await;
+        assert_eq!(got, [Frame::Body(b"{}".to_vec())]);
+        let got = frames(b"{\"x\": 1}\r\n\r\n").await;
+        assert!(
+            matches!(&got[..], [Frame::Garbage(w)] if w.contains("not a header")),
+            "{got:?}"
+        );
+    }
+
     fn answer(body: &[u8]) -> Value {
         match check_body(body) {
             Checked::Answer(a) => a,
