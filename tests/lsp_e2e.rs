@@ -649,6 +649,16 @@ fn protocol_errors_are_answered_and_the_server_lives_on() {
     c.send_bytes(&common::lsp_wire::frame(&json!({"id": 99, "method": 3})));
     let invalid = c.wait_for(|m| m["error"]["code"] == -32600, WAIT);
     assert_eq!(invalid["id"], 99, "{invalid}");
+    // A Content-Length 5 bytes short, with the next request right after it (no blank line):
+    // that one is read from its own header on. And a `$/` request with an id is answered.
+    let body = br#"{"jsonrpc":"2.0","id":98,"method":"qgates/unknown","params":{}}"#;
+    let mut short = format!("Content-Length: {}\r\n\r\n", body.len() - 5).into_bytes();
+    short.extend_from_slice(body);
+    c.send_bytes(&short);
+    let err = c
+        .request("$/setTrace", json!({"value": "off"}))
+        .unwrap_err();
+    assert_eq!(err["code"], -32601, "{err}");
     // A wrong-typed notification, then a URI outside the workspace.
     c.notify("textDocument/didOpen", json!({"textDocument": 7}));
     c.notify(

@@ -1,17 +1,22 @@
 //! A guard between the client's bytes and the protocol library.
 //!
 //! tower-lsp-server reads its input through tokio-util's `FramedRead`, which ends the stream at
-//! the first message it cannot decode: one malformed message (bad JSON, a missing
-//! `Content-Length`, a body that is not JSON-RPC) would leave the server deaf to everything after
-//! it. So the client's bytes are framed here first: every well-formed message is passed on as
-//! it came, and anything else is answered with the JSON-RPC error a server owes it (`-32700 Parse
-//! error`, or `-32600 Invalid Request` with the message's id when one can be read), logged, and
-//! dropped. The answers go out between the library's own messages, never inside one.
+//! the first message it cannot decode: one malformed message (bad JSON, invalid UTF-8 anywhere in
+//! the body, nesting past serde_json's depth limit, a missing `Content-Length`, a body that is not
+//! JSON-RPC) would leave the server deaf to everything after it. So the client's bytes are framed
+//! and decoded here first, into the library's own `Request` and `Response` types, and the library
+//! is given that decoded message re-encoded: it never reads bytes the guard has not decoded.
+//! Anything else is answered with the JSON-RPC error a server owes it (`-32700 Parse error`,
+//! `-32600 Invalid Request`, with the message's id whenever one can be read) or, for a
+//! notification, only logged; then reading goes on. A `$/` request with an id is answered here
+//! too (`-32601`): the library drops its own answer to those, which would leave the client
+//! waiting. The answers go out between the library's own messages, never inside one.
 
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -50,7 +55,7 @@ async fn read_frame<R: AsyncRead + Unpin>(r: &mut BufReader<R>) -> io::Result<Op
             continue;
         }
         let text = String::from_utf8_lossy(&line);
-        let text = text.trim_end_matches(['\r', '\n']);
+        let mut text = text.trim_end_matches(['\r', '\n']);
         if text.is_empty() {
             if !saw_any {
                 // Blank lines between messages are tolerated.
@@ -59,6 +64,16 @@ async fn read_frame<R: AsyncRead + Unpin>(r: &mut BufReader<R>) -> io::Result<Op
             break;
         }
         saw_any = true;
+        // A `Content-Length` header anywhere on a line starts a new message: what came before
+        // it (the rest of a message whose length was short, stray bytes) is not one. It was
+        // answered already or has nothing to answer, so it is logged and skipped.
+        if let Some(at) = text.to_ascii_lowercase().find("content-length:")
+            && (at > 0 || problem.is_some())
+        {
+            tracing::warn!("bytes before a Content-Length header were not a message: skipped");
+            problem = None;
+            text = &text[at..];
+        }
         match text.split_once(':') {
             Some((name, value)) if name.trim().eq_ignore_ascii_case("content-length") => {
                 length = Some(
@@ -68,8 +83,9 @@ async fn read_frame<R: AsyncRead + Unpin>(r: &mut BufReader<R>) -> io::Result<Op
                         .map_err(|_| format!("Content-Length `{}` is not a number", value.trim())),
                 );
             }
-            Some(_) => {} // Content-Type and the like: the body is read as UTF-8 JSON regardless.
-            None => {
+            // Content-Type and the like: the body is read as UTF-8 JSON regardless.
+            Some((name, _)) if is_header_name(name.trim()) => {}
+            _ => {
                 problem.get_or_insert_with(|| {
                     format!(
                         "`{}` is not a header",
@@ -102,31 +118,91 @@ async fn read_frame<R: AsyncRead + Unpin>(r: &mut BufReader<R>) -> io::Result<Op
     }
 }
 
-/// The error answer a malformed body is owed, or `None` when the library can take it.
-fn check_body(body: &[u8]) -> Option<Value> {
-    if serde_json::from_slice::<Request>(body).is_ok()
-        || serde_json::from_slice::<Response>(body).is_ok()
-    {
-        return None;
-    }
-    Some(match serde_json::from_slice::<Value>(body) {
-        Err(e) => error_answer(Value::Null, -32700, format!("Parse error: {e}")),
-        Ok(v) => {
-            let id = match v.get("id") {
-                Some(id @ (Value::Number(_) | Value::String(_))) => id.clone(),
-                _ => Value::Null,
-            };
-            error_answer(
-                id,
-                -32600,
-                "Invalid Request: not a JSON-RPC 2.0 request, notification or response".into(),
-            )
+/// What becomes of a message body.
+#[derive(Debug)]
+enum Checked {
+    /// The message, re-encoded from what the guard decoded, for the library.
+    Pass(Vec<u8>),
+    /// The error answer the client is owed instead.
+    Answer(Value),
+    /// A malformed notification: nothing to answer; says what was wrong, for the log.
+    Ignore(String),
+}
+
+/// The `id` and `method` of a body, read leniently: parts it does not name (the params) are
+/// skipped unchecked, so they can be read from a body that is too deep or not UTF-8 throughout.
+#[derive(Deserialize, Default)]
+struct Head {
+    /// `None` when there is no `id` (a notification), `Some(Null)` for `"id": null`.
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<Value>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+impl Head {
+    /// The head of a body; an empty one when it has none (only an object has an id, though
+    /// serde would read a struct from an array too).
+    fn of(body: &[u8]) -> Head {
+        match body.trim_ascii_start().first() {
+            Some(b'{') => serde_json::from_slice(body).unwrap_or_default(),
+            _ => Head::default(),
         }
-    })
+    }
+
+    /// An error answer, or nothing for a notification (a string method and no id).
+    fn refuse(self, code: i64, message: String) -> Checked {
+        match self.id {
+            None if matches!(self.method, Some(Value::String(_))) => Checked::Ignore(message),
+            id => {
+                let id = match id {
+                    Some(id @ (Value::Number(_) | Value::String(_))) => id,
+                    _ => Value::Null,
+                };
+                Checked::Answer(error_answer(id, code, message))
+            }
+        }
+    }
+}
+
+/// Decodes a body as the library would, into its own types.
+fn check_body(body: &[u8]) -> Checked {
+    let value: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => return Head::of(body).refuse(-32700, format!("Parse error: {e}")),
+    };
+    // In the library's order: a response first (a request's fields are all optional).
+    let encoded = match Response::deserialize(&value) {
+        Ok(response) => serde_json::to_vec(&response),
+        Err(_) => match Request::deserialize(&value) {
+            Ok(request) if request.method().starts_with("$/") && request.id().is_some() => {
+                let message = format!("Method not found: `{}` is not a request", request.method());
+                return Head::of(body).refuse(-32601, message);
+            }
+            Ok(request) => serde_json::to_vec(&request),
+            Err(e) => {
+                let message = format!("Invalid Request: not a JSON-RPC 2.0 message ({e})");
+                return Head::of(body).refuse(-32600, message);
+            }
+        },
+    };
+    match encoded {
+        Ok(bytes) => Checked::Pass(bytes),
+        Err(e) => Head::of(body).refuse(-32603, format!("Internal error: {e}")),
+    }
 }
 
 fn error_answer(id: Value, code: i64, message: String) -> Value {
     json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": id})
+}
+
+/// A header name as HTTP spells one (letters, digits, `-`), which a line of a body is not.
+fn is_header_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
 }
 
 fn frame_bytes(body: &[u8]) -> Vec<u8> {
@@ -149,13 +225,17 @@ pub async fn guard_input<R, W>(
     loop {
         let answer = match read_frame(&mut reader).await {
             Ok(Some(Frame::Body(body))) => match check_body(&body) {
-                None => {
-                    if to_server.write_all(&frame_bytes(&body)).await.is_err() {
+                Checked::Pass(message) => {
+                    if to_server.write_all(&frame_bytes(&message)).await.is_err() {
                         break;
                     }
                     continue;
                 }
-                Some(answer) => answer,
+                Checked::Answer(answer) => answer,
+                Checked::Ignore(why) => {
+                    tracing::warn!("a malformed notification from the client was dropped: {why}");
+                    continue;
+                }
             },
             Ok(Some(Frame::Garbage(why))) => {
                 error_answer(Value::Null, -32700, format!("Parse error: {why}"))
@@ -167,7 +247,7 @@ pub async fn guard_input<R, W>(
             }
         };
         tracing::warn!(
-            "a malformed message from the client was dropped: {}",
+            "a message from the client was answered with an error: {}",
             answer["error"]["message"]
         );
         let _ = out.send(frame_bytes(answer.to_string().as_bytes()));
@@ -252,27 +332,93 @@ mod tests {
         assert_eq!(got.len(), 5);
     }
 
+    #[tokio::test]
+    async fn a_content_length_header_anywhere_starts_the_next_message() {
+        // Five bytes short: the rest of the body runs into the next header.
+        let got = frames(b"Content-Length: 5\r\n\r\n{\"a\":1}Content-Length: 2\r\n\r\n{}").await;
+        assert_eq!(
+            got,
+            [
+                Frame::Body(b"{\"a\":".to_vec()),
+                Frame::Body(b"{}".to_vec())
+            ]
+        );
+        // A line of a body where a header was expected (it has a colon, but no header name).
+        let got = frames(b"{\"x\": 1}\r\nContent-Length: 2\r\n\r\n{}").await;
+        assert_eq!(got, [Frame::Body(b"{}".to_vec())]);
+        let got = frames(b"{\"x\": 1}\r\n\r\n").await;
+        assert!(
+            matches!(&got[..], [Frame::Garbage(w)] if w.contains("not a header")),
+            "{got:?}"
+        );
+    }
+
+    fn answer(body: &[u8]) -> Value {
+        match check_body(body) {
+            Checked::Answer(a) => a,
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn bodies_are_checked_as_the_library_reads_them() {
-        assert_eq!(
-            check_body(br#"{"jsonrpc":"2.0","id":1,"method":"shutdown"}"#),
-            None
-        );
-        assert_eq!(
-            check_body(br#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#),
-            None
-        );
-        assert_eq!(
-            check_body(br#"{"jsonrpc":"2.0","id":0,"result":null}"#),
-            None
-        );
-        let parse = check_body(b"{not json").unwrap();
+        for ok in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"shutdown"}"#,
+            r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":0,"result":null}"#,
+        ] {
+            let Checked::Pass(bytes) = check_body(ok.as_bytes()) else {
+                panic!("{ok}");
+            };
+            let sent: Value = serde_json::from_slice(&bytes).unwrap();
+            assert_eq!(sent, serde_json::from_str::<Value>(ok).unwrap());
+        }
+        let parse = answer(b"{not json");
         assert_eq!(parse["error"]["code"], -32700);
         assert_eq!(parse["id"], Value::Null);
-        let invalid = check_body(br#"{"id":7,"method":3}"#).unwrap();
+        let invalid = answer(br#"{"id":7,"method":3}"#);
         assert_eq!(invalid["error"]["code"], -32600);
         assert_eq!(invalid["id"], 7);
-        assert_eq!(check_body(&[0xff, 0xfe]).unwrap()["error"]["code"], -32700);
-        assert!(check_body(br#"{"jsonrpc":"2.0","method":7}"#).is_some());
+        assert_eq!(answer(&[0xff, 0xfe])["error"]["code"], -32700);
+        assert_eq!(answer(b"[1, 2]")["id"], Value::Null);
+        assert_eq!(answer(b"[1, \"x\", ")["id"], Value::Null);
+        assert_eq!(
+            answer(br#"{"jsonrpc":"2.0","method":7}"#)["id"],
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn the_id_is_read_past_what_cannot_be_decoded() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let not_utf8: &[u8] = b"\"\xff\"";
+        for (id, tail) in [("5", deep.as_bytes()), (r#""h1""#, not_utf8)] {
+            let body = [
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"m","params":{{"p":"#).as_bytes(),
+                tail,
+                b"}}",
+            ]
+            .concat();
+            let a = answer(&body);
+            assert_eq!(a["id"], serde_json::from_str::<Value>(id).unwrap(), "{a}");
+        }
+        let notification = format!(r#"{{"jsonrpc":"2.0","method":"m","params":{deep}}}"#);
+        assert!(matches!(
+            check_body(notification.as_bytes()),
+            Checked::Ignore(_)
+        ));
+    }
+
+    #[test]
+    fn dollar_requests_are_answered_and_dollar_notifications_pass() {
+        let a = answer(br#"{"jsonrpc":"2.0","id":3,"method":"$/setTrace","params":{}}"#);
+        assert_eq!(
+            (a["id"].clone(), a["error"]["code"].clone()),
+            (json!(3), json!(-32601))
+        );
+        assert!(matches!(
+            check_body(br#"{"jsonrpc":"2.0","method":"$/setTrace","params":{}}"#),
+            Checked::Pass(_)
+        ));
     }
 }

@@ -1,9 +1,15 @@
-//! A guard between the client's lines and the MCP library: rmcp drops a line that is not JSON
-//! without a word, so a client that sent one would wait forever for its answer. Each line is
-//! checked here first; one that is not JSON gets JSON-RPC's `-32700 Parse error` (with a null id,
-//! as JSON-RPC 2.0 asks when no id can be read), and reading goes on.
+//! A guard between the client's lines and the MCP library. rmcp drops a line it cannot parse
+//! (not JSON, not UTF-8, nested past serde_json's depth limit) without a word, and answers one
+//! that is JSON but not a message it knows with `-32600` and no id: either way the client waits
+//! forever for its answer. So each line is decoded here first, into rmcp's own message type, as
+//! rmcp will decode it; one that does not decode gets its JSON-RPC error (`-32700 Parse error`,
+//! `-32602 Invalid params`, `-32600 Invalid Request`) with the request's id whenever it can be
+//! read, a notification only a log line, and reading goes on.
 
-use serde_json::value::RawValue;
+use rmcp::model::ClientJsonRpcMessage;
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::error::Category;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, duplex};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -36,18 +42,24 @@ where
             if line.trim_ascii().is_empty() {
                 continue;
             }
-            match serde_json::from_slice::<&RawValue>(&line) {
-                Ok(_) => {
+            match check_line(&line) {
+                None => {
                     let sent = to_library.write_all(&line).await;
                     if sent.is_err() || to_library.write_all(b"\n").await.is_err() {
                         break;
                     }
                 }
-                Err(e) => {
+                Some(Refused::Notification(why)) => {
+                    tracing::warn!("qgates mcp: a malformed notification was dropped: {why}");
+                }
+                Some(Refused::Answer(answer)) => {
                     tracing::warn!(
-                        "qgates mcp: a line that is not JSON was answered with -32700: {e}"
+                        "qgates mcp: a malformed message was answered with an error: {}",
+                        answer["error"]["message"]
                     );
-                    if answers.send(parse_error(&e)).is_err() {
+                    let mut line = answer.to_string().into_bytes();
+                    line.push(b'\n');
+                    if answers.send(line).is_err() {
                         break;
                     }
                 }
@@ -77,13 +89,67 @@ where
     (library_in, library_out, writer)
 }
 
-fn parse_error(e: &serde_json::Error) -> Vec<u8> {
-    let answer = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": { "code": -32700, "message": format!("Parse error: the line is not JSON ({e})") },
-    });
-    let mut line = answer.to_string().into_bytes();
-    line.push(b'\n');
-    line
+/// A line the library would not decode.
+#[derive(Debug)]
+enum Refused {
+    /// The error answer the client is owed.
+    Answer(Value),
+    /// A notification: nothing to answer; says what was wrong, for the log.
+    Notification(String),
+}
+
+/// The `id`, `method` and `jsonrpc` of a line, read leniently: the parts it does not name (the
+/// params) are skipped unchecked, so they can be read from a line too deep or not UTF-8 throughout.
+#[derive(Deserialize, Default)]
+struct Head {
+    /// `None` when there is no `id` (a notification), `Some(Null)` for `"id": null`.
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<Value>,
+    #[serde(default)]
+    jsonrpc: Option<Value>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// `None` when the library will decode the line; else what to do instead.
+fn check_line(line: &[u8]) -> Option<Refused> {
+    // rmcp skips a UTF-8 byte order mark (RFC 8259 allows one).
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let e = serde_json::from_slice::<ClientJsonRpcMessage>(line).err()?;
+    // Only an object has an id (serde would read a struct from an array too).
+    let head: Head = match line.trim_ascii_start().first() {
+        Some(b'{') => serde_json::from_slice(line).unwrap_or_default(),
+        _ => Head::default(),
+    };
+    let id_fits = matches!(head.id, None | Some(Value::Number(_) | Value::String(_)));
+    let (code, message) = match (e.classify(), &head.method, &head.jsonrpc) {
+        (Category::Data, Some(Value::String(method)), Some(Value::String(v)))
+            if v == "2.0" && id_fits =>
+        {
+            (-32602, format!("`{method}` does not take these params"))
+        }
+        (Category::Data, ..) => (
+            -32600,
+            "Invalid Request: not a JSON-RPC 2.0 request, notification or response".to_string(),
+        ),
+        _ => (-32700, format!("Parse error: the line is not JSON ({e})")),
+    };
+    Some(match head.id {
+        None if matches!(head.method, Some(Value::String(_))) => Refused::Notification(message),
+        id => {
+            let id = match id {
+                Some(id @ (Value::Number(_) | Value::String(_))) => id,
+                _ => Value::Null,
+            };
+            Refused::Answer(serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": id,
+                "error": { "code": code, "message": message },
+            }))
+        }
+    })
 }

@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
+    ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -260,6 +261,23 @@ impl ServerHandler for QgatesServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(self.tools.clone()))
+    }
+
+    /// rmcp hands a request of a method it knows over as a custom request when its params do not
+    /// decode: for the methods served here, that is an `Invalid params`, not a missing method.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        let method = request.method;
+        if ["initialize", "ping", "tools/list", "tools/call"].contains(&method.as_str()) {
+            return Err(McpError::invalid_params(
+                format!("`{method}` does not take these params"),
+                None,
+            ));
+        }
+        Err(McpError::new(ErrorCode::METHOD_NOT_FOUND, method, None))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -182,6 +182,25 @@ impl LspClient {
         }
     }
 
+    /// The server running in this process (`qgates::lsp::serve`) on a runtime thread of its
+    /// own, over OS pipes: protocol behaviour that needs no tool process, checked quickly.
+    pub fn in_process(root: &Path, answer: TrustAnswer) -> LspClient {
+        use std::os::fd::OwnedFd;
+        let (server_in, client_out) = std::io::pipe().expect("pipe");
+        let (client_in, server_out) = std::io::pipe().expect("pipe");
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let file = |fd: OwnedFd| tokio::fs::File::from_std(std::fs::File::from(fd));
+                qgates::lsp::serve(file(server_in.into()), file(server_out.into())).await;
+            });
+        });
+        LspClient::over(Box::new(client_in), Box::new(client_out), root, answer)
+    }
+
     pub fn uri(&self, rel: &str) -> String {
         file_uri(&self.root.join(rel))
     }
