@@ -3,5 +3,6 @@
 
 pub mod cli;
 pub mod core;
+pub mod jsonrpc;
 pub mod lsp;
 pub mod mcp;

@@ -17,10 +17,12 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Request, Response};
+
+use crate::jsonrpc::{Head, error_answer};
 
 /// A header line longer than this is not a header: the rest of the block is skipped.
 const MAX_HEADER_LINE: usize = 8 << 10;
@@ -129,43 +131,12 @@ enum Checked {
     Ignore(String),
 }
 
-/// The `id` and `method` of a body, read leniently: parts it does not name (the params) are
-/// skipped unchecked, so they can be read from a body that is too deep or not UTF-8 throughout.
-#[derive(Deserialize, Default)]
-struct Head {
-    /// `None` when there is no `id` (a notification), `Some(Null)` for `"id": null`.
-    #[serde(default, deserialize_with = "present")]
-    id: Option<Value>,
-    #[serde(default)]
-    method: Option<Value>,
-}
-
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
-}
-
-impl Head {
-    /// The head of a body; an empty one when it has none (only an object has an id, though
-    /// serde would read a struct from an array too).
-    fn of(body: &[u8]) -> Head {
-        match body.trim_ascii_start().first() {
-            Some(b'{') => serde_json::from_slice(body).unwrap_or_default(),
-            _ => Head::default(),
-        }
-    }
-
-    /// An error answer, or nothing for a notification (a string method and no id).
-    fn refuse(self, code: i64, message: String) -> Checked {
-        match self.id {
-            None if matches!(self.method, Some(Value::String(_))) => Checked::Ignore(message),
-            id => {
-                let id = match id {
-                    Some(id @ (Value::Number(_) | Value::String(_))) => id,
-                    _ => Value::Null,
-                };
-                Checked::Answer(error_answer(id, code, message))
-            }
-        }
+/// What a body the library would not take is owed: its error answer, or a log line for a
+/// notification.
+fn refuse(body: &[u8], code: i64, message: String) -> Checked {
+    match Head::of(body).answer(code, &message) {
+        Some(answer) => Checked::Answer(answer),
+        None => Checked::Ignore(message),
     }
 }
 
@@ -173,7 +144,7 @@ impl Head {
 fn check_body(body: &[u8]) -> Checked {
     let value: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
-        Err(e) => return Head::of(body).refuse(-32700, format!("Parse error: {e}")),
+        Err(e) => return refuse(body, -32700, format!("Parse error: {e}")),
     };
     // In the library's order: a response first (a request's fields are all optional).
     let encoded = match Response::deserialize(&value) {
@@ -181,23 +152,19 @@ fn check_body(body: &[u8]) -> Checked {
         Err(_) => match Request::deserialize(&value) {
             Ok(request) if request.method().starts_with("$/") && request.id().is_some() => {
                 let message = format!("Method not found: `{}` is not a request", request.method());
-                return Head::of(body).refuse(-32601, message);
+                return refuse(body, -32601, message);
             }
             Ok(request) => serde_json::to_vec(&request),
             Err(e) => {
                 let message = format!("Invalid Request: not a JSON-RPC 2.0 message ({e})");
-                return Head::of(body).refuse(-32600, message);
+                return refuse(body, -32600, message);
             }
         },
     };
     match encoded {
         Ok(bytes) => Checked::Pass(bytes),
-        Err(e) => Head::of(body).refuse(-32603, format!("Internal error: {e}")),
+        Err(e) => refuse(body, -32603, format!("Internal error: {e}")),
     }
-}
-
-fn error_answer(id: Value, code: i64, message: String) -> Value {
-    json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": id})
 }
 
 /// A header name as HTTP spells one (letters, digits, `-`), which a line of a body is not.
@@ -238,7 +205,7 @@ pub async fn guard_input<R, W>(
                 }
             },
             Ok(Some(Frame::Garbage(why))) => {
-                error_answer(Value::Null, -32700, format!("Parse error: {why}"))
+                error_answer(Value::Null, -32700, &format!("Parse error: {why}"))
             }
             Ok(None) => break,
             Err(e) => {
@@ -301,6 +268,7 @@ pub async fn write_out<W: AsyncWrite + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     async fn frames(input: &[u8]) -> Vec<Frame> {
         let mut r = BufReader::new(input);

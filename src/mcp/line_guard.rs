@@ -6,8 +6,8 @@
 //! `-32602 Invalid params`, `-32600 Invalid Request`) with the request's id whenever it can be
 //! read, a notification only a log line, and reading goes on.
 
+use crate::jsonrpc::Head;
 use rmcp::model::ClientJsonRpcMessage;
-use serde::Deserialize;
 use serde_json::Value;
 use serde_json::error::Category;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, duplex};
@@ -98,34 +98,13 @@ enum Refused {
     Notification(String),
 }
 
-/// The `id`, `method` and `jsonrpc` of a line, read leniently: the parts it does not name (the
-/// params) are skipped unchecked, so they can be read from a line too deep or not UTF-8 throughout.
-#[derive(Deserialize, Default)]
-struct Head {
-    /// `None` when there is no `id` (a notification), `Some(Null)` for `"id": null`.
-    #[serde(default, deserialize_with = "present")]
-    id: Option<Value>,
-    #[serde(default)]
-    method: Option<Value>,
-    #[serde(default)]
-    jsonrpc: Option<Value>,
-}
-
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
-}
-
 /// `None` when the library will decode the line; else what to do instead.
 fn check_line(line: &[u8]) -> Option<Refused> {
     // rmcp skips a UTF-8 byte order mark (RFC 8259 allows one).
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     let e = serde_json::from_slice::<ClientJsonRpcMessage>(line).err()?;
-    // Only an object has an id (serde would read a struct from an array too).
-    let head: Head = match line.trim_ascii_start().first() {
-        Some(b'{') => serde_json::from_slice(line).unwrap_or_default(),
-        _ => Head::default(),
-    };
-    let id_fits = matches!(head.id, None | Some(Value::Number(_) | Value::String(_)));
+    let head = Head::of(line);
+    let id_fits = head.id_fits();
     let (code, message) = match (e.classify(), &head.method, &head.jsonrpc) {
         (Category::Data, Some(Value::String(method)), Some(Value::String(v)))
             if v == "2.0" && id_fits =>
@@ -138,18 +117,8 @@ fn check_line(line: &[u8]) -> Option<Refused> {
         ),
         _ => (-32700, format!("Parse error: the line is not JSON ({e})")),
     };
-    Some(match head.id {
-        None if matches!(head.method, Some(Value::String(_))) => Refused::Notification(message),
-        id => {
-            let id = match id {
-                Some(id @ (Value::Number(_) | Value::String(_))) => id,
-                _ => Value::Null,
-            };
-            Refused::Answer(serde_json::json!({
-                "jsonrpc": "2.0",
-                "id": id,
-                "error": { "code": code, "message": message },
-            }))
-        }
+    Some(match head.answer(code, &message) {
+        Some(answer) => Refused::Answer(answer),
+        None => Refused::Notification(message),
     })
 }
