@@ -8,6 +8,7 @@ use std::path::Path;
 use common::{fixture_copy, git, write};
 use std::time::Duration;
 
+use common::edits::{apply, ruff_stdin};
 use common::lsp::{LspClient, TrustAnswer, WAIT, file_uri};
 use common::places::{Unit, token_span};
 use serde_json::{Value, json};
@@ -400,52 +401,6 @@ fn the_summary_command_equals_qgates_check_for_the_same_scope() {
     c.shutdown();
 }
 
-/// Applies LSP text edits (UTF-16 positions; ASCII and BMP text here) to a text.
-fn apply(text: &str, edits: &[Value]) -> String {
-    let offset = |p: &Value| -> usize {
-        let (line, ch) = (
-            p["line"].as_u64().unwrap() as usize,
-            p["character"].as_u64().unwrap() as usize,
-        );
-        let mut at = 0;
-        for (i, l) in text.split_inclusive('\n').enumerate() {
-            if i == line {
-                return at + l.chars().take(ch).map(char::len_utf8).sum::<usize>();
-            }
-            at += l.len();
-        }
-        text.len()
-    };
-    let mut edits: Vec<&Value> = edits.iter().collect();
-    edits.sort_by_key(|e| std::cmp::Reverse(offset(&e["range"]["start"])));
-    let mut out = text.to_string();
-    for e in edits {
-        let (a, b) = (offset(&e["range"]["start"]), offset(&e["range"]["end"]));
-        out.replace_range(a..b, e["newText"].as_str().unwrap());
-    }
-    out
-}
-
-/// What ruff prints for `text` piped through it with `args` (the file named `rel`).
-fn ruff_stdin(root: &Path, args: &[&str], rel: &str, text: &str) -> String {
-    use std::io::Write;
-    let mut child = std::process::Command::new(common::tools_bin().join("ruff"))
-        .args(args)
-        .args(["--stdin-filename", rel, "-"])
-        .current_dir(root)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
-}
-
 fn ruff_format(root: &Path, rel: &str, text: &str) -> String {
     ruff_stdin(root, &["format"], rel, text)
 }
@@ -483,7 +438,7 @@ fn the_format_quick_fix_gives_what_ruff_format_gives() {
         .unwrap()
         .clone();
     let text = std::fs::read_to_string(ws.path().join("src/unformatted.py")).unwrap();
-    let formatted = apply(&text, &edits);
+    let formatted = apply(&text, &edits, "utf-16");
     assert_eq!(
         formatted,
         ruff_format(ws.path(), "src/unformatted.py", &text)
@@ -533,6 +488,7 @@ fn ruff_quick_fixes_and_fix_all_remove_the_unused_import() {
     let fixed = apply(
         &text,
         fix["edit"]["changes"][c.uri(rel)].as_array().unwrap(),
+        "utf-16",
     );
     assert!(!fixed.contains("import os"), "{fixed}");
 
@@ -549,12 +505,13 @@ fn ruff_quick_fixes_and_fix_all_remove_the_unused_import() {
     let after = apply(
         &text,
         all["edit"]["changes"][c.uri(rel)].as_array().unwrap(),
+        "utf-16",
     );
     assert_eq!(after, ruff_format(ws.path(), rel, &fixed));
 
     // The qgates.fixAll command applies the same through workspace/applyEdit.
     let edits = fix_all_edits(&mut c, rel);
-    assert_eq!(apply(&text, &edits), after);
+    assert_eq!(apply(&text, &edits, "utf-16"), after);
     c.shutdown();
 }
 
@@ -1091,7 +1048,7 @@ fn fix_all_applies_overlapping_fixes_as_ruff_does_then_formats() {
         WAIT,
     );
     let edits = fix_all_edits(&mut c, rel);
-    let fixed = apply(&broken, &edits);
+    let fixed = apply(&broken, &edits, "utf-16");
     let expected = ruff_format(ws.path(), rel, &ruff_fix_only(ws.path(), rel, &broken));
     assert_eq!(fixed, expected);
     assert!(!fixed.contains("import json"), "{fixed}");

@@ -4,33 +4,13 @@
 
 mod common;
 
-use std::os::fd::OwnedFd;
-
 use common::lsp::{LspClient, TrustAnswer};
 use common::workspace;
 use serde_json::json;
 
-/// Starts the server on its own runtime thread; returns a client connected to it.
+/// The server in this process, the trust question answered "not now".
 fn in_process(root: &std::path::Path) -> LspClient {
-    let (server_in, client_out) = std::io::pipe().expect("pipe");
-    let (client_in, server_out) = std::io::pipe().expect("pipe");
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(async move {
-            let input = tokio::fs::File::from_std(std::fs::File::from(OwnedFd::from(server_in)));
-            let output = tokio::fs::File::from_std(std::fs::File::from(OwnedFd::from(server_out)));
-            qgates::lsp::serve(input, output).await;
-        });
-    });
-    LspClient::over(
-        Box::new(client_in),
-        Box::new(client_out),
-        root,
-        TrustAnswer::NotNow,
-    )
+    LspClient::in_process(root, TrustAnswer::NotNow)
 }
 
 #[test]

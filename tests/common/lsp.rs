@@ -100,27 +100,24 @@ fn path_env() -> std::ffi::OsString {
     super::path_with_tools()
 }
 
+/// Where the server's log goes: QGATES_TEST_SERVER_LOG=1 shows it while debugging a test.
+fn server_log() -> Stdio {
+    if std::env::var_os("QGATES_TEST_SERVER_LOG").is_some() {
+        Stdio::inherit()
+    } else {
+        Stdio::null()
+    }
+}
+
 impl LspClient {
     /// Starts the real binary over stdio, with its trust store in `trust_file`.
     pub fn spawn(root: &Path, trust_file: &Path, answer: TrustAnswer) -> LspClient {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qgates"));
-        cmd.arg("lsp")
-            .current_dir(root)
-            .env("PATH", path_env())
-            .env("QGATES_TRUST_FILE", trust_file)
-            .env_remove("QGATES_LOG");
-        LspClient::spawn_command(cmd, root, answer)
+        LspClient::spawn_with_stderr(root, trust_file, answer, server_log())
     }
 
     /// Starts any language server over stdio.
     pub fn spawn_command(cmd: Command, root: &Path, answer: TrustAnswer) -> LspClient {
-        // QGATES_TEST_SERVER_LOG=1 shows the server's log while debugging a test.
-        let stderr = if std::env::var_os("QGATES_TEST_SERVER_LOG").is_some() {
-            Stdio::inherit()
-        } else {
-            Stdio::null()
-        };
-        LspClient::spawn_command_with_stderr(cmd, root, answer, stderr)
+        LspClient::spawn_command_with_stderr(cmd, root, answer, server_log())
     }
 
     /// `spawn`, with the server's standard error going to `stderr` (to look for panics).

@@ -117,6 +117,7 @@ pub fn gate<'a>(report: &'a Value, id: &str) -> &'a Value {
         .and_then(|g| g.iter().find(|g| g["id"] == id))
         .unwrap_or_else(|| panic!("no gate {id} in {report}"))
 }
+pub mod edits;
 pub mod lsp;
 pub mod lsp_wire;
 pub mod places;
