@@ -12,6 +12,7 @@ use crate::core::engine::{RunRequest, run};
 use crate::core::fix::run_with_fixes;
 use crate::core::report::{self, Report, exit};
 use crate::core::request::{ScopeChoiceError, scope_request};
+use crate::core::runner::children;
 
 pub fn check(a: CheckArgs) -> i32 {
     let start = a
@@ -75,13 +76,33 @@ pub fn check(a: CheckArgs) -> i32 {
             return exit::GATE_ERROR;
         }
     };
+    // SIGINT, SIGTERM, SIGHUP (Ctrl-C reaches only qgates: each tool has its own process
+    // group) stop the tools, and qgates exits as the signal's conventional status.
     let report = runtime.block_on(async {
-        if a.fix {
-            run_with_fixes(&config, &request).await
-        } else {
-            run(&config, &request).await
+        let signal = children::termination_signal();
+        let run = async {
+            if a.fix {
+                run_with_fixes(&config, &request).await
+            } else {
+                run(&config, &request).await
+            }
+        };
+        tokio::select! {
+            report = run => Ok(report),
+            Some(sig) = signal => Err((sig, children::stop_all())),
         }
     });
+    let report = match report {
+        Ok(report) => report,
+        Err((sig, stopped)) => {
+            print_stderr(&format!(
+                "qgates: stopped by signal {sig}; {stopped} running tool{} stopped.\n",
+                if stopped == 1 { " was" } else { "s were" }
+            ));
+            runtime.shutdown_background();
+            return 128 + sig;
+        }
+    };
     // The run is over and awaited everything it started; an idle blocking-pool thread (the
     // pruning of old run folders) need not be woken and joined before the process exits.
     runtime.shutdown_background();

@@ -3,6 +3,7 @@
 //! run ends as status `error` with a message that says which and where the log is.
 
 pub mod batch;
+pub mod children;
 pub mod process;
 
 use std::ffi::OsString;
