@@ -10,6 +10,7 @@ use crate::core::cache::ResultCache;
 use crate::core::config::{self, Trigger};
 use crate::core::engine::{RunRequest, run};
 use crate::core::fix::run_with_fixes;
+use crate::core::qgates_dir;
 use crate::core::report::{self, Report, exit};
 use crate::core::request::{ScopeChoiceError, scope_request};
 use crate::core::runner::children;
@@ -115,6 +116,17 @@ pub fn check(a: CheckArgs) -> i32 {
     };
     if let Some(cache) = &cache {
         cache.save();
+    }
+    if !qgates_dir::writable(&request.root) {
+        let logs = report
+            .log_dir
+            .as_deref()
+            .map(|d| format!(" This run's logs are in {d}."))
+            .unwrap_or_default();
+        print_stderr(&format!(
+            "qgates: {} cannot be written: the baseline state and the cache were not saved.{logs}\n",
+            qgates_dir::dir(&request.root).display()
+        ));
     }
     let terminal = std::io::stdout().is_terminal();
     let format = a.format.unwrap_or(if terminal {
