@@ -238,12 +238,32 @@ fn ctrl_c_to_the_terminals_group_stops_the_tools() {
     check_stopped_by(libc::SIGINT, true);
 }
 
+/// A tool that is the process qgates started (`exec`), which the parent-death signal reaches.
+const EXEC_TOOL: &str = "#!/bin/sh\ncd \"$(dirname \"$0\")/..\"\necho $$ > tool.pid.tmp\nmv tool.pid.tmp tool.pid\nexec sleep 300\n";
+
+#[test]
+fn tools_die_with_the_language_server_even_on_kill_9() {
+    let ws = workspace_with(EXEC_TOOL);
+    let trust = tempfile::tempdir().unwrap();
+    let mut c = LspClient::spawn(
+        ws.path(),
+        &trust.path().join("trust.json"),
+        TrustAnswer::NotNow,
+    );
+    c.initialize(json!({"trusted": true}));
+    c.open("a.py");
+    let tool_pid = started(ws.path(), "tool.pid");
+    let mut server = c.child.take().unwrap();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    wait_until("the tool died with qgates", Duration::from_secs(20), || {
+        !running(tool_pid)
+    });
+}
+
 #[test]
 fn tools_die_with_check_even_on_kill_9() {
-    // The tool is the process qgates started (`exec`): the parent-death signal reaches it.
-    let ws = workspace_with(
-        "#!/bin/sh\ncd \"$(dirname \"$0\")/..\"\necho $$ > tool.pid.tmp\nmv tool.pid.tmp tool.pid\nexec sleep 300\n",
-    );
+    let ws = workspace_with(EXEC_TOOL);
     let mut qgates = spawn_check(ws.path());
     let tool_pid = started(ws.path(), "tool.pid");
     qgates.kill().unwrap();
