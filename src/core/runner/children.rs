@@ -91,6 +91,10 @@ pub(super) fn kill_group(pgid: i32) {
 /// Waits for a killed child to end and collects its status. SIGKILL cannot be caught, so this
 /// is short.
 pub(super) fn reap(pid: i32) {
+    // 0 or less would wait for some other child.
+    if pid <= 0 {
+        return;
+    }
     loop {
         let mut status = 0;
         // SAFETY: waitpid on our own child; `status` is a valid out-pointer.

@@ -257,6 +257,37 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_cancelled_run_leaves_neither_its_tool_nor_a_zombie() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let s = spec(
+            dir.path(),
+            "/bin/sh",
+            &format!(
+                "echo $$ > {0}.tmp; mv {0}.tmp {0}; exec sleep 300",
+                pid_file.display()
+            ),
+        );
+        let run = tokio::spawn(async move { run_process(&s).await });
+        let pid: i32 = loop {
+            if let Some(pid) = std::fs::read_to_string(&pid_file)
+                .ok()
+                .and_then(|p| p.trim().parse().ok())
+            {
+                break pid;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        run.abort();
+        assert!(run.await.unwrap_err().is_cancelled());
+        // Dropped, the run killed and reaped its tool: not even a zombie is left.
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists(),
+            "the tool {pid} is still there"
+        );
+    }
+
+    #[tokio::test]
     async fn a_tool_that_cannot_start_leaves_no_old_output_in_its_logs() {
         let dir = tempfile::tempdir().unwrap();
         let s = spec(dir.path(), "/nonexistent/tool", "");
