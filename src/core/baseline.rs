@@ -99,17 +99,16 @@ impl StateStore {
     }
 
     /// Reads the state under the lock. A missing file is an empty state; a corrupt one is moved
-    /// aside (`state.json.corrupt-<time>`) and reported.
-    /// A `.qgates/` this user cannot write (another user's checkout, a read-only cache) is read
-    /// without the lock: writers replace the file by a rename, so the read sees a whole one.
+    /// aside (`state.json.corrupt-<time>`) and reported. A `.qgates/` this user cannot write
+    /// (another user's checkout, a read-only cache) is read without the lock: writers replace
+    /// the file by a rename, so the read sees a whole one.
     pub fn load(&self) -> Result<(State, Warning), StateError> {
         match self.lock() {
             Ok(_lock) => Ok(self.read_unlocked()),
             Err(StateError::Lock { path, source }) if is_read_only(&source) => {
                 let (state, warning) = self.read_unlocked();
-                let note = format!(
-                    "{path} cannot be written ({source}): the baseline state is read but not saved"
-                );
+                let note =
+                    format!("the baseline state was read without its lock ({path}: {source})");
                 Ok((
                     state,
                     Some(warning.map_or(note.clone(), |w| format!("{w}; {note}"))),
@@ -211,7 +210,7 @@ impl StateStore {
 }
 
 /// An error that says the folder cannot be written at all (rather than a passing fault).
-pub(crate) fn is_read_only(e: &std::io::Error) -> bool {
+fn is_read_only(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),
         std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem

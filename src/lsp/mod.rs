@@ -23,9 +23,9 @@ mod server;
 mod session;
 
 use tokio::sync::mpsc;
+use tower_lsp_server::{LspService, Server};
 
 use crate::core::runner::children;
-use tower_lsp_server::{LspService, Server};
 
 /// `qgates lsp`: serves stdin/stdout until the client exits or stdin closes.
 pub fn main() -> i32 {
