@@ -272,3 +272,30 @@ fn tools_die_with_check_even_on_kill_9() {
         !running(tool_pid)
     });
 }
+
+#[test]
+fn shutdown_while_mypy_runs_leaves_no_child() {
+    // The case with the real tool: a mypy killed by `shutdown` is reaped before the answer.
+    let ws = common::fixture_copy("python-basic");
+    let trust = tempfile::tempdir().unwrap();
+    let mut c = LspClient::spawn(
+        ws.path(),
+        &trust.path().join("trust.json"),
+        TrustAnswer::NotNow,
+    );
+    c.initialize(json!({"trusted": true}));
+    c.open("src/type_error.py");
+    let server = c.child.as_ref().unwrap().id() as i32;
+    let is_mypy = |pid: i32| {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|cmd| String::from_utf8_lossy(&cmd).contains("mypy"))
+    };
+    wait_until("mypy started", WAIT, || {
+        children_of(server).iter().any(|&(pid, _)| is_mypy(pid))
+    });
+    c.request("shutdown", Value::Null)
+        .expect("shutdown answered");
+    assert_eq!(children_of(server), vec![], "children after shutdown");
+    let status = c.shutdown().expect("status");
+    assert!(status.success(), "{status:?}");
+}
