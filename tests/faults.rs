@@ -163,6 +163,41 @@ fn a_log_cut_by_the_file_size_limit_is_an_error_of_its_gate() {
 }
 
 #[test]
+fn a_log_cut_by_a_full_disk_is_an_error_of_its_gate() {
+    // The run logs on a 64 KiB file system of their own (a mount namespace: root only).
+    let ws = repo_with_gate("#!/bin/sh\nyes 'a.py:1:1: E1 finding' | head -c 1048576\nexit 1\n");
+    let runs = ws.path().join(".qgates/runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    let probe = Command::new("unshare")
+        .args(["-m", "mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&runs)
+        .output();
+    if !probe.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!(
+            "skipped: cannot mount a small file system here (unshare -m needs root): {probe:?}"
+        );
+        return;
+    }
+    let mut cmd = Command::new("unshare");
+    cmd.args([
+        "-m",
+        "sh",
+        "-c",
+        "mount -t tmpfs -o size=64k tmpfs \"$1\" && shift && exec \"$@\"",
+        "sh",
+    ])
+    .arg(&runs)
+    .arg(env!("CARGO_BIN_EXE_qgates"));
+    let out = check_with(cmd, ws.path(), &["--scope", "project"]);
+    let report = report_of(&out);
+    assert_eq!(out.status.code(), Some(3), "{report}");
+    let g = gate(&report, "lint");
+    assert_eq!(g["status"], "error", "{g}");
+    let msg = g["error"].as_str().unwrap();
+    assert!(msg.contains("the disk holding it is full"), "{msg}");
+}
+
+#[test]
 fn failed_state_and_cache_writes_leave_no_temporary_files() {
     // Limit 16 bytes: the tool's empty logs fit, state.json and the cache do not.
     let ws = repo_with_gate("#!/bin/sh\nexit 0\n");
