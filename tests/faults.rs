@@ -163,6 +163,7 @@ fn a_log_cut_by_the_file_size_limit_is_an_error_of_its_gate() {
 }
 
 #[test]
+#[allow(clippy::print_stderr, reason = "a skipped test says why")]
 fn a_log_cut_by_a_full_disk_is_an_error_of_its_gate() {
     // The run logs on a 64 KiB file system of their own (a mount namespace: root only).
     let ws = repo_with_gate("#!/bin/sh\nyes 'a.py:1:1: E1 finding' | head -c 1048576\nexit 1\n");
