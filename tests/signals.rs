@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -222,8 +223,6 @@ fn check_stopped_by(sig: i32, to_group: bool) {
     );
     assert_tools_gone(ws.path(), tool_pid);
 }
-
-use std::os::unix::process::CommandExt;
 
 #[test]
 fn check_stops_its_tools_on_sigint_sigterm_and_sighup() {
