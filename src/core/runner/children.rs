@@ -4,10 +4,11 @@
 //!
 //! Runs are cancelled by dropping their futures, and tokio drops a cancelled task's future
 //! later, on its own schedule: waiting for every task to be dropped would not make the stop
-//! certain, so the stop goes by the processes themselves.
+//! certain, so the stop goes by the processes themselves. It goes by runtime so that one
+//! server stopping leaves another's tools alone (tests run several servers in one process).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{LazyLock, Mutex, MutexGuard};
 
 use tokio::runtime::{Handle, Id};
 
@@ -19,9 +20,9 @@ struct Registry {
     stopped: HashSet<Option<Id>>,
 }
 
-static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(Mutex::default);
 
-fn registry() -> MutexGuard<'static, Option<Registry>> {
+fn registry() -> MutexGuard<'static, Registry> {
     // A panic elsewhere while holding the lock leaves the map usable.
     REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -33,8 +34,7 @@ fn runtime() -> Option<Id> {
 /// Starts a tool with `spawn` and registers it, unless this runtime has stopped; both under the
 /// lock, so `stop_all` never misses a tool that starts while it runs.
 pub(super) fn start<T>(spawn: impl FnOnce() -> Result<(T, i32), String>) -> Result<T, String> {
-    let mut guard = registry();
-    let reg = guard.get_or_insert_with(Registry::default);
+    let mut reg = registry();
     let rt = runtime();
     if reg.stopped.contains(&rt) {
         return Err("qgates is stopping and starts no more tools".into());
@@ -46,30 +46,25 @@ pub(super) fn start<T>(spawn: impl FnOnce() -> Result<(T, i32), String>) -> Resu
 
 /// Takes a tool out of the register. `false`: `stop_all` took it (and killed and reaped it).
 pub(super) fn leave(pid: i32) -> bool {
-    registry()
-        .as_mut()
-        .is_some_and(|reg| reg.running.remove(&pid).is_some())
+    registry().running.remove(&pid).is_some()
 }
 
 /// Kills the process groups of every tool the current runtime started, waits for each to end
 /// (no zombie is left), and refuses further starts from this runtime. Returns how many it stopped.
 pub fn stop_all() -> usize {
     let rt = runtime();
-    let taken: Vec<i32> = {
-        let mut guard = registry();
-        let reg = guard.get_or_insert_with(Registry::default);
+    let mut taken = Vec::new();
+    {
+        let mut reg = registry();
         reg.stopped.insert(rt);
-        let mine: Vec<i32> = reg
-            .running
-            .iter()
-            .filter(|(_, owner)| **owner == rt)
-            .map(|(pid, _)| *pid)
-            .collect();
-        for pid in &mine {
-            reg.running.remove(pid);
-        }
-        mine
-    };
+        reg.running.retain(|&pid, owner| {
+            let mine = *owner == rt;
+            if mine {
+                taken.push(pid);
+            }
+            !mine
+        });
+    }
     for &pid in &taken {
         kill_group(pid);
     }
