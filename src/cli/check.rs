@@ -10,8 +10,10 @@ use crate::core::cache::ResultCache;
 use crate::core::config::{self, Trigger};
 use crate::core::engine::{RunRequest, run};
 use crate::core::fix::run_with_fixes;
+use crate::core::qgates_dir;
 use crate::core::report::{self, Report, exit};
 use crate::core::request::{ScopeChoiceError, scope_request};
+use crate::core::runner::children;
 
 pub fn check(a: CheckArgs) -> i32 {
     let start = a
@@ -75,13 +77,33 @@ pub fn check(a: CheckArgs) -> i32 {
             return exit::GATE_ERROR;
         }
     };
+    // SIGINT, SIGTERM, SIGHUP (Ctrl-C reaches only qgates: each tool has its own process
+    // group) stop the tools, and qgates exits as the signal's conventional status.
     let report = runtime.block_on(async {
-        if a.fix {
-            run_with_fixes(&config, &request).await
-        } else {
-            run(&config, &request).await
+        let signal = children::termination_signal();
+        let run = async {
+            if a.fix {
+                run_with_fixes(&config, &request).await
+            } else {
+                run(&config, &request).await
+            }
+        };
+        tokio::select! {
+            report = run => Ok(report),
+            Some(sig) = signal => Err((sig, children::stop_all())),
         }
     });
+    let report = match report {
+        Ok(report) => report,
+        Err((sig, stopped)) => {
+            print_stderr(&format!(
+                "qgates: stopped by signal {sig}; {stopped} running tool{} stopped.\n",
+                if stopped == 1 { " was" } else { "s were" }
+            ));
+            runtime.shutdown_background();
+            return 128 + sig;
+        }
+    };
     // The run is over and awaited everything it started; an idle blocking-pool thread (the
     // pruning of old run folders) need not be woken and joined before the process exits.
     runtime.shutdown_background();
@@ -94,6 +116,17 @@ pub fn check(a: CheckArgs) -> i32 {
     };
     if let Some(cache) = &cache {
         cache.save();
+    }
+    if !qgates_dir::writable(&request.root) {
+        let logs = report
+            .log_dir
+            .as_deref()
+            .map(|d| format!(" This run's logs are in {d}."))
+            .unwrap_or_default();
+        print_stderr(&format!(
+            "qgates: {} cannot be written: the baseline state and the cache were not saved.{logs}\n",
+            qgates_dir::dir(&request.root).display()
+        ));
     }
     let terminal = std::io::stdout().is_terminal();
     let format = a.format.unwrap_or(if terminal {

@@ -37,7 +37,7 @@ pub fn main() -> i32 {
         return crate::lsp::main();
     }
     init_logging();
-    match cli.command {
+    let code = match cli.command {
         Command::Check(a) => check::check(a),
         Command::Init(a) => init::init(a),
         Command::Schema => {
@@ -53,7 +53,8 @@ pub fn main() -> i32 {
             let root = workspace::find_root(a.root.as_deref(), a.config.as_deref(), Path::new("."));
             crate::mcp::serve(root, a.config)
         }
-    }
+    };
+    output::finish(code)
 }
 
 /// Logs go to stderr (stdout carries results); the level comes from `QGATES_LOG` (default: warn).

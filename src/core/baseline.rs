@@ -99,10 +99,23 @@ impl StateStore {
     }
 
     /// Reads the state under the lock. A missing file is an empty state; a corrupt one is moved
-    /// aside (`state.json.corrupt-<time>`) and reported.
+    /// aside (`state.json.corrupt-<time>`) and reported. A `.qgates/` this user cannot write
+    /// (another user's checkout, a read-only cache) is read without the lock: writers replace
+    /// the file by a rename, so the read sees a whole one.
     pub fn load(&self) -> Result<(State, Warning), StateError> {
-        let _lock = self.lock()?;
-        Ok(self.read_unlocked())
+        match self.lock() {
+            Ok(_lock) => Ok(self.read_unlocked()),
+            Err(StateError::Lock { path, source }) if is_read_only(&source) => {
+                let (state, warning) = self.read_unlocked();
+                let note =
+                    format!("the baseline state was read without its lock ({path}: {source})");
+                Ok((
+                    state,
+                    Some(warning.map_or(note.clone(), |w| format!("{w}; {note}"))),
+                ))
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Changes the state atomically: lock, read, apply `change`, write to a temporary file, rename.
@@ -183,12 +196,25 @@ impl StateStore {
         };
         let json = serde_json::to_vec_pretty(state).map_err(|e| err(std::io::Error::other(e)))?;
         let mut f = File::create(&tmp).map_err(err)?;
-        f.write_all(&json)
+        let written = f
+            .write_all(&json)
             .and_then(|()| f.write_all(b"\n"))
             .and_then(|()| f.sync_all())
-            .map_err(err)?;
-        std::fs::rename(&tmp, &path).map_err(err)
+            .and_then(|()| std::fs::rename(&tmp, &path));
+        if written.is_err() {
+            // A full disk or a file-size limit: no half-written temporary file stays behind.
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written.map_err(err)
     }
+}
+
+/// An error that says the folder cannot be written at all (rather than a passing fault).
+fn is_read_only(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    )
 }
 
 /// Opens (or makes) `path` and takes an exclusive lock on it, held until the file is closed.

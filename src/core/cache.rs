@@ -108,10 +108,12 @@ impl ResultCache {
             return;
         };
         let tmp = dir.join(format!("results.json.tmp-{}", std::process::id()));
-        let ok = serde_json::to_vec(&*entries)
+        let saved = serde_json::to_vec(&*entries)
             .ok()
-            .is_some_and(|bytes| std::fs::write(&tmp, bytes).is_ok());
-        if ok && std::fs::rename(&tmp, path).is_err() {
+            .is_some_and(|bytes| std::fs::write(&tmp, bytes).is_ok())
+            && std::fs::rename(&tmp, path).is_ok();
+        if !saved {
+            // A failed write (a full disk, a file-size limit) leaves no temporary file behind.
             let _ = std::fs::remove_file(&tmp);
         }
     }

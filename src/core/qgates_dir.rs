@@ -41,6 +41,23 @@ pub fn make(root: &Path, sub: &str) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
+/// Whether this user can write `.qgates/` (or make it, when it does not exist yet). `false` for
+/// another user's checkout or a read-only mount: state, cache and logs cannot be kept there.
+pub fn writable(root: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let qgates = dir(root);
+    let target = if qgates.exists() {
+        qgates
+    } else {
+        root.to_path_buf()
+    };
+    let Ok(path) = std::ffi::CString::new(target.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `path` is NUL-terminated; faccessat only checks permissions.
+    unsafe { libc::faccessat(libc::AT_FDCWD, path.as_ptr(), libc::W_OK, libc::AT_EACCESS) == 0 }
+}
+
 /// `YYYYMMDD-HHMMSS` (UTC) of a Unix time: the sortable stamp in the names of run folders and
 /// of a corrupt state file moved aside.
 pub fn timestamp(secs: u64) -> String {

@@ -71,7 +71,12 @@ fn make_run_dir(root: &Path) -> std::io::Result<RunDir> {
         Ok(dir) => Ok(dir),
         Err(_) => {
             let id = new_run_id();
-            let path = std::env::temp_dir().join("qgates-runs").join(&id);
+            // One folder per user: another user's would not let this one write.
+            // SAFETY: getuid cannot fail.
+            let uid = unsafe { libc::getuid() };
+            let path = std::env::temp_dir()
+                .join(format!("qgates-runs-{uid}"))
+                .join(&id);
             std::fs::create_dir_all(&path)?;
             Ok(RunDir {
                 display: path.display().to_string(),

@@ -25,6 +25,8 @@ mod session;
 use tokio::sync::mpsc;
 use tower_lsp_server::{LspService, Server};
 
+use crate::core::runner::children;
+
 /// `qgates lsp`: serves stdin/stdout until the client exits or stdin closes.
 pub fn main() -> i32 {
     logging::init();
@@ -41,11 +43,21 @@ pub fn main() -> i32 {
             return 1;
         }
     };
-    runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
-    // Dropping the runtime drops every task, so every run's process group is killed. A read
-    // of stdin still waiting on its thread is not waited for long: the client has said `exit`.
+    // SIGTERM (and SIGINT, SIGHUP) stops the tools and ends the server with the signal's
+    // conventional status; `exit` and the end of input stop them in `serve`.
+    let code = runtime.block_on(async {
+        let signal = children::termination_signal();
+        tokio::select! {
+            () = serve(tokio::io::stdin(), tokio::io::stdout()) => 0,
+            Some(sig) = signal => {
+                children::stop_all();
+                128 + sig
+            }
+        }
+    });
+    // A read of stdin still waiting on its thread is not waited for long: the client has gone.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    0
+    code
 }
 
 /// Serves one client over a pair of streams (stdio, or pipes in tests). The client's bytes go

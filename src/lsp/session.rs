@@ -19,6 +19,7 @@ use super::publish::Publisher;
 use super::scheduler;
 
 use super::locks::{lock, read, write_lock};
+use crate::core::runner::children;
 use crate::core::trust::TrustStore;
 
 /// What the client can do that changes what the server sends: the server sends nothing the
@@ -168,10 +169,16 @@ impl Session {
         tasks.retain(|(r, _)| r != root);
     }
 
-    /// Stops every scheduler: their runs' processes are killed as the runs are dropped.
+    /// Stops every scheduler and every tool this server started: their process groups are
+    /// killed and the tools reaped before this returns (on `shutdown`, `exit`, the end of
+    /// input), and no run starts another.
     pub fn stop_all(&self) {
         for (_, t) in lock(&self.schedulers).drain(..) {
             t.abort();
+        }
+        let stopped = children::stop_all();
+        if stopped > 0 {
+            tracing::debug!("stopped {stopped} running tool(s)");
         }
     }
 

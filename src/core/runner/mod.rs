@@ -3,6 +3,7 @@
 //! run ends as status `error` with a message that says which and where the log is.
 
 pub mod batch;
+pub mod children;
 pub mod process;
 
 use std::ffi::OsString;
@@ -220,6 +221,16 @@ async fn judge(
         }
         ProcessOutcome::SpawnFailed(why) => return err(format!("{name}: {why}"), None),
     };
+    // The tool wrote straight into its logs: a write that failed there cut its output, and
+    // what is left would pass for all of it.
+    if let Some(why) = log_cut(stdout).or_else(|| log_cut(stderr)) {
+        return err(
+            format!(
+                "{name}'s output could not all be written to its log ({why}), so its findings would be incomplete; see {log_hint}"
+            ),
+            Some(code),
+        );
+    }
     // Off the runtime's threads: an output may be large.
     let (gate2, root2, cwd2) = (gate.clone(), root.to_path_buf(), cwd.to_path_buf());
     let (out_path, err_path, hint) = (
@@ -301,6 +312,34 @@ fn parse_logs(
     .map_err(|e| e.to_string())
 }
 
+/// Why a log may hold less than the tool wrote to it: it reached the file-size limit (`ulimit
+/// -f`, inherited by the tool), or the disk holding it is full.
+fn log_cut(log: &Path) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let size = std::fs::metadata(log).ok()?.len();
+    // SAFETY: getrlimit fills the struct we pass.
+    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit) } == 0
+        && limit.rlim_cur != libc::RLIM_INFINITY
+        && size >= limit.rlim_cur
+    {
+        return Some(format!(
+            "it reached the file-size limit of {} bytes",
+            limit.rlim_cur
+        ));
+    }
+    let path = std::ffi::CString::new(log.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs fills the struct we pass; `path` is NUL-terminated.
+    let mut fs: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(path.as_ptr(), &mut fs) } != 0 {
+        return None;
+    }
+    // Root may write into the blocks reserved for it.
+    let root = unsafe { libc::geteuid() } == 0;
+    let free = if root { fs.f_bfree } else { fs.f_bavail };
+    (free == 0).then(|| "the disk holding it is full".to_string())
+}
+
 fn signal_name(sig: i32) -> &'static str {
     match sig {
         libc::SIGKILL => "SIGKILL: killed, perhaps out of memory",
@@ -309,6 +348,7 @@ fn signal_name(sig: i32) -> &'static str {
         libc::SIGTERM => "SIGTERM: terminated",
         libc::SIGINT => "SIGINT: interrupted",
         libc::SIGBUS => "SIGBUS: the tool crashed",
+        libc::SIGXFSZ => "SIGXFSZ: its output reached the file-size limit, `ulimit -f`",
         _ => "unexpected signal",
     }
 }

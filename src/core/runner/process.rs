@@ -10,6 +10,8 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
+use super::children;
+
 /// One process to run.
 #[derive(Debug, Clone)]
 pub struct ProcessSpec {
@@ -36,30 +38,22 @@ pub enum ProcessOutcome {
     SpawnFailed(String),
 }
 
-/// Kills a process group when dropped, unless disarmed: a cancelled run leaves nothing behind.
+/// Kills a tool's process group when dropped (the run was cancelled, its future dropped) and
+/// reaps the tool, so a cancelled run leaves neither a process nor a zombie behind.
 struct GroupGuard {
-    pgid: Option<i32>,
-}
-
-impl GroupGuard {
-    fn kill(&mut self) {
-        if let Some(pgid) = self.pgid.take() {
-            kill_group(pgid);
-        }
-    }
+    pid: i32,
+    /// `child.wait()` collected the tool's status: nothing left to reap.
+    waited: bool,
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-fn kill_group(pgid: i32) {
-    if pgid > 0 {
-        // SAFETY: killpg only sends a signal; a group that is already gone gives ESRCH, ignored.
-        unsafe {
-            libc::killpg(pgid, libc::SIGKILL);
+        // Helpers the tool left running in its group would hold resources and outlive the run.
+        if children::leave(self.pid) {
+            children::kill_group(self.pid);
+            if !self.waited {
+                children::reap(self.pid);
+            }
         }
     }
 }
@@ -92,17 +86,25 @@ async fn run_with_logs(
         } else {
             Stdio::null()
         })
-        .process_group(0)
-        .kill_on_drop(true);
+        .process_group(0);
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
-    let mut child = match cmd.spawn() {
+    die_with_parent(&mut cmd);
+    let started = children::start(|| {
+        let child = cmd
+            .spawn()
+            .map_err(|e| describe_spawn_error(&spec.program, &e))?;
+        let pid = child.id().map_or(0, |id| id as i32);
+        Ok((child, pid))
+    });
+    let mut child = match started {
         Ok(c) => c,
-        Err(e) => return ProcessOutcome::SpawnFailed(describe_spawn_error(&spec.program, &e)),
+        Err(why) => return ProcessOutcome::SpawnFailed(why),
     };
     let mut guard = GroupGuard {
-        pgid: child.id().map(|id| id as i32),
+        pid: child.id().map_or(0, |id| id as i32),
+        waited: false,
     };
     if let (Some(input), Some(mut pipe)) = (spec.stdin.as_ref(), child.stdin.take()) {
         let input = input.clone();
@@ -114,6 +116,7 @@ async fn run_with_logs(
     }
     let outcome = match tokio::time::timeout(spec.timeout, child.wait()).await {
         Ok(Ok(status)) => {
+            guard.waited = true;
             use std::os::unix::process::ExitStatusExt;
             match (status.code(), status.signal()) {
                 (Some(code), _) => ProcessOutcome::Exited(code),
@@ -125,14 +128,41 @@ async fn run_with_logs(
         }
         Ok(Err(e)) => ProcessOutcome::SpawnFailed(format!("waiting for the process failed: {e}")),
         Err(_) => {
-            guard.kill();
-            let _ = child.wait().await;
+            children::kill_group(guard.pid);
+            guard.waited = child.wait().await.is_ok();
             ProcessOutcome::TimedOut
         }
     };
-    // Helpers the tool left running in its group would hold resources and outlive the run.
-    guard.kill();
+    drop(guard);
     outcome
+}
+
+/// Makes the tool die with qgates, even when qgates is killed with SIGKILL and can clean up
+/// nothing: a parent-death signal. Linux sends it when the *thread* that started the tool ends;
+/// tools are started from a runtime's own threads, which last as long as the runtime (the
+/// language server and `check` run on the main thread). The tool's own children do not inherit
+/// it; they go with the group on every other way qgates ends.
+fn die_with_parent(cmd: &mut Command) {
+    // SAFETY: getpid is async-signal-safe.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs in the forked child before exec and only makes
+    // async-signal-safe calls (prctl, getppid, signal).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // qgates died between the fork and the prctl: the signal will not come.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::other(
+                    "qgates ended while starting the tool",
+                ));
+            }
+            // qgates ignores SIGXFSZ (to report its own writes' errors); a tool gets the default.
+            libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
+            Ok(())
+        });
+    }
 }
 
 fn describe_spawn_error(program: &Path, e: &std::io::Error) -> String {
@@ -224,6 +254,37 @@ mod tests {
         assert_eq!(run_process(&s).await, ProcessOutcome::Exited(0));
         assert_eq!(std::fs::read_to_string(&s.stdout).unwrap(), "new");
         assert_eq!(std::fs::read_to_string(&s.stderr).unwrap(), "oops");
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_run_leaves_neither_its_tool_nor_a_zombie() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let s = spec(
+            dir.path(),
+            "/bin/sh",
+            &format!(
+                "echo $$ > {0}.tmp; mv {0}.tmp {0}; exec sleep 300",
+                pid_file.display()
+            ),
+        );
+        let run = tokio::spawn(async move { run_process(&s).await });
+        let pid: i32 = loop {
+            if let Some(pid) = std::fs::read_to_string(&pid_file)
+                .ok()
+                .and_then(|p| p.trim().parse().ok())
+            {
+                break pid;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        run.abort();
+        assert!(run.await.unwrap_err().is_cancelled());
+        // Dropped, the run killed and reaped its tool: not even a zombie is left.
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists(),
+            "the tool {pid} is still there"
+        );
     }
 
     #[tokio::test]

@@ -1,0 +1,122 @@
+//! The tools running now, so that none outlives qgates: each is registered when it starts and
+//! leaves when its run reaps it; `stop_all` kills and reaps the ones a runtime started (on
+//! `shutdown`, `exit`, the end of input, SIGTERM) and lets that runtime start no more.
+//!
+//! Runs are cancelled by dropping their futures, and tokio drops a cancelled task's future
+//! later, on its own schedule: waiting for every task to be dropped would not make the stop
+//! certain, so the stop goes by the processes themselves. It goes by runtime so that one
+//! server stopping leaves another's tools alone (tests run several servers in one process).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{LazyLock, Mutex, MutexGuard};
+
+use tokio::runtime::{Handle, Id};
+
+#[derive(Default)]
+struct Registry {
+    /// Running tools (the leaders of their process groups) and the runtime that started each.
+    running: HashMap<i32, Option<Id>>,
+    /// Runtimes that have stopped: they start no more tools.
+    stopped: HashSet<Option<Id>>,
+}
+
+static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(Mutex::default);
+
+fn registry() -> MutexGuard<'static, Registry> {
+    // A panic elsewhere while holding the lock leaves the map usable.
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn runtime() -> Option<Id> {
+    Handle::try_current().ok().map(|h| h.id())
+}
+
+/// Starts a tool with `spawn` and registers it, unless this runtime has stopped; both under the
+/// lock, so `stop_all` never misses a tool that starts while it runs.
+pub(super) fn start<T>(spawn: impl FnOnce() -> Result<(T, i32), String>) -> Result<T, String> {
+    let mut reg = registry();
+    let rt = runtime();
+    if reg.stopped.contains(&rt) {
+        return Err("qgates is stopping and starts no more tools".into());
+    }
+    let (child, pid) = spawn()?;
+    reg.running.insert(pid, rt);
+    Ok(child)
+}
+
+/// Takes a tool out of the register. `false`: `stop_all` took it (and killed and reaped it).
+pub(super) fn leave(pid: i32) -> bool {
+    registry().running.remove(&pid).is_some()
+}
+
+/// Kills the process groups of every tool the current runtime started, waits for each to end
+/// (no zombie is left), and refuses further starts from this runtime. Returns how many it stopped.
+pub fn stop_all() -> usize {
+    let rt = runtime();
+    let mut taken = Vec::new();
+    {
+        let mut reg = registry();
+        reg.stopped.insert(rt);
+        reg.running.retain(|&pid, owner| {
+            let mine = *owner == rt;
+            if mine {
+                taken.push(pid);
+            }
+            !mine
+        });
+    }
+    for &pid in &taken {
+        kill_group(pid);
+    }
+    for &pid in &taken {
+        reap(pid);
+    }
+    taken.len()
+}
+
+pub(super) fn kill_group(pgid: i32) {
+    if pgid > 0 {
+        // SAFETY: killpg only sends a signal; a group that is already gone gives ESRCH, ignored.
+        unsafe {
+            libc::killpg(pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Waits for a killed child to end and collects its status. SIGKILL cannot be caught, so this
+/// is short.
+pub(super) fn reap(pid: i32) {
+    // 0 or less would wait for some other child.
+    if pid <= 0 {
+        return;
+    }
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid on our own child; `status` is a valid out-pointer.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return;
+        }
+    }
+}
+
+/// The first of SIGINT, SIGTERM and SIGHUP this process receives, as its number. Listening
+/// starts at the call (inside a runtime), before the returned future is first polled. `None`
+/// if the signals cannot be listened to.
+pub fn termination_signal() -> impl Future<Output = Option<i32>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let listen = |kind: SignalKind| signal(kind).ok();
+    let (int, term, hup) = (
+        listen(SignalKind::interrupt()),
+        listen(SignalKind::terminate()),
+        listen(SignalKind::hangup()),
+    );
+    async move {
+        let (mut int, mut term, mut hup) = (int?, term?, hup?);
+        tokio::select! {
+            _ = int.recv() => Some(libc::SIGINT),
+            _ = term.recv() => Some(libc::SIGTERM),
+            _ = hup.recv() => Some(libc::SIGHUP),
+        }
+    }
+}
