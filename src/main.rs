@@ -1,6 +1,13 @@
 fn main() {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == qgates::core::runner::reaper::ARG)
+    {
+        std::process::exit(qgates::core::runner::reaper::serve());
+    }
     // A write past the file-size limit (`ulimit -f`) then fails with EFBIG, which qgates
-    // reports, instead of killing it silently; tools get the default back when they start.
+    // reports, instead of killing it silently. The tools inherit the setting: they see the same
+    // error on their own writes, and a log cut that way is a gate error (`runner::log_cut`).
     // SAFETY: sets a signal's disposition before any thread starts.
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);

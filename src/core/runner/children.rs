@@ -41,6 +41,7 @@ pub(super) fn start<T>(spawn: impl FnOnce() -> Result<(T, i32), String>) -> Resu
     }
     let (child, pid) = spawn()?;
     reg.running.insert(pid, rt);
+    super::reaper::watch(pid);
     Ok(child)
 }
 
@@ -70,7 +71,9 @@ pub fn stop_all() -> usize {
     }
     for &pid in &taken {
         reap(pid);
+        super::reaper::unwatch(pid);
     }
+    super::reaper::stop();
     taken.len()
 }
 

@@ -5,6 +5,7 @@
 pub mod batch;
 pub mod children;
 pub mod process;
+pub mod reaper;
 
 use std::ffi::OsString;
 use std::path::Path;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
-use super::children;
+use super::{children, reaper};
 
 /// One process to run.
 #[derive(Debug, Clone)]
@@ -54,6 +54,7 @@ impl Drop for GroupGuard {
             if !self.waited {
                 children::reap(self.pid);
             }
+            reaper::unwatch(self.pid);
         }
     }
 }
@@ -90,7 +91,6 @@ async fn run_with_logs(
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
-    die_with_parent(&mut cmd);
     let started = children::start(|| {
         let child = cmd
             .spawn()
@@ -135,34 +135,6 @@ async fn run_with_logs(
     };
     drop(guard);
     outcome
-}
-
-/// Makes the tool die with qgates, even when qgates is killed with SIGKILL and can clean up
-/// nothing: a parent-death signal. Linux sends it when the *thread* that started the tool ends;
-/// tools are started from a runtime's own threads, which last as long as the runtime (the
-/// language server and `check` run on the main thread). The tool's own children do not inherit
-/// it; they go with the group on every other way qgates ends.
-fn die_with_parent(cmd: &mut Command) {
-    // SAFETY: getpid is async-signal-safe.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: the closure runs in the forked child before exec and only makes
-    // async-signal-safe calls (prctl, getppid, signal).
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // qgates died between the fork and the prctl: the signal will not come.
-            if libc::getppid() != parent {
-                return Err(std::io::Error::other(
-                    "qgates ended while starting the tool",
-                ));
-            }
-            // qgates ignores SIGXFSZ (to report its own writes' errors); a tool gets the default.
-            libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
-            Ok(())
-        });
-    }
 }
 
 fn describe_spawn_error(program: &Path, e: &std::io::Error) -> String {
