@@ -87,21 +87,36 @@ pub(super) fn kill_group(pgid: i32) {
 }
 
 /// Waits for a killed child to end and collects its status. SIGKILL cannot be caught, so this
-/// is short.
+/// is short; but a process stuck in the kernel (a hung network disk) may not end at once, and
+/// qgates must still answer and exit: the wait is bounded, and the process left to the system.
 pub(super) fn reap(pid: i32) {
     // 0 or less would wait for some other child.
     if pid <= 0 {
         return;
     }
+    let deadline = std::time::Instant::now() + REAP_LIMIT;
     loop {
         let mut status = 0;
         // SAFETY: waitpid on our own child; `status` is a valid out-pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        let interrupted =
+            r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR);
+        // Reaped, or not ours to reap (already collected).
+        if r != 0 && !interrupted {
             return;
         }
+        if std::time::Instant::now() >= deadline {
+            tracing::warn!(
+                "process {pid} did not end {REAP_LIMIT:?} after SIGKILL; left to the system"
+            );
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
+
+/// How long `reap` waits for a killed process.
+const REAP_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The first of SIGINT, SIGTERM and SIGHUP this process receives, as its number. Listening
 /// starts at the call (inside a runtime), before the returned future is first polled. `None`

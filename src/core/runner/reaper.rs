@@ -62,10 +62,10 @@ pub fn stop() {
 }
 
 fn stop_locked(reaper: &mut Option<(Child, ChildStdin)>) {
-    if let Some((mut child, pipe)) = reaper.take() {
+    if let Some((child, pipe)) = reaper.take() {
         // The end of its input ends it.
         drop(pipe);
-        let _ = child.wait();
+        super::children::reap(child.id() as i32);
     }
 }
 
