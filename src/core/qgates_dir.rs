@@ -29,16 +29,34 @@ pub fn runs_dir(root: &Path) -> PathBuf {
 }
 
 /// Makes `sub` (a folder inside `.qgates/`, or `.qgates/` itself when empty) and writes the
-/// folder's `.gitignore` if it is missing.
+/// folder's `.gitignore` if it is missing. A `.qgates/` or `sub` that is a symbolic link is
+/// refused: a repository could commit one pointing anywhere, and what qgates writes (and prunes)
+/// there would land outside the workspace.
 pub fn make(root: &Path, sub: &str) -> std::io::Result<PathBuf> {
     let qgates = dir(root);
     let path = qgates.join(sub);
+    refuse_links(&qgates, &path)?;
     std::fs::create_dir_all(&path)?;
+    // Made by someone else between the check and here: checked again.
+    refuse_links(&qgates, &path)?;
     let ignore = qgates.join(".gitignore");
     if !ignore.exists() {
         let _ = std::fs::write(ignore, GITIGNORE);
     }
     Ok(path)
+}
+
+/// An error when `.qgates/` or the folder under it is a symbolic link.
+pub fn refuse_links(qgates: &Path, path: &Path) -> std::io::Result<()> {
+    for p in [qgates, path] {
+        if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(std::io::Error::other(format!(
+                "{} is a symbolic link: qgates keeps nothing there (a repository must not aim it outside the workspace). Remove the link.",
+                p.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Whether this user can write `.qgates/` (or make it, when it does not exist yet). `false` for

@@ -117,6 +117,11 @@ fn make_locked(runs: &Path) -> std::io::Result<RunDir> {
 /// Removes all but the newest `KEEP_RUNS` folders in `runs`, except `current` and those a run
 /// still holds.
 fn prune(runs: &Path, current: &Path) {
+    // Never through a link: the folders listed would be outside the workspace.
+    let qgates = runs.parent().unwrap_or(runs);
+    if qgates_dir::refuse_links(qgates, runs).is_err() {
+        return;
+    }
     let Ok(entries) = std::fs::read_dir(runs) else {
         return;
     };
@@ -315,5 +320,43 @@ mod tests {
             now[..KEEP_RUNS - 1],
             before[before.len() - (KEEP_RUNS - 1)..]
         );
+    }
+
+    #[test]
+    fn a_runs_folder_linked_outside_is_neither_written_nor_pruned() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (root, canary) = (tmp.path().join("ws"), tmp.path().join("canary"));
+        std::fs::create_dir_all(root.join(".qgates")).unwrap();
+        for i in 0..KEEP_RUNS + 5 {
+            std::fs::create_dir_all(canary.join(format!("20000101-000000-000000-1-{i}"))).unwrap();
+        }
+        let before = left_in(&canary);
+        std::os::unix::fs::symlink(&canary, qgates_dir::runs_dir(&root)).unwrap();
+        for _ in 0..KEEP_RUNS + 5 {
+            let dir = create_run_dir(&root).unwrap();
+            assert!(!dir.path.starts_with(&canary), "{}", dir.path.display());
+            prune(&qgates_dir::runs_dir(&root), &dir.path);
+        }
+        assert_eq!(
+            left_in(&canary),
+            before,
+            "the canary outside the workspace changed"
+        );
+        // `.qgates` itself a link: the same.
+        let other = tmp.path().join("ws2");
+        std::fs::create_dir_all(&other).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("canary"), qgates_dir::dir(&other)).unwrap();
+        let dir = create_run_dir(&other).unwrap();
+        assert!(!dir.path.starts_with(&canary));
+        assert_eq!(left_in(&canary), before);
+    }
+
+    fn left_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
     }
 }
