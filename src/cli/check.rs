@@ -104,8 +104,8 @@ pub fn check(a: CheckArgs) -> i32 {
             return 128 + sig;
         }
     };
-    // The run is over and awaited everything it started; an idle blocking-pool thread (the
-    // pruning of old run folders) need not be woken and joined before the process exits.
+    // The run is over and awaited everything it started; idle blocking-pool threads need not
+    // be woken and joined before the process exits.
     runtime.shutdown_background();
     let report = match report {
         Ok(r) => r,

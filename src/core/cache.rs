@@ -212,7 +212,7 @@ pub struct KeyMaker<'a> {
     root: &'a Path,
     config: &'a Config,
     file_hashes: Mutex<HashMap<String, Option<String>>>,
-    /// Per gate: which program runs, and its file's size and modification time.
+    /// Per gate: which program runs, and its file's stamp.
     tools: Mutex<HashMap<String, String>>,
     workspace: std::sync::OnceLock<String>,
     /// Where known content hashes are looked up by stamp and recorded (`None`: always read).
@@ -276,9 +276,8 @@ impl<'a> KeyMaker<'a> {
         ))
     }
 
-    /// The program the gate would run, by path, with its size and modification time: another
-    /// version of the tool (an upgrade, another `.venv`) gives other keys, without starting it to
-    /// ask its version.
+    /// The program the gate would run, by path, with its file's stamp: another version of the
+    /// tool (an upgrade, another `.venv`) gives other keys, without starting it to ask its version.
     fn tool_fingerprint(&self, gate: &Gate) -> String {
         if let Some(known) = self
             .tools
@@ -297,10 +296,8 @@ impl<'a> KeyMaker<'a> {
             .first()
             .and_then(|name| resolve_program(name, self.root, &cwd).ok())
             .map(|path| {
-                let (len, mtime) = std::fs::metadata(&path)
-                    .map(|m| (m.len(), mtime_nanos(&m)))
-                    .unwrap_or_default();
-                format!("{}\0{len}\0{mtime}", path.display())
+                let stamp = std::fs::metadata(&path).ok().map(|m| Stamp::of(&m));
+                format!("{}\0{stamp:?}", path.display())
             })
             .unwrap_or_default();
         if let Ok(mut m) = self.tools.lock() {
@@ -347,26 +344,18 @@ impl<'a> KeyMaker<'a> {
         Some(hash)
     }
 
-    /// Changes whenever any project file is added, removed or modified (path, size and mtime),
+    /// Changes whenever any project file is added, removed or modified (path and stamp),
     /// so a `cache: workspace` result never outlives a change elsewhere in the workspace.
     fn workspace_fingerprint(&self) -> String {
         let mut acc = String::new();
         for rel in crate::core::scope::project_files(self.root, self.config) {
-            let (len, mtime) = std::fs::metadata(self.root.join(&rel))
-                .map(|m| (m.len(), mtime_nanos(&m)))
-                .unwrap_or((0, 0));
-            acc.push_str(&format!("{rel}\0{len}\0{mtime}\n"));
+            let stamp = std::fs::metadata(self.root.join(&rel))
+                .ok()
+                .map(|m| Stamp::of(&m));
+            acc.push_str(&format!("{rel}\0{stamp:?}\n"));
         }
         stable_hash(acc.as_bytes())
     }
-}
-
-/// A file's modification time in nanoseconds since the epoch (0 when unknown).
-fn mtime_nanos(m: &Metadata) -> u128 {
-    m.modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos())
 }
 
 #[cfg(test)]
