@@ -225,13 +225,41 @@ fn status_reports_config_trust_and_tools_without_running_anything() {
     );
     assert!(!ws.path().join("ran").exists(), "status runs no gate");
 
-    // Trusted from a terminal: status says so.
-    let out = qgates(ws.path())
-        .env("QGATES_TRUST_FILE", &trust_file)
-        .arg("trust")
-        .output()
-        .unwrap();
+    // What would run, with the workspace's own script covered by content.
+    let runs = s["runs"].as_str().unwrap();
+    assert!(runs.contains("• gate lint: tools/lint FILES…"), "{runs}");
+    assert!(
+        runs.contains("runs tools/lint from this repository (sha256 "),
+        "{runs}"
+    );
+    assert!(runs.contains("no-such-tool-qgates"), "{runs}");
+
+    // From a script, `qgates trust` shows what runs and trusts nothing without --yes.
+    let trust = |args: &[&str]| {
+        qgates(ws.path())
+            .env("QGATES_TRUST_FILE", &trust_file)
+            .arg("trust")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = trust(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("• gate lint: tools/lint"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("qgates trust --yes"));
+    assert_eq!(status(ws.path()).1["trusted"], false);
+    let out = trust(&["--yes"]);
     assert!(out.status.success());
+    assert_eq!(status(ws.path()).1["trusted"], true);
+
+    // The script it runs changes: trusted no more.
+    write(
+        ws.path(),
+        "tools/lint",
+        "#!/bin/sh\nrm -rf \"$HOME/nothing-here\"\n",
+    );
+    assert_eq!(status(ws.path()).1["trusted"], false);
+    assert!(trust(&["-y"]).status.success());
     assert_eq!(status(ws.path()).1["trusted"], true);
 
     // A broken file: exit 2, the error with its place, and nothing trusted.

@@ -18,16 +18,21 @@ const LINTER: &str = "#!/bin/sh\nfound=0\nfor f in \"$@\"; do\n  if grep -q BAD 
 const CONFIG: &str = "version: 1\ngates:\n  lint:\n    command: [\"./lint.sh\"]\n    file_types: [\".py\"]\n    parsing:\n      strategy: text_violations\n      pattern: '^(?P<file>[^:\\n]+):(?P<line>\\d+): (?P<code>E\\d+) (?P<message>.+)$'\n";
 
 struct Server {
+    /// The trust store in which the workspace is trusted (a person ran `qgates trust`).
+    _trust: tempfile::TempDir,
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
 }
 
 impl Server {
+    /// Starts `qgates mcp` in `root`, whose configuration must be in place: it is trusted first.
     fn start(root: &std::path::Path) -> Server {
+        let (trust, store) = common::trusted(root);
         let mut child = Command::new(env!("CARGO_BIN_EXE_qgates"))
             .arg("mcp")
             .current_dir(root)
+            .env("QGATES_TRUST_FILE", &store)
             .env_remove("QGATES_LOG")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -45,6 +50,7 @@ impl Server {
         });
         let stdin = child.stdin.take();
         Server {
+            _trust: trust,
             child,
             stdin,
             lines,

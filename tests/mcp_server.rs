@@ -11,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{fixture_copy, git, path_with_tools};
+use common::{fixture_copy, git, path_with_tools, trusted};
 use serde_json::Value;
 
 fn python() -> PathBuf {
@@ -56,6 +56,7 @@ fn example_repo() -> tempfile::TempDir {
 fn transcript(root: &Path) -> Value {
     let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
     let out_file = root.join(".qgates-transcript.json");
+    let (_store_dir, store) = trusted(root);
     let out = Command::new(python())
         .arg(&client)
         .arg(env!("CARGO_BIN_EXE_qgates"))
@@ -64,6 +65,7 @@ fn transcript(root: &Path) -> Value {
         .arg(&out_file)
         .env("PATH", path_with_tools())
         .env("NO_COLOR", "1")
+        .env("QGATES_TRUST_FILE", &store)
         .env_remove("QGATES_LOG")
         .output()
         .expect("run the Python MCP client");

@@ -48,9 +48,10 @@ pub enum Command {
         after_help = "Editors start it themselves: the VS Code extension and the Neovim plugin in editors/.\nLogs go to stderr; set QGATES_LOG=debug (or initializationOptions.logLevel) for more."
     )]
     Lsp(LspArgs),
-    /// Trust a workspace's quality.yaml, so the language server runs its gates without asking.
+    /// Trust what a workspace's quality.yaml runs, so the language server and the agent server
+    /// run its gates.
     #[command(
-        after_help = "The language server runs nothing from a repository's quality.yaml until it is trusted.\nTrust is recorded per user, for the file's current content: a changed file needs trust again.\n\nExample:\n  qgates trust ~/src/project"
+        after_help = "The language server and `qgates mcp` run nothing from a repository until a person trusts it.\nqgates trust prints every command the configuration runs (argv, env, folder, the program it resolves\nto, scripts from the repository) and asks; what it records covers exactly that: a changed command,\nscript or program needs trust again. `qgates check` is your own command and needs no trust.\n\nExamples:\n  qgates trust ~/src/project\n  qgates trust --yes .              trust without asking (scripts; read the list it prints)\n\nExit codes: 0 trusted, 1 not trusted (the answer was no), 2 a configuration or usage error."
     )]
     Trust(TrustArgs),
     /// Show the workspace's configuration, whether it is valid and trusted, and where each
@@ -84,6 +85,12 @@ pub struct StatusArgs {
 pub struct TrustArgs {
     /// The workspace folder (default: the one holding the current folder).
     pub dir: Option<std::path::PathBuf>,
+    /// The configuration file, when the servers are started with `--config`.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Trust without asking (for scripts); what is trusted is still printed.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 #[derive(Debug, Subcommand)]

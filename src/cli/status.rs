@@ -12,7 +12,7 @@ use super::workspace::find_root;
 use crate::core::config::{self, ConfigSource};
 use crate::core::report::exit;
 use crate::core::runner::process::resolve_program;
-use crate::core::trust::TrustStore;
+use crate::core::trust::{FileHashes, Manifest, TrustStore};
 
 pub fn status(a: StatusArgs) -> i32 {
     let start = a.dir.as_deref().unwrap_or(Path::new("."));
@@ -59,14 +59,16 @@ fn inspect(root: &Path, explicit: Option<&Path>) -> Value {
         ConfigSource::Embedded => Value::Null,
     };
     out["config_ok"] = json!(true);
+    let manifest = Manifest::of(&config, root, &FileHashes::default());
     out["trusted"] =
-        json!(TrustStore::for_user().is_some_and(|s| s.is_trusted(root, &config.content_hash)));
+        json!(TrustStore::for_user().is_some_and(|s| s.is_trusted(root, &manifest.hash)));
+    out["runs"] = json!(manifest.describe());
     let gates: Vec<Value> = config
         .gates
         .iter()
         .map(|g| {
             let program = g.command.first().map(String::as_str).unwrap_or("");
-            let cwd = g.cwd.as_ref().map_or(root.to_path_buf(), |c| root.join(c));
+            let cwd = g.cwd_in(root);
             let mut gate = json!({"id": g.id, "command": program, "optional": g.optional});
             match resolve_program(program, root, &cwd) {
                 Ok(p) => {
@@ -102,10 +104,11 @@ fn human(r: &Value) -> String {
         return s;
     }
     s.push_str(if r["trusted"] == Value::Bool(true) {
-        "trusted: yes (the language server runs its gates)\n"
+        "trusted: yes (the language server and `qgates mcp` run its gates)\n"
     } else {
         "trusted: no (the language server asks first; `qgates trust` records it)\n"
     });
+    s.push_str(&format!("runs:\n{}", r["runs"].as_str().unwrap_or("")));
     for g in r["gates"].as_array().into_iter().flatten() {
         let id = g["id"].as_str().unwrap_or("");
         match g["path"].as_str() {

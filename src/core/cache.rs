@@ -287,10 +287,7 @@ impl<'a> KeyMaker<'a> {
         {
             return known;
         }
-        let cwd = gate
-            .cwd
-            .as_ref()
-            .map_or_else(|| self.root.to_path_buf(), |c| self.root.join(c));
+        let cwd = gate.cwd_in(self.root);
         let print = gate
             .command
             .first()

@@ -263,10 +263,7 @@ async fn pipe(
         .fix
         .as_ref()
         .ok_or_else(|| FixError::NoFixer(gate.id.clone()))?;
-    let cwd = gate
-        .cwd
-        .as_ref()
-        .map_or_else(|| root.to_path_buf(), |c| root.join(c));
+    let cwd = gate.cwd_in(root);
     let program =
         resolve_program(&fix.command[0], root, &cwd).map_err(|why| FixError::Missing {
             gate: gate.id.clone(),

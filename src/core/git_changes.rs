@@ -117,6 +117,23 @@ impl Repo {
         Ok(Some(Repo { repo, prefix }))
     }
 
+    /// Whether the index holds a file, given relative to the workspace root (POSIX).
+    pub fn tracks(&self, rel: &str) -> bool {
+        let path = if self.prefix.is_empty() {
+            rel.to_string()
+        } else {
+            format!("{}/{rel}", self.prefix)
+        };
+        self.repo
+            .index_or_empty()
+            .is_ok_and(|index| index.entry_by_path(path.as_str().into()).is_some())
+    }
+
+    /// The index file, whose stamp tells when answers of `tracks` may have changed.
+    pub fn index_path(&self) -> PathBuf {
+        self.repo.index_path()
+    }
+
     /// HEAD's commit, full hexadecimal; `None` before the first commit.
     pub fn head_sha(&self) -> Option<String> {
         self.head_oid().map(|oid| oid.to_string())

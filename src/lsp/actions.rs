@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::json;
 use tower_lsp_server::ls_types::{
@@ -19,6 +20,7 @@ use super::folder::Folder;
 use super::locks::lock;
 use super::position::{Encoding, Lines};
 use super::session::{ClientCaps, Session};
+use super::trust;
 use crate::core::fix::{apply_edits, fix_text, in_fix_order};
 use crate::core::paths::relative_posix;
 use crate::core::text_diff::{LineEdit, line_edits};
@@ -33,7 +35,7 @@ pub fn fix_all_kind() -> CodeActionKind {
 
 pub async fn code_actions(
     session: &Session,
-    folder: &Folder,
+    folder: &Arc<Folder>,
     path: &Path,
     uri: &Uri,
     params: &CodeActionParams,
@@ -74,8 +76,10 @@ pub async fn code_actions(
             }
         }
         // Whole-file fixers, offered on their gate's diagnostics.
-        if let (Some(config), true) = (folder.config(), folder.is_trusted())
-            && let Some(rel) = relative_posix(&folder.root, path)
+        if let (Some(config), true) = (
+            folder.config(),
+            trust::permits(&session.client, &session.docs, folder),
+        ) && let Some(rel) = relative_posix(&folder.root, path)
         {
             for gate in config.gates.iter().filter(|g| g.fix.is_some()) {
                 let on: Vec<Diagnostic> = params
@@ -136,11 +140,11 @@ pub async fn code_actions(
 /// edits of the current text. `None` when the file is not in a trusted, configured folder.
 pub async fn fix_all_edits(
     session: &Session,
-    folder: &Folder,
+    folder: &Arc<Folder>,
     path: &Path,
 ) -> Option<Vec<TextEdit>> {
     let config = folder.config()?;
-    if !folder.is_trusted() {
+    if !trust::permits(&session.client, &session.docs, folder) {
         return None;
     }
     let rel = relative_posix(&folder.root, path)?;

@@ -139,11 +139,11 @@ pub async fn execute(
             };
             let mut trusted = Vec::new();
             for folder in folders {
-                session
-                    .trust_folder(&folder)
-                    .await
-                    .map_err(|e| failed(&e))?;
-                trusted.push(folder.root.display().to_string());
+                let manifest = session.trust_folder(&folder).map_err(|e| failed(&e))?;
+                trusted.push(json!({
+                    "folder": folder.root.display().to_string(),
+                    "runs": manifest.describe(),
+                }));
             }
             Ok(Some(json!({ "trusted": trusted })))
         }

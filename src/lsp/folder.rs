@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, RwLock};
 
 use tokio::sync::mpsc;
@@ -14,6 +14,26 @@ use super::locks::{lock, read, write, write_lock};
 use crate::core::cache::ResultCache;
 use crate::core::config::{self, Config, ConfigError, ConfigSource};
 use crate::core::report::Report;
+use crate::core::trust::{FileHashes, Manifest};
+
+/// On what grounds a folder's commands may run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Consent {
+    No,
+    /// The editor's own workspace trust (VS Code) vouches for the folder.
+    Editor,
+    /// The user trusted the manifest with this hash.
+    Manifest(String),
+}
+
+/// The answer of `Folder::may_run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permission {
+    Yes,
+    No,
+    /// Trusted before, but what would run has changed: ask again.
+    Changed,
+}
 
 /// The diagnostics last published for one file.
 #[derive(Debug, Clone, Default)]
@@ -29,7 +49,9 @@ pub struct Folder {
     config_error: RwLock<Option<ConfigError>>,
     /// The configuration files that had problems published (to clear them once fixed).
     pub config_files_with_problems: Mutex<Vec<PathBuf>>,
-    trusted: AtomicBool,
+    consent: Mutex<Consent>,
+    /// Content hashes of the scripts the configuration runs, checked before every run.
+    hashes: FileHashes,
     /// A trust question is on screen; don't ask twice.
     pub asking: AtomicBool,
     pub cache: Arc<ResultCache>,
@@ -48,7 +70,8 @@ impl Folder {
             config: RwLock::new(None),
             config_error: RwLock::new(None),
             config_files_with_problems: Mutex::new(Vec::new()),
-            trusted: AtomicBool::new(false),
+            consent: Mutex::new(Consent::No),
+            hashes: FileHashes::default(),
             asking: AtomicBool::new(false),
             cache: Arc::new(ResultCache::in_memory()),
             last: RwLock::new(None),
@@ -95,12 +118,30 @@ impl Folder {
         }
     }
 
-    pub fn is_trusted(&self) -> bool {
-        self.trusted.load(Ordering::SeqCst)
+    /// What the configuration would run now; `None` without a configuration.
+    pub fn manifest(&self) -> Option<Manifest> {
+        self.config()
+            .map(|c| Manifest::of(&c, &self.root, &self.hashes))
     }
 
-    pub fn set_trusted(&self, yes: bool) {
-        self.trusted.store(yes, Ordering::SeqCst);
+    pub fn set_consent(&self, consent: Consent) {
+        *lock(&self.consent) = consent;
+    }
+
+    /// Whether the folder's commands may run now, checked before every run, fix and code
+    /// action: what would run is compared with what was trusted, so a changed script, a new
+    /// program in `.venv/bin` or an edited command runs nothing until trusted again.
+    pub fn may_run(&self) -> Permission {
+        let trusted = match &*lock(&self.consent) {
+            Consent::Editor => return Permission::Yes,
+            Consent::No => return Permission::No,
+            Consent::Manifest(hash) => hash.clone(),
+        };
+        if self.manifest().is_some_and(|m| m.hash == trusted) {
+            Permission::Yes
+        } else {
+            Permission::Changed
+        }
     }
 
     pub fn contains(&self, path: &Path) -> bool {

@@ -21,6 +21,7 @@ mod publish;
 mod scheduler;
 mod server;
 mod session;
+mod trust;
 
 use tokio::sync::mpsc;
 use tower_lsp_server::{LspService, Server};

@@ -28,6 +28,7 @@ use super::folder::Folder;
 use super::jobs::{Background, Job, Pending};
 use super::progress;
 use super::publish::Publisher;
+use super::trust;
 use crate::core::config::{Config, Trigger};
 use crate::core::engine::{self, RunError, RunEvent, RunRequest};
 use crate::core::paths::relative_posix;
@@ -185,8 +186,8 @@ pub async fn run(
             pending.refuse(&config_refusal(&folder));
             continue;
         };
-        if !folder.is_trusted() {
-            pending.refuse(&trust_refusal(&folder));
+        if !trust::permits(&out.client, &out.docs, &folder) {
+            pending.refuse(&trust::refusal(&folder));
             continue;
         }
         if let Some((scope, gates, reply)) = pending.commands.pop_front() {
@@ -424,13 +425,4 @@ fn config_refusal(folder: &Folder) -> String {
         ),
         None => format!("{} has no configuration loaded", folder.root.display()),
     }
-}
-
-fn trust_refusal(folder: &Folder) -> String {
-    format!(
-        "the gates of {} are not trusted yet, so none of its commands run. Run the command `qgates.trust` (or `qgates trust {}` in a terminal) once you have read {}.",
-        folder.root.display(),
-        folder.root.display(),
-        folder.config_label()
-    )
 }

@@ -332,7 +332,7 @@ impl Backend {
                     ),
                 )
                 .await;
-        } else if !folder.is_trusted() {
+        } else {
             s.ask_trust(folder);
         }
     }

@@ -8,19 +8,20 @@ use std::sync::{Arc, Mutex, RwLock};
 use serde::Deserialize;
 use tokio::task::AbortHandle;
 use tower_lsp_server::Client;
-use tower_lsp_server::ls_types::{ClientCapabilities, MessageActionItem, MessageType};
+use tower_lsp_server::ls_types::{ClientCapabilities, MessageType};
 
 use super::diagnostics::DiagnosticCaps;
 use super::documents::Documents;
-use super::folder::Folder;
+use super::folder::{Consent, Folder, Permission};
 use super::jobs::Job;
 use super::position::Encoding;
 use super::publish::Publisher;
 use super::scheduler;
+use super::trust;
 
 use super::locks::{lock, read, write_lock};
 use crate::core::runner::children;
-use crate::core::trust::TrustStore;
+use crate::core::trust::Manifest;
 
 /// What the client can do that changes what the server sends: the server sends nothing the
 /// client did not declare (an undeclared capability is one the client lacks).
@@ -86,7 +87,6 @@ pub struct Session {
     pub encoding: RwLock<Encoding>,
     pub caps: RwLock<ClientCaps>,
     pub options: RwLock<InitOptions>,
-    trust: Option<TrustStore>,
     schedulers: Mutex<Vec<(PathBuf, AbortHandle)>>,
 }
 
@@ -99,7 +99,6 @@ impl Session {
             encoding: RwLock::new(Encoding::default()),
             caps: RwLock::new(ClientCaps::default()),
             options: RwLock::new(InitOptions::default()),
-            trust: TrustStore::for_user(),
             schedulers: Mutex::new(Vec::new()),
         }
     }
@@ -146,7 +145,10 @@ impl Session {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let folder = Arc::new(Folder::new(root.clone(), tx));
         folder.reload();
-        folder.set_trusted(self.trusted_already(&folder));
+        folder.set_consent(trust::initial_consent(
+            &folder,
+            self.options().trusted == Some(true),
+        ));
         let progress = self.caps().work_done_progress;
         let task = tokio::spawn(scheduler::run(
             self.publisher(),
@@ -182,94 +184,29 @@ impl Session {
         }
     }
 
-    /// The editor's trust, or the user's recorded trust in this exact configuration.
-    fn trusted_already(&self, folder: &Folder) -> bool {
-        if self.options().trusted == Some(true) {
-            return true;
-        }
-        match (&self.trust, folder.config()) {
-            (Some(store), Some(config)) => store.is_trusted(&folder.root, &config.content_hash),
-            _ => false,
-        }
-    }
-
-    /// Records trust in the folder's current configuration and runs its gates.
-    pub async fn trust_folder(&self, folder: &Arc<Folder>) -> Result<(), String> {
-        let Some(config) = folder.config() else {
+    /// Records trust in what the folder runs now (the user asked by command) and runs it.
+    pub fn trust_folder(&self, folder: &Arc<Folder>) -> Result<Manifest, String> {
+        let Some(manifest) = folder.manifest() else {
             return Err(format!(
                 "{} has no valid configuration to trust; fix its errors first",
                 folder.root.display()
             ));
         };
-        if let Some(store) = &self.trust
-            && let Err(e) = store.trust(&folder.root, &config.content_hash)
-        {
-            // Trusted for this session anyway; the user asked for it.
-            tracing::warn!("cannot record trust in {}: {e}", store.path().display());
-        }
-        folder.set_trusted(true);
-        folder.send(Job::Open(self.docs.under(&folder.root)));
-        folder.send(Job::Rescope);
-        Ok(())
+        trust::grant(&self.docs, folder, &manifest);
+        Ok(manifest)
     }
 
-    /// Asks the user, once at a time, whether to trust a folder's configuration.
-    pub fn ask_trust(self: &Arc<Self>, folder: &Arc<Folder>) {
-        if folder.is_trusted()
-            || folder.config().is_none()
-            || folder
-                .asking
-                .swap(true, std::sync::atomic::Ordering::SeqCst)
-        {
+    /// Asks the user, once at a time, whether to trust what a folder runs.
+    pub fn ask_trust(&self, folder: &Arc<Folder>) {
+        if folder.may_run() == Permission::Yes || folder.config().is_none() {
             return;
         }
-        let session = self.clone();
-        let folder = folder.clone();
-        tokio::spawn(async move {
-            let commands = folder
-                .config()
-                .map(|c| {
-                    c.gates
-                        .iter()
-                        .filter_map(|g| g.command.first().cloned())
-                        .collect::<std::collections::BTreeSet<_>>()
-                        .into_iter()
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                })
-                .unwrap_or_default();
-            let question = format!(
-                "qgates: run the quality gates of {}? {} runs these commands: {commands}. Trust it only if you trust this repository.",
-                folder.root.display(),
-                folder.config_label(),
-            );
-            let answer = session
-                .client
-                .show_message_request(
-                    MessageType::WARNING,
-                    question,
-                    Some(vec![
-                        MessageActionItem {
-                            title: "Trust".into(),
-                            properties: Default::default(),
-                        },
-                        MessageActionItem {
-                            title: "Not now".into(),
-                            properties: Default::default(),
-                        },
-                    ]),
-                )
-                .await;
-            folder
-                .asking
-                .store(false, std::sync::atomic::Ordering::SeqCst);
-            if let Ok(Some(item)) = answer
-                && item.title == "Trust"
-                && let Err(e) = session.trust_folder(&folder).await
-            {
-                session.client.show_message(MessageType::ERROR, e).await;
-            }
-        });
+        trust::ask(
+            self.client.clone(),
+            self.docs.clone(),
+            folder.clone(),
+            false,
+        );
     }
 
     /// Reads a folder's configuration again (its file changed): problems are shown where they
@@ -293,12 +230,13 @@ impl Session {
             return;
         }
         lock(&folder.shown_errors).clear();
-        if self.trusted_already(folder) {
-            folder.set_trusted(true);
+        let consent = trust::initial_consent(folder, self.options().trusted == Some(true));
+        let may_run = consent != Consent::No;
+        folder.set_consent(consent);
+        if may_run {
             folder.send(Job::Open(self.docs.under(&folder.root)));
             folder.send(Job::Rescope);
         } else {
-            folder.set_trusted(false);
             self.ask_trust(folder);
         }
     }

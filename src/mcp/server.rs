@@ -23,6 +23,7 @@ use crate::core::fix::run_with_fixes;
 use crate::core::paths::{lexical_clean, relative_posix};
 use crate::core::report::Report;
 use crate::core::request::{ScopeChoice, scope_request};
+use crate::core::trust::{FileHashes, Manifest, TrustStore};
 
 const INSTRUCTIONS: &str = "qgates runs this repository's quality gates (quality.yaml). Call run_quality_gates after changing code: with no arguments it checks what changed since the last green run. Read the summary line first; fix the violations listed in the structured result, then call it again until overall_pass is true.";
 
@@ -37,6 +38,8 @@ pub struct QgatesServer {
     /// The run in progress, if any: one run at a time, because two runs over the same files would
     /// race on the baseline state and (with `fix`) on the files themselves.
     running: Arc<Mutex<Option<InFlight>>>,
+    /// Content hashes of the scripts the configuration runs (see `Manifest`).
+    hashes: FileHashes,
 }
 
 #[derive(Debug, Clone)]
@@ -64,6 +67,7 @@ impl QgatesServer {
             tools: tools::tools()?,
             last: Mutex::new(None),
             running: Arc::new(Mutex::new(None)),
+            hashes: FileHashes::default(),
         })
     }
 
@@ -113,6 +117,10 @@ impl QgatesServer {
                 ));
             }
         };
+        let manifest = Manifest::of(&config, &self.root, &self.hashes);
+        if !TrustStore::for_user().is_some_and(|s| s.is_trusted(&self.root, &manifest.hash)) {
+            return error_result(untrusted(&self.root, &manifest));
+        }
         let cache = Arc::new(ResultCache::load(&self.root));
         let request = RunRequest {
             cache: Some(cache.clone()),
@@ -298,4 +306,15 @@ impl ServerHandler for QgatesServer {
             )),
         }
     }
+}
+
+/// Why an untrusted workspace runs nothing: an agent can write `quality.yaml` or a script it
+/// runs, so only a person's trust in exactly what would run lets it run (docs/mcp.md, "Trust").
+fn untrusted(root: &std::path::Path, manifest: &Manifest) -> String {
+    format!(
+        "Nothing was run: a person has not trusted what the quality gates of {root} run (or it changed since they did). Ask the user to read the commands below and run `qgates trust {root}` in a terminal; trusting is the user's decision, not an agent's. Then call {RUN} again.\n{} runs:\n{}",
+        manifest.source,
+        manifest.describe(),
+        root = root.display(),
+    )
 }

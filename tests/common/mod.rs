@@ -40,6 +40,25 @@ pub fn qgates(dir: &Path) -> Command {
     cmd
 }
 
+/// A trust store outside the workspace in which a person trusted what `root` runs (as
+/// `qgates trust --yes` records it, with the pinned tools on PATH); point `QGATES_TRUST_FILE` at
+/// the returned path. The folder lives as long as the returned guard.
+pub fn trusted(root: &Path) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = dir.path().join("trust.json");
+    let out = qgates(root)
+        .env("QGATES_TRUST_FILE", &store)
+        .args(["trust", "--yes", "."])
+        .output()
+        .expect("qgates trust");
+    assert!(
+        out.status.success(),
+        "qgates trust --yes failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (dir, store)
+}
+
 /// A temporary workspace with the given files (path → content).
 pub fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -106,6 +106,13 @@ impl Gate {
         self.scope.as_ref().is_none_or(|s| s.matches(rel))
     }
 
+    /// The folder the gate's commands run in.
+    pub fn cwd_in(&self, root: &std::path::Path) -> PathBuf {
+        self.cwd
+            .as_ref()
+            .map_or_else(|| root.to_path_buf(), |c| root.join(c))
+    }
+
     pub fn runs_on(&self, trigger: Trigger) -> bool {
         self.run_on.contains(&trigger)
     }

@@ -59,10 +59,7 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         duration_ms: 0,
         cached_files: 0,
     };
-    let cwd = match &gate.cwd {
-        Some(rel) => job.root.join(rel),
-        None => job.root.to_path_buf(),
-    };
+    let cwd = gate.cwd_in(&job.root);
     if !cwd.is_dir() {
         result.status = GateStatus::Error;
         result.error = Some(format!(

@@ -1,6 +1,5 @@
-//! Workspace trust: a `quality.yaml` comes with the repository, so an editor must not run its
-//! commands until the user has trusted that configuration. Trust is remembered per user, by the
-//! workspace's path and the configuration's content hash: a changed file asks again.
+//! The user's trust decisions: per workspace (its canonical path), the SHA-256 of the `Manifest`
+//! that was trusted. Anything that changes what would run changes that hash, and asks again.
 //!
 //! The store is `$QGATES_TRUST_FILE`, else `$XDG_CONFIG_HOME/qgates/trust.json`, else
 //! `~/.config/qgates/trust.json`. The CLI and CI, run on purpose, need no trust.
@@ -15,7 +14,7 @@ use crate::core::baseline::lock_exclusive;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct TrustFile {
-    /// Workspace root (canonical) → the trusted configuration's content hash.
+    /// Workspace root (canonical) → the SHA-256 of the trusted manifest.
     #[serde(default)]
     workspaces: BTreeMap<String, String>,
 }
@@ -48,30 +47,48 @@ impl TrustStore {
         &self.path
     }
 
-    /// Whether this exact configuration of this workspace was trusted. An unreadable or corrupt
+    /// Whether this exact manifest of this workspace was trusted. An unreadable or corrupt
     /// store trusts nothing (asking again is the safe side).
-    pub fn is_trusted(&self, root: &Path, config_hash: &str) -> bool {
+    pub fn is_trusted(&self, root: &Path, manifest_hash: &str) -> bool {
         self.read()
             .workspaces
             .get(&key(root))
-            .is_some_and(|h| h == config_hash)
+            .is_some_and(|h| h == manifest_hash)
     }
 
-    /// Records trust in this configuration of this workspace (replacing an older one).
-    pub fn trust(&self, root: &Path, config_hash: &str) -> std::io::Result<()> {
+    /// Records trust in this manifest of this workspace (replacing an older one). The store is
+    /// private to the user (0600, its folder 0700 when made here) and never written through a
+    /// symbolic link.
+    pub fn trust(&self, root: &Path, manifest_hash: &str) -> std::io::Result<()> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
         let _lock = lock_exclusive(&self.path.with_extension("lock"))?;
         let mut file = self.read();
-        file.workspaces.insert(key(root), config_hash.to_string());
+        file.workspaces.insert(key(root), manifest_hash.to_string());
         let json = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
         let tmp = self
             .path
             .with_extension(format!("tmp-{}", std::process::id()));
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&json)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &self.path)
+        let _ = std::fs::remove_file(&tmp);
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+            .and_then(|mut f| {
+                f.write_all(&json)?;
+                f.sync_all()
+            })
+            .and_then(|()| std::fs::rename(&tmp, &self.path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written
     }
 
     fn read(&self) -> TrustFile {
@@ -111,6 +128,27 @@ mod tests {
         store.trust(&a, "h2").unwrap();
         assert!(store.is_trusted(&a, "h2"));
         assert!(!store.is_trusted(&a, "h1"));
+    }
+
+    #[test]
+    fn the_store_is_private_and_not_written_through_a_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let store = TrustStore::at(dir.path().join("cfg/trust.json"));
+        store.trust(dir.path(), "h").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(store.path()), 0o600);
+        assert_eq!(mode(&dir.path().join("cfg")), 0o700);
+        // A temp name made a link to a file elsewhere is not followed.
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let tmp = store
+            .path()
+            .with_extension(format!("tmp-{}", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+        store.trust(dir.path(), "h2").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        assert!(store.is_trusted(dir.path(), "h2"));
     }
 
     #[test]

@@ -1,0 +1,451 @@
+//! What a configuration will run, as a person is asked to trust it: every gate's and fixer's
+//! argv, `env` and `cwd`; the program each command names, as it resolves now (a bare name is
+//! looked up in the workspace's `.venv/bin`, `venv/bin` and `node_modules/.bin` before `PATH`);
+//! and each file inside the workspace a command runs (the program itself, or the script an
+//! interpreter is given), with its content. The SHA-256 of all that is what the trust store
+//! records, so a changed script, a new program in `.venv/bin` or an edited command asks again.
+//!
+//! Programs outside the workspace are shown by path but recorded only as "outside": a repository
+//! cannot put files there, and the editor, an agent's host and a terminal often have different
+//! `PATH`s, which must not make trust given in one place worthless in another.
+//!
+//! A program inside a workspace tool folder (`.venv`, `venv`, `node_modules`) that git does not
+//! track is recorded by path, not by content: it is what the user installed there, and an upgrade
+//! must not ask again. One that git tracks came with the repository and is covered by content.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::core::config::{Config, ConfigSource, Gate};
+use crate::core::git_changes::Repo;
+use crate::core::paths::{lexical_clean, relative_posix};
+use crate::core::runner::process::resolve_program;
+use crate::core::stamp::{RACY_MARGIN, Stamp};
+
+/// Folders of installed tools, where a bare program name is looked up first.
+const TOOL_FOLDERS: [&str; 3] = [".venv", "venv", "node_modules"];
+
+/// Programs whose first non-option argument is the script they run; the first `SHELLS` are shells.
+const SHELLS: usize = 6;
+const INTERPRETERS: [&str; 16] = [
+    "sh", "bash", "dash", "zsh", "ksh", "fish", "python", "python3", "node", "deno", "bun", "perl",
+    "ruby", "php", "lua", "Rscript",
+];
+
+/// What a configuration will run, and its hash.
+#[derive(Debug, Clone, Serialize)]
+pub struct Manifest {
+    /// `quality.yaml`, `.qgates/quality.yaml` or the built-in default.
+    pub source: String,
+    pub commands: Vec<Command>,
+    /// SHA-256 (hex) of everything above.
+    #[serde(skip)]
+    pub hash: String,
+}
+
+/// One command a gate or a fixer runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Command {
+    /// `gate ruff_lint`, `fixer of ruff_format`.
+    pub role: String,
+    /// As configured; a gate that is given files gets them after these.
+    pub argv: Vec<String>,
+    pub pass_files: bool,
+    pub env: BTreeMap<String, String>,
+    /// Root-relative, `.` for the root.
+    pub cwd: String,
+    /// The program `argv[0]` names now (its real path when that differs), or why none is
+    /// found; shown, and recorded through `local` when it lies in the workspace.
+    #[serde(skip)]
+    pub program: Result<Program, String>,
+    /// Files inside the workspace this command runs.
+    pub local: Vec<LocalFile>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Program {
+    pub path: PathBuf,
+    /// Where a link leads, when `path` is one.
+    pub real: Option<PathBuf>,
+}
+
+/// A file inside the workspace that a command runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct LocalFile {
+    /// Root-relative, as the command names it.
+    pub path: String,
+    /// Where it leads, when it is a link.
+    pub link: Option<PathBuf>,
+    /// Of its content; `None` for a program installed in a tool folder (named by path only).
+    pub sha256: Option<String>,
+}
+
+impl Manifest {
+    /// The manifest of a configuration, as things are on disk now.
+    pub fn of(config: &Config, root: &Path, hashes: &FileHashes) -> Manifest {
+        let mut commands = Vec::new();
+        for gate in &config.gates {
+            commands.push(command(
+                format!("gate {}", gate.id),
+                &gate.command,
+                gate.pass_files,
+                gate,
+                root,
+                hashes,
+            ));
+            if let Some(fix) = &gate.fix {
+                commands.push(command(
+                    format!("fixer of {}", gate.id),
+                    &fix.command,
+                    false,
+                    gate,
+                    root,
+                    hashes,
+                ));
+            }
+        }
+        let source = match &config.source {
+            ConfigSource::Embedded => "the built-in Python default".to_string(),
+            ConfigSource::File(p) => {
+                relative_posix(root, p).unwrap_or_else(|| p.display().to_string())
+            }
+        };
+        let mut manifest = Manifest {
+            source,
+            commands,
+            hash: String::new(),
+        };
+        let bytes = serde_json::to_vec(&manifest).unwrap_or_default();
+        manifest.hash = hex(&Sha256::digest(&bytes));
+        manifest
+    }
+
+    /// What will run, for a person to read before trusting it: one paragraph per command.
+    pub fn describe(&self) -> String {
+        let mut out = String::new();
+        for c in &self.commands {
+            let files = if c.pass_files { " FILES…" } else { "" };
+            out.push_str(&format!("• {}: {}{files}\n", c.role, shell_words(&c.argv)));
+            match &c.program {
+                Ok(p) => {
+                    out.push_str(&format!("    program: {}", p.path.display()));
+                    if let Some(real) = &p.real {
+                        out.push_str(&format!(" → {}", real.display()));
+                    }
+                    out.push('\n');
+                }
+                Err(why) => out.push_str(&format!("    program: not found ({why})\n")),
+            }
+            for f in &c.local {
+                let link = f
+                    .link
+                    .as_ref()
+                    .map(|l| format!(" (a link to {})", l.display()))
+                    .unwrap_or_default();
+                match &f.sha256 {
+                    Some(h) => out.push_str(&format!(
+                        "    runs {}{link} from this repository (sha256 {})\n",
+                        f.path,
+                        &h[..h.len().min(12)]
+                    )),
+                    None => out.push_str(&format!(
+                        "    runs {}{link} installed in this workspace\n",
+                        f.path
+                    )),
+                }
+            }
+            if c.cwd != "." {
+                out.push_str(&format!("    in {}\n", c.cwd));
+            }
+            for (k, v) in &c.env {
+                out.push_str(&format!("    env {k}={v}\n"));
+            }
+        }
+        out
+    }
+}
+
+fn command(
+    role: String,
+    argv: &[String],
+    pass_files: bool,
+    gate: &Gate,
+    root: &Path,
+    hashes: &FileHashes,
+) -> Command {
+    let cwd = gate.cwd_in(root);
+    let program = argv
+        .first()
+        .ok_or_else(|| "empty command".to_string())
+        .and_then(|name| resolve_program(name, root, &cwd));
+    let mut run: Vec<PathBuf> = program.iter().cloned().collect();
+    if let Some(script) = script_argument(argv) {
+        run.push(cwd.join(script));
+    }
+    let local = run
+        .iter()
+        .filter_map(|p| hashes.local_file(p, root))
+        .collect();
+    let program = program.map(|path| {
+        let real = path.canonicalize().ok().filter(|r| *r != path);
+        Program { path, real }
+    });
+    Command {
+        role,
+        argv: argv.to_vec(),
+        pass_files,
+        env: gate.env.clone(),
+        cwd: gate
+            .cwd
+            .as_ref()
+            .map_or_else(|| ".".to_string(), |c| c.display().to_string()),
+        program,
+        local,
+    }
+}
+
+/// The script an interpreter is told to run: its first argument that is not an option (`bash
+/// scripts/lint.sh`, `python tools/check.py`). Code given inline (`sh -c`, `python -m module`,
+/// `node -e`) names no file.
+fn script_argument(argv: &[String]) -> Option<&str> {
+    let name = Path::new(argv.first()?).file_name()?.to_str()?;
+    let interpreter = INTERPRETERS
+        .iter()
+        .position(|i| name == *i || name.strip_prefix(i).is_some_and(is_version))?;
+    // For shells `-e` means "stop at the first error"; for the others it is inline code.
+    let inline: &[&str] = if interpreter < SHELLS {
+        &["-c"]
+    } else {
+        &["-c", "-m", "-e", "--eval"]
+    };
+    let first = argv[1..]
+        .iter()
+        .find(|a| !a.starts_with('-') || a.as_str() == "-")?;
+    let inline_code = argv[1..]
+        .iter()
+        .take_while(|a| *a != first)
+        .any(|a| inline.contains(&a.as_str()));
+    (!inline_code && first != "-" && !first.contains('{')).then_some(first.as_str())
+}
+
+/// `3`, `3.12`: the version suffix of `python3.12`.
+fn is_version(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_digit() || c == '.')
+}
+
+/// Quotes words with spaces or shell characters, for reading only.
+fn shell_words(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| crate::core::runner::shell_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Content hashes of the files manifests cover, reused while a file keeps its `Stamp` (checked
+/// before every run, so an unchanged script is not read again), and which of them git tracks,
+/// reused while the index keeps its stamp.
+#[derive(Default)]
+pub struct FileHashes {
+    known: Mutex<HashMap<PathBuf, (Stamp, String)>>,
+    tracked: Mutex<Option<Tracked>>,
+}
+
+impl FileHashes {
+    /// How a file a command runs is recorded, when the command names it inside the workspace.
+    fn local_file(&self, path: &Path, root: &Path) -> Option<LocalFile> {
+        let rel = lexical_clean(path).strip_prefix(root).ok()?.to_path_buf();
+        let real = path.canonicalize().ok()?;
+        if !real.is_file() {
+            return None;
+        }
+        let in_tool_folder = rel
+            .components()
+            .any(|c| TOOL_FOLDERS.iter().any(|t| c.as_os_str() == *t));
+        let sha256 = if in_tool_folder && !self.tracks(root, &rel) {
+            None
+        } else {
+            Some(self.content(&real).unwrap_or_else(|| "unreadable".into()))
+        };
+        Some(LocalFile {
+            link: std::fs::symlink_metadata(path)
+                .is_ok_and(|m| m.file_type().is_symlink())
+                .then_some(real),
+            path: rel.to_string_lossy().into_owned(),
+            sha256,
+        })
+    }
+
+    fn content(&self, path: &Path) -> Option<String> {
+        let reference = SystemTime::now() - RACY_MARGIN;
+        let stamp = Stamp::of(&std::fs::metadata(path).ok()?);
+        if let Some((s, h)) = lock(&self.known).get(path)
+            && *s == stamp
+        {
+            return Some(h.clone());
+        }
+        let hash = hex(&Sha256::digest(std::fs::read(path).ok()?));
+        if stamp.trustworthy(reference) {
+            lock(&self.known).insert(path.to_path_buf(), (stamp, hash.clone()));
+        }
+        Some(hash)
+    }
+
+    /// Whether git tracks a root-relative file (false outside a repository).
+    fn tracks(&self, root: &Path, rel: &Path) -> bool {
+        let mut tracked = lock(&self.tracked);
+        let t = tracked.get_or_insert_with(|| Tracked {
+            repo: Repo::discover(root).ok().flatten(),
+            index: None,
+            answers: HashMap::new(),
+        });
+        let Some(repo) = &t.repo else {
+            return false;
+        };
+        let index = std::fs::metadata(repo.index_path())
+            .ok()
+            .map(|m| Stamp::of(&m));
+        if t.index != index {
+            t.index = index;
+            t.answers.clear();
+        }
+        *t.answers
+            .entry(rel.to_path_buf())
+            .or_insert_with(|| repo.tracks(&rel.to_string_lossy()))
+    }
+}
+
+/// The repository of the workspace, and what its index answered while it kept its stamp.
+struct Tracked {
+    repo: Option<Repo>,
+    index: Option<Stamp>,
+    answers: HashMap<PathBuf, bool>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Whether a path is an executable file (for tests of programs appearing).
+#[cfg(test)]
+fn executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::config;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn workspace(yaml: &str) -> (tempfile::TempDir, Config) {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("quality.yaml"), yaml).unwrap();
+        let config = config::load_for_workspace(tmp.path(), None).unwrap();
+        (tmp, config)
+    }
+
+    fn script(path: &Path, body: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, body).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(executable(path));
+    }
+
+    const SCRIPT_GATE: &str = "version: 1\ngates:\n  lint:\n    command: [\"./scripts/lint.sh\"]\n    parsing: {strategy: exit_code}\n";
+
+    #[test]
+    fn a_script_the_gate_runs_is_covered_by_content() {
+        let (tmp, config) = workspace(SCRIPT_GATE);
+        let lint = tmp.path().join("scripts/lint.sh");
+        script(&lint, "#!/bin/sh\necho one\n");
+        let hashes = FileHashes::default();
+        let before = Manifest::of(&config, tmp.path(), &hashes);
+        assert_eq!(before.commands[0].local[0].path, "scripts/lint.sh");
+        assert!(
+            before
+                .describe()
+                .contains("runs scripts/lint.sh from this repository")
+        );
+        assert_eq!(before.hash, Manifest::of(&config, tmp.path(), &hashes).hash);
+        script(&lint, "#!/bin/sh\necho two\n");
+        assert_ne!(before.hash, Manifest::of(&config, tmp.path(), &hashes).hash);
+    }
+
+    #[test]
+    fn an_interpreters_script_is_covered_and_a_module_is_not_a_file() {
+        let yaml = "version: 1\ngates:\n  a:\n    command: [\"bash\", \"-e\", \"tools/a.sh\", \"x\"]\n    parsing: {strategy: exit_code}\n  b:\n    command: [\"python3\", \"-m\", \"tools.a\"]\n    parsing: {strategy: exit_code}\n";
+        let (tmp, config) = workspace(yaml);
+        std::fs::create_dir_all(tmp.path().join("tools")).unwrap();
+        std::fs::write(tmp.path().join("tools/a.sh"), "echo a\n").unwrap();
+        let m = Manifest::of(&config, tmp.path(), &FileHashes::default());
+        assert_eq!(m.commands[0].local.len(), 1);
+        assert_eq!(m.commands[0].local[0].path, "tools/a.sh");
+        assert!(m.commands[1].local.is_empty());
+    }
+
+    #[test]
+    fn a_program_appearing_in_the_venv_changes_the_manifest_and_is_named() {
+        let yaml = "version: 1\ngates:\n  lint:\n    command: [\"sh\", \"-c\", \"true\"]\n    parsing: {strategy: exit_code}\n";
+        let (tmp, config) = workspace(yaml);
+        let hashes = FileHashes::default();
+        let before = Manifest::of(&config, tmp.path(), &hashes);
+        script(&tmp.path().join(".venv/bin/sh"), "#!/bin/sh\necho local\n");
+        let after = Manifest::of(&config, tmp.path(), &hashes);
+        assert_ne!(before.hash, after.hash);
+        let described = after.describe();
+        assert!(
+            described.contains(".venv/bin/sh installed in this workspace"),
+            "{described}"
+        );
+        // Named by path: an upgrade of what is installed there does not ask again.
+        script(
+            &tmp.path().join(".venv/bin/sh"),
+            "#!/bin/sh\necho upgraded\n",
+        );
+        assert_eq!(after.hash, Manifest::of(&config, tmp.path(), &hashes).hash);
+    }
+
+    #[test]
+    fn env_cwd_and_argv_are_covered() {
+        let base = "version: 1\ngates:\n  lint:\n    command: [\"sh\", \"-c\", \"true\"]\n    parsing: {strategy: exit_code}\n";
+        let hash = |yaml: &str| {
+            let (tmp, config) = workspace(yaml);
+            std::fs::create_dir_all(tmp.path().join("sub")).unwrap();
+            Manifest::of(&config, tmp.path(), &FileHashes::default()).hash
+        };
+        let plain = hash(base);
+        assert_eq!(plain, hash(base));
+        assert_ne!(plain, hash(&format!("{base}    env: {{A: \"1\"}}\n")));
+        assert_ne!(plain, hash(&format!("{base}    cwd: sub\n")));
+        assert_ne!(plain, hash(&base.replace("true", "false")));
+        // What is not run (how output is read) does not ask again.
+        assert_eq!(plain, hash(&format!("{base}    timeout_s: 5\n")));
+    }
+
+    #[test]
+    fn the_built_in_default_names_its_commands() {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = config::load_for_workspace(tmp.path(), None).unwrap();
+        let m = Manifest::of(&config, tmp.path(), &FileHashes::default());
+        let described = m.describe();
+        assert!(
+            described.contains("gate mypy: mypy --no-native-parser"),
+            "{described}"
+        );
+        assert!(
+            described.contains("fixer of ruff_format: ruff format"),
+            "{described}"
+        );
+        assert_eq!(m.source, "the built-in Python default");
+    }
+}
