@@ -384,6 +384,51 @@ fn a_program_appearing_in_the_workspace_venv_asks_again_before_it_runs() {
     c.shutdown();
 }
 
+#[test]
+fn a_fixer_script_changed_on_disk_does_not_run_from_a_code_action() {
+    let markers = Markers::new();
+    let ws = tempfile::tempdir().unwrap();
+    tool(ws.path(), "scripts/fix.sh", &markers.fixer_script("fix-A"));
+    write(
+        ws.path(),
+        "quality.yaml",
+        &gate_config(&markers.gate_argv("gate"), Some(r#"["./scripts/fix.sh"]"#)),
+    );
+    write(ws.path(), "a.py", "x = 1\n");
+    commit_all(ws.path());
+    let trust = tempfile::tempdir().unwrap();
+    let mut c = LspClient::spawn(
+        ws.path(),
+        &trust.path().join("trust.json"),
+        TrustAnswer::Hold,
+    );
+    c.initialize(json!({}));
+    answer_next_question(&mut c, "Trust");
+    c.open("a.py");
+    // Checked, so the answer has been taken.
+    c.publication("a.py");
+    code_actions(&mut c, "a.py", Some(&["quickfix"]));
+    let fixes = markers.count("fix-A");
+    assert!(fixes >= 1, "the trusted fixer ran");
+
+    // Code actions run the fixer in the request itself, not through a run of the gates.
+    tool(ws.path(), "scripts/fix.sh", &markers.fixer_script("fix-B"));
+    code_actions(&mut c, "a.py", Some(&["quickfix"]));
+    code_actions(&mut c, "a.py", Some(&["source.fixAll.qgates"]));
+    let _ = c.request(
+        "workspace/executeCommand",
+        json!({"command": "qgates.fixAll", "arguments": [{"uri": c.uri("a.py")}]}),
+    );
+    assert!(!markers.exists("fix-B"), "the changed fixer did not run");
+    assert_eq!(markers.count("fix-A"), fixes, "nor did the old one");
+    let q = c.wait_for(is_question, WAIT);
+    assert!(
+        question_text(&q).contains("scripts/fix.sh"),
+        "the question shows what will run: {q}"
+    );
+    c.shutdown();
+}
+
 /// Writes `quality.yaml` and tells the server it was saved.
 fn save_config(c: &mut LspClient, text: &str) {
     write(&c.root.clone(), "quality.yaml", text);

@@ -83,11 +83,11 @@ impl McpServer {
         }
     }
 
-    /// Calls `run_quality_gates` over the whole project; returns the tool result.
-    fn run_gates(&mut self) -> Value {
+    /// Calls `run_quality_gates`; returns the tool result.
+    fn run_gates(&mut self, arguments: Value) -> Value {
         let answer = self.request(
             "tools/call",
-            json!({"name": "run_quality_gates", "arguments": {"scope": "project"}}),
+            json!({"name": "run_quality_gates", "arguments": arguments}),
         );
         answer["result"].clone()
     }
@@ -137,7 +137,7 @@ fn the_agent_server_runs_only_a_configuration_a_person_trusted() {
     let trust_file = trust.path().join("trust.json");
     let mut server = McpServer::start(ws.path(), &trust_file);
 
-    assert_refused(&server.run_gates(), "check.sh");
+    assert_refused(&server.run_gates(json!({"scope": "project"})), "check.sh");
     assert!(!markers.exists("trusted"), "nothing ran before trust");
 
     let out = qgates(ws.path())
@@ -151,20 +151,26 @@ fn the_agent_server_runs_only_a_configuration_a_person_trusted() {
         "qgates trust --yes: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let result = server.run_gates();
+    let result = server.run_gates(json!({"scope": "project"}));
     assert_ne!(result["isError"], true, "{result}");
     assert_eq!(markers.count("trusted"), 1, "the trusted gate ran");
 
-    // The agent edits the configuration to run something of its own.
+    // The agent edits the configuration to run something of its own, as a gate or as a fixer.
     write(
         ws.path(),
         "quality.yaml",
-        &gate_config(&markers.gate_argv("edited"), None),
+        &gate_config(
+            &markers.gate_argv("edited"),
+            Some(&markers.fixer_argv("edited-fix")),
+        ),
     );
+    let edited = markers.path("edited").display().to_string();
+    assert_refused(&server.run_gates(json!({"scope": "project"})), &edited);
     assert_refused(
-        &server.run_gates(),
-        &markers.path("edited").display().to_string(),
+        &server.run_gates(json!({"scope": "project", "fix": true})),
+        &edited,
     );
-    assert!(!markers.exists("edited"), "nothing from the edit ran");
+    assert!(!markers.exists("edited"), "the edited gate did not run");
+    assert!(!markers.exists("edited-fix"), "nor its fixer");
     assert_eq!(markers.count("trusted"), 1, "nor the trusted gate");
 }

@@ -69,6 +69,11 @@ impl Markers {
     pub fn script(&self, name: &str) -> String {
         format!("#!/bin/sh\n{}\n", self.record(name))
     }
+
+    /// A whole-file fixer script that records its start and prints its input unchanged.
+    pub fn fixer_script(&self, name: &str) -> String {
+        format!("#!/bin/sh\n{}\ncat\n", self.record(name))
+    }
 }
 
 /// A `quality.yaml` whose one gate, `lint`, runs `command` (a YAML flow list) over `.py` files,
