@@ -25,6 +25,9 @@ pub const WAIT: Duration = Duration::from_secs(60);
 pub enum TrustAnswer {
     Trust,
     NotNow,
+    /// Leaves the question open: the test takes it with `wait_for` and answers it with
+    /// `LspClient::answer` when it chooses (to act while the question is on screen).
+    Hold,
 }
 
 pub struct LspClient {
@@ -74,11 +77,12 @@ fn read_loop(
         };
         log.lock().expect("log").push(msg.clone());
         // A request from the server: answer it as an editor would.
-        if let (Some(id), Some(method)) = (msg.get("id"), msg["method"].as_str()) {
+        let held = msg["method"] == "window/showMessageRequest" && answer == TrustAnswer::Hold;
+        if let (Some(id), Some(method), false) = (msg.get("id"), msg["method"].as_str(), held) {
             let result = match method {
                 "window/showMessageRequest" => match answer {
                     TrustAnswer::Trust => json!({"title": "Trust"}),
-                    TrustAnswer::NotNow => json!({"title": "Not now"}),
+                    TrustAnswer::NotNow | TrustAnswer::Hold => json!({"title": "Not now"}),
                 },
                 "workspace/applyEdit" => json!({"applied": true}),
                 "workspace/configuration" => {
@@ -208,14 +212,36 @@ impl LspClient {
     }
 
     pub fn initialize_with(&mut self, options: Value, encodings: Value) -> Value {
-        let root_uri = file_uri(&self.root);
+        let root = self.root.clone();
+        self.initialize_folders_with(&[root.as_path()], options, encodings)
+    }
+
+    /// `initialize` + `initialized` with several workspace folders (the first is the root).
+    pub fn initialize_folders(&mut self, roots: &[&Path], options: Value) -> Value {
+        self.initialize_folders_with(roots, options, json!(["utf-16"]))
+    }
+
+    fn initialize_folders_with(
+        &mut self,
+        roots: &[&Path],
+        options: Value,
+        encodings: Value,
+    ) -> Value {
+        let folders: Vec<Value> = roots
+            .iter()
+            .map(|r| {
+                let name = r.file_name().map_or("ws".into(), |n| n.to_string_lossy());
+                json!({"uri": file_uri(r), "name": name})
+            })
+            .collect();
+        let root_uri = roots.first().map(|r| file_uri(r));
         let result = self
             .request(
                 "initialize",
                 json!({
                     "processId": null,
                     "rootUri": root_uri,
-                    "workspaceFolders": [{"uri": root_uri, "name": "ws"}],
+                    "workspaceFolders": folders,
                     "initializationOptions": options,
                     "capabilities": {
                         "general": {"positionEncodings": encodings},
@@ -276,6 +302,14 @@ impl LspClient {
         send_raw(
             &self.writer,
             &json!({"jsonrpc": "2.0", "method": method, "params": params}),
+        );
+    }
+
+    /// Answers a request of the server (one `TrustAnswer::Hold` left open) with `result`.
+    pub fn answer(&self, id: &Value, result: Value) {
+        send_raw(
+            &self.writer,
+            &json!({"jsonrpc": "2.0", "id": id, "result": result}),
         );
     }
 

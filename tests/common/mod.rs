@@ -139,6 +139,7 @@ pub fn gate<'a>(report: &'a Value, id: &str) -> &'a Value {
 pub mod edits;
 pub mod lsp;
 pub mod lsp_wire;
+pub mod markers;
 pub mod places;
 
 /// A `git` command in `dir`, isolated from the user's and the system's configuration, with an
