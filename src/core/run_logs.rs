@@ -404,6 +404,11 @@ mod tests {
         .unwrap();
         // Marked, but not named like a run.
         old_run(&runs, "20000101-keep");
+        // A run folder of qgates' own holding a link out: removed, and the link with it, not
+        // what it points to.
+        old_run(&runs, "20000101-000000-000000-1-2");
+        std::fs::write(outside.join("precious.txt"), "theirs").unwrap();
+        std::os::unix::fs::symlink(&outside, runs.join("20000101-000000-000000-1-2/out")).unwrap();
         for _ in 0..KEEP_RUNS + 3 {
             drop(make_and_prune(&root).unwrap());
         }
@@ -428,6 +433,11 @@ mod tests {
                 .join("20000101-000000-000000-1-1")
                 .join(MARKER)
                 .is_file()
+        );
+        assert!(!left.iter().any(|n| n == "20000101-000000-000000-1-2"));
+        assert_eq!(
+            std::fs::read_to_string(outside.join("precious.txt")).unwrap(),
+            "theirs"
         );
     }
 
