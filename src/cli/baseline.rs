@@ -17,6 +17,9 @@ pub fn baseline(cmd: BaselineCommand) -> i32 {
         BaselineCommand::Set { args, .. } => args,
     };
     let root = find_root(args.root.as_deref(), None, Path::new("."));
+    if let Err(code) = super::check::usable_qgates_dir(&root) {
+        return code;
+    }
     let repo = match Repo::discover(&root) {
         Ok(Some(r)) => r,
         Ok(None) => {

@@ -10,7 +10,7 @@ use crate::core::cache::ResultCache;
 use crate::core::config::{self, Trigger};
 use crate::core::engine::{RunRequest, run};
 use crate::core::fix::run_with_fixes;
-use crate::core::qgates_dir;
+use crate::core::qgates_dir::{self, Access};
 use crate::core::report::{self, Report, exit};
 use crate::core::request::{ScopeChoiceError, scope_request};
 use crate::core::runner::children;
@@ -29,6 +29,10 @@ pub fn check(a: CheckArgs) -> i32 {
         ));
         return exit::USAGE;
     }
+    let access = match usable_qgates_dir(&root) {
+        Ok(access) => access,
+        Err(code) => return code,
+    };
     let config = match config::load_for_workspace(&root, a.config.as_deref()) {
         Ok(c) => c,
         Err(e) => {
@@ -117,7 +121,7 @@ pub fn check(a: CheckArgs) -> i32 {
     if let Some(cache) = &cache {
         cache.save();
     }
-    if !qgates_dir::writable(&request.root) {
+    if access == Access::ReadOnly {
         let logs = report
             .log_dir
             .as_deref()
@@ -137,6 +141,15 @@ pub fn check(a: CheckArgs) -> i32 {
     let color = terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     print_stdout(&render(&report, format, color));
     report.exit_code()
+}
+
+/// How the workspace's `.qgates/` may be used; an unsafe one (`qgates_dir::check`) is a usage
+/// error, said on stderr, before anything runs or is written.
+pub(super) fn usable_qgates_dir(root: &Path) -> Result<Access, i32> {
+    qgates_dir::check(root).map_err(|e| {
+        print_stderr(&format!("qgates: {e}\n"));
+        exit::USAGE
+    })
 }
 
 /// Renders a report in one of the output formats.

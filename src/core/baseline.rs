@@ -4,13 +4,12 @@
 //! moved aside, never silently overwritten.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::qgates_dir;
+use crate::core::{qgates_dir, safe_fs};
 
 /// `.qgates/state.json`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,6 +74,9 @@ pub enum StateError {
         path: String,
         source: std::io::Error,
     },
+    /// Git tracks the state file: it is neither believed nor written (see `StateStore::load`).
+    #[error("{0}")]
+    Tracked(String),
 }
 
 /// The state file of one workspace.
@@ -101,8 +103,13 @@ impl StateStore {
     /// Reads the state under the lock. A missing file is an empty state; a corrupt one is moved
     /// aside (`state.json.corrupt-<time>`) and reported. A `.qgates/` this user cannot write
     /// (another user's checkout, a read-only cache) is read without the lock: writers replace
-    /// the file by a rename, so the read sees a whole one.
+    /// the file by a rename, so the read sees a whole one. A state file git tracks came with the
+    /// repository (a commit could move the baseline past files it never checked): it reads as
+    /// empty, with a warning, and nothing is written.
     pub fn load(&self) -> Result<(State, Warning), StateError> {
+        if let Some(warning) = self.tracked() {
+            return Ok((State::default(), Some(warning)));
+        }
         match self.lock() {
             Ok(_lock) => Ok(self.read_unlocked()),
             Err(StateError::Lock { path, source }) if is_read_only(&source) => {
@@ -124,6 +131,10 @@ impl StateStore {
         &self,
         change: impl FnOnce(&mut State) -> T,
     ) -> Result<(T, Warning), StateError> {
+        // Writing would change the user's checkout, and keep a state the repository chose.
+        if let Some(warning) = self.tracked() {
+            return Err(StateError::Tracked(warning));
+        }
         let _lock = self.lock()?;
         let (mut state, warning) = self.read_unlocked();
         let before = state.clone();
@@ -135,6 +146,15 @@ impl StateStore {
         }
         self.write_unlocked(&state)?;
         Ok((out, warning))
+    }
+
+    /// The warning when git tracks the state file (see `qgates_dir::tracked_warning`).
+    fn tracked(&self) -> Option<String> {
+        let warning = qgates_dir::tracked_warning(&self.root, &self.path(), "baseline state");
+        if let Some(w) = &warning {
+            tracing::warn!("{w}");
+        }
+        warning
     }
 
     fn lock(&self) -> Result<File, StateError> {
@@ -189,23 +209,14 @@ impl StateStore {
 
     fn write_unlocked(&self, state: &State) -> Result<(), StateError> {
         let path = self.path();
-        let tmp = path.with_file_name(format!("state.json.tmp-{}", std::process::id()));
         let err = |e| StateError::Write {
             path: path.display().to_string(),
             source: e,
         };
-        let json = serde_json::to_vec_pretty(state).map_err(|e| err(std::io::Error::other(e)))?;
-        let mut f = File::create(&tmp).map_err(err)?;
-        let written = f
-            .write_all(&json)
-            .and_then(|()| f.write_all(b"\n"))
-            .and_then(|()| f.sync_all())
-            .and_then(|()| std::fs::rename(&tmp, &path));
-        if written.is_err() {
-            // A full disk or a file-size limit: no half-written temporary file stays behind.
-            let _ = std::fs::remove_file(&tmp);
-        }
-        written.map_err(err)
+        let mut json =
+            serde_json::to_vec_pretty(state).map_err(|e| err(std::io::Error::other(e)))?;
+        json.push(b'\n');
+        safe_fs::write_atomic(&path, &json, 0o644).map_err(err)
     }
 }
 
@@ -217,13 +228,10 @@ fn is_read_only(e: &std::io::Error) -> bool {
     )
 }
 
-/// Opens (or makes) `path` and takes an exclusive lock on it, held until the file is closed.
+/// Opens (or makes) `path`, never through a link, and takes an exclusive lock on it, held until
+/// the file is closed.
 pub(crate) fn lock_exclusive(path: &Path) -> std::io::Result<File> {
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)?;
+    let file = safe_fs::open_lock_file(path)?;
     file.lock()?;
     Ok(file)
 }

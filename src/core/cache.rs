@@ -55,6 +55,8 @@ pub struct ResultCache {
     /// Something new was recorded since loading: only then is the file rewritten (recency alone
     /// is not worth a write on every unchanged run).
     dirty: std::sync::atomic::AtomicBool,
+    /// Set when the file on disk was not believed (see `load`).
+    warning: Option<String>,
 }
 
 impl ResultCache {
@@ -67,30 +69,50 @@ impl ResultCache {
             }),
             persist_to: None,
             dirty: Default::default(),
+            warning: None,
         }
     }
 
     /// The cache of `<root>/.qgates/cache/results.json`; a missing, unreadable or corrupt file
-    /// gives an empty cache (it only costs a re-run).
+    /// gives an empty cache (it only costs a re-run). A file git tracks came with the
+    /// repository: it is not believed (an empty cache, never written back; see `warning`).
     pub fn load(root: &Path) -> Self {
         let path = crate::core::qgates_dir::cache_file(root);
+        let empty = || Entries {
+            version: FORMAT_VERSION,
+            ..Default::default()
+        };
+        if let Some(warning) = crate::core::qgates_dir::tracked_warning(root, &path, "result cache")
+        {
+            tracing::warn!("{warning}");
+            return ResultCache {
+                entries: Mutex::new(empty()),
+                persist_to: None,
+                dirty: Default::default(),
+                warning: Some(warning),
+            };
+        }
         let entries = std::fs::read(&path)
             .ok()
             .and_then(|b| serde_json::from_slice::<Entries>(&b).ok())
             .filter(|e| e.version == FORMAT_VERSION)
-            .unwrap_or(Entries {
-                version: FORMAT_VERSION,
-                ..Default::default()
-            });
+            .unwrap_or_else(empty);
         ResultCache {
             entries: Mutex::new(entries),
             persist_to: Some(path),
             dirty: Default::default(),
+            warning: None,
         }
     }
 
-    /// Writes the cache back (temporary file + rename), dropping the oldest entries beyond the
-    /// bound. Does nothing for an in-memory cache. A failure only loses the cache.
+    /// Why the cache on disk was not used, for the report.
+    pub fn warning(&self) -> Option<&str> {
+        self.warning.as_deref()
+    }
+
+    /// Writes the cache back (a new temporary file + rename, never through a link), dropping the
+    /// oldest entries beyond the bound. Does nothing for an in-memory cache. A failure only
+    /// loses the cache.
     pub fn save(&self) {
         let Some(path) = &self.persist_to else { return };
         if !self.dirty.swap(false, std::sync::atomic::Ordering::Relaxed) {
@@ -104,17 +126,11 @@ impl ResultCache {
         let Some(root) = path.ancestors().nth(3) else {
             return;
         };
-        let Ok(dir) = crate::core::qgates_dir::make(root, "cache") else {
+        if crate::core::qgates_dir::make(root, "cache").is_err() {
             return;
-        };
-        let tmp = dir.join(format!("results.json.tmp-{}", std::process::id()));
-        let saved = serde_json::to_vec(&*entries)
-            .ok()
-            .is_some_and(|bytes| std::fs::write(&tmp, bytes).is_ok())
-            && std::fs::rename(&tmp, path).is_ok();
-        if !saved {
-            // A failed write (a full disk, a file-size limit) leaves no temporary file behind.
-            let _ = std::fs::remove_file(&tmp);
+        }
+        if let Ok(bytes) = serde_json::to_vec(&*entries) {
+            let _ = crate::core::safe_fs::write_atomic(path, &bytes, 0o644);
         }
     }
 

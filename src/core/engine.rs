@@ -222,6 +222,9 @@ async fn run_scope(
     };
     let log_dir = run_dir.as_ref().map(|dir| dir.display.clone());
     let mut report = Report::new(info, gates, started.elapsed().as_millis() as u64, log_dir);
+    if let Some(warning) = request.cache.as_deref().and_then(ResultCache::warning) {
+        add_note(&mut report, warning.to_string());
+    }
     if request.update_state
         && let Some(target) = &scope.baseline
     {
@@ -320,18 +323,33 @@ fn advance_state(
             }
             (warning, changed)
         }
+        // Said as it is: the same warning as when the scope read the state.
+        Err(crate::core::baseline::StateError::Tracked(warning)) => (Some(warning), false),
         Err(e) => (
             Some(format!("the baseline state could not be saved ({e})")),
             false,
         ),
     };
     if let Some(note) = note {
-        report.scope.note = Some(match report.scope.note.take() {
-            Some(prev) => format!("{prev}; {note}"),
-            None => note,
-        });
+        add_note(report, note);
     }
     changed
+}
+
+/// Adds a sentence to the report's note (its warnings), unless the note says it already.
+fn add_note(report: &mut Report, note: String) {
+    if report
+        .scope
+        .note
+        .as_deref()
+        .is_some_and(|n| n.contains(&note))
+    {
+        return;
+    }
+    report.scope.note = Some(match report.scope.note.take() {
+        Some(prev) => format!("{prev}; {note}"),
+        None => note,
+    });
 }
 
 /// A gate's files split into those the cache answers and those that must run.
@@ -348,7 +366,14 @@ fn look_up(cache: Option<&ResultCache>, keys: &KeyMaker, gate: &Gate, files: &[&
     for f in files {
         let key = cache.and_then(|_| keys.key(gate, f));
         match (cache, key) {
-            (Some(cache), Some(key)) => match cache.get(&gate.id, f, &key) {
+            // An entry is believed only for the file it is kept under: the run that recorded it
+            // checked that every violation named that file (`merge_with_cache`), a file in the
+            // workspace, as fresh ones are checked when parsed. Anything else is not qgates' own
+            // and runs again.
+            (Some(cache), Some(key)) => match cache
+                .get(&gate.id, f, &key)
+                .filter(|v| v.iter().all(|x| x.file.as_deref() == Some(f.as_str())))
+            {
                 Some(mut v) => {
                     let id: Arc<str> = gate.id.as_str().into();
                     for x in &mut v {

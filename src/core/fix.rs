@@ -8,7 +8,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::core::config::spec::Template;
 use crate::core::config::{Config, Gate, GateKind};
@@ -227,7 +226,10 @@ pub async fn fix_text(
     rel_file: &str,
     text: &str,
 ) -> Result<String, FixError> {
-    let (stdout, stderr) = scratch_paths();
+    let (stdout, stderr) = scratch_paths().map_err(|e| FixError::Missing {
+        gate: gate.id.clone(),
+        why: e.to_string(),
+    })?;
     let timeout = gate.timeout.min(std::time::Duration::from_secs(60));
     let out = pipe(
         gate,
@@ -315,13 +317,17 @@ async fn pipe(
     }
 }
 
-/// Unique scratch files for one fixer's output, outside the workspace (fixes happen on every
-/// editor request; they are not runs worth logging).
-fn scratch_paths() -> (std::path::PathBuf, std::path::PathBuf) {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let base = std::env::temp_dir().join(format!("qgates-fix-{}-{n}", std::process::id()));
-    (base.with_extension("out"), base.with_extension("err"))
+/// New files for one fixer's output in the process's private scratch folder (`core::scratch`),
+/// outside the workspace (fixes happen on every editor request; they are not runs worth logging).
+fn scratch_paths() -> std::io::Result<(PathBuf, PathBuf)> {
+    let stdout = crate::core::scratch::new_file("fix", "out")?;
+    match crate::core::scratch::new_file("fix", "err") {
+        Ok(stderr) => Ok((stdout, stderr)),
+        Err(e) => {
+            let _ = std::fs::remove_file(&stdout);
+            Err(e)
+        }
+    }
 }
 
 /// Applies a tool's own edits (1-based lines, 1-based character columns, end exclusive) to a

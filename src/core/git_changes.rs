@@ -427,6 +427,19 @@ impl Repo {
         Ok(Changes { files, notes })
     }
 
+    /// Whether git tracks `rel` (relative to the workspace root, POSIX): the index has an entry
+    /// for it. An index that cannot be read counts as tracking nothing.
+    pub fn tracks(&self, rel: &str) -> bool {
+        let path = if self.prefix.is_empty() {
+            rel.to_owned()
+        } else {
+            format!("{}/{rel}", self.prefix)
+        };
+        self.repo
+            .index_or_empty()
+            .is_ok_and(|index| index.entry_by_path(path.as_bytes().as_bstr()).is_some())
+    }
+
     fn base_tree(&self, sha: &str) -> Result<ObjectId, GitError> {
         let unknown = || GitError::UnknownCommit(sha.to_owned());
         let oid = ObjectId::from_hex(sha.as_bytes()).map_err(|_| unknown())?;

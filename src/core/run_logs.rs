@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::core::{background, qgates_dir};
+use std::os::unix::fs::MetadataExt;
+
+use crate::core::{background, qgates_dir, safe_fs};
 
 /// How many run folders are kept.
 pub const KEEP_RUNS: usize = 20;
@@ -51,49 +53,47 @@ impl RunDir {
 
 /// Makes a new run folder under `<root>/.qgates/runs/`, locked, and removes the oldest folders
 /// beyond `KEEP_RUNS` that no run holds, in the background (`core::background`): the run's
-/// tools start without waiting for it. When the workspace is not writable, the folder is made
-/// in the system's temporary folder instead (the report shows where).
+/// tools start without waiting for it. When `.qgates/` cannot be written (or is refused, see
+/// `qgates_dir::check`), the folder is made under `runs/` in this process's private scratch
+/// folder instead, pruned the same way (the report shows where).
 pub fn create_run_dir(root: &Path) -> std::io::Result<RunDir> {
-    let dir = make_run_dir(root)?;
-    let runs = qgates_dir::runs_dir(root);
-    if dir.path.starts_with(&runs) {
-        let current = dir.path.clone();
-        drop(background::spawn_low("qgates-prune", move || {
-            prune(&runs, &current)
-        }));
-    }
+    let (dir, runs) = make_run_dir(root)?;
+    let current = dir.path.clone();
+    drop(background::spawn_low("qgates-prune", move || {
+        prune(&runs, &current)
+    }));
     Ok(dir)
 }
 
-/// Makes the run folder, without pruning.
-fn make_run_dir(root: &Path) -> std::io::Result<RunDir> {
-    match qgates_dir::make(root, "runs").and_then(|runs| make_locked(&runs)) {
-        Ok(dir) => Ok(dir),
-        Err(_) => {
-            let id = new_run_id();
-            // One folder per user: another user's would not let this one write.
-            // SAFETY: getuid cannot fail.
-            let uid = unsafe { libc::getuid() };
-            let path = std::env::temp_dir()
-                .join(format!("qgates-runs-{uid}"))
-                .join(&id);
-            std::fs::create_dir_all(&path)?;
-            Ok(RunDir {
-                display: path.display().to_string(),
-                id,
-                path,
-                _lock: None,
-            })
-        }
+/// Makes the run folder, without pruning; returns it with the folder of runs it is in.
+fn make_run_dir(root: &Path) -> std::io::Result<(RunDir, PathBuf)> {
+    if let Ok(runs) = qgates_dir::make(root, "runs")
+        && let Ok(dir) = make_locked(&runs, |id| format!(".qgates/runs/{id}"))
+    {
+        return Ok((dir, runs));
     }
+    let runs = crate::core::scratch::dir()?.join("runs");
+    match std::fs::create_dir(&runs) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let dir = make_locked(&runs, |id| runs.join(id).display().to_string())?;
+    Ok((dir, runs))
 }
 
-/// Makes a new folder in `runs` and locks it.
-fn make_locked(runs: &Path) -> std::io::Result<RunDir> {
+/// The file every run folder holds from its making: pruning removes only folders that have it,
+/// so nothing qgates did not make is ever removed.
+pub const MARKER: &str = ".qgates-run";
+
+/// Makes a new folder in `runs`, marks it (`MARKER`) and locks it; `display` names it in reports.
+fn make_locked(runs: &Path, display: impl Fn(&str) -> String) -> std::io::Result<RunDir> {
     loop {
         let id = new_run_id();
         let path = runs.join(&id);
+        // `mkdir` fails on anything already there: the folder is this run's own.
         std::fs::create_dir(&path)?;
+        safe_fs::create_new(&path.join(MARKER), 0o644)?;
         // Between the `mkdir` and the lock, a run that prunes could take the folder for an old
         // one (if `KEEP_RUNS` runs started meanwhile): it is made again then.
         let Ok(folder) = File::open(&path) else {
@@ -106,7 +106,7 @@ fn make_locked(runs: &Path) -> std::io::Result<RunDir> {
             Err(std::fs::TryLockError::Error(_)) => None,
         };
         return Ok(RunDir {
-            display: format!(".qgates/runs/{id}"),
+            display: display(&id),
             id,
             path,
             _lock: lock,
@@ -114,12 +114,40 @@ fn make_locked(runs: &Path) -> std::io::Result<RunDir> {
     }
 }
 
-/// Removes all but the newest `KEEP_RUNS` folders in `runs`, except `current` and those a run
-/// still holds.
+/// Whether `path` is a run folder qgates made: a real folder (not a link) of this user, named
+/// like a run id, holding the marker.
+fn is_run_folder(path: &Path) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    meta.is_dir()
+        && meta.uid() == qgates_dir::euid()
+        && path
+            .file_name()
+            .is_some_and(|n| is_run_id(&n.to_string_lossy()))
+        && std::fs::symlink_metadata(path.join(MARKER)).is_ok_and(|m| m.is_file())
+}
+
+/// `YYYYMMDD-HHMMSS-UUUUUU-<pid>-<n>`, all digits (see `new_run_id`).
+fn is_run_id(name: &str) -> bool {
+    let parts: Vec<&str> = name.split('-').collect();
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    parts.len() == 5
+        && [8, 6, 6].iter().zip(&parts).all(|(n, p)| p.len() == *n)
+        && parts.iter().all(|p| digits(p))
+}
+
+/// Removes all but the newest `KEEP_RUNS` run folders in `runs`, except `current` and those a
+/// run still holds. Only run folders qgates made (`is_run_folder`) count or go.
 fn prune(runs: &Path, current: &Path) {
-    // Never through a link: the folders listed would be outside the workspace.
-    let qgates = runs.parent().unwrap_or(runs);
-    if qgates_dir::refuse_links(qgates, runs).is_err() {
+    // Never through a link, nor in a refused `.qgates/`: the folders listed would be anyone's.
+    if !std::fs::symlink_metadata(runs).is_ok_and(|m| m.is_dir()) {
+        return;
+    }
+    if let Some(root) = runs.parent().and_then(Path::parent)
+        && runs == qgates_dir::runs_dir(root)
+        && qgates_dir::check(root).is_err()
+    {
         return;
     }
     let Ok(entries) = std::fs::read_dir(runs) else {
@@ -127,8 +155,8 @@ fn prune(runs: &Path, current: &Path) {
     };
     let mut dirs: Vec<PathBuf> = entries
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .map(|e| e.path())
+        .filter(|p| is_run_folder(p))
         .collect();
     if dirs.len() <= KEEP_RUNS {
         return;
@@ -140,6 +168,9 @@ fn prune(runs: &Path, current: &Path) {
             continue;
         };
         // Removed under the folder's lock, so a run making it cannot take it meanwhile.
+        // `remove_dir_all` follows no link: on Linux it walks with `openat(O_NOFOLLOW)` and
+        // unlinks a link it meets (and `old` itself, should it have become one since the check)
+        // instead of entering it (the standard library's fix for CVE-2022-21658).
         match folder.try_lock() {
             Ok(()) | Err(std::fs::TryLockError::Error(_)) => {
                 let _ = std::fs::remove_dir_all(old);
@@ -185,9 +216,15 @@ mod tests {
 
     /// A run folder, made and pruned as `create_run_dir` does, with the pruning waited for.
     fn make_and_prune(root: &Path) -> std::io::Result<RunDir> {
-        let dir = make_run_dir(root)?;
-        prune(&qgates_dir::runs_dir(root), &dir.path);
+        let (dir, runs) = make_run_dir(root)?;
+        prune(&runs, &dir.path);
         Ok(dir)
+    }
+
+    /// A run folder as a run of another process left it (named `id`, marked).
+    fn old_run(runs: &Path, id: &str) {
+        std::fs::create_dir_all(runs.join(id)).unwrap();
+        std::fs::write(runs.join(id).join(MARKER), "").unwrap();
     }
 
     fn left(root: &Path) -> Vec<String> {
@@ -199,9 +236,8 @@ mod tests {
 
     #[test]
     fn a_run_never_prunes_its_own_folder_nor_newer_ones() {
-        // Runs of many processes in the same second, each far along its own counter (ids
-        // without microseconds, as older versions wrote them): the new run sorts after them and
-        // keeps its folder.
+        // Runs of many processes in the second before, each far along its own counter: the
+        // new run sorts after them and keeps its folder.
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
         let runs = qgates_dir::runs_dir(root);
@@ -209,9 +245,9 @@ mod tests {
             .duration_since(UNIX_EPOCH)
             .unwrap()
             .as_secs();
-        let stamp = qgates_dir::timestamp(secs);
+        let stamp = qgates_dir::timestamp(secs - 1);
         for pid in 1..=KEEP_RUNS + 5 {
-            std::fs::create_dir_all(runs.join(format!("{stamp}-{pid}-{}", 100 + pid))).unwrap();
+            old_run(&runs, &format!("{stamp}-999999-{pid}-{}", 100 + pid));
         }
         let mut made = Vec::new();
         for _ in 0..KEEP_RUNS + 3 {
@@ -305,7 +341,7 @@ mod tests {
         let before = oldest(root);
         // Two old folders left behind by a run that could not prune (it was killed, say).
         for n in ["20000101-000000-000000-1-0", "20000101-000000-000000-1-1"] {
-            std::fs::create_dir(runs.join(n)).unwrap();
+            old_run(&runs, n);
         }
         let dir = create_run_dir(root).unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -327,13 +363,14 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let (root, canary) = (tmp.path().join("ws"), tmp.path().join("canary"));
         std::fs::create_dir_all(root.join(".qgates")).unwrap();
+        // Marked like qgates' own: the link is refused, not the folders judged.
         for i in 0..KEEP_RUNS + 5 {
-            std::fs::create_dir_all(canary.join(format!("20000101-000000-000000-1-{i}"))).unwrap();
+            old_run(&canary, &format!("20000101-000000-000000-1-{i}"));
         }
         let before = left_in(&canary);
         std::os::unix::fs::symlink(&canary, qgates_dir::runs_dir(&root)).unwrap();
         for _ in 0..KEEP_RUNS + 5 {
-            let dir = create_run_dir(&root).unwrap();
+            let dir = make_and_prune(&root).unwrap();
             assert!(!dir.path.starts_with(&canary), "{}", dir.path.display());
             prune(&qgates_dir::runs_dir(&root), &dir.path);
         }
@@ -345,10 +382,76 @@ mod tests {
         // `.qgates` itself a link: the same.
         let other = tmp.path().join("ws2");
         std::fs::create_dir_all(&other).unwrap();
-        std::os::unix::fs::symlink(tmp.path().join("canary"), qgates_dir::dir(&other)).unwrap();
-        let dir = create_run_dir(&other).unwrap();
+        std::os::unix::fs::symlink(&canary, qgates_dir::dir(&other)).unwrap();
+        let dir = make_and_prune(&other).unwrap();
         assert!(!dir.path.starts_with(&canary));
         assert_eq!(left_in(&canary), before);
+    }
+
+    #[test]
+    fn pruning_removes_only_marked_run_folders() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (root, outside) = (tmp.path().join("ws"), tmp.path().join("outside"));
+        let runs = qgates_dir::runs_dir(&root);
+        // The oldest names of all, so each would go first if pruning took it.
+        std::fs::create_dir_all(runs.join("20000101-000000-000000-1-0")).unwrap();
+        std::fs::write(runs.join("20000101-000000-000000-1-0/notes.txt"), "mine").unwrap();
+        old_run(&outside, "20000101-000000-000000-1-1");
+        std::os::unix::fs::symlink(
+            outside.join("20000101-000000-000000-1-1"),
+            runs.join("20000101-000000-000000-1-1"),
+        )
+        .unwrap();
+        // Marked, but not named like a run.
+        old_run(&runs, "20000101-keep");
+        // A run folder of qgates' own holding a link out: removed, and the link with it, not
+        // what it points to.
+        old_run(&runs, "20000101-000000-000000-1-2");
+        std::fs::write(outside.join("precious.txt"), "theirs").unwrap();
+        std::os::unix::fs::symlink(&outside, runs.join("20000101-000000-000000-1-2/out")).unwrap();
+        for _ in 0..KEEP_RUNS + 3 {
+            drop(make_and_prune(&root).unwrap());
+        }
+        let left = left_in(&runs);
+        for kept in [
+            "20000101-000000-000000-1-0",
+            "20000101-000000-000000-1-1",
+            "20000101-keep",
+        ] {
+            assert!(
+                left.iter().any(|n| n == kept),
+                "{kept} was removed: {left:?}"
+            );
+        }
+        assert_eq!(left.len(), KEEP_RUNS + 3);
+        assert_eq!(
+            std::fs::read_to_string(runs.join("20000101-000000-000000-1-0/notes.txt")).unwrap(),
+            "mine"
+        );
+        assert!(
+            outside
+                .join("20000101-000000-000000-1-1")
+                .join(MARKER)
+                .is_file()
+        );
+        assert!(!left.iter().any(|n| n == "20000101-000000-000000-1-2"));
+        assert_eq!(
+            std::fs::read_to_string(outside.join("precious.txt")).unwrap(),
+            "theirs"
+        );
+    }
+
+    #[test]
+    fn run_ids_are_recognised() {
+        assert!(is_run_id(&new_run_id()));
+        for not in [
+            "",
+            "20000101-000000-1-0",
+            "2000010-000000-000000-1-0",
+            "a-b-c-d-e",
+        ] {
+            assert!(!is_run_id(not), "{not}");
+        }
     }
 
     fn left_in(dir: &Path) -> Vec<String> {

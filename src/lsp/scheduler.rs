@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
+use tower_lsp_server::ls_types::MessageType;
 
 use super::auto_scope::{AutoScope, Resolving, Start, resolve_auto, resolve_now};
 use super::folder::Folder;
@@ -149,6 +150,9 @@ pub async fn run(
     let mut pending = Pending::default();
     let mut arrivals = Arrivals::default();
     let mut auto = AutoScope::default();
+    // Said once when the folder is loaded, and again only if the problem changes.
+    let mut shown = None;
+    unsafe_qgates_dir(&out, &folder, &mut shown).await;
     loop {
         if pending.is_empty() {
             match rx.recv().await {
@@ -181,6 +185,10 @@ pub async fn run(
                 Ok(None) => return,
                 Err(_) => arrivals.in_burst = false,
             }
+        }
+        if let Some(why) = unsafe_qgates_dir(&out, &folder, &mut shown).await {
+            pending.refuse(&why);
+            continue;
         }
         let Some(config) = folder.config() else {
             pending.refuse(&config_refusal(&folder));
@@ -415,6 +423,28 @@ impl Done<'_> {
             folder.remember(&Arc::new(recorded), false);
         }
     }
+}
+
+/// The error when the folder's `.qgates/` is one qgates refuses (`qgates_dir::check`): nothing
+/// runs for the folder then. Shown to the user as an error message, unless `shown` says it was.
+async fn unsafe_qgates_dir(
+    out: &Publisher,
+    folder: &Folder,
+    shown: &mut Option<String>,
+) -> Option<String> {
+    let Err(e) = crate::core::qgates_dir::check(&folder.root) else {
+        *shown = None;
+        return None;
+    };
+    let why = format!("qgates: {e}");
+    if shown.as_deref() != Some(why.as_str()) {
+        tracing::error!("{why}");
+        out.client
+            .show_message(MessageType::ERROR, why.clone())
+            .await;
+        *shown = Some(why.clone());
+    }
+    Some(why)
 }
 
 fn config_refusal(folder: &Folder) -> String {

@@ -104,6 +104,10 @@ impl QgatesServer {
             Ok(r) => r,
             Err(e) => return error_result(e),
         };
+        // An unsafe `.qgates/` (a link, another user's folder): nothing runs or is written.
+        if let Err(e) = crate::core::qgates_dir::check(&self.root) {
+            return error_result(e.to_string());
+        }
         let what = describe(&args);
         let _slot = match self.claim(what) {
             Ok(s) => s,

@@ -61,8 +61,9 @@ impl Drop for GroupGuard {
 
 /// Runs the process to its end, its timeout, or until the returned future is dropped.
 pub async fn run_process(spec: &ProcessSpec) -> ProcessOutcome {
+    // Logs live under `.qgates/runs/`: a link there is refused, never written through.
     let open = |path: &Path| {
-        std::fs::File::create(path).map_err(|e| {
+        crate::core::safe_fs::create_nofollow(path).map_err(|e| {
             ProcessOutcome::SpawnFailed(format!("cannot create {}: {e}", path.display()))
         })
     };

@@ -1,0 +1,126 @@
+//! This process's private scratch folder (mode 0700, owned by the user): fixer output, and the
+//! run logs of a workspace whose `.qgates/` cannot be written. A fixed name in the shared
+//! temporary folder could be made first by another user (a link to their files, a folder they
+//! read); so it is either `$XDG_RUNTIME_DIR/qgates` (that folder is the user's alone by
+//! definition, and is checked to be) or a fresh folder of a random name made by `mkdtemp`.
+//!
+//! The folder is made on first use. Run logs in it are named in reports and must outlive the
+//! process, so it is not removed wholesale; a random folder left empty (fixer files are removed
+//! after each use) is removed when the process exits.
+
+use std::ffi::{CString, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+
+/// The scratch folder, made on first use.
+pub fn dir() -> std::io::Result<&'static Path> {
+    match DIR.get_or_init(|| make().map_err(|e| e.to_string())) {
+        Ok(p) => Ok(p),
+        Err(e) => Err(std::io::Error::other(format!(
+            "cannot make a private scratch folder: {e}"
+        ))),
+    }
+}
+
+/// A new, empty file in the scratch folder (`O_EXCL | O_NOFOLLOW`, mode 0600), named
+/// `<stem>-<pid>-<n>.<ext>`: the caller's to write, read and remove.
+pub fn new_file(stem: &str, ext: &str) -> std::io::Result<PathBuf> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let path = dir()?.join(format!("{stem}-{}-{n}.{ext}", std::process::id()));
+    crate::core::safe_fs::create_new(&path, 0o600)?;
+    Ok(path)
+}
+
+fn make() -> std::io::Result<PathBuf> {
+    if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from)
+        && runtime.is_absolute()
+        && is_private(&runtime)
+    {
+        let path = runtime.join("qgates");
+        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+            Ok(()) => return Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && is_private(&path) => {
+                return Ok(path);
+            }
+            // Not ours, or not a folder: a random folder instead.
+            Err(_) => {}
+        }
+    }
+    let path = mkdtemp(&std::env::temp_dir().join("qgates-XXXXXX"))?;
+    // SAFETY: `remove_if_empty` is an `extern "C" fn()` that never unwinds.
+    unsafe { libc::atexit(remove_if_empty) };
+    Ok(path)
+}
+
+/// A real folder (not a link) owned by this user that no one else may enter or change.
+fn is_private(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| {
+        m.is_dir() && m.uid() == crate::core::qgates_dir::euid() && m.mode() & 0o077 == 0
+    })
+}
+
+/// `mkdtemp(3)`: a new folder, mode 0700, at `template` with its `XXXXXX` made random.
+fn mkdtemp(template: &Path) -> std::io::Result<PathBuf> {
+    let mut bytes = CString::new(template.as_os_str().as_bytes())
+        .map_err(std::io::Error::other)?
+        .into_bytes_with_nul();
+    // SAFETY: `bytes` is a writable, NUL-terminated buffer that mkdtemp fills in place.
+    let made = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
+    if made.is_null() {
+        return Err(std::io::Error::last_os_error());
+    }
+    bytes.pop();
+    Ok(PathBuf::from(OsString::from_vec(bytes)))
+}
+
+extern "C" fn remove_if_empty() {
+    if let Some(Ok(path)) = DIR.get() {
+        // Fails, leaving it, when run logs are inside.
+        let _ = std::fs::remove_dir(path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_folder_is_private_and_not_at_a_predictable_name() {
+        let first = dir().unwrap();
+        let meta = std::fs::symlink_metadata(first).unwrap();
+        assert!(meta.is_dir());
+        assert_eq!(meta.permissions().mode() & 0o777, 0o700);
+        assert_eq!(meta.uid(), crate::core::qgates_dir::euid());
+        // Either the user's runtime folder, or a name with a random part no one could make
+        // ahead of it (two folders made the same way differ).
+        let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
+        if !runtime.is_some_and(|r| first.starts_with(r)) {
+            let name = first.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(name.starts_with("qgates-") && name.len() == 13, "{name}");
+            assert!(!name.contains(&std::process::id().to_string()), "{name}");
+            let other = mkdtemp(&std::env::temp_dir().join("qgates-XXXXXX")).unwrap();
+            assert_ne!(other, first);
+            std::fs::remove_dir(other).unwrap();
+        }
+        // Made once per process.
+        assert_eq!(dir().unwrap(), first);
+        let a = new_file("fix", "out").unwrap();
+        let b = new_file("fix", "out").unwrap();
+        assert_ne!(a, b);
+        assert_eq!(
+            std::fs::metadata(&a).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        // Made new: an existing name is never opened again.
+        assert!(crate::core::safe_fs::create_new(&a, 0o600).is_err());
+        std::fs::remove_file(a).unwrap();
+        std::fs::remove_file(b).unwrap();
+    }
+}
