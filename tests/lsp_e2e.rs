@@ -212,7 +212,7 @@ fn an_untrusted_workspace_starts_no_process_until_trusted() {
     );
     c.shutdown();
 
-    // A changed configuration asks again.
+    // A change to what is not run (a gate's name) keeps the trust; a changed command asks again.
     let yaml = std::fs::read_to_string(ws.path().join("quality.yaml")).unwrap();
     write(
         ws.path(),
@@ -221,7 +221,29 @@ fn an_untrusted_workspace_starts_no_process_until_trusted() {
     );
     let mut c = LspClient::spawn(ws.path(), &trust_file, TrustAnswer::NotNow);
     c.initialize(json!({}));
-    c.wait_for(|m| m["method"] == "window/showMessageRequest", WAIT);
+    c.open("a.py");
+    assert_eq!(shape(&c.diagnostics("a.py")).len(), 1);
+    assert!(
+        !c.all_messages()
+            .iter()
+            .any(|m| m["method"] == "window/showMessageRequest")
+    );
+    c.shutdown();
+    write(
+        ws.path(),
+        "quality.yaml",
+        &yaml.replace("command: [tools/lint]", "command: [tools/lint, --all]"),
+    );
+    let mut c = LspClient::spawn(ws.path(), &trust_file, TrustAnswer::NotNow);
+    c.initialize(json!({}));
+    let ask = c.wait_for(|m| m["method"] == "window/showMessageRequest", WAIT);
+    assert!(
+        ask["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tools/lint --all FILES…"),
+        "{ask}"
+    );
     c.shutdown();
 }
 

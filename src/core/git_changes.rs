@@ -117,7 +117,8 @@ impl Repo {
         Ok(Some(Repo { repo, prefix }))
     }
 
-    /// Whether the index holds a file, given relative to the workspace root (POSIX).
+    /// Whether git tracks `rel` (relative to the workspace root, POSIX): the index has an entry
+    /// for it. An index that cannot be read counts as tracking nothing.
     pub fn tracks(&self, rel: &str) -> bool {
         let path = if self.prefix.is_empty() {
             rel.to_string()
@@ -425,19 +426,6 @@ impl Repo {
             ));
         }
         Ok(Changes { files, notes })
-    }
-
-    /// Whether git tracks `rel` (relative to the workspace root, POSIX): the index has an entry
-    /// for it. An index that cannot be read counts as tracking nothing.
-    pub fn tracks(&self, rel: &str) -> bool {
-        let path = if self.prefix.is_empty() {
-            rel.to_owned()
-        } else {
-            format!("{}/{rel}", self.prefix)
-        };
-        self.repo
-            .index_or_empty()
-            .is_ok_and(|index| index.entry_by_path(path.as_bytes().as_bstr()).is_some())
     }
 
     fn base_tree(&self, sha: &str) -> Result<ObjectId, GitError> {

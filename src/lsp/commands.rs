@@ -137,15 +137,14 @@ pub async fn execute(
                 })?],
                 None => session.folders(),
             };
-            let mut trusted = Vec::new();
+            let (mut trusted, mut runs) = (Vec::new(), serde_json::Map::new());
             for folder in folders {
                 let manifest = session.trust_folder(&folder).map_err(|e| failed(&e))?;
-                trusted.push(json!({
-                    "folder": folder.root.display().to_string(),
-                    "runs": manifest.describe(),
-                }));
+                let root = folder.root.display().to_string();
+                runs.insert(root.clone(), json!(manifest.describe()));
+                trusted.push(root);
             }
-            Ok(Some(json!({ "trusted": trusted })))
+            Ok(Some(json!({ "trusted": trusted, "runs": runs })))
         }
         _ => Err(Error::invalid_params(format!(
             "unknown command `{command}`; the commands are {}",

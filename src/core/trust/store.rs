@@ -5,12 +5,12 @@
 //! `~/.config/qgates/trust.json`. The CLI and CI, run on purpose, need no trust.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::core::baseline::lock_exclusive;
+use crate::core::safe_fs;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct TrustFile {
@@ -60,7 +60,7 @@ impl TrustStore {
     /// private to the user (0600, its folder 0700 when made here) and never written through a
     /// symbolic link.
     pub fn trust(&self, root: &Path, manifest_hash: &str) -> std::io::Result<()> {
-        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        use std::os::unix::fs::DirBuilderExt;
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -70,25 +70,7 @@ impl TrustStore {
         let mut file = self.read();
         file.workspaces.insert(key(root), manifest_hash.to_string());
         let json = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
-        let tmp = self
-            .path
-            .with_extension(format!("tmp-{}", std::process::id()));
-        let _ = std::fs::remove_file(&tmp);
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)
-            .and_then(|mut f| {
-                f.write_all(&json)?;
-                f.sync_all()
-            })
-            .and_then(|()| std::fs::rename(&tmp, &self.path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        written
+        safe_fs::write_atomic(&self.path, &json, 0o600)
     }
 
     fn read(&self) -> TrustFile {
@@ -139,13 +121,11 @@ mod tests {
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(store.path()), 0o600);
         assert_eq!(mode(&dir.path().join("cfg")), 0o700);
-        // A temp name made a link to a file elsewhere is not followed.
+        // A store that is a link to a file elsewhere is replaced, not written through.
         let victim = dir.path().join("victim");
         std::fs::write(&victim, "keep").unwrap();
-        let tmp = store
-            .path()
-            .with_extension(format!("tmp-{}", std::process::id()));
-        std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+        std::fs::remove_file(store.path()).unwrap();
+        std::os::unix::fs::symlink(&victim, store.path()).unwrap();
         store.trust(dir.path(), "h2").unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
         assert!(store.is_trusted(dir.path(), "h2"));
