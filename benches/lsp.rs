@@ -94,12 +94,27 @@ fn main() {
 
 fn qgates_server(tools: &Tools, build: &Build, root: &Path, path: Option<&OsString>) -> LspClient {
     let trust = root.join(".bench-trust.json");
+    let path = path.unwrap_or(&tools.path);
+    // Trusted as a person does from a terminal (not by the editor's word), so every run pays
+    // for the check of what would run against what was trusted. A build from before `--yes`
+    // trusts without it.
+    let trusted = ["trust --yes", "trust"].iter().any(|args| {
+        tools
+            .command(&build.binary, root)
+            .args(args.split(' '))
+            .arg(root)
+            .env("QGATES_TRUST_FILE", &trust)
+            .env("PATH", path)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    assert!(trusted, "{} trust failed", build.binary.display());
     let mut cmd = tools.command(&build.binary, root);
     cmd.arg("lsp")
         .env("QGATES_TRUST_FILE", trust)
-        .env("PATH", path.unwrap_or(&tools.path));
+        .env("PATH", path);
     let mut c = LspClient::spawn_command(cmd, root, TrustAnswer::NotNow);
-    c.initialize(json!({"trusted": true}));
+    c.initialize(json!({}));
     c
 }
 

@@ -103,7 +103,7 @@ local function workspace(name, opts)
   git('add', '-A')
   git('commit', '-qm', 'fixture')
   if opts.trust then
-    sh({ BIN, 'trust', dir })
+    sh({ BIN, 'trust', '--yes', dir })
   end
   return dir
 end
