@@ -8,14 +8,15 @@ use serde_json::{Value, json};
 
 /// The largest message (an LSP body, an MCP line) the guards take: 64 MiB. No editor or agent
 /// sends a request near this size (a whole large file in `didOpen` is a few MiB); a message
-/// over it is discarded as it is read, never held in memory, so a client that sends a huge or
+/// over it is discarded as it is read (the language server, which knows its length up front,
+/// keeps none of it; the agent server at most the limit), so a client that sends a huge or
 /// endless one cannot make the server swallow memory until the system kills it.
 pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
 
 /// What the guards say of a message over `MAX_MESSAGE_BYTES`.
 pub fn too_large(size: impl std::fmt::Display) -> String {
     format!(
-        "a {size}-byte message is over the limit of {MAX_MESSAGE_BYTES} bytes (64 MiB); it was discarded unread"
+        "a {size}-byte message is over the limit of {MAX_MESSAGE_BYTES} bytes (64 MiB); it was discarded"
     )
 }
 
