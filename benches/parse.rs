@@ -2,6 +2,12 @@
 //! `ruff_lint` gate) and over 100,000 lines of mypy text (a `text_violations` gate with a mypy
 //! pattern), on one thread. Targets: ≥ 400,000 violations/s and ≥ 300,000 lines/s. Criterion
 //! prints the rate as `thrpt: … Kelem/s` or `Melem/s`.
+//!
+//! Also the time to report a `quality.yaml` broken all over: 2 000 gates, each with a mistake,
+//! once of a shape the reader stops at (a command written as one string) and once found when
+//! the gates are checked (an empty `run_on`, placed through the tree). The work grows with the
+//! file, not with the file times its mistakes; the target is ≤ 200 ms each (105 ms and 102 ms
+//! on the 2-core development machine).
 
 mod common;
 
@@ -10,7 +16,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use qgates::core::config::{Config, ConfigSource, ParserSpec, parse_config};
+use qgates::core::config::{Config, ConfigSource, MAX_REPORTED_PROBLEMS, ParserSpec, parse_config};
 use qgates::core::parse::{ParseContext, ToolOutput, parse_output};
 
 const N: usize = 100_000;
@@ -108,5 +114,45 @@ fn bench_parse(c: &mut Criterion) {
     floor.finish();
 }
 
-criterion_group!(benches, bench_parse);
+/// 2 000 gates, each with `mistake` (gate lines under the id) in it.
+fn broken_config(mistake: &str) -> String {
+    let mut text = String::from("version: 1\ngates:\n");
+    for i in 0..2_000 {
+        text.push_str(&format!(
+            "  gate_{i}:\n{}    parsing: {{ strategy: exit_code }}\n",
+            mistake.replace("{i}", &i.to_string())
+        ));
+    }
+    text
+}
+
+/// Reads a broken configuration and checks that it is reported as broken, capped.
+fn report_broken(text: &str) -> usize {
+    match parse_config(text, ConfigSource::Embedded) {
+        Ok(_) => panic!("the broken configuration loaded; the benchmark would measure nothing"),
+        Err(e) => {
+            assert_eq!(e.problems.len(), MAX_REPORTED_PROBLEMS + 1, "{e}");
+            e.problems.len()
+        }
+    }
+}
+
+fn bench_broken_config(c: &mut Criterion) {
+    let shape = broken_config("    command: \"tool {i}\"\n");
+    let checked = broken_config("    command: [tool]\n    run_on: []\n");
+    let mut group = c.benchmark_group("broken_config");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4));
+    group.bench_function("2000_gates_of_the_wrong_shape", |b| {
+        b.iter(|| report_broken(black_box(&shape)))
+    });
+    group.bench_function("2000_gates_failing_their_checks", |b| {
+        b.iter(|| report_broken(black_box(&checked)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_parse, bench_broken_config);
 criterion_main!(benches);

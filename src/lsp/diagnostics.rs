@@ -1,7 +1,10 @@
 //! Violations as LSP diagnostics, and back: the range in the negotiated encoding (computed from
 //! the file's text), severity, `source` = the gate's name, `code` with its documentation link, and
 //! `data` carrying what a quick fix needs. A client gets only the fields it declared
-//! (`DiagnosticCaps`); the server keeps the whole diagnostic for its quick fixes.
+//! (`DiagnosticCaps`) and at most `MAX_DIAGNOSTICS_PER_FILE` of a file's diagnostics
+//! (`shown`); the server keeps every whole diagnostic for its quick fixes.
+
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use tower_lsp_server::ls_types::{
@@ -11,6 +14,37 @@ use tower_lsp_server::ls_types::{
 use super::position::{Encoding, Lines};
 use crate::core::config::ConfigProblem;
 use crate::core::violation::{Edit, Fix, Severity, Violation};
+
+/// The most diagnostics a client is shown for one file. A tool that reports thousands of
+/// findings in one file (a generated file, a rule gone wrong) would otherwise send the editor a
+/// message of megabytes on every save, which it renders slowly and no one reads.
+pub const MAX_DIAGNOSTICS_PER_FILE: usize = 1_000;
+
+/// What a client is shown of a file's diagnostics, pushed or pulled alike: the first
+/// `MAX_DIAGNOSTICS_PER_FILE`, shaped for the client, then one at line 1 that says how many more
+/// there are and where the run's logs (`log_dir`) hold them all.
+pub fn shown(all: &[Diagnostic], log_dir: Option<&Path>, caps: DiagnosticCaps) -> Vec<Diagnostic> {
+    let mut shown: Vec<Diagnostic> = all
+        .iter()
+        .take(MAX_DIAGNOSTICS_PER_FILE)
+        .map(|d| caps.shape(d.clone()))
+        .collect();
+    if all.len() > MAX_DIAGNOSTICS_PER_FILE {
+        let more = all.len() - MAX_DIAGNOSTICS_PER_FILE;
+        let log = match log_dir {
+            Some(dir) => format!("see the log: {}", dir.display()),
+            None => "see the qgates log (at level info)".to_string(),
+        };
+        shown.push(Diagnostic {
+            range: Range::default(),
+            severity: Some(DiagnosticSeverity::INFORMATION),
+            source: Some("qgates".into()),
+            message: format!("{more} more findings in this file are not shown; {log}"),
+            ..Default::default()
+        });
+    }
+    shown
+}
 
 /// What a diagnostic carries for code actions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -247,6 +281,37 @@ mod tests {
         assert_eq!(
             range_of(&start_only, &lines, Encoding::Utf16),
             Range::new(Position::new(1, 2), Position::new(1, 2))
+        );
+    }
+
+    #[test]
+    fn a_client_is_shown_the_first_diagnostics_and_how_many_more_there_are() {
+        let lines = Lines::new("import os\n");
+        let all: Vec<Diagnostic> = (0..MAX_DIAGNOSTICS_PER_FILE + 5)
+            .map(|i| {
+                let mut v = violation(Some(1), Some(1), None);
+                v.message = format!("finding {i}").into();
+                to_diagnostic("Ruff Lint", &v, &lines, Encoding::Utf16)
+            })
+            .collect();
+        let caps = DiagnosticCaps::default();
+        let shown_ = shown(&all, Some(Path::new("/w/.qgates/runs/7")), caps);
+        assert_eq!(shown_.len(), MAX_DIAGNOSTICS_PER_FILE + 1);
+        assert_eq!(shown_[0], caps.shape(all[0].clone()));
+        let note = shown_.last().unwrap();
+        assert_eq!(
+            note.message,
+            "5 more findings in this file are not shown; see the log: /w/.qgates/runs/7"
+        );
+        assert_eq!(note.severity, Some(DiagnosticSeverity::INFORMATION));
+        assert_eq!(note.range.start, Position::new(0, 0));
+        let few = shown(&all[..3], None, caps);
+        assert_eq!(
+            few,
+            all[..3]
+                .iter()
+                .map(|d| caps.shape(d.clone()))
+                .collect::<Vec<_>>()
         );
     }
 

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::mpsc;
 use tower_lsp_server::ls_types::Diagnostic;
 
+use super::diagnostics::{DiagnosticCaps, shown};
 use super::jobs::Job;
 use super::locks::{lock, read, write, write_lock};
 use crate::core::cache::ResultCache;
@@ -40,6 +41,8 @@ pub enum Permission {
 pub struct Published {
     pub version: Option<i32>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The log folder of the run they came from (named when not all are shown).
+    pub log_dir: Option<PathBuf>,
 }
 
 pub struct Folder {
@@ -175,6 +178,14 @@ impl Folder {
 
     pub fn has_result_for(&self, path: &Path) -> bool {
         lock(&self.published).contains_key(path)
+    }
+
+    /// What the client is shown of them (`diagnostics::shown`), as they were published.
+    pub fn shown_diagnostics_of(&self, path: &Path, caps: DiagnosticCaps) -> Vec<Diagnostic> {
+        lock(&self.published)
+            .get(path)
+            .map(|p| shown(&p.diagnostics, p.log_dir.as_deref(), caps))
+            .unwrap_or_default()
     }
 
     pub fn diagnostics_of(&self, path: &Path) -> Vec<Diagnostic> {

@@ -11,6 +11,10 @@
 //! notification, only logged; then reading goes on. A `$/` request with an id is answered here
 //! too (`-32601`): the library drops its own answer to those, which would leave the client
 //! waiting. The answers go out between the library's own messages, never inside one.
+//!
+//! A message whose `Content-Length` is over `MAX_MESSAGE_BYTES` is not read into memory: its
+//! body is discarded as it arrives (so the next message is still framed where it starts), a
+//! warning is logged, and reading goes on.
 
 use std::io;
 use std::pin::Pin;
@@ -22,7 +26,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Request, Response};
 
-use crate::jsonrpc::{Head, error_answer};
+use crate::jsonrpc::{Head, MAX_MESSAGE_BYTES, error_answer, too_large};
 
 /// A header line longer than this is not a header: the rest of the block is skipped.
 const MAX_HEADER_LINE: usize = 8 << 10;
@@ -34,6 +38,8 @@ enum Frame {
     Body(Vec<u8>),
     /// Bytes that were not a message; says what was wrong.
     Garbage(String),
+    /// A message over `MAX_MESSAGE_BYTES`, of this many bytes, discarded unread.
+    TooLarge(usize),
 }
 
 /// Reads the next frame; `None` at the end of the stream.
@@ -105,6 +111,20 @@ async fn read_frame<R: AsyncRead + Unpin>(r: &mut BufReader<R>) -> io::Result<Op
             "a message without a Content-Length header".into(),
         ))),
         Some(Err(e)) => Ok(Some(Frame::Garbage(e))),
+        Some(Ok(len)) if len > MAX_MESSAGE_BYTES => {
+            // Passed through the reader's own buffer to nowhere, a buffer at a time: nothing of
+            // the body is kept, however long it is.
+            let mut body = (&mut *r).take(len as u64);
+            let skipped = tokio::io::copy_buf(&mut body, &mut tokio::io::sink()).await?;
+            if skipped < len as u64 {
+                tracing::warn!(
+                    "the input ended {skipped} bytes into a {len}-byte message that was being discarded: {}",
+                    too_large(len)
+                );
+                return Ok(None);
+            }
+            Ok(Some(Frame::TooLarge(len)))
+        }
         Some(Ok(len)) => {
             // Not sized up front: a lying Content-Length must not reserve gigabytes.
             let mut body = Vec::with_capacity(len.min(1 << 20));
@@ -206,6 +226,12 @@ pub async fn guard_input<R, W>(
             },
             Ok(Some(Frame::Garbage(why))) => {
                 error_answer(Value::Null, -32700, &format!("Parse error: {why}"))
+            }
+            Ok(Some(Frame::TooLarge(len))) => {
+                // The id is in the body, which was not read: nothing can be answered, as an
+                // answer without the request's id would settle no request of the client's.
+                tracing::warn!("a message from the client was dropped: {}", too_large(len));
+                continue;
             }
             Ok(None) => break,
             Err(e) => {
@@ -319,6 +345,31 @@ mod tests {
             matches!(&got[..], [Frame::Garbage(w)] if w.contains("not a header")),
             "{got:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_message_over_the_limit_is_skipped_and_the_next_one_is_framed() {
+        let len = MAX_MESSAGE_BYTES + 1;
+        // The body is made as it is read, so the test holds none of it either.
+        let header = format!("Content-Length: {len}\r\n\r\n");
+        let input = header
+            .as_bytes()
+            .chain(tokio::io::repeat(b'x').take(len as u64))
+            .chain(&b"Content-Length: 2\r\n\r\n{}"[..]);
+        let mut r = BufReader::new(input);
+        assert_eq!(
+            read_frame(&mut r).await.unwrap(),
+            Some(Frame::TooLarge(len))
+        );
+        assert_eq!(
+            read_frame(&mut r).await.unwrap(),
+            Some(Frame::Body(b"{}".to_vec()))
+        );
+        assert_eq!(read_frame(&mut r).await.unwrap(), None);
+
+        // The input ends inside the body being skipped: the end of the input, nothing to answer.
+        let input = header.as_bytes().chain(tokio::io::repeat(b'x').take(1000));
+        assert_eq!(read_frame(&mut BufReader::new(input)).await.unwrap(), None);
     }
 
     fn answer(body: &[u8]) -> Value {

@@ -6,6 +6,10 @@
 //! until the run for its new content (stale results are dropped, never shown). The tools read files from
 //! disk, so a document with unsaved changes keeps its diagnostics until it is saved: a result for
 //! the file on disk would put squiggles on the wrong lines of the buffer.
+//!
+//! A file with more findings than `MAX_DIAGNOSTICS_PER_FILE` is shown the first ones and a note
+//! (`diagnostics::shown`); the rest go to the log at level info, and the gates' output in the
+//! run's log folder holds them all.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -14,7 +18,9 @@ use std::sync::Arc;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{Diagnostic, MessageType};
 
-use super::diagnostics::{DiagnosticCaps, config_problem, to_diagnostic};
+use super::diagnostics::{
+    DiagnosticCaps, MAX_DIAGNOSTICS_PER_FILE, config_problem, shown, to_diagnostic,
+};
 use super::documents::{Documents, path_to_uri};
 use super::folder::{Folder, Published};
 use super::locks::lock;
@@ -64,6 +70,7 @@ impl Publisher {
                 }
             }
         }
+        let log_dir = report.log_dir.as_deref().map(|d| folder.root.join(d));
         for (file, found) in by_file {
             let path = folder.root.join(file);
             let open = self.docs.get(&path);
@@ -99,7 +106,17 @@ impl Publisher {
                     Published {
                         version,
                         diagnostics: diagnostics.clone(),
+                        log_dir: log_dir.clone(),
                     },
+                );
+            }
+            for d in diagnostics.iter().skip(MAX_DIAGNOSTICS_PER_FILE) {
+                tracing::info!(
+                    "not shown in the editor: {file}:{}:{}: [{}] {}",
+                    d.range.start.line + 1,
+                    d.range.start.character + 1,
+                    d.source.as_deref().unwrap_or_default(),
+                    d.message
                 );
             }
             let uri = match open {
@@ -109,11 +126,8 @@ impl Publisher {
                     None => continue,
                 },
             };
-            // Whole in `published` (quick fixes read it), shaped for the client on the wire.
-            let shaped = diagnostics
-                .into_iter()
-                .map(|d| self.diagnostics.shape(d))
-                .collect();
+            // Whole in `published` (quick fixes read it), shaped and capped for the client.
+            let shaped = shown(&diagnostics, log_dir.as_deref(), self.diagnostics);
             self.client
                 .publish_diagnostics(uri, shaped, self.diagnostics.version(version))
                 .await;
@@ -152,18 +166,21 @@ impl Publisher {
         }
         let mut now = Vec::new();
         if let Some(err) = folder.config_error() {
+            // Each file is read and its lines found once, not once per problem.
+            let mut lines_of: HashMap<PathBuf, Lines> = HashMap::new();
             for problem in &err.problems {
                 let path = if problem.file.is_absolute() {
                     problem.file.clone()
                 } else {
                     folder.root.join(&problem.file)
                 };
-                let text = self
-                    .docs
-                    .get(&path)
-                    .map(|d| d.text.to_string())
-                    .unwrap_or_else(|| std::fs::read_to_string(&path).unwrap_or_default());
-                let d = config_problem(problem, &Lines::new(&text), enc);
+                let lines = lines_of.entry(path.clone()).or_insert_with(|| {
+                    Lines::new(&match self.docs.get(&path) {
+                        Some(d) => d.text.to_string(),
+                        None => std::fs::read_to_string(&path).unwrap_or_default(),
+                    })
+                });
+                let d = config_problem(problem, lines, enc);
                 per_file.entry(path.clone()).or_default().push(d);
                 now.push(path);
             }

@@ -298,12 +298,9 @@ impl LanguageServer for Backend {
                 if !folder.has_result_for(&path) && !self.is_config_file(&path) {
                     folder.send(Job::Open(vec![path.clone()]));
                 }
-                Some(folder.diagnostics_of(&path))
+                Some(folder.shown_diagnostics_of(&path, shape))
             })
-            .unwrap_or_default()
-            .into_iter()
-            .map(|d| shape.shape(d))
-            .collect();
+            .unwrap_or_default();
         Ok(DocumentDiagnosticReportResult::Report(
             DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
                 related_documents: None,

@@ -5,6 +5,7 @@
 //! reported in file order. Places come from the `Spanned` values of the model, or, for keys and
 //! values the model does not span, from the untyped `Tree` of the same text.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -12,6 +13,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use indexmap::IndexMap;
 
 use super::error::{ConfigError, Problems};
+use super::limits::{MAX_GATES, MAX_GLOBS_PER_LIST, MAX_PATTERN_CHARS};
 use super::model::{RawConfig, RawFix, RawGate, RawGlobs, SpannedString};
 use super::parsing::compile_parsing;
 use super::spec::*;
@@ -70,6 +72,16 @@ fn check_gate_ids(raw: &RawConfig, p: &mut Problems) {
     if raw.gates.value.is_empty() {
         p.at(raw.gates.referenced, "no gates are defined. Add at least one gate under `gates:`; `qgates init` writes an example.");
     }
+    if let Some((id, _)) = raw.gates.value.get_index(MAX_GATES) {
+        p.at(
+            id.referenced,
+            format!(
+                "{} gates are defined; a configuration holds at most {MAX_GATES}, and this is gate {}. Merge gates that run the same tool, or remove the ones not used.",
+                raw.gates.value.len(),
+                MAX_GATES + 1
+            ),
+        );
+    }
     for id in raw.gates.value.keys() {
         if id.value.is_empty()
             || !id
@@ -94,9 +106,14 @@ fn active_gate_ids(raw: &RawConfig, p: &mut Problems) -> Vec<String> {
         p.at(p.value(&["active_gates"]), "active_gates is empty, so nothing would run. List the gates to run, or remove active_gates to run every gate.");
     }
     let defined: Vec<&str> = raw.gates.value.keys().map(|k| k.value.as_str()).collect();
+    let known: HashSet<&str> = defined.iter().copied().collect();
+    // Suggestions are looked for among the gates a configuration may hold, so a list of
+    // thousands of unknown ids does not compare each with thousands of gates.
+    let defined = &defined[..defined.len().min(MAX_GATES)];
     let mut ids: Vec<String> = Vec::new();
+    let mut listed: HashSet<&str> = HashSet::new();
     for id in list {
-        if ids.contains(&id.value) {
+        if !listed.insert(&id.value) {
             p.at(
                 id.referenced,
                 format!(
@@ -104,8 +121,8 @@ fn active_gate_ids(raw: &RawConfig, p: &mut Problems) -> Vec<String> {
                     id.value
                 ),
             );
-        } else if !defined.contains(&id.value.as_str()) {
-            p.at(id.referenced, undefined_gate(&id.value, &defined));
+        } else if !known.contains(id.value.as_str()) {
+            p.at(id.referenced, undefined_gate(&id.value, defined));
         } else {
             ids.push(id.value.clone());
         }
@@ -120,10 +137,16 @@ fn undefined_gate(id: &str, defined: &[&str]) -> String {
         None if defined.is_empty() => {
             format!("{head}. Define it under `gates:`, or remove it from active_gates.")
         }
-        None => format!(
-            "{head}. Define it, or remove it from active_gates (defined: {}).",
-            defined.join(", ")
-        ),
+        None => {
+            // A few names say what the ids look like; all of them, for every unknown id, would
+            // flood the report.
+            const SHOWN: usize = 10;
+            let mut names = defined[..defined.len().min(SHOWN)].join(", ");
+            if defined.len() > SHOWN {
+                names.push_str(", …");
+            }
+            format!("{head}. Define it, or remove it from active_gates (defined: {names}).")
+        }
     }
 }
 
@@ -143,9 +166,24 @@ fn glob_set(list: &[SpannedString], p: &mut Problems) -> Option<Option<GlobSet>>
     if list.is_empty() {
         return Some(None);
     }
+    if let Some(s) = list.get(MAX_GLOBS_PER_LIST) {
+        p.at(
+            s.referenced,
+            format!("{} globs are listed; a list holds at most {MAX_GLOBS_PER_LIST}, and this is glob {}. Replace lists of single files with broader globs (`src/**/*.py`).", list.len(), MAX_GLOBS_PER_LIST + 1),
+        );
+        return None;
+    }
     let before = p.count();
     let mut builder = GlobSetBuilder::new();
     for s in list {
+        let chars = s.value.chars().count();
+        if chars > MAX_PATTERN_CHARS {
+            p.at(
+                s.referenced,
+                format!("this glob is {chars} characters long; a glob may be at most {MAX_PATTERN_CHARS}. Shorten it, or split it into several globs."),
+            );
+            continue;
+        }
         match Glob::new(&s.value) {
             Ok(glob) => {
                 builder.add(glob);

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use super::limits::MAX_REPORTED_PROBLEMS;
 use super::tree::{LazyTree, Pos};
 
 /// One mistake in a configuration file.
@@ -53,6 +54,26 @@ impl fmt::Display for ConfigError {
 }
 
 impl ConfigError {
+    /// The error for `problems` (at least one), in the order given: the first
+    /// `MAX_REPORTED_PROBLEMS`, then one line that says how many more there are, so a file
+    /// broken all over does not flood the terminal or the editor.
+    pub fn new(mut problems: Vec<ConfigProblem>) -> Self {
+        if problems.len() > MAX_REPORTED_PROBLEMS {
+            let more = problems.len() - MAX_REPORTED_PROBLEMS;
+            problems.truncate(MAX_REPORTED_PROBLEMS);
+            let file = problems[0].file.clone();
+            problems.push(ConfigProblem {
+                file,
+                line: 0,
+                column: 0,
+                message: format!(
+                    "and {more} more errors, not shown (only the first {MAX_REPORTED_PROBLEMS} are). Fix these and check again."
+                ),
+            });
+        }
+        ConfigError { problems }
+    }
+
     pub fn single(file: PathBuf, line: u32, column: u32, message: impl Into<String>) -> Self {
         ConfigError {
             problems: vec![ConfigProblem {
@@ -121,8 +142,33 @@ impl<'a> Problems<'a> {
         }
         // Stable, so two problems at one place keep the order they were found in.
         self.list.sort_by_key(|x| (x.line, x.column));
-        Err(ConfigError {
-            problems: self.list,
-        })
+        Err(ConfigError::new(self.list))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn past_the_limit_one_line_says_how_many_more_there_are() {
+        let problem = |line| ConfigProblem {
+            file: "quality.yaml".into(),
+            line,
+            column: 1,
+            message: "bad".into(),
+        };
+        let all: Vec<ConfigProblem> = (1..=250).map(problem).collect();
+        let e = ConfigError::new(all.clone());
+        assert_eq!(e.problems.len(), MAX_REPORTED_PROBLEMS + 1);
+        assert_eq!(
+            e.problems[..MAX_REPORTED_PROBLEMS],
+            all[..MAX_REPORTED_PROBLEMS]
+        );
+        let last = e.problems.last().unwrap();
+        assert_eq!(last.line, 0);
+        assert!(last.message.starts_with("and 150 more errors"), "{last}");
+        let few = ConfigError::new(all[..MAX_REPORTED_PROBLEMS].to_vec());
+        assert_eq!(few.problems, all[..MAX_REPORTED_PROBLEMS]);
     }
 }

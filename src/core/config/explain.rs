@@ -6,22 +6,59 @@
 //! We match on its structured error instead of parsing that text, and use the `Tree` to learn which
 //! key a place belongs to.
 
-use serde_saphyr::{Error, MessageFormatter, UserMessageFormatter};
+use serde_saphyr::Error;
 
 use super::suggest::closest;
 use super::tree::{Found, Pos, Seg, Tree};
+use super::yaml_syntax::{first_tab, library_text, syntax, unclosed_flow};
 
 /// Where the problem is and what to say about it.
 pub(super) fn explain(e: &Error, text: &str, tree: Option<&Tree>) -> (Pos, String) {
     let e = original(e);
-    let mut pos = e
-        .location()
-        .map(Pos::from)
-        .filter(|p| p.is_known())
-        .unwrap_or(Pos { line: 1, column: 1 });
+    let mut pos = location(e).unwrap_or(Pos { line: 1, column: 1 });
     if library_text(e).contains("tab") {
         pos = first_tab(text, pos).unwrap_or(pos);
     }
+    describe(e, pos, Some(text), tree)
+}
+
+/// `explain` for an error in a document of `gates:` followed by the lines of one gate, which
+/// start at line `first_line` of the file: the place is moved back to the file's lines. `None`
+/// for an error that is not about the shape of a value (an unknown anchor): reading a gate on
+/// its own can cause those.
+pub(super) fn explain_part(e: &Error, first_line: u32, tree: &Tree) -> Option<(Pos, String)> {
+    let e = original(e);
+    let shape = matches!(
+        e,
+        Error::SerdeUnknownField { .. }
+            | Error::SerdeUnknownVariant { .. }
+            | Error::SerdeMissingField { .. }
+            | Error::DuplicateMappingKey { .. }
+            | Error::Unexpected { .. }
+            | Error::SerdeInvalidType { .. }
+            | Error::SerdeInvalidValue { .. }
+            | Error::SerdeInvalidLength { .. }
+            | Error::InvalidScalar { .. }
+            | Error::InvalidBooleanStrict { .. }
+            | Error::NullIntoString { .. }
+            | Error::NonFiniteFloat { .. }
+    );
+    // Line 1 of the part is `gates:`; the gate's own lines follow.
+    let pos = location(e).filter(|p| shape && p.line >= 2)?;
+    let pos = Pos {
+        line: pos.line - 2 + first_line,
+        column: pos.column,
+    };
+    Some(describe(e, pos, None, Some(tree)))
+}
+
+fn location(e: &Error) -> Option<Pos> {
+    e.location().map(Pos::from).filter(|p| p.is_known())
+}
+
+/// What to say about an error at `pos`; `text` (the whole file) finds the opening bracket of a
+/// syntax error.
+fn describe(e: &Error, pos: Pos, text: Option<&str>, tree: Option<&Tree>) -> (Pos, String) {
     let found = tree.and_then(|t| t.at(pos));
     let message = match e {
         Error::SerdeUnknownField {
@@ -47,7 +84,7 @@ pub(super) fn explain(e: &Error, text: &str, tree: Option<&Tree>) -> (Pos, Strin
             "the file holds more than one YAML document (`---` starts another). Keep one document."
                 .to_string()
         }
-        _ => match unclosed_flow(text, pos) {
+        _ => match text.and_then(|text| unclosed_flow(text, pos)) {
             // The parser notices an unclosed `[` or `{` only lines later, at something that
             // makes no sense inside it; the opener is what the user has to fix.
             Some((open, c)) => {
@@ -300,15 +337,17 @@ fn missing_key(field: &str, found: Option<&Found>, tree: Option<&Tree>) -> (Opti
 
 // ---- duplicate keys ----
 
+pub(super) fn duplicate_gate(id: &str) -> String {
+    format!("gate `{id}` is defined twice. Rename or remove one of them.")
+}
+
 fn duplicate_key(key: Option<&str>, found: Option<&Found>) -> String {
     let mapping = parent(found);
     let key = key
         .map(str::to_string)
         .or_else(|| found.and_then(|f| f.key().map(str::to_string)));
     match (key, mapping.as_slice()) {
-        (Some(k), [Seg::Key(g)]) if g == "gates" => {
-            format!("gate `{k}` is defined twice. Rename or remove one of them.")
-        }
+        (Some(k), [Seg::Key(g)]) if g == "gates" => duplicate_gate(&k),
         (Some(k), m) => format!("`{k}` is written twice {}. Remove one of them.", place(m)),
         (None, m) => format!("a key is written twice {}. Remove one of them.", place(m)),
     }
@@ -480,115 +519,4 @@ fn wrong_type(e: &Error, found: Option<&Found>) -> String {
         return format!("{who} has no value; it must be {want}, e.g. {example}.");
     }
     format!("{who} must be {want}, e.g. {example}.")
-}
-
-// ---- YAML syntax ----
-
-/// The innermost `[` or `{` still open at `until`, if it was opened on an earlier line.
-/// A bracket counts only where a flow collection can start (after `:`, `-`, `,`, an opener, or
-/// at the start of a line), so `pattern: ^[a-z]` is not mistaken for one; quotes and comments
-/// are skipped.
-fn unclosed_flow(text: &str, until: Pos) -> Option<(Pos, char)> {
-    let mut open: Vec<(Pos, char)> = Vec::new();
-    for (i, line) in text
-        .lines()
-        .enumerate()
-        .take(usize::try_from(until.line).ok()?)
-    {
-        let line_no = u32::try_from(i + 1).ok()?;
-        let mut quote: Option<char> = None;
-        let mut prev = ' ';
-        let mut value_start = true;
-        for (j, c) in line.chars().enumerate() {
-            let here = Pos {
-                line: line_no,
-                column: u32::try_from(j + 1).ok()?,
-            };
-            if here >= until {
-                break;
-            }
-            match (quote, c) {
-                (Some(q), c) if c == q && !(q == '"' && prev == '\\') => quote = None,
-                (Some(_), _) => {}
-                (None, '\'' | '"') if value_start => quote = Some(c),
-                (None, '#') if prev == ' ' || j == 0 => break,
-                (None, '[' | '{') if value_start => open.push((here, c)),
-                (None, ']' | '}') if !open.is_empty() => {
-                    open.pop();
-                }
-                _ => {}
-            }
-            if !c.is_whitespace() {
-                value_start = matches!(c, ':' | '-' | ',' | '[' | '{');
-            }
-            prev = c;
-        }
-    }
-    open.pop().filter(|(p, _)| p.line < until.line)
-}
-
-/// The scanner reports a tab where the scalar before it started (`version: 1` on line 1 for a tab
-/// that indents line 2); the tab itself is what the user must find.
-fn first_tab(text: &str, from: Pos) -> Option<Pos> {
-    let skip = usize::try_from(from.line).ok()?.saturating_sub(1);
-    text.lines().enumerate().skip(skip).find_map(|(i, line)| {
-        let column = line.chars().position(|c| c == '\t')?;
-        Some(Pos {
-            line: u32::try_from(i + 1).ok()?,
-            column: u32::try_from(column + 1).ok()?,
-        })
-    })
-}
-
-/// The library's user-facing sentence for an error, without its place (we print that first).
-fn library_text(e: &Error) -> String {
-    let text = UserMessageFormatter.format_message(e).into_owned();
-    let text = match text.find(" at line ") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    };
-    text.trim().trim_end_matches('.').to_string()
-}
-
-fn syntax(e: &Error) -> String {
-    let text = library_text(e);
-    let lower = text.to_ascii_lowercase();
-    let hint = if lower.contains("tab") {
-        "YAML indents with spaces, never tabs: replace the tab with spaces."
-    } else if lower.contains("unclosed bracket")
-        || lower.contains("flow sequence")
-        || lower.contains("flow mapping")
-    {
-        "Close the bracket, and separate items with commas."
-    } else if lower.contains("quoted") || lower.contains("quote") {
-        "A quoted value is not closed, or goes on over a line that is not indented: close the quote."
-    } else if lower.contains("expected key")
-        || lower.contains("indent")
-        || lower.contains("mapping values")
-    {
-        "Check the indentation: keys of one mapping start in the same column, and `key:` needs a space after the colon."
-    } else if lower.contains("unknown value") || lower.contains("anchor") {
-        "Define the anchor (`&name`) before the alias that uses it (`*name`)."
-    } else if lower.contains("end of file") || lower.contains("end of stream") {
-        "The file ends in the middle of a value: close what was opened."
-    } else {
-        "Fix the YAML syntax here (indentation, quotes, brackets, a missing `:`)."
-    };
-    format!("invalid YAML: {text}. {hint}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unclosed_flow_finds_the_opener_and_ignores_brackets_inside_values() {
-        let text = "a: [x, y\nb: 1\n";
-        assert_eq!(
-            unclosed_flow(text, Pos { line: 2, column: 2 }),
-            Some((Pos { line: 1, column: 4 }, '['))
-        );
-        let text = "p: ^[a-z]+\nq: '[' # [\nr: {s: [1]}\nt: : x\n";
-        assert_eq!(unclosed_flow(text, Pos { line: 4, column: 4 }), None);
-    }
 }

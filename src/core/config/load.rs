@@ -1,11 +1,16 @@
 //! Finding and reading `quality.yaml`.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use serde::Deserialize;
 
 use super::compile::compile;
 use super::error::{ConfigError, ConfigProblem};
-use super::explain::explain;
-use super::model::RawConfig;
+use super::explain::{duplicate_gate, explain, explain_part};
+use super::limits::{MAX_CONFIG_BYTES, file_too_large};
+use super::model::{RawConfig, RawGate, SpannedString};
 use super::spec::{Config, ConfigSource};
 use super::tree::{LazyTree, Pos, Tree};
 
@@ -45,7 +50,7 @@ pub fn load_file(path: &Path) -> Result<Config, ConfigError> {
     let single = |pos: Pos, message: String| {
         ConfigError::single(path.to_path_buf(), pos.line, pos.column, message)
     };
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = read_at_most(path, MAX_CONFIG_BYTES).map_err(|e| {
         let why = match e.kind() {
             std::io::ErrorKind::NotFound => {
                 "the file does not exist. Check the path, or run `qgates init` to write a starting configuration.".to_string()
@@ -57,11 +62,27 @@ pub fn load_file(path: &Path) -> Result<Config, ConfigError> {
         };
         single(Pos::NONE, why)
     })?;
+    if bytes.len() > MAX_CONFIG_BYTES {
+        return Err(single(
+            Pos { line: 1, column: 1 },
+            file_too_large(bytes.len() as u64),
+        ));
+    }
     let text = String::from_utf8(bytes).map_err(|e| {
         let (pos, message) = not_utf8(e.as_bytes(), e.utf8_error().valid_up_to());
         single(pos, message)
     })?;
     parse_config(&text, ConfigSource::File(path.to_path_buf()))
+}
+
+/// The file's first `limit + 1` bytes at most: enough to tell that it is over the limit without
+/// reading a file of any size into memory.
+fn read_at_most(path: &Path, limit: usize) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(limit as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Says where a file stops being UTF-8, so the user can find the character in their editor.
@@ -101,6 +122,12 @@ pub fn parse_config(text: &str, source: ConfigSource) -> Result<Config, ConfigEr
         column: pos.column,
         message,
     };
+    if text.len() > MAX_CONFIG_BYTES {
+        return Err(ConfigError::new(vec![problem((
+            Pos { line: 1, column: 1 },
+            file_too_large(text.len() as u64),
+        ))]));
+    }
     // Read typed first: a valid file is then read once. The untyped tree that places problems
     // is built only when one is found (see `LazyTree`).
     let raw: RawConfig = match serde_saphyr::from_str(text) {
@@ -144,68 +171,132 @@ fn read_problems(
             };
         }
     };
-    ConfigError {
-        problems: shape_problems(typed, text, &tree)
+    ConfigError::new(
+        shape_problems(typed, text, &tree)
+            .problems
             .into_iter()
             .map(problem)
             .collect(),
-    }
+    )
+}
+
+/// The problems of a text whose typed read failed, and how many bytes were read to find them.
+struct ShapeProblems {
+    problems: Vec<(Pos, String)>,
+    bytes_read: usize,
 }
 
 /// The reader stops at the first value of the wrong shape. So that a file with a typo in two
-/// gates does not need two rounds, the gate that failed is blanked out (its lines emptied, so
-/// every other place keeps its line and column) and the text is read again, for as long as
-/// each new problem lies inside a gate that is still there. A problem outside every gate, or
-/// a gate written in flow style, ends the search: blanking more would invent problems.
-fn shape_problems(first: &serde_saphyr::Error, text: &str, tree: &Tree) -> Vec<(Pos, String)> {
-    let mut found = vec![explain(first, text, Some(tree))];
+/// gates does not need two rounds, each gate after the one that failed is read again on its
+/// own (a document of `gates:` and the gate's lines, placed back at the gate's lines), and its
+/// first problem is reported too. Each gate is read once: the work grows with the file, not
+/// with the file times its number of broken gates. The gates before the first problem were
+/// read without one. A gate id used twice is found in the tree. When the first problem is
+/// outside the gates, or gates are written in flow style, it is reported alone.
+fn shape_problems(first: &serde_saphyr::Error, text: &str, tree: &Tree) -> ShapeProblems {
+    let mut found = ShapeProblems {
+        problems: vec![explain(first, text, Some(tree))],
+        bytes_read: text.len(),
+    };
     let Some(gates) = tree.gate_lines() else {
         return found;
     };
-    let mut lines: Vec<&str> = text.lines().collect();
-    let mut blanked = vec![false; gates.len()];
-    loop {
-        let pos = found.last().map(|(p, _)| *p).unwrap_or_default();
-        let Some(i) = gates
-            .iter()
-            .position(|(a, b)| (*a..=*b).contains(&pos.line))
-        else {
-            break;
+    let first_line = found.problems[0].0.line;
+    if !gates.iter().any(|(a, b)| (*a..=*b).contains(&first_line)) {
+        return found; // a mistake outside the gates may leave them unreadable as they stand
+    }
+    let mut part = String::new();
+    for (a, b) in gates.into_iter().filter(|(a, _)| *a > first_line) {
+        part.clear();
+        part.push_str("gates:\n");
+        tree.push_lines(a, b, &mut part);
+        found.bytes_read += part.len();
+        let Err(e) = serde_saphyr::from_str::<OneGate>(&part) else {
+            continue;
         };
-        if std::mem::replace(&mut blanked[i], true) {
-            break;
-        }
-        let (a, b) = gates[i];
-        let end = (b as usize).min(lines.len());
-        for line in &mut lines[(a - 1) as usize..end] {
-            *line = "";
-        }
-        if blanked.iter().all(|b| *b) {
-            break; // `gates:` itself would now be empty, which is not the user's mistake.
-        }
-        let masked = lines.join("\n");
-        match serde_saphyr::from_str::<RawConfig>(&masked) {
-            Ok(_) => break,
-            Err(e) => {
-                let next = explain(&e, &masked, Some(tree));
-                if !gates
-                    .iter()
-                    .enumerate()
-                    .any(|(j, (a, b))| !blanked[j] && (*a..=*b).contains(&next.0.line))
-                {
-                    break;
-                }
-                found.push(next);
-            }
+        // Read alone, a gate can fail where it does not in the file (an alias of an anchor
+        // written elsewhere): only a problem of the gate's own shape is the user's.
+        if let Some(problem) = explain_part(&e, a, tree) {
+            found.problems.push(problem);
         }
     }
-    found.sort_by_key(|(p, _)| *p);
+    // Read one by one, gates cannot see that two share an id.
+    found.problems.extend(
+        tree.repeated_gates()
+            .into_iter()
+            .filter(|(pos, _)| pos.line > first_line)
+            .map(|(pos, id)| (pos, duplicate_gate(id))),
+    );
+    found.problems.sort_by_key(|(p, _)| *p);
     found
+}
+
+/// A document of `gates:` and one gate.
+#[derive(Deserialize)]
+struct OneGate {
+    #[serde(rename = "gates")]
+    _gates: IndexMap<SpannedString, RawGate>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `count` gates, each with a value of the wrong shape (a command written as one string).
+    fn broken_gates(count: usize) -> String {
+        let mut text = String::from("version: 1\ngates:\n");
+        for i in 0..count {
+            text.push_str(&format!(
+                "  gate_{i}:\n    command: \"tool {i}\"\n    parsing: {{ strategy: exit_code }}\n"
+            ));
+        }
+        text
+    }
+
+    #[test]
+    fn every_broken_gate_is_found_reading_each_gate_once() {
+        let text = broken_gates(2_000);
+        let typed = serde_saphyr::from_str::<RawConfig>(&text).unwrap_err();
+        let tree = Tree::parse(&text).unwrap().unwrap();
+        let found = shape_problems(&typed, &text, &tree);
+        assert_eq!(found.problems.len(), 2_000);
+        for (i, (pos, message)) in found.problems.iter().enumerate() {
+            assert_eq!(pos.line as usize, 4 + 3 * i, "{message}");
+            assert!(message.contains(&format!("gate `gate_{i}`")), "{message}");
+            assert!(
+                message.contains(&format!("[\"tool\", \"{i}\"]")),
+                "{message}"
+            );
+        }
+        // Read again from the start after each problem, the file would be read 2 000 times.
+        assert!(
+            found.bytes_read < 3 * text.len(),
+            "{} bytes read for a {}-byte file",
+            found.bytes_read,
+            text.len()
+        );
+    }
+
+    #[test]
+    fn a_gate_id_used_again_after_the_first_problem_is_reported() {
+        let text = "version: 1\ngates:\n  a:\n    command: tool a\n    parsing: { strategy: exit_code }\n  b:\n    command: [tool]\n    parsing: { strategy: exit_code }\n  b:\n    command: [tool]\n    parsing: { strategy: exit_code }\n";
+        let e = parse_config(text, ConfigSource::Embedded).unwrap_err();
+        let lines: Vec<u32> = e.problems.iter().map(|p| p.line).collect();
+        assert_eq!(lines, [4, 9], "{e}");
+        assert!(
+            e.problems[1].message.contains("gate `b` is defined twice"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_gate_read_alone_reports_no_problem_of_the_cut() {
+        // `b` uses an anchor written in `a`: read alone, it would not know it.
+        let text = "version: 1\ngates:\n  a:\n    command: &cmd [\"tool\"]\n    timeout_s: soon\n    parsing: { strategy: exit_code }\n  b:\n    command: *cmd\n    parsing: { strategy: exit_code }\n  c:\n    command: tool c\n    parsing: { strategy: exit_code }\n";
+        let e = parse_config(text, ConfigSource::Embedded).unwrap_err();
+        let lines: Vec<u32> = e.problems.iter().map(|p| p.line).collect();
+        assert_eq!(lines, [5, 11], "{e}");
+    }
 
     #[test]
     fn not_utf8_counts_characters_before_the_bad_byte() {

@@ -3,6 +3,7 @@
 mod compile;
 mod error;
 mod explain;
+mod limits;
 mod load;
 pub mod model;
 mod parsing;
@@ -10,8 +11,13 @@ pub mod schema;
 pub mod spec;
 mod suggest;
 mod tree;
+mod yaml_syntax;
 
 pub use error::{ConfigError, ConfigProblem};
+pub use limits::{
+    MAX_CONFIG_BYTES, MAX_GATES, MAX_GLOBS_PER_LIST, MAX_PATTERN_CHARS, MAX_REGEX_BYTES,
+    MAX_REGEX_DFA_BYTES, MAX_REPORTED_PROBLEMS,
+};
 pub use load::{
     CONFIG_CANDIDATES, DEFAULT_CONFIG, discover, load_file, load_for_workspace, parse_config,
 };

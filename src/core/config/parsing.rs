@@ -5,6 +5,7 @@ use regex::{Regex, RegexBuilder};
 use serde_saphyr::Spanned;
 
 use super::error::Problems;
+use super::limits::{MAX_PATTERN_CHARS, MAX_REGEX_BYTES, MAX_REGEX_DFA_BYTES, size_text};
 use super::model::{
     OutputStream, RawDefaults, RawFieldMap, RawFixEdits, RawParsing, SpannedString, Strategy,
 };
@@ -133,12 +134,22 @@ fn compile_text(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<TextSpec>
 /// Compiles the pattern in multi-line mode; an error points at the offending character when the
 /// pattern is written on one line as it is read (plain or single-quoted, no escapes).
 fn compile_regex(id: &str, pattern: &SpannedString, p: &mut Problems) -> Option<Regex> {
+    let chars = pattern.value.chars().count();
+    if chars > MAX_PATTERN_CHARS {
+        p.at(pattern.referenced, format!("gate `{id}`: the pattern is {chars} characters long; a pattern may be at most {MAX_PATTERN_CHARS}. Match less of each line: capture the fields and let `.*` skip the rest."));
+        return None;
+    }
     match RegexBuilder::new(&pattern.value)
         .multi_line(true)
-        .size_limit(50 << 20)
+        .size_limit(MAX_REGEX_BYTES)
+        .dfa_size_limit(MAX_REGEX_DFA_BYTES)
         .build()
     {
         Ok(r) => Some(r),
+        Err(regex::Error::CompiledTooBig(_)) => {
+            p.at(pattern.referenced, format!("gate `{id}`: the pattern compiles to more than {} (the limit), usually from a large repetition such as `\\w{{1000}}` or `(…){{500}}`. Use `+` or `*`, or a smaller count.", size_text(MAX_REGEX_BYTES)));
+            None
+        }
         Err(e) => {
             let text = e.to_string();
             let detail = text.lines().last().unwrap_or_default().trim();

@@ -5,15 +5,25 @@
 //! same text a second time into this untyped tree lets an error message name the key and the gate,
 //! and lets later checks point at a key (e.g. `field_map:` used with the wrong strategy) rather
 //! than at the first line of its value.
+//!
+//! A broken file may have thousands of problems, and each one asks the tree for a place. So
+//! every question is answered without going over the whole file again: a mapping finds a key
+//! through its own index, `at` through an index of every place built once, and a line through
+//! a `LineIndex` of the text. The cost of placing problems grows with their number, not with their number
+//! times the file's size.
 
+use std::cell::OnceCell;
+use std::collections::HashMap;
 use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::options::{DuplicateKeyPolicy, NonFiniteFloatPolicy};
 use serde_saphyr::{Location, Spanned};
 
+use crate::core::columns::LineIndex;
+
 /// A 1-based place in the file, in characters. `line == 0` means "no place".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub(super) struct Pos {
     pub line: u32,
     pub column: u32,
@@ -39,10 +49,31 @@ impl From<Location> for Pos {
 /// One YAML node. Scalars keep their text so a message can quote or split them.
 #[derive(Debug)]
 pub(super) enum Node {
-    Map(Vec<(Spanned<String>, Spanned<Node>)>),
+    Map(Entries),
     Seq(Vec<Spanned<Node>>),
     /// A scalar's text; `None` for null (`~`, `null` or nothing).
     Scalar(Option<String>),
+}
+
+/// A mapping's entries in file order, and where each key's first entry is.
+#[derive(Debug, Default)]
+pub(super) struct Entries {
+    pub list: Vec<(Spanned<String>, Spanned<Node>)>,
+    first: HashMap<String, usize>,
+}
+
+impl Entries {
+    fn push(&mut self, key: Spanned<String>, value: Spanned<Node>) {
+        self.first
+            .entry(key.value.clone())
+            .or_insert(self.list.len());
+        self.list.push((key, value));
+    }
+
+    /// The first entry with this key (a duplicate key is reported at its second place).
+    fn get(&self, key: &str) -> Option<&(Spanned<String>, Spanned<Node>)> {
+        self.first.get(key).map(|i| &self.list[*i])
+    }
 }
 
 /// One step from a mapping to a value or from a list to an item.
@@ -133,6 +164,16 @@ impl<'t> LazyTree<'t> {
 pub(super) struct Tree {
     root: Spanned<Node>,
     text: String,
+    line_index: LineIndex,
+    /// What `at` finds at each place, built on its first use.
+    places: OnceCell<HashMap<Pos, Place>>,
+}
+
+/// Where a node or key is: the index of each entry or item on the way from the root.
+#[derive(Debug)]
+struct Place {
+    steps: Vec<usize>,
+    is_key: bool,
 }
 
 impl Tree {
@@ -151,6 +192,8 @@ impl Tree {
             _ => Some(Tree {
                 root,
                 text: text.to_string(),
+                line_index: LineIndex::new(text),
+                places: OnceCell::new(),
             }),
         }))
     }
@@ -160,7 +203,7 @@ impl Tree {
         let mut node = &self.root;
         for key in path {
             node = match &node.value {
-                Node::Map(entries) => &entries.iter().find(|(k, _)| k.value == *key)?.1,
+                Node::Map(entries) => &entries.get(key)?.1,
                 _ => return None,
             };
         }
@@ -171,10 +214,7 @@ impl Tree {
     pub fn key(&self, path: &[&str]) -> Option<Pos> {
         let (last, parent) = path.split_last()?;
         match &self.node(parent)?.value {
-            Node::Map(entries) => entries
-                .iter()
-                .find(|(k, _)| k.value == *last)
-                .map(|(k, _)| k.referenced.into()),
+            Node::Map(entries) => entries.get(last).map(|(k, _)| k.referenced.into()),
             _ => None,
         }
     }
@@ -198,10 +238,7 @@ impl Tree {
     /// Where the `offset`-th character of a scalar that starts at `start` is, when the scalar is
     /// written on one line exactly as it reads (plain, or quoted without escapes); else `None`.
     pub fn place_in_scalar(&self, start: Pos, value: &str, offset: usize) -> Option<Pos> {
-        let line = self
-            .text
-            .lines()
-            .nth(usize::try_from(start.line).ok()?.checked_sub(1)?)?;
+        let line = self.line_index.line(start.line)?;
         let rest: String = line
             .chars()
             .skip(usize::try_from(start.column).ok()?.checked_sub(1)?)
@@ -218,6 +255,14 @@ impl Tree {
         })
     }
 
+    /// Appends the 1-based lines `first..=last` to `out`, each with a newline.
+    pub fn push_lines(&self, first: u32, last: u32, out: &mut String) {
+        for line in (first..=last).map_while(|n| self.line_index.line(n)) {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+
     /// The lines each gate spans, `(first, last)`, from its id to the line before the next gate
     /// or top-level key. `None` when gates are written in flow style (`gates: { a: …, b: … }`),
     /// where a line may hold more than one gate.
@@ -225,12 +270,13 @@ impl Tree {
         let Node::Map(top) = &self.root.value else {
             return None;
         };
-        let (gates_key, gates) = top.iter().find(|(k, _)| k.value == "gates")?;
+        let (gates_key, gates) = top.get("gates")?;
         let Node::Map(entries) = &gates.value else {
             return None;
         };
         let gates_line = Pos::from(gates_key.referenced).line;
         let starts: Vec<u32> = entries
+            .list
             .iter()
             .map(|(k, _)| Pos::from(k.referenced).line)
             .collect();
@@ -241,6 +287,7 @@ impl Tree {
         }
         // The gates end where the next top-level key starts, or at the end of the file.
         let end = top
+            .list
             .iter()
             .map(|(k, _)| Pos::from(k.referenced).line)
             .filter(|l| *l > gates_line)
@@ -257,50 +304,93 @@ impl Tree {
         Some(lines)
     }
 
+    /// The place and id of each gate whose id was already used by a gate above it.
+    pub fn repeated_gates(&self) -> Vec<(Pos, &str)> {
+        let Node::Map(top) = &self.root.value else {
+            return Vec::new();
+        };
+        let Some((_, gates)) = top.get("gates") else {
+            return Vec::new();
+        };
+        let Node::Map(entries) = &gates.value else {
+            return Vec::new();
+        };
+        entries
+            .list
+            .iter()
+            .enumerate()
+            .filter(|(i, (k, _))| entries.first.get(&k.value) != Some(i))
+            .map(|(_, (k, _))| (Pos::from(k.referenced), k.value.as_str()))
+            .collect()
+    }
+
     /// What is at `pos`: the innermost node or key that starts exactly there.
     pub fn at(&self, pos: Pos) -> Option<Found<'_>> {
-        let mut path = Vec::new();
-        find(&self.root, pos, &mut path)
+        let place = self
+            .places
+            .get_or_init(|| index_places(&self.root))
+            .get(&pos)?;
+        let mut path = Vec::with_capacity(place.steps.len());
+        let mut node = &self.root;
+        for &i in &place.steps {
+            node = match &node.value {
+                Node::Map(entries) => {
+                    let (k, v) = &entries.list[i];
+                    path.push(Seg::Key(k.value.clone()));
+                    v
+                }
+                Node::Seq(items) => {
+                    path.push(Seg::Index(i));
+                    &items[i]
+                }
+                Node::Scalar(_) => return None,
+            };
+        }
+        Some(Found {
+            path,
+            is_key: place.is_key,
+            node: Some(&node.value),
+        })
     }
 }
 
-/// Depth-first search for the node or key at `pos`. A block mapping starts at its first key, so
-/// the key is preferred over the mapping only when nothing deeper matches: callers that want
-/// the mapping (a missing key) read the path's parent.
-fn find<'a>(node: &'a Spanned<Node>, pos: Pos, path: &mut Vec<Seg>) -> Option<Found<'a>> {
-    match &node.value {
-        Node::Map(entries) => {
-            for (k, v) in entries {
-                path.push(Seg::Key(k.value.clone()));
-                if let Some(found) = find(v, pos, path) {
-                    return Some(found);
-                }
-                if Pos::from(k.referenced) == pos {
-                    return Some(Found {
-                        path: path.clone(),
+/// The place of every node and key, each found as a depth-first search from the root would
+/// find it first. A block mapping starts at its first key, so the key is preferred over the
+/// mapping only when nothing deeper starts there: callers that want the mapping (a missing key)
+/// read the path's parent.
+fn index_places(root: &Spanned<Node>) -> HashMap<Pos, Place> {
+    fn visit(node: &Spanned<Node>, steps: &mut Vec<usize>, places: &mut HashMap<Pos, Place>) {
+        match &node.value {
+            Node::Map(entries) => {
+                for (i, (k, v)) in entries.list.iter().enumerate() {
+                    steps.push(i);
+                    visit(v, steps, places);
+                    places.entry(k.referenced.into()).or_insert_with(|| Place {
+                        steps: steps.clone(),
                         is_key: true,
-                        node: Some(&v.value),
                     });
+                    steps.pop();
                 }
-                path.pop();
             }
-        }
-        Node::Seq(items) => {
-            for (i, item) in items.iter().enumerate() {
-                path.push(Seg::Index(i));
-                if let Some(found) = find(item, pos, path) {
-                    return Some(found);
+            Node::Seq(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    steps.push(i);
+                    visit(item, steps, places);
+                    steps.pop();
                 }
-                path.pop();
             }
+            Node::Scalar(_) => {}
         }
-        Node::Scalar(_) => {}
+        places
+            .entry(node.referenced.into())
+            .or_insert_with(|| Place {
+                steps: steps.clone(),
+                is_key: false,
+            });
     }
-    (Pos::from(node.referenced) == pos).then(|| Found {
-        path: path.clone(),
-        is_key: false,
-        node: Some(&node.value),
-    })
+    let mut places = HashMap::new();
+    visit(root, &mut Vec::new(), &mut places);
+    places
 }
 
 impl<'de> Deserialize<'de> for Node {
@@ -319,10 +409,10 @@ impl<'de> Visitor<'de> for NodeVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
-        let mut entries = Vec::new();
+        let mut entries = Entries::default();
         while let Some(key) = map.next_key::<Spanned<KeyText>>()? {
             let key = Spanned::new(key.value.0, key.referenced, key.defined);
-            entries.push((key, map.next_value()?));
+            entries.push(key, map.next_value()?);
         }
         Ok(Node::Map(entries))
     }
