@@ -22,6 +22,7 @@ pub mod scope;
 pub mod scratch;
 pub mod stamp;
 pub mod text_diff;
+pub mod tracked;
 pub mod trust;
 pub mod violation;
 

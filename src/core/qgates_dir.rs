@@ -148,8 +148,7 @@ pub fn check(root: &Path) -> Result<Access, UnsafeDir> {
 pub fn tracked_warning(root: &Path, file: &Path, what: &str) -> Option<String> {
     std::fs::symlink_metadata(file).ok()?;
     let rel = crate::core::paths::relative_posix(root, file)?;
-    let repo = crate::core::git_changes::Repo::discover(root).ok()??;
-    repo.tracks(&rel).then(|| {
+    crate::core::tracked::tracks(root, &rel).then(|| {
         format!(
             "{rel} is tracked by git, so qgates ignores it ({what} of a repository is not believed) and keeps no {what} until it is untracked: run `git rm --cached {rel}`"
         )

@@ -22,10 +22,10 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::core::config::{Config, ConfigSource, Gate};
-use crate::core::git_changes::Repo;
 use crate::core::paths::{lexical_clean, relative_posix};
 use crate::core::runner::process::resolve_program;
 use crate::core::stamp::{RACY_MARGIN, Stamp};
+use crate::core::tracked;
 
 /// Folders of installed tools, where a bare program name is looked up first.
 const TOOL_FOLDERS: [&str; 3] = [".venv", "venv", "node_modules"];
@@ -251,12 +251,10 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// Content hashes of the files manifests cover, reused while a file keeps its `Stamp` (checked
-/// before every run, so an unchanged script is not read again), and which of them git tracks,
-/// reused while the index keeps its stamp.
+/// before every run, so an unchanged script is not read again).
 #[derive(Default)]
 pub struct FileHashes {
     known: Mutex<HashMap<PathBuf, (Stamp, String)>>,
-    tracked: Mutex<Option<Tracked>>,
 }
 
 impl FileHashes {
@@ -270,7 +268,7 @@ impl FileHashes {
         let in_tool_folder = rel
             .components()
             .any(|c| TOOL_FOLDERS.iter().any(|t| c.as_os_str() == *t));
-        let sha256 = if in_tool_folder && !self.tracks(root, &rel) {
+        let sha256 = if in_tool_folder && !tracked::tracks(root, &rel.to_string_lossy()) {
             None
         } else {
             Some(self.content(&real).unwrap_or_else(|| "unreadable".into()))
@@ -298,36 +296,6 @@ impl FileHashes {
         }
         Some(hash)
     }
-
-    /// Whether git tracks a root-relative file (false outside a repository).
-    fn tracks(&self, root: &Path, rel: &Path) -> bool {
-        let mut tracked = lock(&self.tracked);
-        let t = tracked.get_or_insert_with(|| Tracked {
-            repo: Repo::discover(root).ok().flatten(),
-            index: None,
-            answers: HashMap::new(),
-        });
-        let Some(repo) = &t.repo else {
-            return false;
-        };
-        let index = std::fs::metadata(repo.index_path())
-            .ok()
-            .map(|m| Stamp::of(&m));
-        if t.index != index {
-            t.index = index;
-            t.answers.clear();
-        }
-        *t.answers
-            .entry(rel.to_path_buf())
-            .or_insert_with(|| repo.tracks(&rel.to_string_lossy()))
-    }
-}
-
-/// The repository of the workspace, and what its index answered while it kept its stamp.
-struct Tracked {
-    repo: Option<Repo>,
-    index: Option<Stamp>,
-    answers: HashMap<PathBuf, bool>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -1,0 +1,92 @@
+//! Whether git tracks a file of the workspace, asked before every run (a tracked `.qgates/` state
+//! or cache is not believed; a tracked program is trusted by content). Reading the index on every
+//! save would cost what a `git status` costs, so each workspace's repository is opened once and
+//! its answers are kept while the index file keeps its `Stamp`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use crate::core::git_changes::Repo;
+use crate::core::stamp::Stamp;
+
+/// A workspace's repository, and what its index answered while it kept its stamp.
+struct Known {
+    repo: Repo,
+    index: Option<Stamp>,
+    answers: HashMap<String, bool>,
+}
+
+static REPOS: Mutex<Option<HashMap<PathBuf, Known>>> = Mutex::new(None);
+
+/// Whether git tracks `rel` (relative to `root`, POSIX); false outside a repository.
+pub fn tracks(root: &Path, rel: &str) -> bool {
+    let mut repos = REPOS.lock().unwrap_or_else(PoisonError::into_inner);
+    let repos = repos.get_or_insert_with(HashMap::new);
+    if !repos.contains_key(root) {
+        // Not remembered when there is none: a `git init` later is seen.
+        let Some(repo) = Repo::discover(root).ok().flatten() else {
+            return false;
+        };
+        repos.insert(
+            root.to_path_buf(),
+            Known {
+                repo,
+                index: None,
+                answers: HashMap::new(),
+            },
+        );
+    }
+    let Some(known) = repos.get_mut(root) else {
+        return false;
+    };
+    let index = std::fs::metadata(known.repo.index_path())
+        .ok()
+        .map(|m| Stamp::of(&m));
+    // Racy stamps (an index written within the file system's tick) are not trusted.
+    if known.index != index || !index.is_some_and(|s| s.trustworthy(racy_reference())) {
+        known.index = index;
+        known.answers.clear();
+    }
+    *known
+        .answers
+        .entry(rel.to_string())
+        .or_insert_with(|| known.repo.tracks(rel))
+}
+
+fn racy_reference() -> std::time::SystemTime {
+    std::time::SystemTime::now() - crate::core::stamp::RACY_MARGIN
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    }
+
+    #[test]
+    fn answers_follow_the_index() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        assert!(!tracks(root, "a.sh"), "no repository yet");
+        git(root, &["init", "-q"]);
+        std::fs::write(root.join("a.sh"), "echo\n").unwrap();
+        assert!(!tracks(root, "a.sh"));
+        git(root, &["add", "a.sh"]);
+        assert!(tracks(root, "a.sh"));
+        git(root, &["rm", "-q", "--cached", "a.sh"]);
+        assert!(!tracks(root, "a.sh"));
+    }
+}
