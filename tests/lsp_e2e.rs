@@ -201,16 +201,7 @@ fn an_untrusted_workspace_starts_no_process_until_trusted() {
     c.shutdown();
 
     // Remembered: a new server runs without asking.
-    let mut c = LspClient::spawn(ws.path(), &trust_file, TrustAnswer::NotNow);
-    c.initialize(json!({}));
-    c.open("a.py");
-    assert_eq!(shape(&c.diagnostics("a.py")).len(), 1);
-    assert!(
-        !c.all_messages()
-            .iter()
-            .any(|m| m["method"] == "window/showMessageRequest")
-    );
-    c.shutdown();
+    runs_without_asking(ws.path(), &trust_file);
 
     // A change to what is not run (a gate's name) keeps the trust; a changed command asks again.
     let yaml = std::fs::read_to_string(ws.path().join("quality.yaml")).unwrap();
@@ -219,16 +210,7 @@ fn an_untrusted_workspace_starts_no_process_until_trusted() {
         "quality.yaml",
         &yaml.replace("name: Lint", "name: Lint2"),
     );
-    let mut c = LspClient::spawn(ws.path(), &trust_file, TrustAnswer::NotNow);
-    c.initialize(json!({}));
-    c.open("a.py");
-    assert_eq!(shape(&c.diagnostics("a.py")).len(), 1);
-    assert!(
-        !c.all_messages()
-            .iter()
-            .any(|m| m["method"] == "window/showMessageRequest")
-    );
-    c.shutdown();
+    runs_without_asking(ws.path(), &trust_file);
     write(
         ws.path(),
         "quality.yaml",
@@ -243,6 +225,20 @@ fn an_untrusted_workspace_starts_no_process_until_trusted() {
             .unwrap()
             .contains("tools/lint --all FILES…"),
         "{ask}"
+    );
+    c.shutdown();
+}
+
+/// A new server on a trusted workspace: the gate runs, and no question is asked.
+fn runs_without_asking(root: &Path, trust_file: &Path) {
+    let mut c = LspClient::spawn(root, trust_file, TrustAnswer::NotNow);
+    c.initialize(json!({}));
+    c.open("a.py");
+    assert_eq!(shape(&c.diagnostics("a.py")).len(), 1);
+    assert!(
+        !c.all_messages()
+            .iter()
+            .any(|m| m["method"] == "window/showMessageRequest")
     );
     c.shutdown();
 }
