@@ -92,7 +92,7 @@ fn bench_parse(c: &mut Criterion) {
                 .expect("generated JSON is valid")
         })
     });
-    let pattern = match &config.gate("mypy_text").expect("active").parser {
+    let pattern = match &config.gate("mypy_text").expect("active").parser.spec {
         ParserSpec::Text(spec) => spec.regex.clone(),
         _ => unreachable!("mypy_text is a text gate"),
     };

@@ -88,7 +88,14 @@ fn gates_is_an_object_of_gate_definitions() {
     );
     assert_eq!(gates["minProperties"], 1);
     let gate = &s["definitions"]["RawGate"];
-    assert_eq!(gate["required"], serde_json::json!(["command", "parsing"]));
+    assert_eq!(
+        gate["anyOf"],
+        serde_json::json!([{ "required": ["preset"] }, { "required": ["command", "parsing"] }])
+    );
+    let names = gate["properties"]["preset"]["enum"]
+        .as_array()
+        .expect("preset names are listed");
+    assert!(names.contains(&serde_json::json!("ruff-lint")), "{names:?}");
 }
 
 /// `Spanned<T>` is how the loader remembers places; the schema must show plain `T`.

@@ -1256,17 +1256,7 @@ fn an_unchanged_re_save_with_ruff_publishes_its_findings_again_without_running_r
     write(
         ws.path(),
         "quality.yaml",
-        &qgates::core::config::DEFAULT_CONFIG
-            .replacen(
-                "active_gates: [ruff_format, ruff_lint, mypy]",
-                "active_gates: [ruff_lint]",
-                1,
-            )
-            .replacen(
-                r#"command: ["ruff", "check","#,
-                r#"command: ["tools/ruff", "check","#,
-                1,
-            ),
+        "version: 1\ngates:\n  ruff_lint:\n    preset: ruff-lint\n    command: [tools/ruff, check, --output-format, json, --no-fix]\n",
     );
     git(ws.path(), &["init", "-q"]);
     git(ws.path(), &["add", "-A"]);

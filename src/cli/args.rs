@@ -54,12 +54,45 @@ pub enum Command {
         after_help = "The language server and `qgates mcp` run nothing from a repository until a person trusts it.\nqgates trust prints every command the configuration runs (argv, env, folder, the program it resolves\nto, scripts from the repository) and asks; what it records covers exactly that: a changed command,\nscript or program needs trust again. `qgates check` is your own command and needs no trust.\n\nExamples:\n  qgates trust ~/src/project\n  qgates trust --yes .              trust without asking (scripts; read the list it prints)\n\nExit codes: 0 trusted, 1 not trusted (the answer was no), 2 a configuration or usage error."
     )]
     Trust(TrustArgs),
+    /// List the preset catalog (`preset: NAME` in a gate), or show one preset's gate.
+    #[command(
+        after_help = "Examples:\n  qgates presets\n  qgates presets show eslint\n  qgates presets --format markdown > docs/presets.md\n\nIn quality.yaml:\n  gates:\n    lint: { preset: shellcheck }"
+    )]
+    Presets(PresetsArgs),
     /// Show the workspace's configuration, whether it is valid and trusted, and where each
     /// gate's tool is, without running anything (for editors' health checks).
     #[command(
         after_help = "Examples:\n  qgates status\n  qgates status --json path/to/project\n\nExit codes: 0 the configuration is valid, 2 it is not."
     )]
     Status(StatusArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PresetsArgs {
+    #[command(subcommand)]
+    pub show: Option<PresetsCommand>,
+    /// How the list is printed.
+    #[arg(long, value_enum, default_value_t = PresetsFormat::Text)]
+    pub format: PresetsFormat,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PresetsCommand {
+    /// Print the gate a preset stands for, as quality.yaml would write it.
+    Show {
+        /// The preset's name, e.g. eslint.
+        name: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PresetsFormat {
+    /// A table for people.
+    Text,
+    /// One JSON array: name, tool, languages, install, homepage.
+    Json,
+    /// The Markdown table of docs/presets.md.
+    Markdown,
 }
 
 #[derive(Debug, Args)]

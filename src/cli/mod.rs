@@ -7,6 +7,7 @@ mod check;
 mod init;
 mod output;
 mod parse;
+mod presets;
 mod status;
 mod trust;
 mod workspace;
@@ -48,6 +49,7 @@ pub fn main() -> i32 {
         Command::Baseline(c) => baseline::baseline(c),
         Command::Trust(a) => trust::trust(a),
         Command::Status(a) => status::status(a),
+        Command::Presets(a) => presets::presets(a),
         Command::Lsp(_) => exit::GREEN,
         Command::Mcp(a) => {
             let root = workspace::find_root(a.root.as_deref(), a.config.as_deref(), Path::new("."));

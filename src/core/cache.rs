@@ -21,6 +21,9 @@ use crate::core::runner::process::resolve_program;
 use crate::core::stamp::Stamp;
 use crate::core::violation::Violation;
 
+/// The "file" a gate without file arguments keeps its one result under: no file has this name.
+pub const WHOLE_WORKSPACE: &str = "";
+
 /// At most this many (gate, file) results are kept; the least recently used go first.
 pub const MAX_ENTRIES: usize = 50_000;
 
@@ -258,23 +261,33 @@ impl<'a> KeyMaker<'a> {
         self
     }
 
-    /// Whether `gate`'s results are cached per file (else `key` is always `None`).
+    /// Whether `gate`'s results are cached (else `key` is always `None`).
     pub fn caches(gate: &Gate) -> bool {
-        gate.cache != CachePolicy::None && gate.pass_files
+        gate.cache != CachePolicy::None
     }
 
     /// The key of `file` for `gate`; `None` when the gate is not cached or the file cannot be read.
+    /// A gate without file arguments has one result for the whole workspace, kept under
+    /// `WHOLE_WORKSPACE`, and always keyed by the workspace's fingerprint.
     pub fn key(&self, gate: &Gate, file: &str) -> Option<String> {
         if !Self::caches(gate) {
             return None;
         }
-        let content = self.file_hash(file)?;
+        let content = if gate.pass_files {
+            self.file_hash(file)?
+        } else {
+            String::new()
+        };
         let inputs: Vec<String> = gate
             .cache_inputs
             .iter()
             .map(|i| self.file_hash(i).unwrap_or_else(|| "-".to_string()))
             .collect();
         let workspace = match gate.cache {
+            _ if !gate.pass_files => self
+                .workspace
+                .get_or_init(|| self.workspace_fingerprint())
+                .as_str(),
             CachePolicy::Workspace => self
                 .workspace
                 .get_or_init(|| self.workspace_fingerprint())

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::core::baseline::{RunOutcome, StateStore, advance};
-use crate::core::cache::{KeyMaker, ResultCache};
+use crate::core::cache::{KeyMaker, ResultCache, WHOLE_WORKSPACE};
 use crate::core::config::Gate;
 use crate::core::config::{Config, Trigger};
 use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo};
@@ -141,9 +141,18 @@ async fn run_scope(
             continue;
         }
         checked.extend(files.iter().copied());
-        let lookup = look_up(request.cache.as_deref(), &keys, gate, &files);
-        if gate.pass_files && lookup.misses.is_empty() {
-            results[i] = Some(from_cache(gate, lookup));
+        let lookup = if gate.pass_files {
+            look_up(request.cache.as_deref(), &keys, gate, &files)
+        } else {
+            look_up_whole(request.cache.as_deref(), &keys, gate)
+        };
+        if lookup.misses.is_empty() {
+            let mut result = from_cache(gate, lookup);
+            if !gate.pass_files {
+                result.files_checked = files.len();
+                result.cached_files = files.len();
+            }
+            results[i] = Some(result);
             continue;
         }
         let run_dir = match &run_dir {
@@ -392,6 +401,37 @@ fn look_up(cache: Option<&ResultCache>, keys: &KeyMaker, gate: &Gate, files: &[&
     lookup
 }
 
+/// The one result of a gate without file arguments. An entry is believed only when every
+/// violation names a file inside the workspace (or none), as fresh ones do when parsed.
+fn look_up_whole(cache: Option<&ResultCache>, keys: &KeyMaker, gate: &Gate) -> Lookup {
+    let mut lookup = Lookup::default();
+    let whole = WHOLE_WORKSPACE.to_string();
+    let key = cache.and_then(|_| keys.key(gate, &whole));
+    let inside = |f: &str| !f.starts_with('/') && !f.split('/').any(|c| c == ".." || c.is_empty());
+    let hit = match (cache, &key) {
+        (Some(cache), Some(key)) => cache
+            .get(&gate.id, &whole, key)
+            .filter(|v| v.iter().all(|x| x.file.as_deref().is_none_or(inside))),
+        _ => None,
+    };
+    match hit {
+        Some(mut v) => {
+            let id: Arc<str> = gate.id.as_str().into();
+            for x in &mut v {
+                x.gate = id.clone();
+            }
+            lookup.hits.push((whole, v));
+        }
+        None => {
+            if let Some(key) = key {
+                lookup.keys.insert(whole.clone(), key);
+            }
+            lookup.misses.push(whole);
+        }
+    }
+    lookup
+}
+
 /// A gate answered entirely from the cache: no process runs.
 fn from_cache(gate: &Gate, lookup: Lookup) -> GateResult {
     let fresh = GateResult {
@@ -414,12 +454,22 @@ fn merge_with_cache(
     {
         // Only when every violation belongs to a file this run checked: a file-less finding or
         // one about another file cannot be replayed per file, so such a run is not recorded.
+        // A gate without file arguments records its whole result as one.
         let per_file = result.violations.iter().all(|v| {
             v.file
                 .as_deref()
                 .is_some_and(|f| lookup.keys.contains_key(f))
         });
-        if per_file {
+        if !gate.pass_files {
+            if let Some(key) = lookup.keys.get(WHOLE_WORKSPACE) {
+                cache.put(
+                    &gate.id,
+                    WHOLE_WORKSPACE,
+                    key.clone(),
+                    result.violations.clone(),
+                );
+            }
+        } else if per_file {
             let mut by_file: HashMap<&str, Vec<crate::core::violation::Violation>> = HashMap::new();
             for v in &result.violations {
                 if let Some(f) = &v.file {
@@ -447,7 +497,7 @@ fn merge_with_cache(
     result.violations.sort_by(|a, b| {
         (&a.file, a.line, a.column, &a.code).cmp(&(&b.file, b.line, b.column, &b.code))
     });
-    if result.status == GateStatus::Passed && !result.violations.is_empty() {
+    if result.status == GateStatus::Passed && gate.fails_with(&result.violations) {
         result.status = GateStatus::Failed;
     }
     if result.status == GateStatus::Failed {
@@ -495,7 +545,9 @@ fn skip_reason(
     if !gate.runs_on(trigger) {
         return Some(format!("not run on {} (run_on)", trigger.as_str()));
     }
-    if gate.pass_files && files.is_empty() {
+    // A gate without file arguments checks the whole project, but only when one of its files
+    // changed: otherwise nothing it could report is in scope.
+    if files.is_empty() {
         return Some("no matching files".to_string());
     }
     None

@@ -9,17 +9,20 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use indexmap::IndexMap;
 
 use super::error::{ConfigError, Problems};
 use super::limits::{MAX_GATES, MAX_GLOBS_PER_LIST, MAX_PATTERN_CHARS};
 use super::model::{RawConfig, RawFix, RawGate, RawGlobs, SpannedString};
 use super::parsing::compile_parsing;
+use super::presets;
 use super::spec::*;
 use super::suggest::closest;
-use super::tree::LazyTree;
+use super::tree::{LazyTree, Pos};
 use crate::core::hash::stable_hash;
+use crate::core::violation::Severity;
+use serde_saphyr::Spanned;
 
 pub(super) fn compile(
     raw: RawConfig,
@@ -43,10 +46,15 @@ pub(super) fn compile(
     // today would otherwise surface only on the day someone switches it on.
     let mut compiled: IndexMap<&str, Gate> = IndexMap::new();
     for (id, g) in &raw.gates.value {
-        if let Some(gate) = compile_gate(&id.value, g, &mut p) {
+        p.fallback = p.key(&["gates", &id.value]);
+        let Some(g) = with_preset(&id.value, g, &mut p) else {
+            continue;
+        };
+        if let Some(gate) = compile_gate(&id.value, &g, &mut p) {
             compiled.insert(&id.value, gate);
         }
     }
+    p.fallback = Pos { line: 1, column: 1 };
     let active = active_gate_ids(&raw, &mut p);
     let gates = active
         .iter()
@@ -151,8 +159,8 @@ fn undefined_gate(id: &str, defined: &[&str]) -> String {
 }
 
 fn compile_globs(g: &RawGlobs, p: &mut Problems) -> Option<Globs> {
-    let include = glob_set(&g.include_globs, p);
-    let exclude = glob_set(&g.exclude_globs, p);
+    let include = glob_set(&g.include_globs, false, p);
+    let exclude = glob_set(&g.exclude_globs, false, p);
     Some(Globs {
         include: include?,
         exclude: exclude?,
@@ -162,7 +170,9 @@ fn compile_globs(g: &RawGlobs, p: &mut Problems) -> Option<Globs> {
 }
 
 /// `Some(None)`: no globs given (no filter). `None`: a glob was invalid (reported).
-fn glob_set(list: &[SpannedString], p: &mut Problems) -> Option<Option<GlobSet>> {
+/// `file_globs`: case is ignored and `*` stays within a folder, as for `files:`; scope globs keep
+/// their own rules (case kept, `*` crosses folders).
+fn glob_set(list: &[SpannedString], file_globs: bool, p: &mut Problems) -> Option<Option<GlobSet>> {
     if list.is_empty() {
         return Some(None);
     }
@@ -184,7 +194,11 @@ fn glob_set(list: &[SpannedString], p: &mut Problems) -> Option<Option<GlobSet>>
             );
             continue;
         }
-        match Glob::new(&s.value) {
+        match GlobBuilder::new(&s.value)
+            .case_insensitive(file_globs)
+            .literal_separator(file_globs)
+            .build()
+        {
             Ok(glob) => {
                 builder.add(glob);
             }
@@ -200,56 +214,147 @@ fn glob_set(list: &[SpannedString], p: &mut Problems) -> Option<Option<GlobSet>>
     builder.build().ok().map(Some)
 }
 
+/// The gate with its preset's keys filled in; `None` when the preset does not exist (reported).
+fn with_preset(id: &str, g: &RawGate, p: &mut Problems) -> Option<RawGate> {
+    let Some(name) = &g.preset else {
+        return Some(g.clone());
+    };
+    let Some(preset) = presets::find(&name.value) else {
+        let names: Vec<&str> = presets::names().collect();
+        let hint = match closest(&name.value, names.iter().copied()) {
+            Some(best) => format!("did you mean `{best}`?"),
+            None => "`qgates presets` lists them.".to_string(),
+        };
+        p.at(
+            name.referenced,
+            format!("gate `{id}`: there is no preset `{}` — {hint}", name.value),
+        );
+        return None;
+    };
+    p.fallback = name.referenced.into();
+    Some(presets::merge(g.clone(), &preset.gate))
+}
+
 fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
     let before = p.count();
-    check_command(id, g, p);
+    let command = check_command(id, g, p);
     check_numbers(id, g, p);
-    check_exit_codes(id, g, p);
+    let (exit_codes_ok, exit_codes_findings) = check_exit_codes(id, g, p);
     check_strings(id, g, p);
     let scope = g.scope.as_ref().and_then(|s| compile_globs(s, p));
-    let parser = compile_parsing(id, &g.parsing, p);
+    let files = match &g.files {
+        Some(list) => compile_file_globs(id, list, p),
+        None => None,
+    };
+    let readers = compile_gate_parsing(id, g, p);
     let fix = g.fix.as_ref().and_then(|f| compile_fix(id, g, f, p));
     if p.count() > before {
         return None;
     }
+    let pass_files = g.pass_files.unwrap_or(true);
+    let (parser, also) = readers?;
     Some(Gate {
         id: id.to_string(),
         name: g.name.clone().unwrap_or_else(|| id.to_string()),
-        kind: g.kind,
-        command: g.command.value.clone(),
+        kind: g.kind.unwrap_or_default(),
+        command,
         file_types: g
             .file_types
             .iter()
+            .flatten()
             .map(|t| normalize_file_type(t))
             .collect(),
+        files,
         scope,
-        parser: parser?,
+        parser,
+        also,
         fix,
         fix_hint: g.fix_hint.clone(),
-        exit_codes_ok: g.success.exit_codes_ok.clone(),
-        exit_codes_findings: g.success.exit_codes_findings.clone(),
-        timeout: Duration::from_secs_f64(g.timeout_s.value),
-        env: g.env.clone(),
+        exit_codes_ok,
+        exit_codes_findings,
+        timeout: Duration::from_secs_f64(g.timeout_s.as_ref().map_or(120.0, |t| t.value)),
+        env: g.env.clone().unwrap_or_default(),
         cwd: g.cwd.as_ref().map(PathBuf::from),
-        optional: g.optional,
-        allow_fail: g.allow_fail,
-        pass_files: g.pass_files,
-        run_on: g.run_on.clone(),
+        paths_relative_to: g.paths_relative_to.as_ref().map(PathBuf::from),
+        optional: g.optional.unwrap_or(false),
+        install: g
+            .preset
+            .as_ref()
+            .and_then(|n| presets::find(&n.value))
+            .map(|p| p.about.install.clone()),
+        allow_fail: g.allow_fail.unwrap_or(false),
+        fail_on: g.fail_on.unwrap_or(Severity::Hint),
+        pass_files,
+        run_on: g.run_on.clone().unwrap_or_else(|| Trigger::ALL.to_vec()),
         max_files_per_run: g.max_files_per_run.as_ref().map(|m| m.value),
-        column_unit: g.column_unit,
+        column_unit: g.column_unit.unwrap_or_default(),
         severity_map: g
             .severity_map
             .iter()
+            .flatten()
             .map(|(k, v)| (k.trim().to_ascii_lowercase(), *v))
             .collect(),
-        cache: g.cache,
-        cache_inputs: g.cache_inputs.clone(),
+        cache: g.cache.unwrap_or(if pass_files {
+            CachePolicy::PerFile
+        } else {
+            CachePolicy::Workspace
+        }),
+        cache_inputs: g.cache_inputs.clone().unwrap_or_default(),
         definition_hash: definition_hash(id, g),
     })
 }
 
-/// Hashes the gate as written, without places (`Spanned` serializes its value only), so
-/// adding a line above a gate does not invalidate its cached results.
+/// The gate's parsing, which a gate (or its preset) must give.
+fn compile_gate_parsing(id: &str, g: &RawGate, p: &mut Problems) -> Option<(Reader, Vec<Reader>)> {
+    let Some(parsing) = &g.parsing else {
+        let at = p.key(&["gates", id]);
+        p.at(at, format!("gate `{id}` has no `parsing`. Add how its output is read, e.g. `parsing: {{ strategy: exit_code }}` for pass/fail only, or use a `preset`."));
+        return None;
+    };
+    let before = p.count();
+    let spec = compile_parsing(id, parsing, p);
+    if p.count() > before
+        && let (Some(name), Some(preset)) = (
+            &g.preset,
+            g.preset.as_ref().and_then(|n| presets::find(&n.value)),
+        )
+        && presets::replaces_parsing(g, &preset.gate)
+    {
+        let at = p.value(&["gates", id, "parsing", "strategy"]);
+        p.at(at, format!("gate `{id}`: its parsing strategy replaces preset `{}`'s, so none of the preset's parsing keys are used. Give the whole `parsing` section, or keep the preset's strategy and set only the keys to change.", name.value));
+    }
+    spec
+}
+
+/// Compiles `files:` globs: a glob without `/` matches a file's name, one with `/` its path.
+fn compile_file_globs(id: &str, list: &[SpannedString], p: &mut Problems) -> Option<FileGlobs> {
+    let mut names = Vec::new();
+    let mut paths = Vec::new();
+    for s in list {
+        if s.value.trim().is_empty() {
+            p.at(s.referenced, format!("gate `{id}`: an entry of `files` is empty. Give a glob such as \"*.sh\" or \"Dockerfile\"."));
+        } else if s.value.contains('/') {
+            paths.push(Spanned::new(
+                s.value.trim_start_matches("./").to_string(),
+                s.referenced,
+                s.defined,
+            ));
+        } else {
+            names.push(s.clone());
+        }
+    }
+    let names = glob_set(&names, true, p);
+    let paths = glob_set(&paths, true, p);
+    Some(FileGlobs {
+        names: names?,
+        paths: paths?,
+        patterns: list.iter().map(|s| s.value.clone()).collect(),
+    })
+}
+
+/// Hashes the gate as run (its preset's keys filled in) without places (`Spanned` serializes its
+/// value only), so adding a line above a gate does not invalidate its cached results, and a
+/// preset that changes does.
 fn definition_hash(id: &str, g: &RawGate) -> String {
     let body = serde_json::to_string(g).unwrap_or_else(|_| format!("{g:?}"));
     stable_hash(format!("{id}\u{0}{body}").as_bytes())
@@ -267,27 +372,37 @@ fn normalize_file_type(t: &str) -> String {
 
 /// Commands are argv lists and never go through a shell; the usual mistake is one string with
 /// spaces, which would look for a program literally named "ruff check".
-fn check_command(id: &str, g: &RawGate, p: &mut Problems) {
-    let argv = &g.command.value;
+/// The gate's argv. Commands are argv lists and never go through a shell; the usual mistake is
+/// one string with spaces, which would look for a program literally named "ruff check".
+fn check_command(id: &str, g: &RawGate, p: &mut Problems) -> Vec<String> {
+    let Some(command) = &g.command else {
+        let at = p.key(&["gates", id]);
+        p.at(at, format!("gate `{id}` has no `command`. Add the tool's argv, e.g. `command: [\"ruff\", \"check\"]`, or use a `preset` (`qgates presets` lists them)."));
+        return Vec::new();
+    };
+    let argv = &command.value;
     if argv.is_empty() || argv[0].trim().is_empty() {
-        p.at(g.command.referenced, format!("gate `{id}` has an empty command. Give the program and its arguments as a list, e.g. [\"ruff\", \"check\"]."));
+        p.at(command.referenced, format!("gate `{id}` has an empty command. Give the program and its arguments as a list, e.g. [\"ruff\", \"check\"]."));
     } else if argv.len() == 1 && argv[0].trim().contains(char::is_whitespace) {
         let split: Vec<String> = argv[0]
             .split_whitespace()
             .map(|a| format!("\"{a}\""))
             .collect();
         p.at(
-            g.command.referenced,
+            command.referenced,
             format!("gate `{id}`: the command is one string with spaces, but commands are argv lists and never go through a shell. Split it: [{}].", split.join(", ")),
         );
     }
+    argv.clone()
 }
 
 fn check_numbers(id: &str, g: &RawGate, p: &mut Problems) {
     // `Duration` panics on values it cannot hold (1e300 s); a bad file must never crash us.
-    if !(g.timeout_s.value > 0.0 && Duration::try_from_secs_f64(g.timeout_s.value).is_ok()) {
+    if let Some(t) = &g.timeout_s
+        && !(t.value > 0.0 && Duration::try_from_secs_f64(t.value).is_ok())
+    {
         p.at(
-            g.timeout_s.referenced,
+            t.referenced,
             format!("gate `{id}`: timeout_s must be a positive number of seconds, e.g. 120."),
         );
     }
@@ -298,25 +413,25 @@ fn check_numbers(id: &str, g: &RawGate, p: &mut Problems) {
     }
 }
 
-/// An exit code means one thing: "ran, found nothing" or "ran, found something".
-fn check_exit_codes(id: &str, g: &RawGate, p: &mut Problems) {
-    let s = &g.success;
+/// The exit codes of a run without and with findings. An exit code means one thing: "ran,
+/// found nothing" or "ran, found something".
+fn check_exit_codes(id: &str, g: &RawGate, p: &mut Problems) -> (Vec<i32>, Vec<i32>) {
+    let s = g.success.clone().unwrap_or_default();
+    let ok = s.exit_codes_ok.unwrap_or_else(|| vec![0]);
+    let findings = s.exit_codes_findings.unwrap_or_else(|| vec![1]);
     let path = ["gates", id, "success", "exit_codes_findings"];
-    for code in s
-        .exit_codes_findings
-        .iter()
-        .filter(|c| s.exit_codes_ok.contains(c))
-    {
+    for code in findings.iter().filter(|c| ok.contains(c)) {
         let at = p
             .tree
             .item(&path, &code.to_string())
             .unwrap_or_else(|| p.value(&path));
         p.at(at, format!("gate `{id}`: exit code {code} is in both success.exit_codes_ok and success.exit_codes_findings. Keep it in one list."));
     }
-    if s.exit_codes_ok.is_empty() {
+    if ok.is_empty() {
         let at = p.value(&["gates", id, "success", "exit_codes_ok"]);
         p.at(at, format!("gate `{id}`: success.exit_codes_ok is empty, so the gate could never pass. List the exit code of a clean run, e.g. [0]."));
     }
+    (ok, findings)
 }
 
 /// Strings whose contents qgates reads: placeholders in `fix_hint`, the `cwd` path, `run_on`.
@@ -327,16 +442,18 @@ fn check_strings(id: &str, g: &RawGate, p: &mut Problems) {
             p.at(at, format!("gate `{id}`: fix_hint uses `{{{field}}}`, but only `{{files}}` (the failing files) is known there. Use `{{files}}`, or write `{{{{` for a literal brace."));
         }
     }
-    if let Some(cwd) = &g.cwd
-        && (Path::new(cwd).is_absolute()
-            || Path::new(cwd)
-                .components()
-                .any(|c| c == std::path::Component::ParentDir))
-    {
-        let at = p.value(&["gates", id, "cwd"]);
-        p.at(at, format!("gate `{id}`: cwd `{cwd}` must be a folder inside the workspace, relative to its root (e.g. `backend`)."));
+    for (key, dir) in [("cwd", &g.cwd), ("paths_relative_to", &g.paths_relative_to)] {
+        if let Some(dir) = dir
+            && (Path::new(dir).is_absolute()
+                || Path::new(dir)
+                    .components()
+                    .any(|c| c == std::path::Component::ParentDir))
+        {
+            let at = p.value(&["gates", id, key]);
+            p.at(at, format!("gate `{id}`: {key} `{dir}` must be a folder inside the workspace, relative to its root (e.g. `backend`)."));
+        }
     }
-    if g.run_on.is_empty() {
+    if g.run_on.as_ref().is_some_and(Vec::is_empty) {
         let at = p.value(&["gates", id, "run_on"]);
         p.at(at, format!("gate `{id}`: run_on is empty, so the gate never runs. List triggers (save, command, ci), or remove run_on to run on all."));
     }

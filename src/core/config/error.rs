@@ -91,6 +91,9 @@ pub(super) struct Problems<'a> {
     file: &'a Path,
     pub(super) tree: &'a LazyTree<'a>,
     list: Vec<ConfigProblem>,
+    /// Where a problem with a value that has no place of its own is reported: a default's, or
+    /// one a preset gives (the gate that names the preset).
+    pub(super) fallback: Pos,
 }
 
 impl<'a> Problems<'a> {
@@ -99,14 +102,15 @@ impl<'a> Problems<'a> {
             file,
             tree,
             list: Vec::new(),
+            fallback: Pos { line: 1, column: 1 },
         }
     }
 
-    /// Records a problem at `pos`; a value without a place (a default) falls back to the file's start.
+    /// Records a problem at `pos`; a value without a place falls back to `fallback`.
     pub(super) fn at(&mut self, pos: impl Into<Pos>, message: impl Into<String>) {
         let pos = Some(pos.into())
             .filter(|p| p.is_known())
-            .unwrap_or(Pos { line: 1, column: 1 });
+            .unwrap_or(self.fallback);
         self.list.push(ConfigProblem {
             file: self.file.to_path_buf(),
             line: pos.line,
@@ -115,12 +119,17 @@ impl<'a> Problems<'a> {
         });
     }
 
-    /// The place of the key at `path`, else of the gate `path` is in, else the file's start.
+    /// The place of the key at `path` or of its nearest parent inside the gate, else `fallback`
+    /// when it is set (the gate being checked, or its preset), else the gate's, else the file's
+    /// start.
     pub(super) fn key(&self, path: &[&str]) -> Pos {
-        (2..=path.len())
+        let start = Pos { line: 1, column: 1 };
+        (3..=path.len())
             .rev()
             .find_map(|n| self.tree.key(&path[..n]))
-            .unwrap_or(Pos { line: 1, column: 1 })
+            .or_else(|| Some(self.fallback).filter(|f| *f != start))
+            .or_else(|| path.get(..2).and_then(|gate| self.tree.key(gate)))
+            .unwrap_or(start)
     }
 
     /// The place of the value at `path`, else of its key (see `key`).

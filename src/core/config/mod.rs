@@ -7,6 +7,7 @@ mod limits;
 mod load;
 pub mod model;
 mod parsing;
+pub mod presets;
 pub mod schema;
 pub mod spec;
 mod suggest;
@@ -23,3 +24,4 @@ pub use load::{
 };
 pub use parsing::{VIOLATION_FIELDS, parse_condition, parse_field_path, parse_pointer};
 pub use spec::*;
+pub use suggest::closest;

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_saphyr::{Location, Spanned};
+use serde_saphyr::Spanned;
 
 use crate::core::violation::Severity;
 
@@ -92,6 +92,8 @@ pub enum Trigger {
 }
 
 impl Trigger {
+    pub const ALL: [Trigger; 3] = [Trigger::Save, Trigger::Command, Trigger::Ci];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Trigger::Save => "save",
@@ -157,12 +159,14 @@ impl Strategy {
                 "format",
                 "violations_path",
                 "field_map",
+                "filter",
                 "fixable_when",
                 "fix_edits",
                 "line_offset",
                 "column_offset",
                 "extract",
                 "defaults",
+                "templates",
             ],
             Strategy::TextViolations => &[
                 "pattern",
@@ -170,8 +174,10 @@ impl Strategy {
                 "line_offset",
                 "column_offset",
                 "defaults",
+                "templates",
             ],
-            Strategy::Sarif | Strategy::ExitCode => &[],
+            Strategy::Sarif => &["templates"],
+            Strategy::ExitCode => &[],
         }
     }
 
@@ -303,12 +309,13 @@ pub struct RawDefaults {
 }
 
 /// How a gate's output becomes violations. Which keys apply depends on `strategy`.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawParsing {
-    /// How the output is read.
+    /// How the output is read (required, unless a preset gives it).
     #[schemars(with = "Strategy")]
-    pub strategy: Spanned<Strategy>,
+    #[serde(default, deserialize_with = "present")]
+    pub strategy: Option<Spanned<Strategy>>,
     // json_violations
     /// json_violations: one JSON document (default) or JSON Lines.
     #[schemars(with = "Option<JsonFormat>", extend("default" = "json"))]
@@ -319,6 +326,10 @@ pub struct RawParsing {
     pub violations_path: Option<SpannedString>,
     /// json_violations: where each Violation field is inside an item.
     pub field_map: Option<RawFieldMap>,
+    /// json_violations: `"path == 'value'"` (or `!=`): only the items that match are violations,
+    /// e.g. "reason == 'compiler-message'" for cargo's JSON lines.
+    #[schemars(with = "Option<String>")]
+    pub filter: Option<SpannedString>,
     /// json_violations: `"path == 'value'"` (or `!=`): when a violation counts as auto-fixable.
     #[schemars(with = "Option<String>")]
     pub fixable_when: Option<SpannedString>,
@@ -344,6 +355,29 @@ pub struct RawParsing {
     // text_violations and json_violations
     /// json_violations and text_violations: values for the fields the tool does not print.
     pub defaults: Option<RawDefaults>,
+    /// json_violations and text_violations: fields rewritten from what was read, e.g.
+    /// { code: "SC{code}", url: "https://www.shellcheck.net/wiki/SC{code}" }.
+    pub templates: Option<RawTemplates>,
+    /// More readers of the same run (e.g. a tool's "cannot parse this file" lines on stderr);
+    /// the violations of all of them are reported.
+    pub also: Option<Vec<RawParsing>>,
+}
+
+/// Fields rebuilt from the fields read: `{name}` is the value read for that field (a text
+/// pattern's named group, a `field_map` key, or what SARIF gives); a template whose fields were
+/// not all read leaves its field as read.
+#[derive(Debug, Default, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawTemplates {
+    /// The rule code, e.g. "SC{code}".
+    #[schemars(with = "Option<String>")]
+    pub code: Option<SpannedString>,
+    /// The message, e.g. "{message} ({code})".
+    #[schemars(with = "Option<String>")]
+    pub message: Option<SpannedString>,
+    /// A link to the rule's documentation, e.g. "https://docs.example/rules/{code}".
+    #[schemars(with = "Option<String>")]
+    pub url: Option<SpannedString>,
 }
 
 /// A whole-file fixer: the file's text goes in, the fixed text comes out.
@@ -371,103 +405,137 @@ pub enum FixInput {
 }
 
 /// Which exit codes mean the tool ran; any other exit code makes the gate an error.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSuccess {
     /// The tool ran and found nothing (default [0]).
-    #[serde(default = "default_ok")]
-    pub exit_codes_ok: Vec<i32>,
+    #[schemars(with = "Vec<i32>", extend("default" = [0]))]
+    #[serde(default, deserialize_with = "present")]
+    pub exit_codes_ok: Option<Vec<i32>>,
     /// The tool ran and found something (default [1]).
-    #[serde(default = "default_findings")]
-    pub exit_codes_findings: Vec<i32>,
+    #[schemars(with = "Vec<i32>", extend("default" = [1]))]
+    #[serde(default, deserialize_with = "present")]
+    pub exit_codes_findings: Option<Vec<i32>>,
 }
 
-impl Default for RawSuccess {
-    fn default() -> Self {
-        RawSuccess {
-            exit_codes_ok: default_ok(),
-            exit_codes_findings: default_findings(),
-        }
-    }
-}
-
-fn default_ok() -> Vec<i32> {
-    vec![0]
-}
-fn default_findings() -> Vec<i32> {
-    vec![1]
-}
-fn default_timeout() -> Spanned<f64> {
-    Spanned::new(120.0, Location::UNKNOWN, Location::UNKNOWN)
-}
-fn default_true() -> bool {
-    true
-}
-fn default_run_on() -> Vec<Trigger> {
-    vec![Trigger::Save, Trigger::Command, Trigger::Ci]
-}
-
-/// One gate.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+/// One gate. Every key but `command` and `parsing` has a default; a `preset` gives those two and
+/// more, and any key set beside it wins over the preset's.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawGate {
+    /// A gate from qgates' catalog (`qgates presets` lists them), e.g. `ruff-lint` or `eslint`.
+    #[schemars(with = "String")]
+    #[serde(default, deserialize_with = "present")]
+    pub preset: Option<SpannedString>,
     /// Display name (default: the gate id).
+    #[schemars(with = "String")]
+    #[serde(default, deserialize_with = "present")]
     pub name: Option<String>,
     /// What the gate checks.
-    #[serde(default)]
-    pub kind: GateKind,
+    #[schemars(with = "GateKind", extend("default" = "other"))]
+    #[serde(default, deserialize_with = "present")]
+    pub kind: Option<GateKind>,
     /// argv, never a shell string, e.g. ["ruff", "check"]; the files to check are appended.
     #[schemars(with = "Vec<String>", extend("minItems" = 1))]
-    pub command: Spanned<Vec<String>>,
-    /// File endings this gate checks, e.g. [".py", ".pyi"]. Empty: every file.
-    #[serde(default)]
-    pub file_types: Vec<String>,
+    #[serde(default, deserialize_with = "present")]
+    pub command: Option<Spanned<Vec<String>>>,
+    /// File endings this gate checks, e.g. [".py", ".pyi"]. Without it and `files`: every file.
+    #[schemars(with = "Vec<String>")]
+    #[serde(default, deserialize_with = "present")]
+    pub file_types: Option<Vec<String>>,
+    /// Globs of the files this gate checks: without a `/` a glob matches the file's name
+    /// (`Dockerfile`, `*.sh`), with one the path from the workspace root (`.github/workflows/*.yml`).
+    /// Case is ignored. Replaces `file_types` when both come from a preset and the gate.
+    #[schemars(with = "Vec<String>")]
+    #[serde(default, deserialize_with = "present")]
+    pub files: Option<Vec<SpannedString>>,
     /// Narrows the gate's files further with globs.
-    #[serde(default)]
+    #[schemars(with = "RawGlobs")]
+    #[serde(default, deserialize_with = "present")]
     pub scope: Option<RawGlobs>,
     /// How the tool's output becomes violations.
-    pub parsing: RawParsing,
+    #[schemars(with = "RawParsing")]
+    #[serde(default, deserialize_with = "present")]
+    pub parsing: Option<RawParsing>,
     /// A whole-file fixer, offered as a code action (e.g. "Format with ruff").
+    #[schemars(with = "RawFix")]
+    #[serde(default, deserialize_with = "present")]
     pub fix: Option<RawFix>,
     /// Shown with the gate's failures; `{files}` is replaced by the failing files.
+    #[schemars(with = "String")]
+    #[serde(default, deserialize_with = "present")]
     pub fix_hint: Option<String>,
     /// Which exit codes mean "no findings" and "findings"; any other is an error.
-    #[serde(default)]
-    pub success: RawSuccess,
-    /// Seconds before the gate's processes are killed.
-    #[serde(default = "default_timeout")]
-    #[schemars(with = "f64", extend("exclusiveMinimum" = 0))]
-    pub timeout_s: Spanned<f64>,
+    #[schemars(with = "RawSuccess", extend("default" = { "exit_codes_ok": [0], "exit_codes_findings": [1] }))]
+    #[serde(default, deserialize_with = "present")]
+    pub success: Option<RawSuccess>,
+    /// Seconds before the gate's processes are killed (default 120).
+    #[schemars(with = "f64", extend("exclusiveMinimum" = 0, "default" = 120.0))]
+    #[serde(default, deserialize_with = "present")]
+    pub timeout_s: Option<Spanned<f64>>,
     /// Environment variables set for the tool, e.g. { PYTHONPATH: src }.
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
+    #[schemars(with = "BTreeMap<String, String>")]
+    #[serde(default, deserialize_with = "present")]
+    pub env: Option<BTreeMap<String, String>>,
     /// Working directory, relative to the workspace root.
+    #[schemars(with = "String")]
+    #[serde(default, deserialize_with = "present")]
     pub cwd: Option<String>,
+    /// The folder the tool's relative paths start from, relative to the workspace root, when it is
+    /// not `cwd` (e.g. a cargo workspace's root while `cwd` is one of its members).
+    #[schemars(with = "String")]
+    #[serde(default, deserialize_with = "present")]
+    pub paths_relative_to: Option<String>,
     /// A missing tool skips the gate instead of failing it.
-    #[serde(default)]
-    pub optional: bool,
+    #[schemars(with = "bool", extend("default" = false))]
+    #[serde(default, deserialize_with = "present")]
+    pub optional: Option<bool>,
     /// Findings are reported but never block the run or the baseline.
-    #[serde(default)]
-    pub allow_fail: bool,
-    /// false: a repository-wide gate (e.g. a test suite), run once without file arguments.
-    #[serde(default = "default_true")]
-    pub pass_files: bool,
-    /// When the gate runs: on save, on command, in CI (default: all three).
-    #[serde(default = "default_run_on")]
-    pub run_on: Vec<Trigger>,
+    #[schemars(with = "bool", extend("default" = false))]
+    #[serde(default, deserialize_with = "present")]
+    pub allow_fail: Option<bool>,
+    /// The least severity that fails the gate (default hint: every finding). Findings below it
+    /// are shown but do not fail the gate.
+    #[schemars(with = "Severity", extend("default" = "hint"))]
+    #[serde(default, deserialize_with = "present")]
+    pub fail_on: Option<Severity>,
+    /// false: a repository-wide gate (a type checker over the project, a test suite), run once
+    /// without file arguments, and only when one of its files is in scope.
+    #[schemars(with = "bool", extend("default" = true))]
+    #[serde(default, deserialize_with = "present")]
+    pub pass_files: Option<bool>,
+    /// When the gate runs: on save, on command, in CI.
+    #[schemars(with = "Vec<Trigger>", extend("default" = ["save", "command", "ci"]))]
+    #[serde(default, deserialize_with = "present")]
+    pub run_on: Option<Vec<Trigger>>,
     /// Split long file lists into batches of at most this many files.
-    #[schemars(with = "Option<usize>", extend("minimum" = 1))]
+    #[schemars(with = "usize", extend("minimum" = 1))]
+    #[serde(default, deserialize_with = "present")]
     pub max_files_per_run: Option<Spanned<usize>>,
     /// The unit the tool counts columns in.
-    #[serde(default)]
-    pub column_unit: ColumnUnit,
+    #[schemars(with = "ColumnUnit", extend("default" = "char"))]
+    #[serde(default, deserialize_with = "present")]
+    pub column_unit: Option<ColumnUnit>,
     /// Tool severity word → error | warning | info | hint, e.g. { CRITICAL: error, SUGGESTION: hint }.
-    #[serde(default)]
-    pub severity_map: BTreeMap<String, Severity>,
-    /// How the gate's results are reused.
-    #[serde(default)]
-    pub cache: CachePolicy,
+    #[schemars(with = "BTreeMap<String, Severity>")]
+    #[serde(default, deserialize_with = "present")]
+    pub severity_map: Option<BTreeMap<String, Severity>>,
+    /// How the gate's results are reused (workspace for gates without file arguments).
+    #[schemars(with = "CachePolicy", extend("default" = "per_file"))]
+    #[serde(default, deserialize_with = "present")]
+    pub cache: Option<CachePolicy>,
     /// Files whose content is part of the cache key (e.g. pyproject.toml).
-    #[serde(default)]
-    pub cache_inputs: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    #[serde(default, deserialize_with = "present")]
+    pub cache_inputs: Option<Vec<String>>,
+}
+
+/// A key that is there must have a value: `command:` with nothing after it is a mistake to
+/// report (at its place), not the same as leaving the key out.
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
 }

@@ -28,26 +28,113 @@ pub const VIOLATION_FIELDS: [&str; 10] = [
     "fixable",
 ];
 
-pub(super) fn compile_parsing(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<ParserSpec> {
+/// The gate's reader and the readers of `parsing.also`.
+pub(super) fn compile_parsing(
+    id: &str,
+    pr: &RawParsing,
+    p: &mut Problems,
+) -> Option<(Reader, Vec<Reader>)> {
     let before = p.count();
-    check_strategy_keys(id, pr, p);
-    let spec = match pr.strategy.value {
-        Strategy::Sarif => Some(ParserSpec::Sarif),
-        Strategy::ExitCode => Some(ParserSpec::ExitCode),
-        Strategy::TextViolations => compile_text(id, pr, p).map(ParserSpec::Text),
-        Strategy::JsonViolations => compile_json(id, pr, p).map(ParserSpec::Json),
+    let main = compile_reader(id, pr, p);
+    let mut also = Vec::new();
+    for extra in pr.also.iter().flatten() {
+        if extra.also.is_some() {
+            let at = p.key(&["gates", id, "parsing", "also"]);
+            p.at(at, format!("gate `{id}`: a reader under `parsing.also` has an `also` of its own. List every extra reader under the gate's one `parsing.also`."));
+        }
+        also.extend(compile_reader(id, extra, p));
+    }
+    if p.count() > before {
+        None
+    } else {
+        Some((main?, also))
+    }
+}
+
+fn compile_reader(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<Reader> {
+    let Some(strategy) = &pr.strategy else {
+        let at = p.key(&["gates", id, "parsing"]);
+        p.at(at, format!("`parsing` of gate `{id}` has no `strategy`. Add `strategy:` with one of json_violations, text_violations, sarif, exit_code."));
+        return None;
     };
-    if p.count() > before { None } else { spec }
+    let before = p.count();
+    check_strategy_keys(id, strategy.value, pr, p);
+    let (spec, known) = match strategy.value {
+        Strategy::Sarif => (Some(ParserSpec::Sarif), sarif_fields()),
+        Strategy::ExitCode => (Some(ParserSpec::ExitCode), Vec::new()),
+        Strategy::TextViolations => match compile_text(id, pr, strategy, p) {
+            Some((spec, groups)) => (Some(ParserSpec::Text(spec)), groups),
+            None => (None, Vec::new()),
+        },
+        Strategy::JsonViolations => match compile_json(id, pr, strategy, p) {
+            Some(spec) => {
+                let known = spec
+                    .field_map
+                    .entries()
+                    .map(|(k, _)| k.to_string())
+                    .collect();
+                (Some(ParserSpec::Json(spec)), known)
+            }
+            None => (None, Vec::new()),
+        },
+    };
+    let templates = compile_templates(id, pr, &known, p);
+    if p.count() > before {
+        return None;
+    }
+    Some(Reader {
+        spec: spec?,
+        templates,
+    })
+}
+
+/// The fields SARIF results give, for templates.
+fn sarif_fields() -> Vec<String> {
+    [
+        "file",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "code",
+        "message",
+        "severity",
+        "url",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn compile_templates(id: &str, pr: &RawParsing, known: &[String], p: &mut Problems) -> Templates {
+    let Some(t) = &pr.templates else {
+        return Templates::default();
+    };
+    let mut template = |s: &Option<SpannedString>, key: &str| -> Option<Template> {
+        let s = s.as_ref()?;
+        let t = Template::parse(&s.value);
+        for f in t.fields().filter(|f| !known.iter().any(|k| k == f)) {
+            p.at(
+                s.referenced,
+                unknown_placeholder(id, &format!("templates.{key}"), f, known, "the fields read"),
+            );
+        }
+        Some(t)
+    };
+    Templates {
+        code: template(&t.code, "code"),
+        message: template(&t.message, "message"),
+        url: template(&t.url, "url"),
+    }
 }
 
 /// Reports `parsing` keys the chosen strategy does not read: a silently ignored `pattern` is
 /// usually a sign that the strategy itself is the mistake.
-fn check_strategy_keys(id: &str, pr: &RawParsing, p: &mut Problems) {
-    let strategy = pr.strategy.value;
+fn check_strategy_keys(id: &str, strategy: Strategy, pr: &RawParsing, p: &mut Problems) {
     let present = [
         ("format", pr.format.is_some()),
         ("violations_path", pr.violations_path.is_some()),
         ("field_map", pr.field_map.is_some()),
+        ("filter", pr.filter.is_some()),
         ("fixable_when", pr.fixable_when.is_some()),
         ("fix_edits", pr.fix_edits.is_some()),
         ("line_offset", pr.line_offset.is_some()),
@@ -56,6 +143,7 @@ fn check_strategy_keys(id: &str, pr: &RawParsing, p: &mut Problems) {
         ("pattern", pr.pattern.is_some()),
         ("stream", pr.stream.is_some()),
         ("defaults", pr.defaults.is_some()),
+        ("templates", pr.templates.is_some()),
     ];
     for (key, _) in present
         .iter()
@@ -78,9 +166,14 @@ fn check_strategy_keys(id: &str, pr: &RawParsing, p: &mut Problems) {
     }
 }
 
-fn compile_text(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<TextSpec> {
+fn compile_text(
+    id: &str,
+    pr: &RawParsing,
+    strategy: &Spanned<Strategy>,
+    p: &mut Problems,
+) -> Option<(TextSpec, Vec<String>)> {
     let Some(pattern) = &pr.pattern else {
-        p.at(pr.strategy.referenced, format!("gate `{id}`: text_violations needs `parsing.pattern`, a regex with named groups such as (?P<file>…) and (?P<line>…). Add one."));
+        p.at(strategy.referenced, format!("gate `{id}`: text_violations needs `parsing.pattern`, a regex with named groups such as (?P<file>…) and (?P<line>…). Add one."));
         return None;
     };
     let regex = compile_regex(id, pattern, p)?;
@@ -118,7 +211,7 @@ fn compile_text(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<TextSpec>
         "the pattern's named groups",
         p,
     );
-    Some(TextSpec {
+    let spec = TextSpec {
         regex,
         stream: pr
             .stream
@@ -128,7 +221,8 @@ fn compile_text(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<TextSpec>
         defaults,
         line_offset: pr.line_offset.as_ref().map(|s| s.value).unwrap_or(0),
         column_offset: pr.column_offset.as_ref().map(|s| s.value).unwrap_or(0),
-    })
+    };
+    Some((spec, groups))
 }
 
 /// Compiles the pattern in multi-line mode; an error points at the offending character when the
@@ -190,7 +284,7 @@ fn compile_defaults(
         for f in t.fields().filter(|f| !known.iter().any(|k| k == f)) {
             p.at(
                 s.referenced,
-                unknown_placeholder(id, key, f, known, known_desc),
+                unknown_placeholder(id, &format!("defaults.{key}"), f, known, known_desc),
             );
         }
         Some(t)
@@ -217,9 +311,7 @@ fn unknown_placeholder(
     known: &[String],
     known_desc: &str,
 ) -> String {
-    let head = format!(
-        "gate `{id}`: defaults.{key} uses `{{{field}}}`, which matches none of {known_desc}"
-    );
+    let head = format!("gate `{id}`: {key} uses `{{{field}}}`, which matches none of {known_desc}");
     match closest(field, known.iter().map(String::as_str)) {
         Some(best) => format!("{head} — did you mean `{{{best}}}`?"),
         None if known.is_empty() => format!(
@@ -244,7 +336,12 @@ fn default_severity(id: &str, s: &SpannedString, p: &mut Problems) -> Option<Sev
     found
 }
 
-fn compile_json(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<JsonSpec> {
+fn compile_json(
+    id: &str,
+    pr: &RawParsing,
+    strategy: &Spanned<Strategy>,
+    p: &mut Problems,
+) -> Option<JsonSpec> {
     let violations_path = match &pr.violations_path {
         None => Vec::new(),
         Some(s) => parse_pointer(&s.value).unwrap_or_else(|why| {
@@ -269,25 +366,23 @@ fn compile_json(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<JsonSpec>
         let at = p
             .tree
             .key(&["gates", id, "parsing", "field_map"])
-            .unwrap_or(pr.strategy.referenced.into());
+            .unwrap_or(strategy.referenced.into());
         p.at(at, format!("gate `{id}`: json_violations needs `field_map.message` (where each item's message is) or `defaults.message`. Add one."));
     }
-    let fixable_when = pr
-        .fixable_when
-        .as_ref()
-        .and_then(|s| match parse_condition(&s.value) {
+    let mut condition = |s: &Option<SpannedString>, key: &str| {
+        s.as_ref().and_then(|s| match parse_condition(&s.value) {
             Ok(c) => Some(c),
             Err(why) => {
                 p.at(
                     s.referenced,
-                    format!(
-                        "gate `{id}`: fixable_when `{}` cannot be read: {why}",
-                        s.value
-                    ),
+                    format!("gate `{id}`: {key} `{}` cannot be read: {why}", s.value),
                 );
                 None
             }
-        });
+        })
+    };
+    let fixable_when = condition(&pr.fixable_when, "fixable_when");
+    let filter = condition(&pr.filter, "filter");
     let fix_edits = pr
         .fix_edits
         .as_ref()
@@ -298,6 +393,7 @@ fn compile_json(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<JsonSpec>
         format: pr.format.as_ref().map(|s| s.value).unwrap_or_default(),
         violations_path,
         field_map,
+        filter,
         fixable_when,
         fix_edits,
         line_offset: pr.line_offset.as_ref().map(|s| s.value).unwrap_or(0),

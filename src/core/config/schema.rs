@@ -10,6 +10,7 @@ use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
 use super::model::{RawConfig, Strategy};
+use super::presets;
 
 /// The schema as pretty JSON.
 pub fn json_schema() -> String {
@@ -26,6 +27,9 @@ pub fn json_schema_value() -> Value {
         }
         if let Some(parsing) = defs.get_mut("RawParsing") {
             strategy_keys(parsing);
+        }
+        if let Some(gate) = defs.get_mut("RawGate") {
+            preset_or_command(gate);
         }
     }
     unwrap_doc_lines(&mut schema);
@@ -134,5 +138,31 @@ fn strategy_keys(schema: &mut Value) {
     }
     if let Some(obj) = schema.as_object_mut() {
         obj.insert("allOf".into(), Value::Array(rules));
+    }
+}
+
+/// A gate names a preset, or gives its own `command` and `parsing`; `preset` completes to the
+/// catalog's names, each described by its tool and languages.
+fn preset_or_command(gate: &mut Value) {
+    let catalog = presets::catalog();
+    if let Some(preset) = gate.pointer_mut("/properties/preset") {
+        preset["type"] = json!("string");
+        preset["enum"] = catalog.iter().map(|p| json!(p.name)).collect();
+        preset["enumDescriptions"] = catalog
+            .iter()
+            .map(|p| {
+                json!(format!(
+                    "{} ({})",
+                    p.about.tool,
+                    p.about.languages.join(", ")
+                ))
+            })
+            .collect();
+    }
+    if let Some(obj) = gate.as_object_mut() {
+        obj.insert(
+            "anyOf".into(),
+            json!([{ "required": ["preset"] }, { "required": ["command", "parsing"] }]),
+        );
     }
 }

@@ -68,10 +68,14 @@ pub struct Gate {
     pub name: String,
     pub kind: GateKind,
     pub command: Vec<String>,
-    /// Lower-case endings including the dot; empty = every file.
+    /// Lower-case endings including the dot; with `files` empty too: every file.
     pub file_types: Vec<String>,
+    /// `files:` globs (a file matches these or `file_types`).
+    pub files: Option<FileGlobs>,
     pub scope: Option<Globs>,
-    pub parser: ParserSpec,
+    pub parser: Reader,
+    /// More readers of the same output (`parsing.also`).
+    pub also: Vec<Reader>,
     pub fix: Option<FixSpec>,
     pub fix_hint: Option<String>,
     pub exit_codes_ok: Vec<i32>,
@@ -80,8 +84,15 @@ pub struct Gate {
     pub env: BTreeMap<String, String>,
     /// Relative to the workspace root.
     pub cwd: Option<PathBuf>,
+    /// The folder the tool's relative paths start from, relative to the workspace root
+    /// (default: `cwd`).
+    pub paths_relative_to: Option<PathBuf>,
     pub optional: bool,
+    /// How to install the tool, from the gate's preset.
+    pub install: Option<String>,
     pub allow_fail: bool,
+    /// The least severity that fails the gate.
+    pub fail_on: Severity,
     pub pass_files: bool,
     pub run_on: Vec<Trigger>,
     pub max_files_per_run: Option<usize>,
@@ -95,15 +106,30 @@ pub struct Gate {
 }
 
 impl Gate {
-    /// Whether this gate checks a root-relative path, by `file_types` and `scope`.
+    /// Whether this gate checks a root-relative path, by `file_types`, `files` and `scope`.
     pub fn applies_to(&self, rel: &str) -> bool {
-        if !self.file_types.is_empty() {
+        let typed = !self.file_types.is_empty() || self.files.is_some();
+        if typed {
             let lower = rel.to_ascii_lowercase();
-            if !self.file_types.iter().any(|t| lower.ends_with(t.as_str())) {
+            let by_type = self.file_types.iter().any(|t| lower.ends_with(t.as_str()));
+            if !(by_type || self.files.as_ref().is_some_and(|f| f.matches(rel))) {
                 return false;
             }
         }
         self.scope.as_ref().is_none_or(|s| s.matches(rel))
+    }
+
+    /// The folder the tool's relative paths start from.
+    pub fn paths_base_in(&self, root: &std::path::Path) -> PathBuf {
+        match &self.paths_relative_to {
+            Some(dir) => root.join(dir),
+            None => self.cwd_in(root),
+        }
+    }
+
+    /// Whether these violations fail the gate: one at `fail_on` or more serious does.
+    pub fn fails_with(&self, violations: &[crate::core::violation::Violation]) -> bool {
+        violations.iter().any(|v| v.severity <= self.fail_on)
     }
 
     /// The folder the gate's commands run in.
@@ -124,6 +150,38 @@ impl Gate {
             .copied()
             .or_else(|| Severity::from_tool_word(word))
     }
+}
+
+/// A gate's `files:` globs, compiled: by file name, and by root-relative path.
+#[derive(Debug, Clone)]
+pub struct FileGlobs {
+    pub names: Option<GlobSet>,
+    pub paths: Option<GlobSet>,
+    /// As written, for messages.
+    pub patterns: Vec<String>,
+}
+
+impl FileGlobs {
+    pub fn matches(&self, rel: &str) -> bool {
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        self.names.as_ref().is_some_and(|g| g.is_match(name))
+            || self.paths.as_ref().is_some_and(|g| g.is_match(rel))
+    }
+}
+
+/// One way of reading a gate's output: the strategy and the fields rebuilt after reading.
+#[derive(Debug, Clone)]
+pub struct Reader {
+    pub spec: ParserSpec,
+    pub templates: Templates,
+}
+
+/// `parsing.templates`: fields rebuilt from the fields read.
+#[derive(Debug, Clone, Default)]
+pub struct Templates {
+    pub code: Option<Template>,
+    pub message: Option<Template>,
+    pub url: Option<Template>,
 }
 
 /// A whole-file fixer.
@@ -315,6 +373,8 @@ pub struct JsonSpec {
     pub format: JsonFormat,
     pub violations_path: Vec<PointerStep>,
     pub field_map: FieldMap,
+    /// Only the items that match are violations.
+    pub filter: Option<Condition>,
     pub fixable_when: Option<Condition>,
     pub fix_edits: Option<FixEditsSpec>,
     pub line_offset: i64,

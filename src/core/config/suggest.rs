@@ -4,10 +4,7 @@
 /// the word's length in edits (one for short words; none below three characters, where every
 /// word is "close"), or the start of the candidate (`warn` → `warning`). Compared without case
 /// and with `-` read as `_`.
-pub(super) fn closest<'a>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let norm = |s: &str| s.to_ascii_lowercase().replace('-', "_");
     let w = norm(word);
     let len = w.chars().count();

@@ -22,10 +22,11 @@ use std::fmt;
 
 use serde::de::{SeqAccess, Visitor};
 
+use super::fill::apply_defaults;
 use super::pointer::{Kind, Node, Shallow, error_message, kind_of};
 use super::{Normalizer, ParseContext, ParseError, RawEdit, RawFix, RawViolation, ToolOutput};
 use crate::core::config::{
-    CompareOp, Extract, FieldPath, FixEditsSpec, JsonFormat, JsonSpec, PointerStep, Template,
+    CompareOp, Condition, Extract, FieldPath, FixEditsSpec, JsonFormat, JsonSpec, PointerStep,
 };
 
 /// Reads the violations of `out` into `norm`, one item at a time.
@@ -259,6 +260,13 @@ impl Reader<'_, '_, '_> {
             Cow::Owned(n) => n.to_text().map(|t| Cow::Owned(t.into_owned())),
         };
         let int = |path: Option<&FieldPath>| find(path).and_then(|n| n.to_int());
+        let holds = |c: &Condition| {
+            let equal = Node::equals_text(find(Some(&c.path)).as_deref(), &c.value);
+            (c.op == CompareOp::Eq) == equal
+        };
+        if spec.filter.as_ref().is_some_and(|c| !holds(c)) {
+            return;
+        }
         let mut v = RawViolation {
             file: text(fm.file.as_ref()),
             line: int(fm.line.as_ref()),
@@ -270,10 +278,7 @@ impl Reader<'_, '_, '_> {
             severity: text(fm.severity.as_ref()),
             url: text(fm.url.as_ref()),
             fixable: match &spec.fixable_when {
-                Some(c) => {
-                    let equal = Node::equals_text(find(Some(&c.path)).as_deref(), &c.value);
-                    (c.op == CompareOp::Eq) == equal
-                }
+                Some(c) => holds(c),
                 None => spec.defaults.fixable.unwrap_or(false),
             },
             fix: None,
@@ -356,51 +361,6 @@ fn edits(node: &Node<'_>, fe: &FixEditsSpec) -> Option<Vec<RawEdit<'static>>> {
         })
         .collect();
     out.filter(|e| !e.is_empty())
-}
-
-/// Fills what the field map did not find. Placeholders are rendered from the values the map
-/// found, before any default is applied, so the result does not depend on the order of fields.
-pub(super) fn apply_defaults(v: &mut RawViolation<'_>, d: &crate::core::config::Defaults) {
-    let missing =
-        |field: &Option<Cow<'_, str>>, t: &Option<Template>| field.is_none() && t.is_some();
-    if !(missing(&v.file, &d.file)
-        || missing(&v.code, &d.code)
-        || missing(&v.message, &d.message)
-        || missing(&v.url, &d.url)
-        || (v.severity.is_none() && d.severity.is_some()))
-    {
-        return;
-    }
-    let nums = [v.line, v.column, v.end_line, v.end_column].map(|n| n.map(|n| n.to_string()));
-    let snapshot = v.clone();
-    let lookup = |f: &str| -> Option<&str> {
-        match f {
-            "file" => snapshot.file.as_deref(),
-            "line" => nums[0].as_deref(),
-            "column" => nums[1].as_deref(),
-            "end_line" => nums[2].as_deref(),
-            "end_column" => nums[3].as_deref(),
-            "code" => snapshot.code.as_deref(),
-            "message" => snapshot.message.as_deref(),
-            "severity" => snapshot.severity.as_deref(),
-            "url" => snapshot.url.as_deref(),
-            _ => None,
-        }
-    };
-    let fill = |field: &mut Option<Cow<'_, str>>, t: &Option<Template>| {
-        if field.is_none()
-            && let Some(t) = t
-        {
-            *field = Some(Cow::Owned(t.render(lookup)));
-        }
-    };
-    fill(&mut v.file, &d.file);
-    fill(&mut v.code, &d.code);
-    fill(&mut v.message, &d.message);
-    fill(&mut v.url, &d.url);
-    if v.severity.is_none() {
-        v.severity = d.severity.map(|s| Cow::Borrowed(s.as_str()));
-    }
 }
 
 /// Whether a fence's content is what `format` promises (for bare ``` fences).

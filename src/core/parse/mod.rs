@@ -2,6 +2,7 @@
 //! they share (paths relative to the root, offsets, severities, column units).
 
 mod exit_code;
+mod fill;
 mod json;
 mod pointer;
 mod sarif;
@@ -16,7 +17,7 @@ use std::sync::Arc;
 pub use crate::core::columns::{LineIndex, convert_column};
 pub use saved::{OutputSource, ReadError, SavedOutput, parse_saved_output};
 
-use crate::core::config::{ColumnUnit, Gate, ParserSpec};
+use crate::core::config::{ColumnUnit, Gate, ParserSpec, Reader, Templates};
 use crate::core::paths::lexical_clean;
 use crate::core::violation::{Edit, Fix, Severity, Violation};
 
@@ -96,15 +97,25 @@ pub struct RawEdit<'a> {
     pub content: Cow<'a, str>,
 }
 
-/// Parses one gate's output with the gate's strategy.
+/// Parses one gate's output with the gate's readers (its strategy, then `parsing.also`).
 pub fn parse_output(ctx: &ParseContext, out: ToolOutput) -> Result<Parsed, ParseError> {
-    let offsets = match &ctx.gate.parser {
+    let mut parsed = read_with(&ctx.gate.parser, ctx, out)?;
+    for reader in &ctx.gate.also {
+        let more = read_with(reader, ctx, out)?;
+        parsed.violations.extend(more.violations);
+        parsed.outside_root += more.outside_root;
+    }
+    Ok(parsed)
+}
+
+fn read_with(reader: &Reader, ctx: &ParseContext, out: ToolOutput) -> Result<Parsed, ParseError> {
+    let offsets = match &reader.spec {
         ParserSpec::Json(spec) => (spec.line_offset, spec.column_offset),
         ParserSpec::Text(spec) => (spec.line_offset, spec.column_offset),
         ParserSpec::Sarif | ParserSpec::ExitCode => (0, 0),
     };
-    let mut norm = Normalizer::new(*ctx, offsets);
-    match &ctx.gate.parser {
+    let mut norm = Normalizer::new(*ctx, offsets, &reader.templates);
+    match &reader.spec {
         ParserSpec::Json(spec) => json::parse(spec, out, ctx, &mut norm)?,
         ParserSpec::Text(spec) => return Ok(text::parse(spec, out, norm)),
         ParserSpec::Sarif => sarif::parse(out, ctx)?
@@ -123,6 +134,7 @@ pub fn parse_output(ctx: &ParseContext, out: ToolOutput) -> Result<Parsed, Parse
 pub(super) struct Normalizer<'c> {
     ctx: ParseContext<'c>,
     offsets: (i64, i64),
+    templates: &'c Templates,
     paths: PathResolver<'c>,
     texts: HashMap<Arc<str>, Option<LineIndex>>,
     /// Tools repeat a handful of severity words; each is mapped once.
@@ -133,11 +145,16 @@ pub(super) struct Normalizer<'c> {
 }
 
 impl<'c> Normalizer<'c> {
-    pub(super) fn new(ctx: ParseContext<'c>, offsets: (i64, i64)) -> Self {
+    pub(super) fn new(
+        ctx: ParseContext<'c>,
+        offsets: (i64, i64),
+        templates: &'c Templates,
+    ) -> Self {
         Normalizer {
             ctx,
             offsets,
-            paths: PathResolver::new(ctx.root, ctx.cwd),
+            templates,
+            paths: PathResolver::new(ctx.root, ctx.cwd, ctx.gate.paths_relative_to.as_deref()),
             texts: HashMap::default(),
             severities: Vec::new(),
             strings: Interner::default(),
@@ -150,7 +167,8 @@ impl<'c> Normalizer<'c> {
         self.parsed
     }
 
-    pub(super) fn push(&mut self, raw: RawViolation<'_>) {
+    pub(super) fn push(&mut self, mut raw: RawViolation<'_>) {
+        fill::apply_templates(&mut raw, self.templates);
         let ctx = self.ctx;
         let (line_off, col_off) = self.offsets;
         let file = match raw.file.as_deref().map(str::trim).filter(|f| !f.is_empty()) {
@@ -298,18 +316,19 @@ impl Interner {
 struct PathResolver<'a> {
     root: &'a Path,
     canonical_root: Option<PathBuf>,
-    cwd: &'a Path,
+    /// Where relative paths start: the tool's cwd, or the gate's `paths_relative_to`.
+    base: PathBuf,
     memo: HashMap<String, Option<Arc<str>>>,
     /// The last answer: tools print a file's violations together, so most look-ups hit it.
     last: Option<(String, Option<Arc<str>>)>,
 }
 
 impl<'a> PathResolver<'a> {
-    fn new(root: &'a Path, cwd: &'a Path) -> Self {
+    fn new(root: &'a Path, cwd: &Path, relative_to: Option<&Path>) -> Self {
         PathResolver {
             root,
             canonical_root: root.canonicalize().ok(),
-            cwd,
+            base: relative_to.map_or_else(|| cwd.to_path_buf(), |dir| root.join(dir)),
             memo: HashMap::default(),
             last: None,
         }
@@ -335,7 +354,7 @@ impl<'a> PathResolver<'a> {
         let joined = if printed_path.is_absolute() {
             printed_path.to_path_buf()
         } else {
-            self.cwd.join(printed_path)
+            self.base.join(printed_path)
         };
         let clean = lexical_clean(&joined);
         let rel: Option<Arc<str>> = strip_root(&clean, self.root)

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::json::apply_defaults;
+use super::fill::apply_defaults;
 use super::{Normalizer, Parsed, RawViolation, ToolOutput};
 use crate::core::config::{OutputStream, TextSpec};
 

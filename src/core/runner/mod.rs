@@ -68,17 +68,31 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         ));
         return result;
     }
+    if let Some(dir) = &gate.paths_relative_to
+        && !job.root.join(dir).is_dir()
+    {
+        result.status = GateStatus::Error;
+        result.error = Some(format!(
+            "the gate's paths_relative_to `{}` is not a folder in the workspace. Fix `paths_relative_to` in quality.yaml.",
+            dir.display()
+        ));
+        return result;
+    }
     let program = match resolve_program(&gate.command[0], &job.root, &cwd) {
         Ok(p) => p,
-        Err(why) if gate.optional => {
-            result.status = GateStatus::Skipped;
-            result.files_checked = 0;
-            result.skip_reason = Some(format!("optional tool missing: {why}"));
-            return result;
-        }
         Err(why) => {
-            result.status = GateStatus::Error;
-            result.error = Some(format!("{}: {why}", gate.name));
+            let why = match &gate.install {
+                Some(how) => format!("{why}. Install it: {how}"),
+                None => why.to_string(),
+            };
+            if gate.optional {
+                result.status = GateStatus::Skipped;
+                result.files_checked = 0;
+                result.skip_reason = Some(format!("optional tool missing: {why}"));
+            } else {
+                result.status = GateStatus::Error;
+                result.error = Some(format!("{}: {why}", gate.name));
+            }
             return result;
         }
     };
@@ -148,7 +162,7 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         result.status = GateStatus::Error;
         result.error = Some(why);
         result.exit_code = code;
-    } else if any_failed || !result.violations.is_empty() {
+    } else if any_failed || gate.fails_with(&result.violations) {
         result.status = GateStatus::Failed;
         result.exit_code = last_exit;
     }
@@ -253,7 +267,7 @@ async fn judge(
     };
     let found = !parsed.violations.is_empty();
     let mut batch = BatchResult {
-        status: if found {
+        status: if gate.fails_with(&parsed.violations) {
             GateStatus::Failed
         } else {
             GateStatus::Passed

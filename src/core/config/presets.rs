@@ -1,0 +1,243 @@
+//! The preset catalog: one YAML file per tool under `presets/`, embedded at build time. A preset
+//! is a gate as `quality.yaml` writes it, plus what a person needs to know to use it (`about`).
+//! A gate that names a preset takes every key it does not set itself from the preset
+//! (see docs/presets.md).
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::model::{RawGate, RawParsing, RawSuccess};
+
+include!(concat!(env!("OUT_DIR"), "/presets.rs"));
+
+/// What a person needs to know about a preset's tool.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct About {
+    /// The tool's name, e.g. ESLint.
+    pub tool: String,
+    /// The languages it checks, lower case, e.g. [javascript, typescript].
+    pub languages: Vec<String>,
+    /// How to install the tool, e.g. "npm install --save-dev eslint".
+    pub install: String,
+    /// The tool's home page.
+    pub homepage: String,
+}
+
+/// One preset file: `about` and the gate it stands for.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PresetFile {
+    pub about: About,
+    pub gate: RawGate,
+}
+
+#[derive(Debug, Clone)]
+pub struct Preset {
+    pub name: &'static str,
+    pub about: About,
+    pub gate: RawGate,
+}
+
+/// Every preset, sorted by name. A file that does not read is left out and logged; the tests
+/// read every file, so that happens only to a build that was never tested.
+pub fn catalog() -> &'static [Preset] {
+    static CATALOG: OnceLock<Vec<Preset>> = OnceLock::new();
+    CATALOG.get_or_init(|| {
+        PRESET_FILES
+            .iter()
+            .filter_map(|(name, text)| match read_preset(text) {
+                Ok(file) => Some(Preset {
+                    name,
+                    about: file.about,
+                    gate: file.gate,
+                }),
+                Err(e) => {
+                    tracing::error!("preset {name} cannot be read: {e}");
+                    None
+                }
+            })
+            .collect()
+    })
+}
+
+/// The embedded text of a preset file, by name.
+pub fn preset_text(name: &str) -> Option<&'static str> {
+    PRESET_FILES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
+}
+
+pub fn find(name: &str) -> Option<&'static Preset> {
+    catalog().iter().find(|p| p.name == name)
+}
+
+pub fn names() -> impl Iterator<Item = &'static str> {
+    catalog().iter().map(|p| p.name)
+}
+
+/// Reads a preset file. Its places are dropped: they are places in the preset's file, and a
+/// problem with a value the preset gives is reported at the gate that names the preset.
+pub fn read_preset(text: &str) -> Result<PresetFile, String> {
+    let file: PresetFile = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+    let mut plain = serde_json::to_value(&file).map_err(|e| e.to_string())?;
+    drop_nulls(&mut plain);
+    serde_json::from_value(plain).map_err(|e| e.to_string())
+}
+
+/// Removes the keys whose value is null: a key left out, as a person writes the file.
+pub fn drop_nulls(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            map.values_mut().for_each(drop_nulls);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
+}
+
+/// Whether a gate's parsing replaces the preset's instead of refining it: it names another
+/// strategy, and every key of the preset's parsing belongs to the preset's strategy.
+pub fn replaces_parsing(gate: &RawGate, preset: &RawGate) -> bool {
+    let strategy = |g: &RawGate| g.parsing.as_ref()?.strategy.as_ref().map(|s| s.value);
+    matches!((strategy(gate), strategy(preset)), (Some(a), Some(b)) if a != b)
+}
+
+/// The gate a configuration runs: its own keys, and the preset's for the keys it leaves out.
+/// Maps (`env`, `severity_map`, `success`, and within `parsing`) are merged key by key; a list
+/// or a section (`command`, `scope`, `fix`) is replaced whole. `files` and `file_types` are one
+/// setting: a gate that gives either replaces both of the preset's.
+pub fn merge(gate: RawGate, preset: &RawGate) -> RawGate {
+    let p = preset.clone();
+    let parsing = if replaces_parsing(&gate, preset) {
+        gate.parsing
+    } else {
+        merge_parsing(gate.parsing, p.parsing)
+    };
+    let (files, file_types) = if gate.files.is_some() || gate.file_types.is_some() {
+        (gate.files, gate.file_types)
+    } else {
+        (p.files, p.file_types)
+    };
+    RawGate {
+        preset: gate.preset,
+        name: gate.name.or(p.name),
+        kind: gate.kind.or(p.kind),
+        command: gate.command.or(p.command),
+        file_types,
+        files,
+        scope: gate.scope.or(p.scope),
+        parsing,
+        fix: gate.fix.or(p.fix),
+        fix_hint: gate.fix_hint.or(p.fix_hint),
+        success: match (gate.success, p.success) {
+            (Some(g), Some(p)) => Some(RawSuccess {
+                exit_codes_ok: g.exit_codes_ok.or(p.exit_codes_ok),
+                exit_codes_findings: g.exit_codes_findings.or(p.exit_codes_findings),
+            }),
+            (g, p) => g.or(p),
+        },
+        timeout_s: gate.timeout_s.or(p.timeout_s),
+        env: merge_map(gate.env, p.env),
+        cwd: gate.cwd.or(p.cwd),
+        paths_relative_to: gate.paths_relative_to.or(p.paths_relative_to),
+        optional: gate.optional.or(p.optional),
+        allow_fail: gate.allow_fail.or(p.allow_fail),
+        fail_on: gate.fail_on.or(p.fail_on),
+        pass_files: gate.pass_files.or(p.pass_files),
+        run_on: gate.run_on.or(p.run_on),
+        max_files_per_run: gate.max_files_per_run.or(p.max_files_per_run),
+        column_unit: gate.column_unit.or(p.column_unit),
+        severity_map: merge_map(gate.severity_map, p.severity_map),
+        cache: gate.cache.or(p.cache),
+        cache_inputs: gate.cache_inputs.or(p.cache_inputs),
+    }
+}
+
+fn merge_map<V>(
+    gate: Option<BTreeMap<String, V>>,
+    preset: Option<BTreeMap<String, V>>,
+) -> Option<BTreeMap<String, V>> {
+    match (gate, preset) {
+        (Some(g), Some(mut p)) => {
+            p.extend(g);
+            Some(p)
+        }
+        (g, p) => g.or(p),
+    }
+}
+
+/// Key by key, and within `field_map`, `defaults` and `templates` field by field.
+fn merge_parsing(gate: Option<RawParsing>, preset: Option<RawParsing>) -> Option<RawParsing> {
+    let (g, p) = match (gate, preset) {
+        (Some(g), Some(p)) => (g, p),
+        (g, p) => return g.or(p),
+    };
+    Some(RawParsing {
+        strategy: g.strategy.or(p.strategy),
+        format: g.format.or(p.format),
+        violations_path: g.violations_path.or(p.violations_path),
+        field_map: merge_fields(g.field_map, p.field_map, |g, p| super::model::RawFieldMap {
+            file: g.file.or(p.file),
+            line: g.line.or(p.line),
+            column: g.column.or(p.column),
+            end_line: g.end_line.or(p.end_line),
+            end_column: g.end_column.or(p.end_column),
+            code: g.code.or(p.code),
+            message: g.message.or(p.message),
+            severity: g.severity.or(p.severity),
+            url: g.url.or(p.url),
+        }),
+        filter: g.filter.or(p.filter),
+        fixable_when: g.fixable_when.or(p.fixable_when),
+        fix_edits: g.fix_edits.or(p.fix_edits),
+        line_offset: g.line_offset.or(p.line_offset),
+        column_offset: g.column_offset.or(p.column_offset),
+        extract: g.extract.or(p.extract),
+        pattern: g.pattern.or(p.pattern),
+        stream: g.stream.or(p.stream),
+        defaults: merge_fields(g.defaults, p.defaults, |g, p| super::model::RawDefaults {
+            file: g.file.or(p.file),
+            code: g.code.or(p.code),
+            message: g.message.or(p.message),
+            severity: g.severity.or(p.severity),
+            url: g.url.or(p.url),
+            fixable: g.fixable.or(p.fixable),
+        }),
+        templates: merge_fields(g.templates, p.templates, |g, p| {
+            super::model::RawTemplates {
+                code: g.code.or(p.code),
+                message: g.message.or(p.message),
+                url: g.url.or(p.url),
+            }
+        }),
+        also: g.also.or(p.also),
+    })
+}
+
+fn merge_fields<T>(gate: Option<T>, preset: Option<T>, both: impl FnOnce(T, T) -> T) -> Option<T> {
+    match (gate, preset) {
+        (Some(g), Some(p)) => Some(both(g, p)),
+        (g, p) => g.or(p),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_file_reads() {
+        for (name, text) in PRESET_FILES {
+            if let Err(e) = read_preset(text) {
+                panic!("presets/{name}.yaml: {e}");
+            }
+        }
+        assert_eq!(catalog().len(), PRESET_FILES.len());
+    }
+}
