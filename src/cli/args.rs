@@ -202,7 +202,8 @@ pub struct CheckArgs {
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
     /// The configuration file (default: quality.yaml or .qgates/quality.yaml in the workspace root,
-    /// else the embedded default).
+    /// else the embedded default). It does not move the root: the files checked are still the
+    /// workspace's.
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// First let each gate's fixer (`fix` in quality.yaml, e.g. ruff format) rewrite the files in
@@ -215,8 +216,9 @@ pub struct CheckArgs {
     /// Run every gate on every file, ignoring (and not updating) the result cache in .qgates/cache/.
     #[arg(long)]
     pub no_cache: bool,
-    /// The workspace root (default: the nearest folder above the first path, or the current one,
-    /// that holds a configuration or a .git).
+    /// The workspace root (default: going up from the first path, or the current folder, the
+    /// nearest folder that holds quality.yaml or .qgates/quality.yaml, else the nearest that holds
+    /// .git, else the folder it started from). --config does not change it.
     #[arg(long)]
     pub root: Option<PathBuf>,
 }
@@ -255,8 +257,13 @@ pub struct ParseArgs {
     /// The exit code the tool returned (the exit_code strategy needs it).
     #[arg(long, default_value_t = 1)]
     pub exit_code: i32,
+    /// The configuration file (default: quality.yaml or .qgates/quality.yaml in the workspace
+    /// root, else the embedded default).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// The workspace root (default: the nearest folder above the current one that holds a
+    /// configuration or a .git). Paths in the output are made relative to it, from the gate's
+    /// `cwd` as `qgates check` runs it.
     #[arg(long)]
     pub root: Option<PathBuf>,
 }

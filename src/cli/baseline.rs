@@ -16,7 +16,7 @@ pub fn baseline(cmd: BaselineCommand) -> i32 {
         BaselineCommand::Show(a) | BaselineCommand::Reset(a) => a,
         BaselineCommand::Set { args, .. } => args,
     };
-    let root = find_root(args.root.as_deref(), None, Path::new("."));
+    let root = find_root(args.root.as_deref(), Path::new("."));
     if let Err(code) = super::check::usable_qgates_dir(&root) {
         return code;
     }

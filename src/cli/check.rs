@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::args::{CheckArgs, FormatArg, ScopeArg};
 use super::output::{print_stderr, print_stdout};
-use super::workspace::find_root;
+use super::workspace::{config_file, find_root};
 use crate::core::cache::ResultCache;
 use crate::core::config::{self, Trigger};
 use crate::core::engine::{RunRequest, run};
@@ -21,7 +21,7 @@ pub fn check(a: CheckArgs) -> i32 {
         .first()
         .map(|p| p.as_path())
         .unwrap_or(Path::new("."));
-    let root = find_root(a.root.as_deref(), a.config.as_deref(), start);
+    let root = find_root(a.root.as_deref(), start);
     if !root.is_dir() {
         print_stderr(&format!(
             "qgates: the workspace root {} is not a folder. Check --root.\n",
@@ -33,7 +33,8 @@ pub fn check(a: CheckArgs) -> i32 {
         Ok(access) => access,
         Err(code) => return code,
     };
-    let config = match config::load_for_workspace(&root, a.config.as_deref()) {
+    let config_path = config_file(a.config.as_deref());
+    let config = match config::load_for_workspace(&root, config_path.as_deref()) {
         Ok(c) => c,
         Err(e) => {
             print_stderr(&format!(
@@ -42,6 +43,10 @@ pub fn check(a: CheckArgs) -> i32 {
             return exit::USAGE;
         }
     };
+    // A configuration from elsewhere is said, so a report is never read as the workspace's own.
+    if let Some(path) = &config_path {
+        print_stderr(&format!("qgates: config: {}\n", path.display()));
+    }
     let scope = match scope_request(a.scope.map(ScopeArg::choice), a.paths.clone()) {
         Ok(s) => s,
         Err(ScopeChoiceError::FilesNeedPaths) => {

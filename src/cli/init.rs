@@ -9,7 +9,7 @@ use crate::core::config;
 use crate::core::report::exit;
 
 pub fn init(a: InitArgs) -> i32 {
-    let root = find_root(a.root.as_deref(), None, Path::new("."));
+    let root = find_root(a.root.as_deref(), Path::new("."));
     let root = if a.root.is_some() {
         root
     } else {

@@ -51,12 +51,28 @@ pub fn main() -> i32 {
         Command::Status(a) => status::status(a),
         Command::Presets(a) => presets::presets(a),
         Command::Lsp(_) => exit::GREEN,
-        Command::Mcp(a) => {
-            let root = workspace::find_root(a.root.as_deref(), a.config.as_deref(), Path::new("."));
-            crate::mcp::serve(root, a.config)
-        }
+        Command::Mcp(a) => mcp(a),
     };
     output::finish(code)
+}
+
+/// `qgates mcp`: the agent server for the workspace the command starts in.
+fn mcp(a: args::McpArgs) -> i32 {
+    let root = workspace::find_root(a.root.as_deref(), Path::new("."));
+    let config = workspace::config_file(a.config.as_deref());
+    // The file is read anew for every run, so its mistakes reach the agent then; a file that is
+    // not there at all is a mistake in how the server is started, and is said now, to the person
+    // setting it up.
+    if let Some(path) = config.as_deref().filter(|p| !p.is_file()) {
+        output::print_stderr(&format!(
+            "qgates: the configuration file {} given to --config does not exist or is not a file. \
+             Check the path in the server's arguments (a relative one is taken from the folder the \
+             server starts in).\n",
+            path.display()
+        ));
+        return exit::USAGE;
+    }
+    crate::mcp::serve(root, config)
 }
 
 /// Logs go to stderr (stdout carries results); the level comes from `QGATES_LOG` (default: warn).

@@ -4,14 +4,15 @@ use std::path::Path;
 
 use super::args::ParseArgs;
 use super::output::print_stderr;
-use super::workspace::find_root;
+use super::workspace::{config_file, find_root};
 use crate::core::config;
 use crate::core::parse::{OutputSource, ParseContext, ReadError, SavedOutput, parse_saved_output};
 use crate::core::report::exit;
 
 pub fn parse(a: ParseArgs) -> i32 {
-    let root = find_root(a.root.as_deref(), a.config.as_deref(), Path::new("."));
-    let config = match config::load_for_workspace(&root, a.config.as_deref()) {
+    let root = find_root(a.root.as_deref(), Path::new("."));
+    let config_path = config_file(a.config.as_deref());
+    let config = match config::load_for_workspace(&root, config_path.as_deref()) {
         Ok(c) => c,
         Err(e) => {
             print_stderr(&format!("{e}\n"));
@@ -54,10 +55,13 @@ pub fn parse(a: ParseArgs) -> i32 {
         }
     }
     let hint = a.stdout.display().to_string();
+    // The tool ran in the gate's `cwd`, as `qgates check` runs it: the paths it printed are taken
+    // from there, so both give the same root-relative files.
+    let cwd = gate.cwd_in(&root);
     let ctx = ParseContext {
         gate,
         root: &root,
-        cwd: &root,
+        cwd: &cwd,
         log_hint: &hint,
     };
     match parse_saved_output(

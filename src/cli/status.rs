@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::args::StatusArgs;
 use super::output::{print_stderr, print_stdout};
-use super::workspace::find_root;
+use super::workspace::{config_file, find_root};
 use crate::core::config::{self, ConfigSource};
 use crate::core::report::exit;
 use crate::core::runner::process::resolve_program;
@@ -23,9 +23,10 @@ pub fn status(a: StatusArgs) -> i32 {
         ));
         return exit::USAGE;
     }
-    let root = find_root(None, a.config.as_deref(), start);
+    let root = find_root(None, start);
     let root = root.canonicalize().unwrap_or(root);
-    let report = inspect(&root, a.config.as_deref());
+    let config_path = config_file(a.config.as_deref());
+    let report = inspect(&root, config_path.as_deref());
     let ok = report["config_ok"] == Value::Bool(true);
     if a.json {
         print_stdout(&format!("{report}\n"));

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::args::TrustArgs;
 use super::output::{print_stderr, print_stdout};
-use super::workspace::find_root;
+use super::workspace::{config_file, find_root};
 use crate::core::config;
 use crate::core::report::exit;
 use crate::core::trust::{FileHashes, Manifest, TrustStore};
@@ -21,9 +21,10 @@ pub fn trust(a: TrustArgs) -> i32 {
         ));
         return exit::USAGE;
     }
-    let root = find_root(None, a.config.as_deref(), start);
+    let root = find_root(None, start);
     let root = root.canonicalize().unwrap_or(root);
-    let config = match config::load_for_workspace(&root, a.config.as_deref()) {
+    let config_path = config_file(a.config.as_deref());
+    let config = match config::load_for_workspace(&root, config_path.as_deref()) {
         Ok(c) => c,
         Err(e) => {
             print_stderr(&format!(

@@ -123,7 +123,11 @@ impl QgatesServer {
         };
         let manifest = Manifest::of(&config, &self.root, &self.hashes);
         if !TrustStore::for_user().is_some_and(|s| s.is_trusted(&self.root, &manifest.hash)) {
-            return error_result(untrusted(&self.root, &manifest));
+            return error_result(untrusted(
+                &self.root,
+                self.config_path.as_deref(),
+                &manifest,
+            ));
         }
         let cache = Arc::new(ResultCache::load(&self.root));
         let request = RunRequest {
@@ -314,9 +318,18 @@ impl ServerHandler for QgatesServer {
 
 /// Why an untrusted workspace runs nothing: an agent can write `quality.yaml` or a script it
 /// runs, so only a person's trust in exactly what would run lets it run (docs/mcp.md, "Trust").
-fn untrusted(root: &std::path::Path, manifest: &Manifest) -> String {
+/// The command named is the one that trusts this server's configuration: with `--config`, the
+/// same file.
+fn untrusted(
+    root: &std::path::Path,
+    config: Option<&std::path::Path>,
+    manifest: &Manifest,
+) -> String {
+    let config = config
+        .map(|c| format!(" --config {}", c.display()))
+        .unwrap_or_default();
     format!(
-        "Nothing was run: a person has not trusted what the quality gates of {root} run (or it changed since they did). Ask the user to read the commands below and run `qgates trust {root}` in a terminal; trusting is the user's decision, not an agent's. Then call {RUN} again.\n{} runs:\n{}",
+        "Nothing was run: a person has not trusted what the quality gates of {root} run (or it changed since they did). Ask the user to read the commands below and run `qgates trust {root}{config}` in a terminal; trusting is the user's decision, not an agent's. Then call {RUN} again.\n{} runs:\n{}",
         manifest.source,
         manifest.describe(),
         root = root.display(),
