@@ -372,19 +372,6 @@ fn wrong_command_arguments_are_invalid_params_naming_the_field() {
     c.shutdown();
 }
 
-/// The parts of a report that differ between two runs of the same work.
-fn normalized(mut report: Value) -> Value {
-    let obj = report.as_object_mut().unwrap();
-    obj.remove("timings");
-    obj.remove("log_dir");
-    for g in obj["gates"].as_array_mut().unwrap() {
-        let g = g.as_object_mut().unwrap();
-        g.remove("duration_ms");
-        g.remove("log");
-    }
-    report
-}
-
 #[test]
 fn the_summary_command_equals_qgates_check_for_the_same_scope() {
     let ws = fixture_copy("python-basic");
@@ -398,8 +385,8 @@ fn the_summary_command_equals_qgates_check_for_the_same_scope() {
     let (code, cli) = common::check_json(ws.path(), &["--scope", "project", "--no-cache"]);
     assert_eq!(code, 1);
     assert_eq!(
-        normalized(answer["report"].clone()),
-        normalized(cli.clone())
+        common::comparable(&answer["report"]),
+        common::comparable(&cli)
     );
     assert!(
         answer["summary_line"]
@@ -1228,10 +1215,16 @@ fn an_unchanged_re_save_publishes_the_same_diagnostics_again_and_starts_no_proce
         // The save is answered with the same list for the same version: nothing to redraw.
         assert_eq!(resave(&mut c, "a.py"), first);
         // The report behind it is the save's (an `auto` run, not the open's), answered by the
-        // cache: no process, so no log folder.
+        // cache: no process, so its folder holds the report and no log.
         let report = summary(&mut c)["report"].clone();
         assert_eq!(report["scope"]["mode"], "auto", "{report}");
-        assert!(report["log_dir"].is_null(), "{report}");
+        let dir = ws.path().join(report["log_dir"].as_str().unwrap());
+        let mut kept: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        kept.sort();
+        assert_eq!(kept, [".qgates-run", "report.json"], "{report}");
         let gate = &report["gates"][0];
         assert_eq!(gate["status"], "failed", "{report}");
         assert_eq!(gate["cached_files"], 1, "answered by the cache: {report}");

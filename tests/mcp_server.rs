@@ -11,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{fixture_copy, git, path_with_tools, trusted};
+use common::{comparable, fixture_copy, git, path_with_tools, trusted};
 use serde_json::Value;
 
 fn python() -> PathBuf {
@@ -78,26 +78,6 @@ fn transcript(root: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(&out_file).expect("transcript")).unwrap()
 }
 
-/// What legitimately differs between two runs of the same check: how long things took and the
-/// run's log folder (its id is made of the time and the process id).
-fn normalized(report: &Value) -> Value {
-    let mut r = report.clone();
-    let obj = r.as_object_mut().expect("a report is an object");
-    obj.remove("timings");
-    obj.remove("log_dir");
-    for g in obj
-        .get_mut("gates")
-        .and_then(Value::as_array_mut)
-        .into_iter()
-        .flatten()
-    {
-        let g = g.as_object_mut().unwrap();
-        g.remove("duration_ms");
-        g.remove("log");
-    }
-    r
-}
-
 fn text(result: &Value, i: usize) -> &str {
     result["texts"][i]
         .as_str()
@@ -127,7 +107,10 @@ fn a_real_client_gets_the_same_reports_as_the_cli_and_readable_errors() {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(props, ["scope", "gates", "files", "fix"]);
+    assert_eq!(
+        props,
+        ["scope", "gates", "files", "fix", "max_violations", "offset"]
+    );
     assert_eq!(tools[1]["input_schema"]["additionalProperties"], false);
     for tool in tools {
         assert_eq!(tool["output_schema"]["type"], "object", "{tool}");
@@ -152,8 +135,13 @@ fn a_real_client_gets_the_same_reports_as_the_cli_and_readable_errors() {
         );
         assert_eq!(cli["code"], 1, "{cli}");
         assert_eq!(
-            normalized(report),
-            normalized(&cli["report"]),
+            report["shown"], report["total"],
+            "a small run is shown whole"
+        );
+        assert!(report.get("next_offset").is_none(), "{report}");
+        assert_eq!(
+            comparable(report),
+            comparable(&cli["report"]),
             "scope {}: MCP and CLI differ",
             s["scope"]
         );

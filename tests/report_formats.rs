@@ -1,8 +1,9 @@
 //! The output formats of `qgates check --format …` (text, markdown, sarif, github), the summary
 //! line, the exit code and the compact JSON, rendered from reports built by hand.
 
+use qgates::core::report::page::PageRequest;
 use qgates::core::report::{
-    GateLog, GateResult, GateStatus, Report, ScopeInfo, github, markdown, sarif, text,
+    FullReport, GateLog, GateResult, GateStatus, Report, ScopeInfo, github, markdown, sarif, text,
 };
 use qgates::core::violation::{Edit, Fix, Severity, Violation};
 use serde_json::Value;
@@ -246,12 +247,18 @@ fn full_report() -> Report {
         note: None,
         files: Vec::new(),
     };
-    Report::new(
+    let mut report = Report::new(
         scope,
         vec![ruff_format, ruff_lint, mypy, todo, pytest, docs, yaml],
         1840,
         Some(RUN_DIR.into()),
-    )
+    );
+    report.config = "quality.yaml".into();
+    report.full_report = Some(FullReport {
+        path: format!("/ws/{RUN_DIR}/report.json").into(),
+        display: format!("{RUN_DIR}/report.json"),
+    });
+    report
 }
 
 /// Three gates that all passed.
@@ -993,4 +1000,137 @@ fn quiet_runs_stay_quiet() {
         log["runs"][0]["invocations"][0]["executionSuccessful"],
         true
     );
+}
+
+#[test]
+fn summary_line_names_three_gates_and_counts_the_rest() {
+    let mut gates: Vec<GateResult> = ["a", "b", "c", "d", "e"]
+        .map(|id| failing(id, 1, 0))
+        .to_vec();
+    for id in ["w", "x", "y", "z"] {
+        gates.push(gate(id, id, GateStatus::Error));
+    }
+    gates.push(gate("ok", "ok", GateStatus::Passed));
+    let report = Report::new(scope("project", 3), gates, 0, None);
+    assert_eq!(
+        report.summary_line(),
+        "❌ 5/10 gates failed, 4 could not run — 5 violations (0 auto-fixable): a, b, c +2 more; could not run: w, x, y +1 more"
+    );
+}
+
+#[test]
+fn summary_line_counts_severities_when_not_all_are_errors() {
+    let mut lint = failing("lint", 4, 1);
+    lint.violations[1].severity = Severity::Warning;
+    lint.violations[2].severity = Severity::Info;
+    lint.violations[3].severity = Severity::Info;
+    let report = Report::new(scope("auto", 1), vec![lint], 0, None);
+    assert_eq!(
+        report.summary_line(),
+        "❌ 1/1 gates failed — 4 violations: 1 error, 1 warning, 2 info (1 auto-fixable): lint"
+    );
+}
+
+#[test]
+fn summary_line_says_which_gates_the_cache_answered() {
+    let cached = |id: &str, files: usize, from_cache: usize| GateResult {
+        files_checked: files,
+        cached_files: from_cache,
+        ..gate(id, id, GateStatus::Passed)
+    };
+    let skipped = GateResult {
+        skip_reason: Some("no matching files".into()),
+        ..gate("docs", "docs", GateStatus::Skipped)
+    };
+    let gates = vec![
+        cached("ruff", 4, 4),
+        cached("mypy", 4, 1),
+        cached("eslint", 2, 2),
+        skipped.clone(),
+    ];
+    let report = Report::new(scope("auto", 6), gates, 0, None);
+    assert_eq!(
+        report.summary_line(),
+        "✅ 3/4 gates passed, 1 skipped — 6 files checked (auto); from the cache: ruff, eslint"
+    );
+    let gates = vec![cached("ruff", 4, 4), cached("mypy", 4, 4), skipped];
+    let report = Report::new(scope("auto", 4), gates, 0, None);
+    assert!(
+        report.summary_line().ends_with("; all from the cache"),
+        "{}",
+        report.summary_line()
+    );
+}
+
+#[test]
+fn a_page_shows_errors_first_and_cuts_visibly() {
+    let report = full_report();
+    let codes = |page: &qgates::core::report::page::ReportPage| -> Vec<String> {
+        let mut shown = Vec::new();
+        for g in &page.report.gates {
+            shown.extend(
+                g.violations
+                    .iter()
+                    .map(|v| v.code.as_deref().unwrap_or("").to_string()),
+            );
+        }
+        shown
+    };
+    // The whole order, across gates: errors (file-less first, then by file and position), then
+    // warnings, info, hints.
+    let order: Vec<String> = qgates::core::report::page::reading_order(&report)
+        .into_iter()
+        .map(|(g, i)| {
+            let code = report.gates[g].violations[i].code.as_deref();
+            code.unwrap_or("").to_string()
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "I001", "F401", "UP031", "arg-type", "FORMAT", "", "E741", "no-redef", "TODO", "TODO"
+        ]
+    );
+
+    let page = report.page(PageRequest {
+        max_violations: 3,
+        offset: 0,
+    });
+    assert_eq!((page.shown, page.total, page.next_offset), (3, 10, Some(3)));
+    assert_eq!(codes(&page), ["I001", "F401", "UP031"]);
+    let left: usize = page.left_out.values().sum();
+    assert_eq!(left, 7);
+    assert_eq!(page.left_out["ruff_lint"], 1);
+    assert_eq!(
+        page.summary_line(),
+        format!(
+            "{}; showing 3 of 10 violations; the rest: offset=3, or {RUN_DIR}/report.json",
+            report.summary_line()
+        )
+    );
+    // Only the gate that could not run keeps its log paths; the counts stay the whole run's.
+    let logs: Vec<&str> = page
+        .report
+        .gates
+        .iter()
+        .filter(|g| g.log.is_some())
+        .map(|g| g.id.as_str())
+        .collect();
+    assert_eq!(logs, ["pytest"]);
+    assert_eq!(page.report.summary, report.summary);
+    let json: Value = serde_json::from_str(&page.to_json()).unwrap();
+    assert_eq!(json["full_report"], format!("{RUN_DIR}/report.json"));
+    assert_eq!(json["next_offset"], 3);
+
+    // The last page, then everything: no next offset, nothing left out.
+    let last = report.page(PageRequest {
+        max_violations: 50,
+        offset: 8,
+    });
+    assert_eq!((last.shown, last.next_offset), (2, None));
+    assert_eq!(codes(&last), ["TODO", "TODO"]);
+    let all = report.page(PageRequest::default());
+    assert_eq!((all.shown, all.total), (10, 10));
+    assert!(all.left_out.is_empty());
+    assert_eq!(all.summary_line(), report.summary_line());
 }

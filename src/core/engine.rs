@@ -10,8 +10,8 @@ use crate::core::baseline::{RunOutcome, StateStore, advance};
 use crate::core::cache::{KeyMaker, ResultCache, WHOLE_WORKSPACE};
 use crate::core::config::Gate;
 use crate::core::config::{Config, Trigger};
-use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo};
-use crate::core::run_logs::{RunDir, create_run_dir};
+use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo, config_name};
+use crate::core::run_logs::{RunDir, create_run_dir, resave_report, save_report};
 use crate::core::runner::{GateJob, render_fix_hint, run_gate};
 use crate::core::scope::{BaselineTarget, ResolvedScope, ScopeError, ScopeRequest, resolve};
 use std::collections::HashMap;
@@ -127,7 +127,8 @@ async fn run_scope(
             None => note,
         });
     }
-    // Made when the first gate starts a process: a run the cache answers alone needs no folder.
+    // Made when the first gate starts a process; a run the cache answers alone makes it at the
+    // end, for its report only.
     let mut run_dir: Option<Arc<RunDir>> = None;
     let root: Arc<Path> = Arc::from(request.root.as_path());
     let keys = KeyMaker::new(&request.root, config).with_stamps(request.cache.as_deref());
@@ -229,8 +230,17 @@ async fn run_scope(
         note: scope.note,
         files: checked_files,
     };
+    // A run the cache answered alone gets its folder now: every run leaves its report there.
+    let run_dir = run_dir.or_else(|| match create_run_dir(&request.root) {
+        Ok(dir) => Some(Arc::new(dir)),
+        Err(e) => {
+            tracing::warn!("no folder for the run's report: {e}");
+            None
+        }
+    });
     let log_dir = run_dir.as_ref().map(|dir| dir.display.clone());
     let mut report = Report::new(info, gates, started.elapsed().as_millis() as u64, log_dir);
+    report.config = config_name(&config.source, &request.root);
     if let Some(warning) = request.cache.as_deref().and_then(ResultCache::warning) {
         add_note(&mut report, warning.to_string());
     }
@@ -238,6 +248,9 @@ async fn run_scope(
         && let Some(target) = &scope.baseline
     {
         advance_state(&request.root, target, &selected, &scope.files, &mut report);
+    }
+    if let Some(dir) = &run_dir {
+        save_report(dir, &mut report);
     }
     Ok(report)
 }
@@ -256,7 +269,13 @@ pub fn record_state(
 ) -> Result<bool, RunError> {
     let selected = select_gates(config, gates)?;
     let files = report.scope.files.clone();
-    Ok(advance_state(root, target, &selected, &files, report))
+    let shown = (report.scope.baseline_sha.clone(), report.scope.note.clone());
+    let changed = advance_state(root, target, &selected, &files, report);
+    // The state can add a note or a baseline to the report: its file says what the answers say.
+    if (&report.scope.baseline_sha, &report.scope.note) != (&shown.0, &shown.1) {
+        resave_report(report);
+    }
+    Ok(changed)
 }
 
 /// Adds the extra files (absolute, or relative to the root) that exist inside the root.

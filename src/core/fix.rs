@@ -13,7 +13,7 @@ use crate::core::config::spec::Template;
 use crate::core::config::{Config, Gate, GateKind};
 use crate::core::engine::{RunError, RunRequest, run, select_gates};
 use crate::core::report::Report;
-use crate::core::run_logs::{RunDir, create_run_dir};
+use crate::core::run_logs::{RunDir, create_run_dir, resave_report};
 use crate::core::runner::process::{ProcessOutcome, ProcessSpec, resolve_program, run_process};
 use crate::core::scope::resolve;
 
@@ -48,6 +48,7 @@ pub async fn run_with_fixes(config: &Config, request: &RunRequest) -> Result<Rep
             None => note,
         });
     }
+    resave_report(&mut report);
     Ok(report)
 }
 

@@ -1,17 +1,23 @@
-//! The run logs: every gate's full stdout and stderr under `.qgates/runs/<run id>/`, the newest
-//! `KEEP_RUNS` runs kept. Reports carry these paths instead of raw output.
+//! The run logs: every gate's full stdout and stderr under `.qgates/runs/<run id>/`, and the
+//! run's whole report as `report.json`, the newest `KEEP_RUNS` runs kept. Reports carry these
+//! paths instead of raw output, and answers that show part of a report name the file.
 //!
 //! A run holds a lock on its folder for as long as it lasts, and pruning skips a locked folder:
 //! a slow run keeps its logs however many runs start and prune after it.
 
 use std::fs::File;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use std::os::unix::fs::MetadataExt;
 
+use crate::core::report::{FullReport, Report};
 use crate::core::{background, qgates_dir, safe_fs};
+
+/// The name of the whole report in a run's folder.
+pub const REPORT_FILE: &str = "report.json";
 
 /// How many run folders are kept.
 pub const KEEP_RUNS: usize = 20;
@@ -48,6 +54,39 @@ impl RunDir {
             Ok(rel) => format!("{}/{}", self.display, rel.to_string_lossy()),
             Err(_) => p.display().to_string(),
         }
+    }
+}
+
+/// Writes `report` whole into the run's folder as `report.json`, and records in it where (its
+/// `full_report`). Every run does this, however its report is shown: an answer cut to a page
+/// names the file, and a person finds the last runs' reports beside their logs.
+pub fn save_report(dir: &RunDir, report: &mut Report) {
+    let path = dir.path.join(REPORT_FILE);
+    report.full_report = Some(FullReport {
+        display: dir.display_path(&path),
+        path,
+    });
+    resave_report(report);
+}
+
+/// Writes the report again where `save_report` put it, after a change made once the run was
+/// over (the files a fixer rewrote, the baseline state). Pretty-printed: agents read the file
+/// with tools that show it a line at a time. A report that cannot be written no longer names
+/// the file, so no answer points at a missing or stale one.
+pub fn resave_report(report: &mut Report) {
+    let Some(full) = &report.full_report else {
+        return;
+    };
+    let written = serde_json::to_vec_pretty(&*report)
+        .map_err(std::io::Error::other)
+        .and_then(|mut json| {
+            json.push(b'\n');
+            // The folder is the run's own; a link planted at the name is refused, not followed.
+            safe_fs::create_nofollow(&full.path)?.write_all(&json)
+        });
+    if let Err(e) = written {
+        tracing::warn!("the report could not be written to {}: {e}", full.display);
+        report.full_report = None;
     }
 }
 

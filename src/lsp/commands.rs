@@ -20,6 +20,7 @@ use super::folder::Folder;
 use super::jobs::Job;
 use super::session::Session;
 use crate::core::report::Report;
+use crate::core::report::page::{PageRequest, deserialize_max_violations, deserialize_offset};
 use crate::core::scope::ScopeRequest;
 
 pub const SUMMARY: &str = "qgates.summary";
@@ -49,6 +50,18 @@ struct RunArgs {
     run: Option<bool>,
     /// The workspace folder (path or URI); default: the one holding `files`, else the first.
     folder: Option<String>,
+    /// How many violations the answer shows (default 50, errors first; 0: the counts only).
+    #[serde(default, deserialize_with = "deserialize_max_violations")]
+    max_violations: Option<usize>,
+    /// Where the shown violations start in that order (default 0): a `next_offset`.
+    #[serde(default, deserialize_with = "deserialize_offset")]
+    offset: Option<usize>,
+}
+
+impl RunArgs {
+    fn page(&self) -> PageRequest {
+        PageRequest::new(self.max_violations, self.offset)
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -84,7 +97,7 @@ pub async fn execute(
                 || args.files.is_some();
             let folder = pick_folder(session, &args)?;
             if !run && let Some(report) = folder.last_report() {
-                return Ok(Some(answer(&report)));
+                return Ok(Some(answer(&report, args.page())));
             }
             run_now(&folder, args).await
         }
@@ -184,6 +197,7 @@ async fn apply(session: &Session, edit: WorkspaceEdit) -> Value {
 
 /// Runs through the folder's scheduler (one run at a time) and waits for the report.
 async fn run_now(folder: &Arc<Folder>, args: RunArgs) -> Result<Option<Value>> {
+    let page = args.page();
     let files: Vec<PathBuf> = args
         .files
         .unwrap_or_default()
@@ -212,17 +226,19 @@ async fn run_now(folder: &Arc<Folder>, args: RunArgs) -> Result<Option<Value>> {
         reply,
     });
     match answer_rx.await {
-        Ok(Ok(report)) => Ok(Some(answer(&report))),
+        Ok(Ok(report)) => Ok(Some(answer(&report, page))),
         Ok(Err(why)) => Err(failed(&why)),
         Err(_) => Err(failed("the server is shutting down")),
     }
 }
 
-/// `{summary_line, report}`: the line people read first and the compact JSON of `qgates check`.
-fn answer(report: &Report) -> Value {
+/// `{summary_line, report}`: the line people read first and one page of the report (the JSON of
+/// `qgates check` with at most `max_violations` violations, and where the rest are).
+fn answer(report: &Report, page: PageRequest) -> Value {
+    let page = report.page(page);
     json!({
-        "summary_line": report.summary_line(),
-        "report": serde_json::from_str::<Value>(&report.to_json()).unwrap_or(Value::Null),
+        "summary_line": page.summary_line(),
+        "report": serde_json::from_str::<Value>(&page.to_json()).unwrap_or(Value::Null),
     })
 }
 

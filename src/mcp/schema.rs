@@ -5,6 +5,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use crate::core::report::page::{PageRequest, deserialize_max_violations, deserialize_offset};
+
 /// The arguments of `run_quality_gates`. All are optional: `{}` checks what changed (`auto`).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -25,6 +27,22 @@ pub struct RunArgs {
     /// result's `fixed` lists the files that changed.
     #[serde(default)]
     pub fix: bool,
+    /// How many violations the result shows (default 50): errors first, then warnings, info,
+    /// hints; by file within each. 0 shows the counts only. The result says how many it left
+    /// out and names the whole report's file.
+    #[serde(default, deserialize_with = "deserialize_max_violations")]
+    pub max_violations: Option<usize>,
+    /// Where the shown violations start in that order (default 0): the `next_offset` of a
+    /// result that left some out. To page through a run without running again, call
+    /// last_summary with it.
+    #[serde(default, deserialize_with = "deserialize_offset")]
+    pub offset: Option<usize>,
+}
+
+impl RunArgs {
+    pub fn page(&self) -> PageRequest {
+        PageRequest::new(self.max_violations, self.offset)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
@@ -53,10 +71,23 @@ impl<'de> Deserialize<'de> for ScopeName {
     }
 }
 
-/// `last_summary` takes no arguments.
+/// The arguments of `last_summary`: which page of the last run's violations to show.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NoArgs {}
+pub struct LastArgs {
+    /// How many violations the result shows (default 50); 0 shows the counts only.
+    #[serde(default, deserialize_with = "deserialize_max_violations")]
+    pub max_violations: Option<usize>,
+    /// Where the shown violations start (default 0): the `next_offset` of the previous result.
+    #[serde(default, deserialize_with = "deserialize_offset")]
+    pub offset: Option<usize>,
+}
+
+impl LastArgs {
+    pub fn page(&self) -> PageRequest {
+        PageRequest::new(self.max_violations, self.offset)
+    }
+}
 
 /// Reads a tool's arguments (missing arguments read as `{}`). The error is a sentence for the
 /// agent: which argument is wrong, why, and what the tool accepts.
@@ -124,14 +155,32 @@ mod tests {
         assert!(e.contains("argument `gates[1]`"), "{e}");
         let e = parse(json!({"fix": "yes"})).unwrap_err();
         assert!(e.contains("argument `fix`"), "{e}");
+        let e = parse(json!({"max_violations": -5})).unwrap_err();
+        assert!(
+            e.contains("argument `max_violations`: -5 is negative; expected how many violations"),
+            "{e}"
+        );
+        let e = parse(json!({"offset": "ten"})).unwrap_err();
+        assert!(
+            e.contains("argument `offset`: got \"ten\"; expected where the page starts"),
+            "{e}"
+        );
     }
 
     #[test]
-    fn last_summary_takes_no_arguments() {
+    fn last_summary_takes_only_the_page() {
         let mut map = serde_json::Map::new();
         map.insert("scope".into(), json!("auto"));
-        let e =
-            parse_args::<NoArgs>("last_summary", Some(map), "It takes no arguments.").unwrap_err();
-        assert!(e.contains("unknown field `scope`"), "{e}");
+        let e = parse_args::<LastArgs>("last_summary", Some(map), "").unwrap_err();
+        assert!(
+            e.contains("unknown field `scope`, expected `max_violations` or `offset`"),
+            "{e}"
+        );
+        let mut map = serde_json::Map::new();
+        map.insert("offset".into(), json!(100));
+        let page = parse_args::<LastArgs>("last_summary", Some(map), "")
+            .unwrap()
+            .page();
+        assert_eq!((page.max_violations, page.offset), (50, 100));
     }
 }

@@ -14,7 +14,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use super::schema::{NoArgs, RunArgs, ScopeName, parse_args};
+use super::schema::{LastArgs, RunArgs, ScopeName, parse_args};
 use super::tools::{self, LAST, LAST_ACCEPTS, RUN, RUN_ACCEPTS, error_result, report_result};
 use crate::core::cache::ResultCache;
 use crate::core::config::{self, Trigger};
@@ -25,7 +25,7 @@ use crate::core::report::Report;
 use crate::core::request::{ScopeChoice, scope_request};
 use crate::core::trust::{FileHashes, Manifest, TrustStore};
 
-const INSTRUCTIONS: &str = "qgates runs this repository's quality gates (quality.yaml). Call run_quality_gates after changing code: with no arguments it checks what changed since the last green run. Read the summary line first; fix the violations listed in the structured result, then call it again until overall_pass is true.";
+const INSTRUCTIONS: &str = "qgates runs this repository's quality gates (quality.yaml). Call run_quality_gates after changing code: with no arguments it checks what changed since the last green run. Read the summary line first; fix the violations listed in the structured result (the most serious first; last_summary with offset pages through the rest), then call it again until overall_pass is true.";
 
 pub struct QgatesServer {
     /// The workspace root (absolute); relative `files` are taken from here.
@@ -136,7 +136,7 @@ impl QgatesServer {
         };
         // On its own task, so that a bug that panics in the engine becomes a tool error here
         // instead of a call that never gets an answer.
-        let fix = args.fix;
+        let (fix, page) = (args.fix, args.page());
         let mut work = tokio::spawn(async move {
             if fix {
                 run_with_fixes(&config, &request).await
@@ -155,7 +155,7 @@ impl QgatesServer {
         match joined {
             Ok(Ok(report)) => {
                 cache.save();
-                let result = report_result(&report);
+                let result = report_result(&report, page);
                 if let Ok(mut last) = self.last.lock() {
                     *last = Some(report);
                 }
@@ -228,12 +228,13 @@ impl QgatesServer {
         &self,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
     ) -> CallToolResult {
-        if let Err(e) = parse_args::<NoArgs>(LAST, arguments, LAST_ACCEPTS) {
-            return error_result(e);
-        }
+        let args = match parse_args::<LastArgs>(LAST, arguments, LAST_ACCEPTS) {
+            Ok(a) => a,
+            Err(e) => return error_result(e),
+        };
         let last = self.last.lock().ok().and_then(|l| l.clone());
         match last {
-            Some(report) => report_result(&report),
+            Some(report) => report_result(&report, args.page()),
             None => error_result(format!(
                 "No run yet in this session, so there is no summary to show. Call {RUN} (e.g. with {{}} to check what changed)."
             )),

@@ -4,23 +4,23 @@
 use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
 use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
 
-use super::schema::{NoArgs, RunArgs};
+use super::schema::{LastArgs, RunArgs};
 use crate::core::report::Report;
+use crate::core::report::page::{PageRequest, ReportPage};
 
 pub const RUN: &str = "run_quality_gates";
 pub const LAST: &str = "last_summary";
 
 /// Said after an argument error, so the agent can correct its call.
-pub const RUN_ACCEPTS: &str = "run_quality_gates accepts: scope (auto | branch | project | files), gates (gate ids), files (paths relative to the workspace root), fix (true or false); all optional.";
-pub const LAST_ACCEPTS: &str = "last_summary takes no arguments: call it with {}.";
+pub const RUN_ACCEPTS: &str = "run_quality_gates accepts: scope (auto | branch | project | files), gates (gate ids), files (paths relative to the workspace root), fix (true or false), max_violations (a whole number, 0 or more; default 50), offset (a whole number, 0 or more; default 0); all optional.";
+pub const LAST_ACCEPTS: &str = "last_summary accepts: max_violations (a whole number, 0 or more; default 50), offset (a whole number, 0 or more; default 0); both optional: call it with {} for the first page.";
 
-const RUN_DESCRIPTION: &str = "Run the repository's quality gates (formatters, linters, type checkers from quality.yaml) and report every violation in one format. By default only what changed is checked (scope auto). The first text is a one-line summary; the structured result (also the second text) is the report: overall_pass, summary counts, scope, and per gate its status and violations (file, line, column, code, message, fixable). A failing check is a normal result, not an error.";
-const LAST_DESCRIPTION: &str =
-    "The result of the last run_quality_gates call in this session, without running anything.";
+const RUN_DESCRIPTION: &str = "Run the repository's quality gates (formatters, linters, type checkers from quality.yaml) and report their violations in one format. By default only what changed is checked (scope auto). The first text is a one-line summary; the structured result (also the second text) is the report: overall_pass, summary counts, scope, and per gate its status and violations (file, line, column, code, message, fixable). At most max_violations (default 50) violations are shown, errors first: `shown`, `total`, `next_offset` and `left_out` say what was left out, and `full_report` names a JSON file holding all of them; call last_summary with offset=next_offset for the next page. A failing check is a normal result, not an error.";
+const LAST_DESCRIPTION: &str = "The result of the last run_quality_gates call in this session, without running anything: any page of its violations (max_violations, offset).";
 
 /// The two tools. A schema that cannot be built is a bug in qgates, reported as such at start-up.
 pub fn tools() -> Result<Vec<Tool>, String> {
-    let report_schema = schema_for_output::<Report>();
+    let report_schema = schema_for_output::<ReportPage>();
     let run = Tool::new(RUN, RUN_DESCRIPTION, schema_for_input::<RunArgs>()?)
         .with_title("Run quality gates")
         .with_raw_output_schema(report_schema.clone())
@@ -31,7 +31,7 @@ pub fn tools() -> Result<Vec<Tool>, String> {
                 .destructive(false)
                 .open_world(false),
         );
-    let last = Tool::new(LAST, LAST_DESCRIPTION, schema_for_input::<NoArgs>()?)
+    let last = Tool::new(LAST, LAST_DESCRIPTION, schema_for_input::<LastArgs>()?)
         .with_title("Last quality-gate summary")
         .with_raw_output_schema(report_schema)
         .annotate(
@@ -42,13 +42,15 @@ pub fn tools() -> Result<Vec<Tool>, String> {
     Ok(vec![run, last])
 }
 
-/// A report as a tool result: the summary line first, the compact JSON as structured content and
-/// again as text for clients that do not read structured content.
-pub fn report_result(report: &Report) -> CallToolResult {
-    let json = report.to_json();
+/// One page of a report as a tool result: the summary line first (with what the page left
+/// out), the compact JSON as structured content and again as text for clients that do not read
+/// structured content.
+pub fn report_result(report: &Report, page: PageRequest) -> CallToolResult {
+    let page = report.page(page);
+    let json = page.to_json();
     let structured = serde_json::from_str::<serde_json::Value>(&json).ok();
     let mut result = CallToolResult::success(vec![
-        ContentBlock::text(report.summary_line()),
+        ContentBlock::text(page.summary_line()),
         ContentBlock::text(json),
     ]);
     result.structured_content = structured;

@@ -129,6 +129,42 @@ pub fn check_json(dir: &Path, args: &[&str]) -> (i32, Value) {
     (out.status.code().unwrap_or(-1), report)
 }
 
+/// A report (or a page of one) with what legitimately differs between two runs of the same
+/// check left out: how long things took and the run's log folder (its id is made of the time and
+/// the process id); and between a page and the whole report: where the page sits, the order of
+/// the violations (a page shows errors first), and the logs of gates that did not error (the
+/// folder has them).
+pub fn comparable(report: &Value) -> Value {
+    let mut r = report.clone();
+    let obj = r.as_object_mut().expect("a report is an object");
+    for field in [
+        "timings",
+        "log_dir",
+        "shown",
+        "total",
+        "offset",
+        "next_offset",
+        "left_out",
+        "full_report",
+    ] {
+        obj.remove(field);
+    }
+    for g in obj
+        .get_mut("gates")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        let g = g.as_object_mut().expect("a gate is an object");
+        g.remove("duration_ms");
+        g.remove("log");
+        if let Some(Value::Array(violations)) = g.get_mut("violations") {
+            violations.sort_by_key(|v| v.to_string());
+        }
+    }
+    r
+}
+
 /// The result of one gate in a report.
 pub fn gate<'a>(report: &'a Value, id: &str) -> &'a Value {
     report["gates"]
@@ -140,6 +176,7 @@ pub mod edits;
 pub mod lsp;
 pub mod lsp_wire;
 pub mod markers;
+pub mod mcp;
 pub mod places;
 
 /// A `git` command in `dir`, isolated from the user's and the system's configuration, with an

@@ -3,11 +3,17 @@
 
 pub mod github;
 pub mod markdown;
+pub mod page;
 pub mod sarif;
+mod summary;
 pub mod text;
+
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::core::config::ConfigSource;
+use crate::core::paths::relative_posix;
 use crate::core::violation::Violation;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -127,6 +133,33 @@ pub struct Report {
     /// Files the gates' fixers rewrote before this check (a run with `fix`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fixed: Vec<String>,
+    /// The configuration the run used: its path relative to the workspace root (absolute when
+    /// outside it), or `embedded default`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub config: String,
+    /// Where this report was written whole (`report.json` in the run's log folder; see
+    /// `run_logs::save_report`), for answers that show only part of it. Not in the JSON: the
+    /// file would name itself.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub full_report: Option<FullReport>,
+}
+
+/// The file holding a report whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FullReport {
+    /// Absolute, to write it again when the report changes after the run (`fix`, the state).
+    pub path: PathBuf,
+    /// As answers name it: relative to the workspace root when inside it.
+    pub display: String,
+}
+
+/// What the `config` field says for a configuration from `source`.
+pub fn config_name(source: &ConfigSource, root: &Path) -> String {
+    match source {
+        ConfigSource::Embedded => "embedded default".to_string(),
+        ConfigSource::File(p) => relative_posix(root, p).unwrap_or_else(|| p.display().to_string()),
+    }
 }
 
 /// Exit codes of `qgates check`.
@@ -165,6 +198,8 @@ impl Report {
             timings: Timings { total_ms },
             log_dir,
             fixed: Vec::new(),
+            config: String::new(),
+            full_report: None,
         }
     }
 
@@ -181,93 +216,6 @@ impl Report {
         } else {
             exit::VIOLATIONS
         }
-    }
-
-    /// One line that says it all, e.g. `❌ 2/3 gates failed — 14 violations (8 auto-fixable): ruff_format, ruff_lint`.
-    /// After a run with `fix`, it ends with how many files the fixers rewrote.
-    pub fn summary_line(&self) -> String {
-        let verdict = self.verdict_line();
-        match self.fixed.len() {
-            0 => verdict,
-            n => format!("{verdict}; fixed {n} file{} first", plural(n)),
-        }
-    }
-
-    fn verdict_line(&self) -> String {
-        let total = self.gates.len();
-        let ids = |pred: &dyn Fn(&GateResult) -> bool| -> Vec<&str> {
-            self.gates
-                .iter()
-                .filter(|g| pred(g))
-                .map(|g| g.id.as_str())
-                .collect()
-        };
-        let failed = ids(&|g| g.blocks() && g.status == GateStatus::Failed);
-        let errored = ids(&|g| g.blocks() && g.status == GateStatus::Error);
-        let allowed =
-            ids(&|g| g.allow_fail && matches!(g.status, GateStatus::Failed | GateStatus::Error));
-        let s = &self.summary;
-        let mode = &self.scope.mode;
-        let violations = format!(
-            "{} violation{} ({} auto-fixable)",
-            s.total_violations,
-            plural(s.total_violations),
-            s.auto_fixable
-        );
-        if !failed.is_empty() {
-            let mut line = format!("❌ {}/{total} gates failed", failed.len());
-            if !errored.is_empty() {
-                line.push_str(&format!(", {} could not run", errored.len()));
-            }
-            line.push_str(&format!(" — {violations}: {}", failed.join(", ")));
-            if !errored.is_empty() {
-                line.push_str(&format!("; could not run: {}", errored.join(", ")));
-            }
-            return line;
-        }
-        if !errored.is_empty() {
-            let mut line = format!(
-                "💥 {}/{total} gates could not run: {}",
-                errored.len(),
-                errored.join(", ")
-            );
-            if let Some(dir) = &self.log_dir {
-                line.push_str(&format!(" — see {dir}"));
-            }
-            return line;
-        }
-        let ran = s.passed + allowed.len();
-        if ran == 0 && self.scope.files_checked == 0 {
-            let why = match &self.scope.note {
-                Some(note) => format!("{mode}, {note}"),
-                None => mode.clone(),
-            };
-            if self.scope.files_in_scope == 0 {
-                return format!("⏭️ 0 files in scope — nothing to check ({why})");
-            }
-            let n = self.scope.files_in_scope;
-            return format!(
-                "⏭️ nothing to check — no gate applies to the {n} file{} in scope ({why})",
-                plural(n)
-            );
-        }
-        let mut line = format!("✅ {}/{total} gates passed", s.passed);
-        if s.skipped > 0 {
-            line.push_str(&format!(", {} skipped", s.skipped));
-        }
-        if !allowed.is_empty() {
-            // Not "(1 violation (0 auto-fixable))": one pair of parentheses reads better.
-            line.push_str(&format!(
-                ", {} allowed to fail ({} violation{}, {} auto-fixable)",
-                allowed.join(", "),
-                s.total_violations,
-                plural(s.total_violations),
-                s.auto_fixable
-            ));
-        }
-        let n = self.scope.files_checked;
-        line.push_str(&format!(" — {n} file{} checked ({mode})", plural(n)));
-        line
     }
 
     /// The compact JSON (one line).

@@ -1,9 +1,11 @@
 //! `--format text`: the report for a person at a terminal.
 //!
-//! The summary line first, then every violation grouped under its file (files sorted, violations
-//! by line and column, all gates merged, so one file's problems read together), then one block
-//! per gate: what it needs (fix hint, error, logs), its file-less violations, or why it was
-//! skipped. ANSI colour only when asked for; the CLI asks only on a terminal without `NO_COLOR`.
+//! The summary line first (with the configuration used), then every violation grouped under its
+//! file (files sorted, violations by line and column, all gates merged, so one file's problems
+//! read together), then one block per gate: what it needs (fix hint; error and logs when it
+//! could not run), its file-less violations, or why it was skipped; last the scope, and one line
+//! naming the run's log folder.
+//! ANSI colour only when asked for; the CLI asks only on a terminal without `NO_COLOR`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -64,11 +66,15 @@ impl Paint {
 pub fn render(report: &Report, color: bool) -> String {
     let p = Paint { color };
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{}",
-        p.paint(sgr::BOLD, &visible(&report.summary_line()))
-    );
+    let mut header = p.paint(sgr::BOLD, &visible(&report.summary_line()));
+    if !report.config.is_empty() {
+        let _ = write!(
+            header,
+            " {}",
+            p.paint(sgr::DIM, &format!("· config: {}", visible(&report.config)))
+        );
+    }
+    let _ = writeln!(out, "{header}");
 
     // All gates' violations, merged per file; a BTreeMap keeps the files sorted.
     let mut per_file: BTreeMap<&str, Vec<(&GateResult, &Violation)>> = BTreeMap::new();
@@ -104,10 +110,21 @@ pub fn render(report: &Report, color: bool) -> String {
         let _ = write!(scope, " — {note}");
     }
     let _ = write!(scope, ". Took {}.", seconds(report.timings.total_ms));
-    if let Some(dir) = &report.log_dir {
-        let _ = write!(scope, " Logs: {dir}");
-    }
     let _ = writeln!(out, "\n{}", p.paint(sgr::DIM, &visible(&scope)));
+    // One line for the whole run: every gate's output is in the folder, `<gate id>.stdout` and
+    // `.stderr`; only a gate that could not run names its own (above), its error needs them.
+    if let Some(dir) = &report.log_dir {
+        let what = if report.full_report.is_some() {
+            "Logs and report.json"
+        } else {
+            "Logs"
+        };
+        let _ = writeln!(
+            out,
+            "{}",
+            p.paint(sgr::DIM, &visible(&format!("{what}: {dir}/")))
+        );
+    }
     out
 }
 
@@ -167,14 +184,20 @@ fn write_gate(out: &mut String, p: &Paint, g: &GateResult) {
             count(g.outside_root, "violation")
         );
     }
-    if matches!(g.status, GateStatus::Failed | GateStatus::Error) {
-        if let Some(hint) = &g.fix_hint {
-            let _ = writeln!(out, "  {} {}", p.paint(sgr::GREEN, "Fix:"), visible(hint));
-        }
-        if let Some(log) = &g.log {
-            let _ = writeln!(out, "  Logs: {}", visible(&log.stdout));
-            let _ = writeln!(out, "        {}", visible(&log.stderr));
-        }
+    if matches!(g.status, GateStatus::Failed | GateStatus::Error)
+        && let Some(hint) = &g.fix_hint
+    {
+        let _ = writeln!(out, "  {} {}", p.paint(sgr::GREEN, "Fix:"), visible(hint));
+    }
+    if g.status == GateStatus::Error
+        && let Some(log) = &g.log
+    {
+        let _ = writeln!(
+            out,
+            "  Logs: {}, {}",
+            visible(&log.stdout),
+            visible(&log.stderr)
+        );
     }
 }
 

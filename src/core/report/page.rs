@@ -1,0 +1,264 @@
+//! Answers bounded for agents: one page of a report's violations, the most serious first, cut
+//! visibly. A run of sixteen gates can find thousands of violations, and an agent that is
+//! handed them all reads none of them well; it gets `max_violations` of them from `offset`,
+//! with how many were left out and where the whole report is (`report.json` in the run's log
+//! folder), so it can page on or read the file.
+//!
+//! A page keeps the report's shape (gates in config order, each with its violations), so a
+//! reader of the full report reads a page the same way; only the violations are cut.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::{GateStatus, Report, count};
+
+/// How many violations an answer shows when the caller does not say.
+pub const DEFAULT_MAX_VIOLATIONS: usize = 50;
+
+/// Which violations an answer shows: at most `max_violations` (0: none, the counts only),
+/// starting at `offset` in the reading order (`reading_order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageRequest {
+    pub max_violations: usize,
+    pub offset: usize,
+}
+
+impl Default for PageRequest {
+    fn default() -> Self {
+        PageRequest {
+            max_violations: DEFAULT_MAX_VIOLATIONS,
+            offset: 0,
+        }
+    }
+}
+
+impl PageRequest {
+    /// The request for optional arguments, the defaults filling in what is missing.
+    pub fn new(max_violations: Option<usize>, offset: Option<usize>) -> Self {
+        PageRequest {
+            max_violations: max_violations.unwrap_or(DEFAULT_MAX_VIOLATIONS),
+            offset: offset.unwrap_or(0),
+        }
+    }
+}
+
+/// A report with one page of its violations, and where the rest are.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ReportPage {
+    /// The report, each gate holding only its violations of this page. A gate's `log` is kept
+    /// only when it could not run (its error needs it); the others' logs are in `log_dir`.
+    #[serde(flatten)]
+    pub report: Report,
+    /// Violations in this answer.
+    pub shown: usize,
+    /// Violations the run found.
+    pub total: usize,
+    /// Where this page starts in the order of all violations: errors first, then warnings,
+    /// info, hints; within each, by file, line and column.
+    pub offset: usize,
+    /// The `offset` that gets the next page; absent when this page reaches the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+    /// Per gate id, how many of its violations this answer leaves out.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub left_out: BTreeMap<String, usize>,
+    /// The whole report (`report.json` in the run's log folder), when it could be written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_report: Option<String>,
+    /// The whole report's summary line (the page's gates no longer hold what it counts).
+    #[serde(skip)]
+    #[schemars(skip)]
+    whole_summary: String,
+}
+
+impl Report {
+    /// The page of this report's violations that `request` asks for.
+    pub fn page(&self, request: PageRequest) -> ReportPage {
+        let order = reading_order(self);
+        let total = order.len();
+        let start = request.offset.min(total);
+        let end = start.saturating_add(request.max_violations).min(total);
+        let mut report = self.clone();
+        for g in &mut report.gates {
+            g.violations.clear();
+            if g.status != GateStatus::Error {
+                g.log = None;
+            }
+        }
+        for &(gate, i) in &order[start..end] {
+            report.gates[gate]
+                .violations
+                .push(self.gates[gate].violations[i].clone());
+        }
+        let left_out = self
+            .gates
+            .iter()
+            .zip(&report.gates)
+            .filter(|(all, shown)| all.violations.len() > shown.violations.len())
+            .map(|(all, shown)| {
+                (
+                    all.id.clone(),
+                    all.violations.len() - shown.violations.len(),
+                )
+            })
+            .collect();
+        ReportPage {
+            report,
+            shown: end - start,
+            total,
+            offset: request.offset,
+            next_offset: (end < total).then_some(end),
+            left_out,
+            full_report: self.full_report.as_ref().map(|f| f.display.clone()),
+            whole_summary: self.summary_line(),
+        }
+    }
+}
+
+impl ReportPage {
+    /// The report's summary line; when violations are left out, it goes on to say how many and
+    /// where the rest are: `…; showing 50 of 213 violations; the rest: offset=50, or <path>`.
+    pub fn summary_line(&self) -> String {
+        let line = &self.whole_summary;
+        if self.shown == self.total {
+            return line.clone();
+        }
+        let or_file = match &self.full_report {
+            Some(path) => format!(", or {path}"),
+            None => String::new(),
+        };
+        let total = count(self.total, "violation");
+        if self.shown == 0 && self.offset < self.total {
+            let file = match &self.full_report {
+                Some(path) => format!("; all of them: {path}"),
+                None => String::new(),
+            };
+            return format!("{line}; {total} not shown (max_violations=0){file}");
+        }
+        if self.shown == 0 {
+            return format!(
+                "{line}; showing 0 of {total}: offset {} is past the last one (offset=0 starts over)",
+                self.offset
+            );
+        }
+        let from = match self.offset {
+            0 => String::new(),
+            n => format!(" from offset {n}"),
+        };
+        match self.next_offset {
+            Some(next) => format!(
+                "{line}; showing {} of {total}{from}; the rest: offset={next}{or_file}",
+                self.shown
+            ),
+            None => format!(
+                "{line}; showing {} of {total}{from}, the last ones",
+                self.shown
+            ),
+        }
+    }
+
+    /// The compact JSON (one line).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self)
+            .unwrap_or_else(|e| format!("{{\"error\":\"report could not be serialized: {e}\"}}"))
+    }
+}
+
+/// Every violation as (gate index, index in the gate), in the order answers show them: errors
+/// first, then warnings, info, hints (what blocks before what does not); within a severity by
+/// file, so one file's problems read together (file-less findings first: they are about the
+/// whole run), then by line and column. The sort is stable: ties keep the report order.
+pub fn reading_order(report: &Report) -> Vec<(usize, usize)> {
+    let mut order: Vec<(usize, usize)> = report
+        .gates
+        .iter()
+        .enumerate()
+        .flat_map(|(g, gate)| (0..gate.violations.len()).map(move |i| (g, i)))
+        .collect();
+    order.sort_by(|&(ga, ia), &(gb, ib)| {
+        let (a, b) = (
+            &report.gates[ga].violations[ia],
+            &report.gates[gb].violations[ib],
+        );
+        (a.severity, &a.file, a.line, a.column).cmp(&(b.severity, &b.file, b.line, b.column))
+    });
+    order
+}
+
+/// Reads `max_violations`: a whole number, 0 or more (0: the counts only). Missing or null: the
+/// default.
+pub fn deserialize_max_violations<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<usize>, D::Error> {
+    whole_number(
+        d,
+        "how many violations to show: a whole number, 0 or more (0 shows the counts only), e.g. 50",
+    )
+}
+
+/// Reads `offset`: a whole number, 0 or more. Missing or null: 0.
+pub fn deserialize_offset<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    whole_number(
+        d,
+        "where the page starts: a whole number, 0 or more (the `next_offset` of the previous answer)",
+    )
+}
+
+/// A whole number, 0 or more, said plainly when it is not (serde's "invalid value: integer
+/// `-1`, expected usize" names a Rust type, not what the caller should send). `50.0` is taken as
+/// 50: some JSON writers have only floating-point numbers.
+fn whole_number<'de, D: Deserializer<'de>>(d: D, what: &str) -> Result<Option<usize>, D::Error> {
+    use serde::de::Error;
+    let value = Option::<serde_json::Value>::deserialize(d)?;
+    let n = match value {
+        None | Some(serde_json::Value::Null) => return Ok(None),
+        Some(serde_json::Value::Number(n)) => n,
+        Some(other) => return Err(D::Error::custom(format!("got {other}; expected {what}"))),
+    };
+    if let Some(u) = n.as_u64() {
+        return Ok(Some(usize::try_from(u).unwrap_or(usize::MAX)));
+    }
+    match n.as_f64() {
+        Some(f) if f >= 0.0 && f.fract() == 0.0 => Ok(Some(f as usize)),
+        Some(f) if f < 0.0 => Err(D::Error::custom(format!(
+            "{n} is negative; expected {what}"
+        ))),
+        _ => Err(D::Error::custom(format!(
+            "{n} is not a whole number; expected {what}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[derive(Debug, Deserialize)]
+    struct Args {
+        #[serde(default, deserialize_with = "deserialize_max_violations")]
+        max_violations: Option<usize>,
+    }
+
+    fn read(v: serde_json::Value) -> Result<Option<usize>, String> {
+        serde_json::from_value::<Args>(v)
+            .map(|a| a.max_violations)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn counts_are_whole_numbers_from_zero() {
+        assert_eq!(read(json!({})).unwrap(), None);
+        assert_eq!(read(json!({"max_violations": null})).unwrap(), None);
+        assert_eq!(read(json!({"max_violations": 0})).unwrap(), Some(0));
+        assert_eq!(read(json!({"max_violations": 7})).unwrap(), Some(7));
+        assert_eq!(read(json!({"max_violations": 7.0})).unwrap(), Some(7));
+        let e = read(json!({"max_violations": -1})).unwrap_err();
+        assert!(e.starts_with("-1 is negative; expected how many"), "{e}");
+        let e = read(json!({"max_violations": 2.5})).unwrap_err();
+        assert!(e.starts_with("2.5 is not a whole number"), "{e}");
+        let e = read(json!({"max_violations": "10"})).unwrap_err();
+        assert!(e.starts_with("got \"10\"; expected"), "{e}");
+    }
+}

@@ -1,0 +1,160 @@
+//! The one-line summary every face shows first (`--format summary`, the text report, MCP, the
+//! editor's `qgates.summary`). It stays one short line however many gates run: it names at most
+//! `NAMED` gates per list and counts the rest, so a polyglot run of sixteen gates reads as
+//! easily as a run of three.
+
+use super::{GateResult, GateStatus, Report, count, plural};
+use crate::core::violation::Severity;
+
+/// How many gates a list in the summary line names before `+N more`.
+const NAMED: usize = 3;
+
+impl Report {
+    /// One line that says it all, e.g.
+    /// `❌ 2/3 gates failed — 14 violations: 10 errors, 4 warnings (8 auto-fixable): ruff_format, ruff_lint`.
+    /// It ends with which gates the cache answered, and after a run with `fix`, with how many
+    /// files the fixers rewrote.
+    pub fn summary_line(&self) -> String {
+        let mut line = self.verdict_line();
+        if let Some(cached) = self.cached_phrase() {
+            line.push_str("; ");
+            line.push_str(&cached);
+        }
+        match self.fixed.len() {
+            0 => line,
+            n => format!("{line}; fixed {n} file{} first", plural(n)),
+        }
+    }
+
+    fn verdict_line(&self) -> String {
+        let total = self.gates.len();
+        let ids = |pred: &dyn Fn(&GateResult) -> bool| -> Vec<&str> {
+            self.gates
+                .iter()
+                .filter(|g| pred(g))
+                .map(|g| g.id.as_str())
+                .collect()
+        };
+        let failed = ids(&|g| g.blocks() && g.status == GateStatus::Failed);
+        let errored = ids(&|g| g.blocks() && g.status == GateStatus::Error);
+        let allowed =
+            ids(&|g| g.allow_fail && matches!(g.status, GateStatus::Failed | GateStatus::Error));
+        let s = &self.summary;
+        let mode = &self.scope.mode;
+        if !failed.is_empty() {
+            let mut line = format!("❌ {}/{total} gates failed", failed.len());
+            if !errored.is_empty() {
+                line.push_str(&format!(", {} could not run", errored.len()));
+            }
+            line.push_str(&format!(
+                " — {} ({} auto-fixable): {}",
+                self.violations_phrase(),
+                s.auto_fixable,
+                named(&failed)
+            ));
+            if !errored.is_empty() {
+                line.push_str(&format!("; could not run: {}", named(&errored)));
+            }
+            return line;
+        }
+        if !errored.is_empty() {
+            let mut line = format!(
+                "💥 {}/{total} gates could not run: {}",
+                errored.len(),
+                named(&errored)
+            );
+            if let Some(dir) = &self.log_dir {
+                line.push_str(&format!(" — see {dir}"));
+            }
+            return line;
+        }
+        let ran = s.passed + allowed.len();
+        if ran == 0 && self.scope.files_checked == 0 {
+            let why = match &self.scope.note {
+                Some(note) => format!("{mode}, {note}"),
+                None => mode.clone(),
+            };
+            if self.scope.files_in_scope == 0 {
+                return format!("⏭️ 0 files in scope — nothing to check ({why})");
+            }
+            let n = self.scope.files_in_scope;
+            return format!(
+                "⏭️ nothing to check — no gate applies to the {n} file{} in scope ({why})",
+                plural(n)
+            );
+        }
+        let mut line = format!("✅ {}/{total} gates passed", s.passed);
+        if s.skipped > 0 {
+            line.push_str(&format!(", {} skipped", s.skipped));
+        }
+        if !allowed.is_empty() {
+            // Not "(1 violation (0 auto-fixable))": one pair of parentheses reads better.
+            line.push_str(&format!(
+                ", {} allowed to fail ({}, {} auto-fixable)",
+                named(&allowed),
+                self.violations_phrase(),
+                s.auto_fixable
+            ));
+        }
+        let n = self.scope.files_checked;
+        line.push_str(&format!(" — {n} file{} checked ({mode})", plural(n)));
+        line
+    }
+
+    /// `40 violations`, or with the severities when not all are errors:
+    /// `40 violations: 30 errors, 10 warnings` (a list of warnings alone is not a red build).
+    fn violations_phrase(&self) -> String {
+        let total = self.summary.total_violations;
+        let mut by_severity = [0usize; 4];
+        for v in self.gates.iter().flat_map(|g| &g.violations) {
+            by_severity[v.severity as usize] += 1;
+        }
+        let phrase = count(total, "violation");
+        if by_severity[Severity::Error as usize] == total {
+            return phrase;
+        }
+        let parts: Vec<String> = [
+            Severity::Error,
+            Severity::Warning,
+            Severity::Info,
+            Severity::Hint,
+        ]
+        .into_iter()
+        .filter(|s| by_severity[*s as usize] > 0)
+        .map(|s| match s {
+            // "3 info", not "3 infos".
+            Severity::Info => format!("{} info", by_severity[s as usize]),
+            _ => count(by_severity[s as usize], s.as_str()),
+        })
+        .collect();
+        format!("{phrase}: {}", parts.join(", "))
+    }
+
+    /// `all from the cache`, or `from the cache: mypy, ruff_lint`: the gates whose every file's
+    /// result was replayed from the cache (no process ran for them); `None` when there is none.
+    fn cached_phrase(&self) -> Option<String> {
+        let ran: Vec<&GateResult> = self
+            .gates
+            .iter()
+            .filter(|g| g.status != GateStatus::Skipped)
+            .collect();
+        let cached: Vec<&str> = ran
+            .iter()
+            .filter(|g| g.cached_files > 0 && g.cached_files >= g.files_checked)
+            .map(|g| g.id.as_str())
+            .collect();
+        match cached.len() {
+            0 => None,
+            n if n == ran.len() => Some("all from the cache".to_string()),
+            _ => Some(format!("from the cache: {}", named(&cached))),
+        }
+    }
+}
+
+/// `a, b, c`, or `a, b, c +2 more` past `NAMED` names.
+fn named(ids: &[&str]) -> String {
+    if ids.len() <= NAMED {
+        return ids.join(", ");
+    }
+    format!("{} +{} more", ids[..NAMED].join(", "), ids.len() - NAMED)
+}
