@@ -3,7 +3,7 @@
 # The example has one problem of each kind, so qgates exits 1 (violations); that is the expected result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
+./scripts/setup.sh python
 cargo build --release --quiet
 export PATH="$PWD/.venv/bin:$PATH"
 set +e

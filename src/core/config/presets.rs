@@ -240,4 +240,15 @@ mod tests {
         }
         assert_eq!(catalog().len(), PRESET_FILES.len());
     }
+
+    #[test]
+    fn every_preset_is_a_valid_gate() {
+        for p in catalog() {
+            let text = format!("version: 1\ngates:\n  g: {{ preset: {} }}\n", p.name);
+            if let Err(e) = super::super::parse_config(&text, super::super::ConfigSource::Embedded)
+            {
+                panic!("preset {}: {e}", p.name);
+            }
+        }
+    }
 }
