@@ -57,6 +57,10 @@ fn every_configuration_example_in_the_docs_loads() {
             }
         }
     }
-    assert!(broken.is_empty(), "examples that do not load:\n{}", broken.join("\n"));
+    assert!(
+        broken.is_empty(),
+        "examples that do not load:\n{}",
+        broken.join("\n")
+    );
     assert!(checked >= 1, "no configuration example found in the docs");
 }

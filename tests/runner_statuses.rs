@@ -327,10 +327,12 @@ fn skips_say_why() {
     let (code, r) = check_json(ws.path(), &["--scope", "project"]);
     assert_eq!(code, 0, "{r}");
     assert_eq!(gate(&r, "onsave")["skip_reason"], "not run on ci (run_on)");
-    assert_eq!(gate(&r, "rust")["skip_reason"], "no matching files");
+    // No file of the project is a `.rs` file: the gate can never run, which is a mistake.
+    let never = "never applies: no file in the project matches its file_types (.rs). Fix `file_types` in quality.yaml, or remove the gate.";
+    assert_eq!(gate(&r, "rust")["skip_reason"], never);
     // A repository-wide gate runs without file arguments, but only when one of its files is in
     // scope: with none, nothing it could report concerns the change.
-    assert_eq!(gate(&r, "whole_repo")["skip_reason"], "no matching files");
+    assert_eq!(gate(&r, "whole_repo")["skip_reason"], never);
 }
 
 #[test]

@@ -137,6 +137,15 @@ pub fn check(a: CheckArgs) -> i32 {
             qgates_dir::dir(&request.root).display()
         ));
     }
+    // A gate that can never run is a mistake in quality.yaml; the report says so in its
+    // summary line and the gate's skip reason, and stderr says it where any format is read.
+    for g in report.gates.iter().filter(|g| g.never_applies()) {
+        print_stderr(&format!(
+            "qgates: warning: gate `{}` {}\n",
+            g.id,
+            g.skip_reason.as_deref().unwrap_or_default()
+        ));
+    }
     let terminal = std::io::stdout().is_terminal();
     let format = a.format.unwrap_or(if terminal {
         FormatArg::Text

@@ -14,6 +14,7 @@ use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo, config_name
 use crate::core::run_logs::{RunDir, create_run_dir, resave_report, save_report};
 use crate::core::runner::{GateJob, render_fix_hint, run_gate};
 use crate::core::scope::{BaselineTarget, ResolvedScope, ScopeError, ScopeRequest, resolve};
+use crate::core::skips::{skip_reason, skipped, start_never_apply};
 use std::collections::HashMap;
 
 /// What to run.
@@ -174,17 +175,21 @@ async fn run_scope(
             },
             run_dir,
         };
-        jobs.push((i, job, lookup));
+        jobs.push((i, job, lookup, files.len()));
     }
+    let never_applies = start_never_apply(config, &request.root, &scope, &selected, &results);
     let files_checked = checked.len();
     let mut checked_files: Vec<String> = checked.into_iter().cloned().collect();
     checked_files.sort_unstable();
     if let Some(tx) = &request.events {
-        let gates = jobs.iter().map(|(_, job, _)| job.gate.id.clone()).collect();
+        let gates = jobs
+            .iter()
+            .map(|(_, job, _, _)| job.gate.id.clone())
+            .collect();
         let _ = tx.send(RunEvent::Started { gates });
     }
     let mut tasks = tokio::task::JoinSet::new();
-    for (i, job, lookup) in jobs {
+    for (i, job, lookup, in_scope) in jobs {
         let cache = request.cache.clone();
         let events = request.events.clone();
         tasks.spawn(async move {
@@ -194,7 +199,12 @@ async fn run_scope(
                 id: gate.id.clone(),
                 name: gate.name.clone(),
             });
-            let fresh = run_gate(job).await;
+            let mut fresh = run_gate(job).await;
+            // A gate without file arguments covered its files in scope, as when the cache
+            // answers for it.
+            if !gate.pass_files && fresh.status != GateStatus::Skipped {
+                fresh.files_checked = in_scope;
+            }
             let result = merge_with_cache(&gate, fresh, lookup, cache.as_deref());
             send(RunEvent::GateFinished {
                 id: gate.id.clone(),
@@ -207,6 +217,13 @@ async fn run_scope(
         match joined {
             Ok((i, r)) => results[i] = Some(r),
             Err(e) => tracing::error!("a gate task failed: {e}"),
+        }
+    }
+    if let Some(check) = never_applies {
+        for (i, reason) in check.await.unwrap_or_default() {
+            if let Some(r) = &mut results[i] {
+                r.skip_reason = Some(reason);
+            }
         }
     }
     let gates: Vec<GateResult> = results
@@ -316,10 +333,11 @@ fn advance_state(
                 continue;
             }
             checked = true;
+            // Findings below the gate's `fail_on` are shown but fail nothing, the file included.
             let named = result
                 .violations
                 .iter()
-                .any(|v| v.file.as_deref() == Some(file.as_str()));
+                .any(|v| v.file.as_deref() == Some(file.as_str()) && v.severity <= gate.fail_on);
             if result.status == GateStatus::Error || (named && !result.allow_fail) {
                 clean = false;
             }
@@ -554,39 +572,4 @@ pub(crate) fn select_gates<'c>(
         .iter()
         .filter(|g| only.contains(&g.id))
         .collect())
-}
-
-fn skip_reason(
-    gate: &crate::core::config::Gate,
-    trigger: Trigger,
-    files: &[&String],
-) -> Option<String> {
-    if !gate.runs_on(trigger) {
-        return Some(format!("not run on {} (run_on)", trigger.as_str()));
-    }
-    // A gate without file arguments checks the whole project, but only when one of its files
-    // changed: otherwise nothing it could report is in scope.
-    if files.is_empty() {
-        return Some("no matching files".to_string());
-    }
-    None
-}
-
-fn skipped(gate: &crate::core::config::Gate, reason: String) -> GateResult {
-    GateResult {
-        id: gate.id.clone(),
-        name: gate.name.clone(),
-        status: GateStatus::Skipped,
-        skip_reason: Some(reason),
-        error: None,
-        allow_fail: gate.allow_fail,
-        violations: Vec::new(),
-        fix_hint: None,
-        files_checked: 0,
-        outside_root: 0,
-        exit_code: None,
-        log: None,
-        duration_ms: 0,
-        cached_files: 0,
-    }
 }

@@ -60,6 +60,25 @@ impl Markers {
         serde_json::json!(["sh", "-c", self.record(name), name]).to_string()
     }
 
+    /// A gate's argv (a YAML flow list) that records its start with its arguments (see
+    /// `arguments`), prints `output` and exits with `code`.
+    pub fn reporting_argv(&self, name: &str, output: &str, code: i32) -> String {
+        let script = format!(
+            "echo \"run $*\" >> '{}'; printf '%s' '{output}'; exit {code}",
+            self.path(name).display()
+        );
+        serde_json::json!(["sh", "-c", script, name]).to_string()
+    }
+
+    /// The arguments of each start of `name`'s commands that record them, in order.
+    pub fn arguments(&self, name: &str) -> Vec<String> {
+        std::fs::read_to_string(self.path(name))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| l.strip_prefix("run").unwrap_or(l).trim().to_string())
+            .collect()
+    }
+
     /// A whole-file fixer's argv that records its start and prints its input unchanged.
     pub fn fixer_argv(&self, name: &str) -> String {
         serde_json::json!(["sh", "-c", format!("{}; cat", self.record(name))]).to_string()

@@ -28,6 +28,37 @@ pub const VIOLATION_FIELDS: [&str; 10] = [
     "fixable",
 ];
 
+/// Where a reader is written: its path in the file, and its name in messages. The readers of
+/// `parsing.also` are items of a list, so a problem in one must not point at (or name) the
+/// gate's own `parsing`.
+struct Section {
+    path: Vec<String>,
+    name: String,
+}
+
+impl Section {
+    fn new(id: &str, also: Option<usize>) -> Self {
+        let mut path = vec!["gates".to_string(), id.to_string(), "parsing".to_string()];
+        let name = match also {
+            Some(i) => {
+                path.extend(["also".to_string(), i.to_string()]);
+                format!("parsing.also[{i}]")
+            }
+            None => "parsing".to_string(),
+        };
+        Section { path, name }
+    }
+
+    /// The path of `keys` inside this section.
+    fn of<'a>(&'a self, keys: &[&'a str]) -> Vec<&'a str> {
+        self.path
+            .iter()
+            .map(String::as_str)
+            .chain(keys.iter().copied())
+            .collect()
+    }
+}
+
 /// The gate's reader and the readers of `parsing.also`.
 pub(super) fn compile_parsing(
     id: &str,
@@ -35,14 +66,15 @@ pub(super) fn compile_parsing(
     p: &mut Problems,
 ) -> Option<(Reader, Vec<Reader>)> {
     let before = p.count();
-    let main = compile_reader(id, pr, p);
+    let main = compile_reader(id, pr, &Section::new(id, None), p);
     let mut also = Vec::new();
-    for extra in pr.also.iter().flatten() {
+    for (i, extra) in pr.also.iter().flatten().enumerate() {
+        let at = Section::new(id, Some(i));
         if extra.also.is_some() {
-            let at = p.key(&["gates", id, "parsing", "also"]);
-            p.at(at, format!("gate `{id}`: a reader under `parsing.also` has an `also` of its own. List every extra reader under the gate's one `parsing.also`."));
+            let place = p.key(&at.of(&["also"]));
+            p.at(place, format!("gate `{id}`: a reader under `parsing.also` has an `also` of its own. List every extra reader under the gate's one `parsing.also`."));
         }
-        also.extend(compile_reader(id, extra, p));
+        also.extend(compile_reader(id, extra, &at, p));
     }
     if p.count() > before {
         None
@@ -51,14 +83,14 @@ pub(super) fn compile_parsing(
     }
 }
 
-fn compile_reader(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<Reader> {
+fn compile_reader(id: &str, pr: &RawParsing, at: &Section, p: &mut Problems) -> Option<Reader> {
     let Some(strategy) = &pr.strategy else {
-        let at = p.key(&["gates", id, "parsing"]);
-        p.at(at, format!("`parsing` of gate `{id}` has no `strategy`. Add `strategy:` with one of json_violations, text_violations, sarif, exit_code."));
+        let place = p.key(&at.of(&[]));
+        p.at(place, format!("`{}` of gate `{id}` has no `strategy`. Add `strategy:` with one of json_violations, text_violations, sarif, exit_code.", at.name));
         return None;
     };
     let before = p.count();
-    check_strategy_keys(id, strategy.value, pr, p);
+    check_strategy_keys(id, strategy.value, pr, at, p);
     let (spec, known) = match strategy.value {
         Strategy::Sarif => (Some(ParserSpec::Sarif), sarif_fields()),
         Strategy::ExitCode => (Some(ParserSpec::ExitCode), Vec::new()),
@@ -66,7 +98,7 @@ fn compile_reader(id: &str, pr: &RawParsing, p: &mut Problems) -> Option<Reader>
             Some((spec, groups)) => (Some(ParserSpec::Text(spec)), groups),
             None => (None, Vec::new()),
         },
-        Strategy::JsonViolations => match compile_json(id, pr, strategy, p) {
+        Strategy::JsonViolations => match compile_json(id, pr, strategy, at, p) {
             Some(spec) => {
                 let known = spec
                     .field_map
@@ -129,7 +161,13 @@ fn compile_templates(id: &str, pr: &RawParsing, known: &[String], p: &mut Proble
 
 /// Reports `parsing` keys the chosen strategy does not read: a silently ignored `pattern` is
 /// usually a sign that the strategy itself is the mistake.
-fn check_strategy_keys(id: &str, strategy: Strategy, pr: &RawParsing, p: &mut Problems) {
+fn check_strategy_keys(
+    id: &str,
+    strategy: Strategy,
+    pr: &RawParsing,
+    at: &Section,
+    p: &mut Problems,
+) {
     let present = [
         ("format", pr.format.is_some()),
         ("violations_path", pr.violations_path.is_some()),
@@ -154,11 +192,12 @@ fn check_strategy_keys(id: &str, strategy: Strategy, pr: &RawParsing, p: &mut Pr
             .filter(|s| s.parsing_keys().contains(key))
             .map(|s| s.as_str())
             .collect();
-        let at = p.key(&["gates", id, "parsing", key]);
+        let place = p.key(&at.of(&[key]));
         p.at(
-            at,
+            place,
             format!(
-                "gate `{id}`: `parsing.{key}` is not used by strategy {}; only {} reads it. Remove it, or change the strategy.",
+                "gate `{id}`: `{}.{key}` is not used by strategy {}; only {} reads it. Remove it, or change the strategy.",
+                at.name,
                 strategy.as_str(),
                 users.join(" and ")
             ),
@@ -340,6 +379,7 @@ fn compile_json(
     id: &str,
     pr: &RawParsing,
     strategy: &Spanned<Strategy>,
+    at: &Section,
     p: &mut Problems,
 ) -> Option<JsonSpec> {
     let violations_path = match &pr.violations_path {
@@ -365,7 +405,7 @@ fn compile_json(
     {
         let at = p
             .tree
-            .key(&["gates", id, "parsing", "field_map"])
+            .key(&at.of(&["field_map"]))
             .unwrap_or(strategy.referenced.into());
         p.at(at, format!("gate `{id}`: json_violations needs `field_map.message` (where each item's message is) or `defaults.message`. Add one."));
     }

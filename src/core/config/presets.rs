@@ -229,7 +229,9 @@ fn merge_fields<T>(gate: Option<T>, preset: Option<T>, both: impl FnOnce(T, T) -
 
 #[cfg(test)]
 mod tests {
+    use super::super::model::{SpannedString, Strategy};
     use super::*;
+    use crate::core::violation::Severity;
 
     #[test]
     fn every_preset_file_reads() {
@@ -250,5 +252,100 @@ mod tests {
                 panic!("preset {}: {e}", p.name);
             }
         }
+    }
+
+    /// A preset with a value in every map, unlike the catalog's (whose maps are the defaults,
+    /// so a run cannot tell a merge from a replacement).
+    fn preset_with_maps() -> RawGate {
+        read_preset(
+            "about: { tool: T, languages: [x], install: get t, homepage: https://t.example }\n\
+             gate:\n  command: [t]\n  files: [\"*.t\"]\n  env: { A: from-preset, B: from-preset }\n\
+             \x20 severity_map: { bad: error, meh: warning }\n\
+             \x20 success: { exit_codes_ok: [0, 3], exit_codes_findings: [1] }\n\
+             \x20 parsing:\n    strategy: json_violations\n    field_map: { file: f, line: l, message: m }\n\
+             \x20   defaults: { code: T1 }\n",
+        )
+        .expect("the test preset reads")
+        .gate
+    }
+
+    fn gate(yaml: &str) -> RawGate {
+        serde_saphyr::from_str(yaml).expect("the test gate reads")
+    }
+
+    #[test]
+    fn maps_merge_key_by_key_and_the_gates_keys_win() {
+        let merged = merge(
+            gate("env: { B: from-gate, C: from-gate }\nseverity_map: { meh: hint }\n"),
+            &preset_with_maps(),
+        );
+        let env = merged.env.unwrap();
+        assert_eq!(
+            env.iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect::<Vec<_>>(),
+            [("A", "from-preset"), ("B", "from-gate"), ("C", "from-gate")]
+        );
+        let severities = merged.severity_map.unwrap();
+        assert_eq!(severities["bad"], Severity::Error);
+        assert_eq!(severities["meh"], Severity::Hint);
+    }
+
+    #[test]
+    fn one_exit_code_list_keeps_the_presets_other_list() {
+        let merged = merge(
+            gate("success: { exit_codes_findings: [1, 2] }\n"),
+            &preset_with_maps(),
+        );
+        let success = merged.success.unwrap();
+        assert_eq!(success.exit_codes_ok, Some(vec![0, 3]));
+        assert_eq!(success.exit_codes_findings, Some(vec![1, 2]));
+    }
+
+    #[test]
+    fn parsing_keys_merge_field_by_field_under_the_same_strategy() {
+        let merged = merge(
+            gate("parsing: { defaults: { severity: warning }, field_map: { code: c } }\n"),
+            &preset_with_maps(),
+        );
+        let parsing = merged.parsing.unwrap();
+        let fm = parsing.field_map.unwrap();
+        let value = |s: Option<SpannedString>| s.map(|s| s.value);
+        assert_eq!(value(fm.file), Some("f".into()));
+        assert_eq!(value(fm.message), Some("m".into()));
+        assert_eq!(value(fm.code), Some("c".into()));
+        let defaults = parsing.defaults.unwrap();
+        assert_eq!(value(defaults.code), Some("T1".into()));
+        assert_eq!(value(defaults.severity), Some("warning".into()));
+        assert_eq!(
+            parsing.strategy.map(|s| s.value),
+            Some(Strategy::JsonViolations)
+        );
+    }
+
+    #[test]
+    fn another_strategy_replaces_the_presets_parsing_whole() {
+        let merged = merge(
+            gate("parsing: { strategy: exit_code }\n"),
+            &preset_with_maps(),
+        );
+        let parsing = merged.parsing.unwrap();
+        assert!(parsing.field_map.is_none() && parsing.defaults.is_none());
+    }
+
+    #[test]
+    fn files_or_file_types_on_the_gate_replace_both_of_the_presets() {
+        let merged = merge(gate("file_types: [.u]\n"), &preset_with_maps());
+        assert!(merged.files.is_none());
+        assert_eq!(merged.file_types, Some(vec![".u".to_string()]));
+        let kept = merge(gate("name: N\n"), &preset_with_maps());
+        assert_eq!(
+            kept.files
+                .unwrap()
+                .into_iter()
+                .map(|s| s.value)
+                .collect::<Vec<_>>(),
+            ["*.t"]
+        );
     }
 }

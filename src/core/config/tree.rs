@@ -198,24 +198,29 @@ impl Tree {
         }))
     }
 
-    /// The node at the end of `path` (keys only), with its place.
+    /// The node at the end of `path` (keys, and in a list the item's index), with its place.
     fn node(&self, path: &[&str]) -> Option<&Spanned<Node>> {
         let mut node = &self.root;
         for key in path {
             node = match &node.value {
                 Node::Map(entries) => &entries.get(key)?.1,
-                _ => return None,
+                Node::Seq(items) => items.get(key.parse::<usize>().ok()?)?,
+                Node::Scalar(_) => return None,
             };
         }
         Some(node)
     }
 
-    /// Where the last key of `path` is written, e.g. `["gates", "a", "parsing", "pattern"]`.
+    /// Where the last key of `path` is written, e.g. `["gates", "a", "parsing", "pattern"]`; a
+    /// list item, which has no key, is where the item starts (`[…, "also", "0"]`).
     pub fn key(&self, path: &[&str]) -> Option<Pos> {
         let (last, parent) = path.split_last()?;
         match &self.node(parent)?.value {
             Node::Map(entries) => entries.get(last).map(|(k, _)| k.referenced.into()),
-            _ => None,
+            Node::Seq(items) => items
+                .get(last.parse::<usize>().ok()?)
+                .map(|i| i.referenced.into()),
+            Node::Scalar(_) => None,
         }
     }
 

@@ -36,6 +36,10 @@ impl GateStatus {
     }
 }
 
+/// How the skip reason of a gate that can never run starts: no file of the project is one of
+/// its files (see `skips`).
+pub const NEVER_APPLIES: &str = "never applies: ";
+
 /// Where a gate's full output was kept.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GateLog {
@@ -79,6 +83,16 @@ pub struct GateResult {
 }
 
 impl GateResult {
+    /// Whether the gate was skipped because no file of the project is one of its files: a
+    /// mistake in the configuration, not a quiet run.
+    pub fn never_applies(&self) -> bool {
+        self.status == GateStatus::Skipped
+            && self
+                .skip_reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with(NEVER_APPLIES))
+    }
+
     /// Whether this result stops the run from being green.
     pub fn blocks(&self) -> bool {
         !self.allow_fail && matches!(self.status, GateStatus::Failed | GateStatus::Error)

@@ -12,13 +12,28 @@ const NAMED: usize = 3;
 impl Report {
     /// One line that says it all, e.g.
     /// `❌ 2/3 gates failed — 14 violations: 10 errors, 4 warnings (8 auto-fixable): ruff_format, ruff_lint`.
-    /// It ends with which gates the cache answered, and after a run with `fix`, with how many
-    /// files the fixers rewrote.
+    /// It ends with which gates the cache answered, the gates that can never run (a mistake in
+    /// the configuration that a skip alone would hide), and after a run with `fix`, with how
+    /// many files the fixers rewrote.
     pub fn summary_line(&self) -> String {
         let mut line = self.verdict_line();
         if let Some(cached) = self.cached_phrase() {
             line.push_str("; ");
             line.push_str(&cached);
+        }
+        let never: Vec<&str> = self
+            .gates
+            .iter()
+            .filter(|g| g.never_applies())
+            .map(|g| g.id.as_str())
+            .collect();
+        if !never.is_empty() {
+            let verb = if never.len() == 1 { "applies" } else { "apply" };
+            line.push_str(&format!(
+                "; {} never {verb} (no project file matches): {}",
+                count(never.len(), "gate"),
+                named(&never)
+            ));
         }
         match self.fixed.len() {
             0 => line,
