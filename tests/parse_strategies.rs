@@ -329,7 +329,17 @@ fn ruff_sarif_capture() {
 #[test]
 fn mypy_jsonl_capture() {
     let gate = default_gate("mypy");
-    let expected = mypy_findings("mypy", true);
+    // The default gate's mypy preset links each code to mypy's documentation.
+    let expected: Vec<Violation> = mypy_findings("mypy", true)
+        .into_iter()
+        .map(|mut v| {
+            let code = v.code.as_deref().unwrap_or_default();
+            v.url = Some(
+                format!("https://mypy.readthedocs.io/en/stable/_refs.html#code-{code}").into(),
+            );
+            v
+        })
+        .collect();
     let parsed = run(&gate, &project(), &capture("mypy.jsonl"));
     assert_eq!(parsed.violations, expected);
     // Blank lines (and a missing final newline) change nothing.

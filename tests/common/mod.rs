@@ -30,6 +30,28 @@ pub fn path_with_tools() -> std::ffi::OsString {
     std::env::join_paths(dirs).expect("PATH")
 }
 
+/// The repository's `tools/bin` (made by scripts/setup.sh): links to the preset catalog's tools
+/// that are not in `.venv/bin` (the npm tools, semgrep, staticcheck).
+pub fn catalog_tools_bin() -> PathBuf {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/bin");
+    assert!(
+        bin.is_dir(),
+        "{} is missing: run scripts/setup.sh first",
+        bin.display()
+    );
+    bin
+}
+
+/// PATH with every tool the preset catalog is tested against first: `.venv/bin`, then
+/// `tools/bin`, then the inherited PATH (go, gofmt, shfmt, cargo).
+pub fn path_with_catalog_tools() -> std::ffi::OsString {
+    let mut dirs = vec![tools_bin(), catalog_tools_bin()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).expect("PATH")
+}
+
 /// The qgates binary, run in `dir`, with the pinned tools on PATH and no colour.
 pub fn qgates(dir: &Path) -> Command {
     let mut cmd = Command::cargo_bin("qgates").expect("binary");
@@ -178,6 +200,7 @@ pub mod lsp_wire;
 pub mod markers;
 pub mod mcp;
 pub mod places;
+pub mod presets;
 
 /// A `git` command in `dir`, isolated from the user's and the system's configuration, with an
 /// identity for commits and no signing.

@@ -156,8 +156,13 @@ pub async fn run_gate(job: GateJob) -> GateResult {
     }
     // Tools print in their own (often parallel, so varying) order; reports should not.
     result.violations.sort_by(|a, b| {
-        (&a.file, a.line, a.column, &a.code).cmp(&(&b.file, b.line, b.column, &b.code))
+        (&a.file, a.line, a.column, &a.code, &a.message)
+            .cmp(&(&b.file, b.line, b.column, &b.code, &b.message))
     });
+    // Some tools print one finding twice (rustfmt checks a module both as a file it was given
+    // and through the file that declares it); once is enough. Sorted by place, code and message,
+    // copies are neighbours.
+    result.violations.dedup();
     if let Some((why, code)) = first_error {
         result.status = GateStatus::Error;
         result.error = Some(why);
