@@ -3,9 +3,8 @@
 # (against the real ruff and mypy pinned in requirements-tools.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Only the part the tests use: the Python tools and the MCP SDK in .venv. The preset catalog's
-# other tools (`scripts/setup.sh` with no argument) join when tests run them.
-./scripts/setup.sh python
+# Every tool: the preset catalog is tested against each real tool (tests/presets_real_tools.rs).
+./scripts/setup.sh
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
 cargo test

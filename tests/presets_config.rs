@@ -108,7 +108,21 @@ fn presets_alone_find_what_the_hand_written_gates_find() {
             hand["violations"].as_array().is_some_and(|v| !v.is_empty()),
             "the example has findings for {id}: {by_hand}"
         );
-        assert_eq!(preset["violations"], hand["violations"], "{id}");
+        // The mypy preset links each error code to mypy's docs, which the example's gate does
+        // not; every other field must be the same.
+        let without_url = |v: &Value| {
+            let mut v = v.clone();
+            for x in v.as_array_mut().into_iter().flatten() {
+                x.as_object_mut().map(|o| o.remove("url"));
+            }
+            v
+        };
+        let (p, h) = (&preset["violations"], &hand["violations"]);
+        if id == "mypy" {
+            assert_eq!(without_url(p), without_url(h), "{id}");
+        } else {
+            assert_eq!(p, h, "{id}");
+        }
         assert_eq!(preset["status"], hand["status"], "{id}");
         assert_eq!(preset["name"], hand["name"], "{id}");
     }
