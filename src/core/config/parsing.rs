@@ -120,21 +120,13 @@ fn compile_reader(id: &str, pr: &RawParsing, at: &Section, p: &mut Problems) -> 
     })
 }
 
-/// The fields SARIF results give, for templates.
+/// The fields SARIF results give, for templates: every Violation field a text can hold.
 fn sarif_fields() -> Vec<String> {
-    [
-        "file",
-        "line",
-        "column",
-        "end_line",
-        "end_column",
-        "code",
-        "message",
-        "severity",
-        "url",
-    ]
-    .map(String::from)
-    .to_vec()
+    VIOLATION_FIELDS
+        .iter()
+        .filter(|f| **f != "fixable")
+        .map(|f| f.to_string())
+        .collect()
 }
 
 fn compile_templates(id: &str, pr: &RawParsing, known: &[String], p: &mut Problems) -> Templates {
