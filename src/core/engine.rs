@@ -177,7 +177,11 @@ async fn run_scope(
         };
         jobs.push((i, job, lookup, files.len()));
     }
-    let never_applies = start_never_apply(config, &request.root, &scope, &selected, &results);
+    // A save checks only what changed: a walk of the whole project on every save would cost
+    // what a `git status` of it costs. Runs asked for by a command or CI say it.
+    let never_applies = (request.trigger != Trigger::Save)
+        .then(|| start_never_apply(config, &request.root, &scope, &selected, &results))
+        .flatten();
     let files_checked = checked.len();
     let mut checked_files: Vec<String> = checked.into_iter().cloned().collect();
     checked_files.sort_unstable();

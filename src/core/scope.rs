@@ -53,7 +53,7 @@ pub enum ScopeError {
 }
 
 /// Folders never walked in project scope: tool caches, virtual environments, VCS data.
-pub(crate) const NEVER_WALK: [&str; 12] = [
+const NEVER_WALK: [&str; 12] = [
     ".git",
     ".hg",
     ".qgates",
@@ -100,9 +100,10 @@ pub fn project_files(root: &Path, config: &Config) -> Vec<String> {
     files
 }
 
-fn walk(root: &Path, start: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let walker = ignore::WalkBuilder::new(start)
+/// How qgates walks a workspace: .gitignore honoured (in or out of a git repository), hidden
+/// files included, links never followed, `NEVER_WALK` folders left out.
+pub(crate) fn project_walker(start: &Path) -> ignore::Walk {
+    ignore::WalkBuilder::new(start)
         .hidden(false)
         .require_git(false)
         .follow_links(false)
@@ -110,8 +111,12 @@ fn walk(root: &Path, start: &Path) -> Vec<String> {
             !(e.file_type().is_some_and(|t| t.is_dir())
                 && NEVER_WALK.iter().any(|n| e.file_name() == *n))
         })
-        .build();
-    for entry in walker.flatten() {
+        .build()
+}
+
+fn walk(root: &Path, start: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in project_walker(start).flatten() {
         if entry.file_type().is_some_and(|t| t.is_file())
             && let Some(rel) = relative_posix(root, entry.path())
         {

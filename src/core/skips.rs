@@ -113,7 +113,7 @@ pub fn never_applies_reason(gate: &Gate, config: &Config) -> String {
     format!("{NEVER_APPLIES}no file in the project matches {what}. {fix}.")
 }
 
-/// Starts checking the gates skipped for their files against the whole project (see `skips`),
+/// Starts checking the gates skipped for their files against the whole project (not on saves),
 /// while the other gates run; it answers the new skip reason of each gate that never applies.
 /// A `project` run already looked at every file of the project: nothing to walk again.
 pub fn start_never_apply(

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::rules::{self, Kind};
 use crate::core::paths::relative_posix;
-use crate::core::scope::NEVER_WALK;
+use crate::core::scope::project_walker;
 
 /// The walk stops after this many files: detection runs whenever a workspace without
 /// `quality.yaml` loads its configuration, and must stay cheap in a home folder or a monorepo.
@@ -43,16 +43,7 @@ pub fn walk(root: &Path, max_files: usize) -> Inventory {
         kinds: vec![Found::default(); rules::FILE_RULES.len()],
         ..Default::default()
     };
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|e| {
-            !(e.file_type().is_some_and(|t| t.is_dir())
-                && NEVER_WALK.iter().any(|n| e.file_name() == *n))
-        })
-        .build();
-    for entry in walker.flatten() {
+    for entry in project_walker(root).flatten() {
         let Some(kind) = entry.file_type() else {
             continue;
         };
