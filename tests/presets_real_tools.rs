@@ -85,13 +85,17 @@ fn run_tool(p: &Preset, dir: &Path, argv: &[String]) -> Result<(i32, String), St
     let out = cmd
         .output()
         .map_err(|e| format!("`{}` could not run: {e}", argv.join(" ")))?;
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Tools colour their output when they see `CI` in the environment, as on the CI machine;
+    // `tool_says` pins the words, not the colours.
+    let colour = Regex::new("\x1b\\[[0-9;]*m").expect("a valid pattern");
     Ok((
         out.status.code().unwrap_or(-1),
-        format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
+        colour.replace_all(&text, "").into_owned(),
     ))
 }
 

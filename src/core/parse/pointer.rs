@@ -289,13 +289,26 @@ impl<'de> Deserialize<'de> for Shallow<'de> {
 
 /// The output as text, borrowed when it is valid UTF-8 (checked by `str::from_utf8`, whose
 /// check is cheaper than the lossy decoder's): invalid bytes become U+FFFD rather than costing
-/// every violation after them.
+/// every violation after them. Terminal colour and hyperlink codes are removed: many tools
+/// colour their output whenever they see `CI` or `FORCE_COLOR` in the environment, even into a
+/// pipe, and a pattern written against what the tool prints must still match.
 pub(super) fn decode(bytes: &[u8]) -> Cow<'_, str> {
-    match std::str::from_utf8(bytes) {
+    let text = match std::str::from_utf8(bytes) {
         Ok(text) => Cow::Borrowed(text),
         Err(_) => String::from_utf8_lossy(bytes),
+    };
+    if !text.contains('\x1b') {
+        return text;
     }
+    Cow::Owned(TERMINAL_CODES.replace_all(&text, "").into_owned())
 }
+
+/// ECMA-48 control sequences (`ESC [ … final`: colours, cursor moves) and operating system
+/// commands (`ESC ] … BEL` or `ESC ] … ESC \\`: hyperlinks, titles).
+static TERMINAL_CODES: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+        .expect("a valid pattern")
+});
 
 /// serde_json's message without its " at line L column C" tail (the caller places it).
 pub(super) fn error_message(e: &serde_json::Error) -> String {
@@ -309,6 +322,17 @@ pub(super) fn error_message(e: &serde_json::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terminal_codes_are_not_part_of_the_text() {
+        let coloured = "[\x1b[31merror\x1b[39m] a.js: SyntaxError (2:23)\n\
+                        \x1b]8;;https://example.com\x07link\x1b]8;;\x1b\\ \x1b[1;4mbold\x1b[0m";
+        assert_eq!(
+            decode(coloured.as_bytes()),
+            "[error] a.js: SyntaxError (2:23)\nlink bold"
+        );
+        assert!(matches!(decode(b"plain"), Cow::Borrowed("plain")));
+    }
 
     #[test]
     fn strings_borrow_unless_escaped() {
