@@ -1080,6 +1080,20 @@ fn empty_active_gates_and_run_on() {
 }
 
 #[test]
+fn an_empty_files_list_is_an_error_even_beside_a_preset() {
+    let y = "version: 1\ngates:\n  sh: { preset: shellcheck, files: [] }\n";
+    let p = one(y);
+    check(
+        &p,
+        y,
+        3,
+        36,
+        "[]",
+        &["files is empty, so the gate would check no file"],
+    );
+}
+
+#[test]
 fn shape_problems_in_several_gates_are_reported_together() {
     let y = "\
 version: 1

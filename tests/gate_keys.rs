@@ -120,6 +120,63 @@ fn files_globs_match_names_anywhere_and_paths_from_the_root() {
     );
 }
 
+#[test]
+fn a_gate_with_a_cwd_checks_that_folder_with_its_own_tools() {
+    let ws = workspace(&[
+        ("run.sh", "echo hi\n"),
+        ("web/build.sh", "echo hi\n"),
+        ("web/scripts/deploy.sh", "echo hi\n"),
+        ("webapp/other.sh", "echo hi\n"),
+    ]);
+    let root = ws.path();
+    // The subproject's own tool folder is looked in before the workspace's.
+    tool(root, "web/node_modules/.bin/seen", ECHO_FILES);
+    let gates = [
+        text_gate("web", "[seen]", "    files: [\"*.sh\"]\n    cwd: web\n"),
+        text_gate(
+            "widened",
+            "[seen]",
+            "    files: [\"*.sh\"]\n    cwd: web/\n    scope: { include_globs: [\"**/*.sh\"] }\n",
+        ),
+    ];
+    write(
+        root,
+        "quality.yaml",
+        &format!("version: 1\ngates:\n{}", gates.concat()),
+    );
+    let (_, report) = check_json(root, &["--scope", "project", "--no-cache"]);
+    // Only the files inside `web/` (not `webapp/`, whose name only starts the same).
+    assert_eq!(
+        files(&report, "web"),
+        ["web/build.sh", "web/scripts/deploy.sh"]
+    );
+    // A scope that includes files says which, wherever they are.
+    assert_eq!(
+        files(&report, "widened"),
+        [
+            "run.sh",
+            "web/build.sh",
+            "web/scripts/deploy.sh",
+            "webapp/other.sh"
+        ]
+    );
+    // A gate whose folder has none of its files says it never applies, and why.
+    write(
+        root,
+        "quality.yaml",
+        &format!(
+            "version: 1\ngates:\n{}",
+            text_gate("none", "[seen]", "    files: [\"*.py\"]\n    cwd: web\n")
+        ),
+    );
+    let (_, report) = check_json(root, &["--scope", "project", "--no-cache"]);
+    assert_eq!(
+        gate(&report, "none")["skip_reason"],
+        "never applies: no file in the project matches its files (*.py) in its cwd (web). Fix `files` or `cwd` in quality.yaml, or remove the gate.",
+        "{report}"
+    );
+}
+
 /// A repository whose `rust` gate takes `*.rs` files: `src/app.py` and, if `with_rust`,
 /// `src/lib.rs`, committed on `main`.
 fn repo_with_rust_gate(with_rust: bool) -> tempfile::TempDir {

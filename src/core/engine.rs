@@ -12,9 +12,9 @@ use crate::core::config::Gate;
 use crate::core::config::{Config, Trigger};
 use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo, config_name};
 use crate::core::run_logs::{RunDir, create_run_dir, resave_report, save_report};
-use crate::core::runner::{GateJob, render_fix_hint, run_gate};
+use crate::core::runner::{GateJob, folder_problem, render_fix_hint, run_gate};
 use crate::core::scope::{BaselineTarget, ResolvedScope, ScopeError, ScopeRequest, resolve};
-use crate::core::skips::{skip_reason, skipped, start_never_apply};
+use crate::core::skips::{errored, skip_reason, skipped, start_never_apply};
 use std::collections::HashMap;
 
 /// What to run.
@@ -137,6 +137,14 @@ async fn run_scope(
     let mut checked = std::collections::HashSet::new();
     let mut jobs = Vec::new();
     for (i, gate) in selected.iter().enumerate() {
+        // A folder the gate names that is missing is a mistake to show, not a reason to skip
+        // it (a `cwd` that is not there holds none of the gate's files).
+        if gate.runs_on(request.trigger)
+            && let Some(problem) = folder_problem(gate, &request.root)
+        {
+            results[i] = Some(errored(gate, problem));
+            continue;
+        }
         let files: Vec<&String> = scope.files.iter().filter(|f| gate.applies_to(f)).collect();
         if let Some(reason) = skip_reason(gate, request.trigger, &files) {
             results[i] = Some(skipped(gate, reason));
@@ -234,13 +242,7 @@ async fn run_scope(
         .into_iter()
         .zip(&selected)
         .map(|(r, g)| {
-            r.unwrap_or_else(|| {
-                let mut r = skipped(g, String::new());
-                r.status = GateStatus::Error;
-                r.skip_reason = None;
-                r.error = Some(format!("{} stopped unexpectedly; see the log", g.name));
-                r
-            })
+            r.unwrap_or_else(|| errored(g, format!("{} stopped unexpectedly; see the log", g.name)))
         })
         .collect();
     let info = ScopeInfo {

@@ -26,6 +26,16 @@ pub fn skip_reason(gate: &Gate, trigger: Trigger, files: &[&String]) -> Option<S
     None
 }
 
+/// The result of a gate that could not run, with what went wrong.
+pub fn errored(gate: &Gate, error: String) -> GateResult {
+    GateResult {
+        status: GateStatus::Error,
+        skip_reason: None,
+        error: Some(error),
+        ..skipped(gate, String::new())
+    }
+}
+
 pub fn skipped(gate: &Gate, reason: String) -> GateResult {
     GateResult {
         id: gate.id.clone(),
@@ -97,6 +107,10 @@ pub fn never_applies_reason(gate: &Gate, config: &Config) -> String {
         }
         what.push_str(&format!(" within its scope ({})", globs.join("; ")));
         keys.push("`scope`");
+    }
+    if let Some(cwd) = gate.cwd.as_ref().filter(|_| gate.applies_only_in_cwd()) {
+        what.push_str(&format!(" in its cwd ({})", cwd.display()));
+        keys.push("`cwd`");
     }
     // The project is what `project_scope` takes: it may be the key that shuts the gate out.
     if config.project_scope.is_some() {

@@ -453,6 +453,10 @@ fn check_strings(id: &str, g: &RawGate, p: &mut Problems) {
             p.at(at, format!("gate `{id}`: {key} `{dir}` must be a folder inside the workspace, relative to its root (e.g. `backend`)."));
         }
     }
+    if g.files.as_ref().is_some_and(Vec::is_empty) {
+        let at = p.value(&["gates", id, "files"]);
+        p.at(at, format!("gate `{id}`: files is empty, so the gate would check no file. List globs such as \"*.sh\" or \"Dockerfile\", or remove files to use file_types."));
+    }
     if g.run_on.as_ref().is_some_and(Vec::is_empty) {
         let at = p.value(&["gates", id, "run_on"]);
         p.at(at, format!("gate `{id}`: run_on is empty, so the gate never runs. List triggers (save, command, ci), or remove run_on to run on all."));

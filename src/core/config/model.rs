@@ -477,7 +477,8 @@ pub struct RawGate {
     #[schemars(with = "BTreeMap<String, String>")]
     #[serde(default, deserialize_with = "present")]
     pub env: Option<BTreeMap<String, String>>,
-    /// Working directory, relative to the workspace root.
+    /// Working directory, relative to the workspace root. The gate then checks only the files
+    /// in that folder, unless its `scope` has `include_globs`.
     #[schemars(with = "String")]
     #[serde(default, deserialize_with = "present")]
     pub cwd: Option<String>,

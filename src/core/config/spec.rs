@@ -106,7 +106,9 @@ pub struct Gate {
 }
 
 impl Gate {
-    /// Whether this gate checks a root-relative path, by `file_types`, `files` and `scope`.
+    /// Whether this gate checks a root-relative path, by `file_types`, `files` and `scope`. A
+    /// gate with a `cwd` checks the files in that folder (a subproject's tool does not know the
+    /// rest of the repository), unless its `scope` names the files it includes.
     pub fn applies_to(&self, rel: &str) -> bool {
         let typed = !self.file_types.is_empty() || self.files.is_some();
         if typed {
@@ -116,7 +118,22 @@ impl Gate {
                 return false;
             }
         }
-        self.scope.as_ref().is_none_or(|s| s.matches(rel))
+        let in_cwd = !self.applies_only_in_cwd() || self.in_cwd(rel);
+        in_cwd && self.scope.as_ref().is_none_or(|s| s.matches(rel))
+    }
+
+    /// Whether the gate's files are limited to its `cwd`: it has one, and no `scope` includes.
+    pub fn applies_only_in_cwd(&self) -> bool {
+        self.cwd.is_some() && self.scope.as_ref().is_none_or(|s| s.include.is_none())
+    }
+
+    /// Whether a root-relative path is inside the gate's `cwd` (every path is when it has none).
+    fn in_cwd(&self, rel: &str) -> bool {
+        let Some(cwd) = self.cwd.as_deref().and_then(|c| c.to_str()) else {
+            return true;
+        };
+        let cwd = cwd.trim_start_matches("./").trim_end_matches('/');
+        cwd.is_empty() || cwd == "." || rel.strip_prefix(cwd).is_some_and(|r| r.starts_with('/'))
     }
 
     /// The folder the tool's relative paths start from.

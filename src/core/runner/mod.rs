@@ -59,25 +59,12 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         duration_ms: 0,
         cached_files: 0,
     };
+    if let Some(problem) = folder_problem(gate, &job.root) {
+        result.status = GateStatus::Error;
+        result.error = Some(problem);
+        return result;
+    }
     let cwd = gate.cwd_in(&job.root);
-    if !cwd.is_dir() {
-        result.status = GateStatus::Error;
-        result.error = Some(format!(
-            "the gate's cwd `{}` is not a folder in the workspace. Fix `cwd` in quality.yaml.",
-            gate.cwd.as_deref().unwrap_or(Path::new("")).display()
-        ));
-        return result;
-    }
-    if let Some(dir) = &gate.paths_relative_to
-        && !job.root.join(dir).is_dir()
-    {
-        result.status = GateStatus::Error;
-        result.error = Some(format!(
-            "the gate's paths_relative_to `{}` is not a folder in the workspace. Fix `paths_relative_to` in quality.yaml.",
-            dir.display()
-        ));
-        return result;
-    }
     let program = match resolve_program(&gate.command[0], &job.root, &cwd) {
         Ok(p) => p,
         Err(why) => {
@@ -182,6 +169,24 @@ pub async fn run_gate(job: GateJob) -> GateResult {
     }
     result.duration_ms = started.elapsed().as_millis() as u64;
     result
+}
+
+/// What is wrong with the folders a gate names (`cwd`, `paths_relative_to`), if one is not a
+/// folder of the workspace.
+pub fn folder_problem(gate: &Gate, root: &Path) -> Option<String> {
+    if !gate.cwd_in(root).is_dir() {
+        return Some(format!(
+            "the gate's cwd `{}` is not a folder in the workspace. Fix `cwd` in quality.yaml.",
+            gate.cwd.as_deref().unwrap_or(Path::new("")).display()
+        ));
+    }
+    let dir = gate.paths_relative_to.as_ref()?;
+    (!root.join(dir).is_dir()).then(|| {
+        format!(
+            "the gate's paths_relative_to `{}` is not a folder in the workspace. Fix `paths_relative_to` in quality.yaml.",
+            dir.display()
+        )
+    })
 }
 
 /// A file as the tool should get it: relative to the tool's cwd when that is the root, else
