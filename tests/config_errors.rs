@@ -737,6 +737,22 @@ fn exit_code_overlap_with_the_default_findings_list() {
 }
 
 #[test]
+fn exit_code_overlap_with_a_presets_list_names_the_preset() {
+    let y = "version: 1\ngates:\n  lint: { preset: eslint, success: { exit_codes_ok: [0, 1] } }\n";
+    let p = one(y);
+    check(
+        &p,
+        y,
+        3,
+        57,
+        "1]",
+        &[
+            "exit code 1 is in success.exit_codes_ok, and the preset `eslint` has it in success.exit_codes_findings. Set success.exit_codes_findings too",
+        ],
+    );
+}
+
+#[test]
 fn invalid_glob() {
     let y = "version: 1\nproject_scope:\n  include_globs: [\"src/**/*.py\", \"src/[a.py\"]\ngates:\n  a: { command: [x], parsing: { strategy: exit_code }, scope: { exclude_globs: [\"{a,b\"] } }\n";
     let list = problems(y);

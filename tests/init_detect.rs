@@ -254,6 +254,18 @@ fn missing_tools_are_named_with_their_install_commands() {
         "the Python default, with the tools missing: {out}"
     );
 
+    // `qgates status` says the same of the configuration it would run.
+    let (code, out, err) = run_with_path(ws.path(), &["status"], Some(empty.path().as_os_str()));
+    assert_eq!(code, 0, "{err}");
+    let mypy = out
+        .lines()
+        .find(|l| l.starts_with("gate mypy: "))
+        .unwrap_or_default();
+    assert!(
+        mypy.contains("`mypy` was not found") && mypy.contains(". Install it: pip install mypy"),
+        "{out}"
+    );
+
     // The pinned ruff and mypy on PATH: nothing is missing.
     let (code, _, err) = run_with_path(
         ws.path(),

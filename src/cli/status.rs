@@ -83,6 +83,7 @@ fn inspect(root: &Path, explicit: Option<&Path>) -> Value {
                 Err(why) => {
                     gate["found"] = json!(false);
                     gate["problem"] = json!(why);
+                    gate["install"] = json!(g.install);
                 }
             }
             gate
@@ -120,8 +121,12 @@ fn human(r: &Value) -> String {
         match g["path"].as_str() {
             Some(p) => s.push_str(&format!("gate {id}: {p}\n")),
             None => s.push_str(&format!(
-                "gate {id}: {}{}\n",
+                "gate {id}: {}{}{}\n",
                 g["problem"].as_str().unwrap_or("not found"),
+                match g["install"].as_str() {
+                    Some(how) => format!(". Install it: {how}"),
+                    None => String::new(),
+                },
                 if g["optional"] == Value::Bool(true) {
                     " (optional: skipped when missing)"
                 } else {

@@ -419,13 +419,34 @@ fn check_exit_codes(id: &str, g: &RawGate, p: &mut Problems) -> (Vec<i32>, Vec<i
     let s = g.success.clone().unwrap_or_default();
     let ok = s.exit_codes_ok.unwrap_or_else(|| vec![0]);
     let findings = s.exit_codes_findings.unwrap_or_else(|| vec![1]);
-    let path = ["gates", id, "success", "exit_codes_findings"];
+    // A list the gate does not write comes from its preset (or the default): say so, or the
+    // user is told to fix a list they cannot see.
+    let preset = g.preset.as_ref().map(|n| n.value.as_str());
+    let written = |key: &str| p.tree.value(&["gates", id, "success", key]).is_some();
+    let (ours, theirs) = match preset {
+        Some(name) if !written("exit_codes_findings") => {
+            ("exit_codes_ok", Some(("exit_codes_findings", name)))
+        }
+        Some(name) if !written("exit_codes_ok") => {
+            ("exit_codes_findings", Some(("exit_codes_ok", name)))
+        }
+        _ => ("exit_codes_findings", None),
+    };
+    let path = ["gates", id, "success", ours];
     for code in findings.iter().filter(|c| ok.contains(c)) {
         let at = p
             .tree
             .item(&path, &code.to_string())
             .unwrap_or_else(|| p.value(&path));
-        p.at(at, format!("gate `{id}`: exit code {code} is in both success.exit_codes_ok and success.exit_codes_findings. Keep it in one list."));
+        let message = match theirs {
+            Some((list, name)) => format!(
+                "gate `{id}`: exit code {code} is in success.{ours}, and the preset `{name}` has it in success.{list}. Set success.{list} too, so each code is in one list."
+            ),
+            None => format!(
+                "gate `{id}`: exit code {code} is in both success.exit_codes_ok and success.exit_codes_findings. Keep it in one list."
+            ),
+        };
+        p.at(at, message);
     }
     if ok.is_empty() {
         let at = p.value(&["gates", id, "success", "exit_codes_ok"]);

@@ -341,6 +341,11 @@ pub struct RawParsing {
     /// json_violations and text_violations: added to columns the tool prints (for 0-based tools: 1).
     #[schemars(with = "Option<i64>", extend("default" = 0))]
     pub column_offset: Option<Spanned<i64>>,
+    /// The unit this reader's columns count in, when it is not the gate's `column_unit` (a tool
+    /// that counts its syntax errors differently from its other messages).
+    #[schemars(with = "ColumnUnit")]
+    #[serde(default, deserialize_with = "present")]
+    pub column_unit: Option<ColumnUnit>,
     /// json_violations: take the JSON out of surrounding prose first.
     #[schemars(with = "Option<Extract>")]
     pub extract: Option<Spanned<Extract>>,

@@ -117,6 +117,7 @@ fn compile_reader(id: &str, pr: &RawParsing, at: &Section, p: &mut Problems) -> 
     Some(Reader {
         spec: spec?,
         templates,
+        column_unit: pr.column_unit,
     })
 }
 

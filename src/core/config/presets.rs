@@ -198,6 +198,7 @@ fn merge_parsing(gate: Option<RawParsing>, preset: Option<RawParsing>) -> Option
         fix_edits: g.fix_edits.or(p.fix_edits),
         line_offset: g.line_offset.or(p.line_offset),
         column_offset: g.column_offset.or(p.column_offset),
+        column_unit: g.column_unit.or(p.column_unit),
         extract: g.extract.or(p.extract),
         pattern: g.pattern.or(p.pattern),
         stream: g.stream.or(p.stream),

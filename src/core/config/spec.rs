@@ -191,6 +191,8 @@ impl FileGlobs {
 pub struct Reader {
     pub spec: ParserSpec,
     pub templates: Templates,
+    /// `parsing.column_unit`: this reader's unit, when not the gate's.
+    pub column_unit: Option<ColumnUnit>,
 }
 
 /// `parsing.templates`: fields rebuilt from the fields read.

@@ -114,7 +114,7 @@ fn read_with(reader: &Reader, ctx: &ParseContext, out: ToolOutput) -> Result<Par
         ParserSpec::Text(spec) => (spec.line_offset, spec.column_offset),
         ParserSpec::Sarif | ParserSpec::ExitCode => (0, 0),
     };
-    let mut norm = Normalizer::new(*ctx, offsets, &reader.templates);
+    let mut norm = Normalizer::new(*ctx, offsets, reader);
     match &reader.spec {
         ParserSpec::Json(spec) => json::parse(spec, out, ctx, &mut norm)?,
         ParserSpec::Text(spec) => return Ok(text::parse(spec, out, norm)),
@@ -135,6 +135,8 @@ pub(super) struct Normalizer<'c> {
     ctx: ParseContext<'c>,
     offsets: (i64, i64),
     templates: &'c Templates,
+    /// The unit the reader's columns count in.
+    unit: ColumnUnit,
     paths: PathResolver<'c>,
     texts: HashMap<Arc<str>, Option<LineIndex>>,
     /// Tools repeat a handful of severity words; each is mapped once.
@@ -145,15 +147,12 @@ pub(super) struct Normalizer<'c> {
 }
 
 impl<'c> Normalizer<'c> {
-    pub(super) fn new(
-        ctx: ParseContext<'c>,
-        offsets: (i64, i64),
-        templates: &'c Templates,
-    ) -> Self {
+    pub(super) fn new(ctx: ParseContext<'c>, offsets: (i64, i64), reader: &'c Reader) -> Self {
         Normalizer {
             ctx,
             offsets,
-            templates,
+            templates: &reader.templates,
+            unit: reader.column_unit.unwrap_or(ctx.gate.column_unit),
             paths: PathResolver::new(ctx.root, ctx.cwd, ctx.gate.paths_relative_to.as_deref()),
             texts: HashMap::default(),
             severities: Vec::new(),
@@ -204,7 +203,7 @@ impl<'c> Normalizer<'c> {
                 })
                 .collect(),
         });
-        let unit = ctx.gate.column_unit;
+        let unit = self.unit;
         if unit != ColumnUnit::Char
             && let Some(rel) = &file
         {
