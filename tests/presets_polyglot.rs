@@ -7,8 +7,7 @@
 mod common;
 
 use common::presets::{Preset, fixture_files, list, places_of};
-use common::{gate, git, path_with_catalog_tools, qgates, write};
-use serde_json::Value;
+use common::{check_json_with, gate, git, path_with_catalog_tools, qgates, write};
 
 /// Python, TypeScript and JavaScript, Rust, Go, shell and Dockerfiles, as a polyglot repository
 /// has them.
@@ -58,26 +57,10 @@ fn twelve_tools_in_fifteen_lines_report_what_each_reports_alone() {
     assert!(config.lines().count() <= 15, "{config}");
     write(root, "quality.yaml", &config);
 
-    let out = qgates(root)
-        .env("PATH", path_with_catalog_tools())
-        .args([
-            "check",
-            "--scope",
-            "project",
-            "--format",
-            "json",
-            "--no-state",
-        ])
-        .output()
-        .expect("run qgates");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let report: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
-        panic!(
-            "no JSON report ({e}):\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    assert_eq!(out.status.code(), Some(1), "every fixture has findings");
+    let mut with_tools = qgates(root);
+    with_tools.env("PATH", path_with_catalog_tools());
+    let (code, report) = check_json_with(with_tools, &["--scope", "project", "--no-state"]);
+    assert_eq!(code, 1, "every fixture has findings: {report}");
 
     let mut problems = Vec::new();
     for p in &presets {

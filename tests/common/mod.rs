@@ -135,7 +135,12 @@ fn copy_dir(src: &Path, dst: &Path) {
 
 /// Runs `qgates check --format json ARGS` in `dir`; returns the exit code and the parsed report.
 pub fn check_json(dir: &Path, args: &[&str]) -> (i32, Value) {
-    let out = qgates(dir)
+    check_json_with(qgates(dir), args)
+}
+
+/// `check_json` with a qgates command set up by the caller (e.g. another PATH).
+pub fn check_json_with(mut qgates: Command, args: &[&str]) -> (i32, Value) {
+    let out = qgates
         .arg("check")
         .args(args)
         .args(["--format", "json"])
