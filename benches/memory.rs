@@ -100,6 +100,7 @@ fn in_process_peak(config_text: &str, gate: &str, stdout: &[u8]) -> (u64, usize)
         root,
         cwd: root,
         log_hint: "bench",
+        diff: None,
     };
     let before = HELD.load(Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);

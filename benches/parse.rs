@@ -36,6 +36,7 @@ fn parse_all(config: &Config, gate: &str, stdout: &[u8]) -> usize {
         root,
         cwd: root,
         log_hint: ".qgates/runs/bench/gate.stdout",
+        diff: None,
     };
     let out = ToolOutput {
         stdout,

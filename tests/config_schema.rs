@@ -141,7 +141,13 @@ fn enums_list_their_values() {
     };
     assert_eq!(
         values("Strategy"),
-        ["json_violations", "text_violations", "sarif", "exit_code"]
+        [
+            "json_violations",
+            "text_violations",
+            "sarif",
+            "exit_code",
+            "coverage"
+        ]
     );
     assert_eq!(
         values("GateKind"),
@@ -151,14 +157,17 @@ fn enums_list_their_values() {
     assert_eq!(values("ColumnUnit"), ["char", "byte", "utf16"]);
     assert_eq!(values("CachePolicy"), ["per_file", "workspace", "none"]);
     assert_eq!(values("OutputStream"), ["stdout", "stderr", "both"]);
-    assert_eq!(values("JsonFormat"), ["json", "jsonl"]);
+    assert_eq!(
+        values("OutputFormat"),
+        ["json", "jsonl", "coverage_json", "cobertura", "lcov"]
+    );
     assert_eq!(values("Severity"), ["error", "warning", "info", "hint"]);
     // Value descriptions for editors that show them, one per value.
     assert_eq!(
         defs["Strategy"]["enumDescriptions"]
             .as_array()
             .map(Vec::len),
-        Some(4)
+        Some(5)
     );
 }
 

@@ -78,6 +78,7 @@ fn shake(gates: &[Gate], stdout: &[u8], stderr: &[u8]) {
             root,
             cwd: root,
             log_hint: "log",
+            diff: None,
         };
         for exit_code in [Some(1), None] {
             let _ = parse_output(

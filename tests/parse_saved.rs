@@ -28,6 +28,7 @@ fn ctx(gate: &Gate) -> ParseContext<'_> {
         root: Path::new(ROOT),
         cwd: Path::new(ROOT),
         log_hint: ".qgates/runs/1/g.stdout",
+        diff: None,
     }
 }
 

@@ -59,6 +59,7 @@ fn run_in(gate: &Gate, root: &Path, stdout: &[u8], stderr: &[u8]) -> Result<Pars
         root,
         cwd: root,
         log_hint: ".qgates/runs/1/g.stdout",
+        diff: None,
     };
     parse_output(
         &ctx,

@@ -55,6 +55,7 @@ fn gate(id: &str, name: &str, status: GateStatus) -> GateResult {
         log: None,
         duration_ms: 0,
         cached_files: 0,
+        coverage: None,
     }
 }
 
@@ -1036,6 +1037,7 @@ fn summary_line_says_which_gates_the_cache_answered() {
     let cached = |id: &str, files: usize, from_cache: usize| GateResult {
         files_checked: files,
         cached_files: from_cache,
+        coverage: None,
         ..gate(id, id, GateStatus::Passed)
     };
     let skipped = GateResult {

@@ -63,6 +63,7 @@ pub fn parse(a: ParseArgs) -> i32 {
         root: &root,
         cwd: &cwd,
         log_hint: &hint,
+        diff: None,
     };
     match parse_saved_output(
         &ctx,

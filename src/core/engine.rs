@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use crate::core::baseline::{RunOutcome, StateStore, advance};
 use crate::core::cache::{KeyMaker, ResultCache, WHOLE_WORKSPACE};
+use crate::core::changed_lines::DiffBase;
 use crate::core::config::Gate;
 use crate::core::config::{Config, Trigger};
 use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo, config_name};
@@ -182,6 +183,13 @@ async fn run_scope(
                 Vec::new()
             },
             run_dir,
+            diff: gate.reads_coverage().then(|| {
+                Arc::new(DiffBase {
+                    mode: scope.mode,
+                    commit: scope.changed_since.clone(),
+                    files: files.iter().map(|f| (*f).clone()).collect(),
+                })
+            }),
         };
         jobs.push((i, job, lookup, files.len()));
     }

@@ -120,14 +120,24 @@ impl Repo {
     /// Whether git tracks `rel` (relative to the workspace root, POSIX): the index has an entry
     /// for it. An index that cannot be read counts as tracking nothing.
     pub fn tracks(&self, rel: &str) -> bool {
-        let path = if self.prefix.is_empty() {
-            rel.to_string()
-        } else {
-            format!("{}/{rel}", self.prefix)
-        };
+        let path = self.repo_path(rel);
         self.repo
             .index_or_empty()
             .is_ok_and(|index| index.entry_by_path(path.as_str().into()).is_some())
+    }
+
+    /// The repository itself, for readers of its objects (`changed_lines`).
+    pub(crate) fn gix(&self) -> &gix::Repository {
+        &self.repo
+    }
+
+    /// A path relative to the workspace root made relative to the repository's working tree.
+    pub(crate) fn repo_path(&self, rel: &str) -> String {
+        if self.prefix.is_empty() {
+            rel.to_string()
+        } else {
+            format!("{}/{rel}", self.prefix)
+        }
     }
 
     /// The index file, whose stamp tells when answers of `tracks` may have changed.

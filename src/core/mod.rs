@@ -4,6 +4,7 @@
 pub mod background;
 pub mod baseline;
 pub mod cache;
+pub mod changed_lines;
 pub mod columns;
 pub mod config;
 pub mod detect;

@@ -31,6 +31,10 @@ pub struct ResolvedScope {
     pub note: Option<String>,
     /// For `auto` and `branch` runs in a repository: the state entry the run may advance.
     pub baseline: Option<BaselineTarget>,
+    /// For `auto` and `branch` runs in a repository: the commit the changed files were taken
+    /// from (the baseline, the parent branch's merge-base, or HEAD); `None` before the first
+    /// commit, when every file is new.
+    pub changed_since: Option<String>,
 }
 
 /// Which branch entry a run updates, and the commit a green run makes its baseline.
@@ -250,6 +254,7 @@ fn resolve_changes(
         baseline_sha,
         note: (!notes.is_empty()).then(|| notes.join("; ")),
         baseline: Some(BaselineTarget { branch, head }),
+        changed_since: base,
     })
 }
 

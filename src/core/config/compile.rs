@@ -248,10 +248,19 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
     };
     let readers = compile_gate_parsing(id, g, p);
     let fix = g.fix.as_ref().and_then(|f| compile_fix(id, g, f, p));
+    let reads_coverage = readers
+        .as_ref()
+        .is_some_and(|(r, _)| matches!(r.spec, ParserSpec::Coverage(_)));
+    if reads_coverage && let Some(cache) = g.cache.filter(|c| *c != CachePolicy::None) {
+        let at = p.value(&["gates", id, "cache"]);
+        p.at(at, format!("gate `{id}` reads a coverage report, and such a gate is never cached (its result depends on the whole test run and on the run's baseline, which no cache key holds), so `cache: {}` cannot apply. Remove `cache`.", cache_name(cache)));
+    }
     if p.count() > before {
         return None;
     }
-    let pass_files = g.pass_files.unwrap_or(true);
+    // A coverage report covers the whole test run: the gate reads it once, without file
+    // arguments (`coverage json` given files would report on those files only).
+    let pass_files = g.pass_files.unwrap_or(!reads_coverage);
     let (parser, also) = readers?;
     Some(Gate {
         id: id.to_string(),
@@ -283,9 +292,23 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
             .and_then(|n| presets::find(&n.value))
             .map(|p| p.about.install.clone()),
         allow_fail: g.allow_fail.unwrap_or(false),
-        fail_on: g.fail_on.unwrap_or(Severity::Hint),
+        // A coverage gate fails on its minimums (errors); the uncovered changed lines it lists
+        // are `info` by default, to read, and fail it once `diff_severity` raises them.
+        fail_on: g.fail_on.unwrap_or(if reads_coverage {
+            Severity::Warning
+        } else {
+            Severity::Hint
+        }),
         pass_files,
-        run_on: g.run_on.clone().unwrap_or_else(|| Trigger::ALL.to_vec()),
+        // On save the saved file is newer than any report: a coverage gate would only say
+        // "stale". It runs when asked, after the tests.
+        run_on: g.run_on.clone().unwrap_or_else(|| {
+            if reads_coverage {
+                vec![Trigger::Command, Trigger::Ci]
+            } else {
+                Trigger::ALL.to_vec()
+            }
+        }),
         max_files_per_run: g.max_files_per_run.as_ref().map(|m| m.value),
         column_unit: g.column_unit.unwrap_or_default(),
         severity_map: g
@@ -294,7 +317,11 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
             .flatten()
             .map(|(k, v)| (k.trim().to_ascii_lowercase(), *v))
             .collect(),
-        cache: g.cache.unwrap_or(if pass_files {
+        // A coverage gate always runs: see above; reading a report takes a moment, and a cached
+        // result would keep neither the totals nor the baseline the changed lines came from.
+        cache: g.cache.unwrap_or(if reads_coverage {
+            CachePolicy::None
+        } else if pass_files {
             CachePolicy::PerFile
         } else {
             CachePolicy::Workspace
@@ -302,6 +329,14 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
         cache_inputs: g.cache_inputs.clone().unwrap_or_default(),
         definition_hash: definition_hash(id, g),
     })
+}
+
+fn cache_name(c: CachePolicy) -> &'static str {
+    match c {
+        CachePolicy::PerFile => "per_file",
+        CachePolicy::Workspace => "workspace",
+        CachePolicy::None => "none",
+    }
 }
 
 /// The gate's parsing, which a gate (or its preset) must give.

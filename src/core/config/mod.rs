@@ -1,6 +1,7 @@
 //! `quality.yaml`: the file model, discovery, validation and the compiled configuration.
 
 mod compile;
+mod coverage;
 mod error;
 mod explain;
 mod limits;

@@ -141,14 +141,18 @@ pub enum Strategy {
     Sarif,
     /// Pass/fail only: a failing exit code is one violation without a file.
     ExitCode,
+    /// A coverage report (coverage.py JSON, Cobertura XML or LCOV): the total against
+    /// `min_percent`, and in the `auto` and `branch` scopes the changed lines no test runs.
+    Coverage,
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 4] = [
+    pub const ALL: [Strategy; 5] = [
         Strategy::JsonViolations,
         Strategy::TextViolations,
         Strategy::Sarif,
         Strategy::ExitCode,
+        Strategy::Coverage,
     ];
 
     /// The `parsing` keys this strategy reads besides `strategy`; any other one is a mistake
@@ -178,6 +182,7 @@ impl Strategy {
             ],
             Strategy::Sarif => &["templates"],
             Strategy::ExitCode => &[],
+            Strategy::Coverage => &["format", "min_percent", "min_diff_percent", "diff_severity"],
         }
     }
 
@@ -187,19 +192,47 @@ impl Strategy {
             Strategy::TextViolations => "text_violations",
             Strategy::Sarif => "sarif",
             Strategy::ExitCode => "exit_code",
+            Strategy::Coverage => "coverage",
         }
     }
 }
 
 /// How JSON output is laid out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum JsonFormat {
     /// One JSON document.
     #[default]
     Json,
     /// One JSON object per line.
     Jsonl,
+}
+
+/// `parsing.format`: the layout of the output; which values apply depends on the strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputFormat {
+    /// json_violations: one JSON document (the default).
+    Json,
+    /// json_violations: one JSON object per line.
+    Jsonl,
+    /// coverage: coverage.py's JSON report (`coverage json`).
+    CoverageJson,
+    /// coverage: Cobertura XML (`coverage xml` and most other languages' tools).
+    Cobertura,
+    /// coverage: an LCOV tracefile (`coverage lcov`, c8, cargo-llvm-cov).
+    Lcov,
+}
+
+impl OutputFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputFormat::Json => "json",
+            OutputFormat::Jsonl => "jsonl",
+            OutputFormat::CoverageJson => "coverage_json",
+            OutputFormat::Cobertura => "cobertura",
+            OutputFormat::Lcov => "lcov",
+        }
+    }
 }
 
 /// Which of the tool's outputs is parsed.
@@ -317,9 +350,10 @@ pub struct RawParsing {
     #[serde(default, deserialize_with = "present")]
     pub strategy: Option<Spanned<Strategy>>,
     // json_violations
-    /// json_violations: one JSON document (default) or JSON Lines.
-    #[schemars(with = "Option<JsonFormat>", extend("default" = "json"))]
-    pub format: Option<Spanned<JsonFormat>>,
+    /// json_violations: one JSON document (`json`, the default) or JSON Lines (`jsonl`).
+    /// coverage: `coverage_json`, `cobertura` or `lcov` (default: recognized from the report).
+    #[schemars(with = "Option<OutputFormat>", extend("default" = "json"))]
+    pub format: Option<Spanned<OutputFormat>>,
     /// json_violations: JSON Pointer to the array of violations; `*` flattens nested arrays; "" is
     /// the root (default).
     #[schemars(with = "Option<String>", extend("default" = ""))]
@@ -363,6 +397,17 @@ pub struct RawParsing {
     /// json_violations and text_violations: fields rewritten from what was read, e.g.
     /// { code: "SC{code}", url: "https://www.shellcheck.net/wiki/SC{code}" }.
     pub templates: Option<RawTemplates>,
+    // coverage
+    /// coverage: the least total line coverage, in percent, that passes (default 85).
+    #[schemars(with = "Option<f64>", extend("minimum" = 0, "maximum" = 100, "default" = 85.0))]
+    pub min_percent: Option<Spanned<f64>>,
+    /// coverage: the least share of changed executable lines that tests run, in percent, in the
+    /// `auto` and `branch` scopes (default: none; uncovered changed lines are only reported).
+    #[schemars(with = "Option<f64>", extend("minimum" = 0, "maximum" = 100))]
+    pub min_diff_percent: Option<Spanned<f64>>,
+    /// coverage: the severity of each range of changed lines no test runs (default info).
+    #[schemars(with = "Option<Severity>", extend("default" = "info"))]
+    pub diff_severity: Option<Spanned<Severity>>,
     /// More readers of the same run (e.g. a tool's "cannot parse this file" lines on stderr);
     /// the violations of all of them are reported.
     pub also: Option<Vec<RawParsing>>,

@@ -4,10 +4,12 @@
 use regex::{Regex, RegexBuilder};
 use serde_saphyr::Spanned;
 
+use super::coverage::compile_coverage;
 use super::error::Problems;
 use super::limits::{MAX_PATTERN_CHARS, MAX_REGEX_BYTES, MAX_REGEX_DFA_BYTES, size_text};
 use super::model::{
-    OutputStream, RawDefaults, RawFieldMap, RawFixEdits, RawParsing, SpannedString, Strategy,
+    OutputFormat, OutputStream, RawDefaults, RawFieldMap, RawFixEdits, RawParsing, SpannedString,
+    Strategy,
 };
 use super::spec::*;
 use super::suggest::closest;
@@ -86,7 +88,7 @@ pub(super) fn compile_parsing(
 fn compile_reader(id: &str, pr: &RawParsing, at: &Section, p: &mut Problems) -> Option<Reader> {
     let Some(strategy) = &pr.strategy else {
         let place = p.key(&at.of(&[]));
-        p.at(place, format!("`{}` of gate `{id}` has no `strategy`. Add `strategy:` with one of json_violations, text_violations, sarif, exit_code.", at.name));
+        p.at(place, format!("`{}` of gate `{id}` has no `strategy`. Add `strategy:` with one of json_violations, text_violations, sarif, exit_code, coverage.", at.name));
         return None;
     };
     let before = p.count();
@@ -94,6 +96,10 @@ fn compile_reader(id: &str, pr: &RawParsing, at: &Section, p: &mut Problems) -> 
     let (spec, known) = match strategy.value {
         Strategy::Sarif => (Some(ParserSpec::Sarif), sarif_fields()),
         Strategy::ExitCode => (Some(ParserSpec::ExitCode), Vec::new()),
+        Strategy::Coverage => (
+            compile_coverage(id, pr, &at.name, p).map(ParserSpec::Coverage),
+            Vec::new(),
+        ),
         Strategy::TextViolations => match compile_text(id, pr, strategy, p) {
             Some((spec, groups)) => (Some(ParserSpec::Text(spec)), groups),
             None => (None, Vec::new()),
@@ -175,6 +181,9 @@ fn check_strategy_keys(
         ("stream", pr.stream.is_some()),
         ("defaults", pr.defaults.is_some()),
         ("templates", pr.templates.is_some()),
+        ("min_percent", pr.min_percent.is_some()),
+        ("min_diff_percent", pr.min_diff_percent.is_some()),
+        ("diff_severity", pr.diff_severity.is_some()),
     ];
     for (key, _) in present
         .iter()
@@ -422,8 +431,16 @@ fn compile_json(
         .and_then(|f| compile_fix_edits(id, f, p));
     let known: Vec<String> = field_map.entries().map(|(k, _)| k.to_string()).collect();
     let defaults = compile_defaults(id, pr.defaults.as_ref(), &known, "the field_map keys", p);
+    let format = match pr.format.as_ref().map(|f| (f.value, f.referenced)) {
+        None | Some((OutputFormat::Json, _)) => JsonFormat::Json,
+        Some((OutputFormat::Jsonl, _)) => JsonFormat::Jsonl,
+        Some((other, place)) => {
+            p.at(place, format!("gate `{id}`: `{}.format: {}` names a coverage report; json_violations reads `json` or `jsonl`. Use one of those, or `strategy: coverage`.", at.name, other.as_str()));
+            JsonFormat::Json
+        }
+    };
     Some(JsonSpec {
-        format: pr.format.as_ref().map(|s| s.value).unwrap_or_default(),
+        format,
         violations_path,
         field_map,
         filter,

@@ -202,6 +202,9 @@ fn merge_parsing(gate: Option<RawParsing>, preset: Option<RawParsing>) -> Option
         extract: g.extract.or(p.extract),
         pattern: g.pattern.or(p.pattern),
         stream: g.stream.or(p.stream),
+        min_percent: g.min_percent.or(p.min_percent),
+        min_diff_percent: g.min_diff_percent.or(p.min_diff_percent),
+        diff_severity: g.diff_severity.or(p.diff_severity),
         defaults: merge_fields(g.defaults, p.defaults, |g, p| super::model::RawDefaults {
             file: g.file.or(p.file),
             code: g.code.or(p.code),

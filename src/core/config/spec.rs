@@ -156,6 +156,11 @@ impl Gate {
             .map_or_else(|| root.to_path_buf(), |c| root.join(c))
     }
 
+    /// Whether the gate reads a coverage report (and so needs the run's changed lines).
+    pub fn reads_coverage(&self) -> bool {
+        matches!(self.parser.spec, ParserSpec::Coverage(_))
+    }
+
     pub fn runs_on(&self, trigger: Trigger) -> bool {
         self.run_on.contains(&trigger)
     }
@@ -221,7 +226,35 @@ pub enum ParserSpec {
     Text(TextSpec),
     Sarif,
     ExitCode,
+    Coverage(CoverageSpec),
 }
+
+/// Which kind of coverage report a `coverage` gate reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CoverageFormat {
+    /// coverage.py's JSON report (`coverage json`).
+    CoverageJson,
+    /// Cobertura XML (`coverage xml`, and most other languages' tools).
+    Cobertura,
+    /// LCOV tracefiles (`coverage lcov`, c8, cargo-llvm-cov, gcov).
+    Lcov,
+}
+
+/// `strategy: coverage`: how a coverage report becomes a verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoverageSpec {
+    /// `None`: recognized from the report's content.
+    pub format: Option<CoverageFormat>,
+    /// The least total line coverage that passes, 0–100.
+    pub min_percent: f64,
+    /// The least coverage of the changed executable lines that passes, 0–100.
+    pub min_diff_percent: Option<f64>,
+    /// The severity of each range of uncovered changed lines.
+    pub diff_severity: Severity,
+}
+
+/// `min_percent`'s default: the share of lines the original design asked tests to run.
+pub const DEFAULT_MIN_PERCENT: f64 = 85.0;
 
 /// A string with `{name}` placeholders, split once at load time.
 #[derive(Debug, Clone, PartialEq, Eq)]

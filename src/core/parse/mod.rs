@@ -1,6 +1,7 @@
 //! Turning a tool's output into violations: one module per strategy, and the normalization
 //! they share (paths relative to the root, offsets, severities, column units).
 
+mod coverage;
 mod exit_code;
 mod fill;
 mod json;
@@ -17,8 +18,10 @@ use std::sync::Arc;
 pub use crate::core::columns::{LineIndex, convert_column};
 pub use saved::{OutputSource, ReadError, SavedOutput, parse_saved_output};
 
+pub use crate::core::changed_lines::DiffBase;
 use crate::core::config::{ColumnUnit, Gate, ParserSpec, Reader, Templates};
 use crate::core::paths::lexical_clean;
+use crate::core::report::CoverageTotals;
 use crate::core::violation::{Edit, Fix, Severity, Violation};
 
 /// What a gate's process left behind.
@@ -39,6 +42,9 @@ pub struct ParseContext<'a> {
     pub cwd: &'a Path,
     /// Where the full output is kept, named in messages (e.g. `.qgates/runs/…/mypy.stdout`).
     pub log_hint: &'a str,
+    /// What the run compares with, for readers of changed lines (`strategy: coverage`); `None`
+    /// outside a run (`qgates parse`).
+    pub diff: Option<&'a DiffBase>,
 }
 
 /// The violations of one output, already normalized.
@@ -47,6 +53,8 @@ pub struct Parsed {
     pub violations: Vec<Violation>,
     /// Violations whose file lies outside the workspace root (dropped, but counted).
     pub outside_root: usize,
+    /// What a coverage report measured (`strategy: coverage`).
+    pub coverage: Option<CoverageTotals>,
 }
 
 /// Output that does not have the promised shape.
@@ -104,6 +112,7 @@ pub fn parse_output(ctx: &ParseContext, out: ToolOutput) -> Result<Parsed, Parse
         let more = read_with(reader, ctx, out)?;
         parsed.violations.extend(more.violations);
         parsed.outside_root += more.outside_root;
+        parsed.coverage = parsed.coverage.or(more.coverage);
     }
     Ok(parsed)
 }
@@ -112,7 +121,7 @@ fn read_with(reader: &Reader, ctx: &ParseContext, out: ToolOutput) -> Result<Par
     let offsets = match &reader.spec {
         ParserSpec::Json(spec) => (spec.line_offset, spec.column_offset),
         ParserSpec::Text(spec) => (spec.line_offset, spec.column_offset),
-        ParserSpec::Sarif | ParserSpec::ExitCode => (0, 0),
+        ParserSpec::Sarif | ParserSpec::ExitCode | ParserSpec::Coverage(_) => (0, 0),
     };
     let mut norm = Normalizer::new(*ctx, offsets, reader);
     match &reader.spec {
@@ -124,6 +133,8 @@ fn read_with(reader: &Reader, ctx: &ParseContext, out: ToolOutput) -> Result<Par
         ParserSpec::ExitCode => exit_code::parse(out, ctx)
             .into_iter()
             .for_each(|raw| norm.push(raw)),
+        // Totals and changed lines, not a list of tool findings: nothing to normalize.
+        ParserSpec::Coverage(spec) => return coverage::parse(spec, out, ctx),
     }
     Ok(norm.finish())
 }

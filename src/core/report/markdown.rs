@@ -32,6 +32,16 @@ pub fn render(report: &Report) -> String {
         let _ = write!(scope, " — {}", inline(note));
     }
     let _ = writeln!(out, "{scope}.");
+    for g in &report.gates {
+        if let Some(coverage) = &g.coverage {
+            let _ = writeln!(
+                out,
+                "\nCoverage ({}): {}.",
+                gate_heading(g),
+                inline(&coverage.long())
+            );
+        }
+    }
 
     let mut n = 0;
     for g in report.gates.iter().filter(|g| !g.violations.is_empty()) {

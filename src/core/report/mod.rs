@@ -1,6 +1,7 @@
 //! The result of a run: what agents, CI and editors read. The summary line first, then compact
 //! JSON (null and empty fields left out); other formats render the same data.
 
+mod coverage;
 pub mod github;
 pub mod markdown;
 pub mod page;
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::core::config::ConfigSource;
 use crate::core::paths::relative_posix;
 use crate::core::violation::Violation;
+pub use coverage::CoverageTotals;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -80,6 +82,9 @@ pub struct GateResult {
     /// Files whose result came from the cache (no process ran for them).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cached_files: usize,
+    /// What a `coverage` gate measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<CoverageTotals>,
 }
 
 impl GateResult {

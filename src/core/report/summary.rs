@@ -17,6 +17,10 @@ impl Report {
     /// many files the fixers rewrote.
     pub fn summary_line(&self) -> String {
         let mut line = self.verdict_line();
+        if let Some(coverage) = self.coverage_phrase() {
+            line.push_str("; ");
+            line.push_str(&coverage);
+        }
         if let Some(cached) = self.cached_phrase() {
             line.push_str("; ");
             line.push_str(&cached);

@@ -156,6 +156,9 @@ fn write_gate(out: &mut String, p: &Paint, g: &GateResult) {
         let _ = write!(head, " ({} checked)", count(g.files_checked, "file"));
     }
     let _ = writeln!(out, "{head}");
+    if let Some(coverage) = &g.coverage {
+        let _ = writeln!(out, "  Coverage: {}", visible(&coverage.long()));
+    }
 
     let file_less: Vec<(&GateResult, &Violation)> = g
         .violations

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::core::config::Gate;
-use crate::core::parse::{OutputSource, ParseContext, SavedOutput, parse_saved_output};
+use crate::core::parse::{DiffBase, OutputSource, ParseContext, SavedOutput, parse_saved_output};
 use crate::core::report::{GateLog, GateResult, GateStatus};
 use crate::core::run_logs::RunDir;
 use crate::core::violation::Violation;
@@ -28,6 +28,8 @@ pub struct GateJob {
     /// Root-relative POSIX paths (empty for gates with `pass_files: false`).
     pub files: Vec<String>,
     pub run_dir: Arc<RunDir>,
+    /// What the run compares with, for a gate that reads changed lines (coverage).
+    pub diff: Option<Arc<DiffBase>>,
 }
 
 /// What one batch came to.
@@ -37,6 +39,7 @@ struct BatchResult {
     outside_root: usize,
     error: Option<String>,
     exit_code: Option<i32>,
+    coverage: Option<crate::core::report::CoverageTotals>,
 }
 
 /// Runs a gate over its files and judges the result.
@@ -58,6 +61,7 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         log: None,
         duration_ms: 0,
         cached_files: 0,
+        coverage: None,
     };
     if let Some(problem) = folder_problem(gate, &job.root) {
         result.status = GateStatus::Error;
@@ -129,8 +133,14 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         };
         let outcome = run_process(&spec).await;
         let log_hint = job.run_dir.display_path(&stdout);
-        let batch = judge(gate, &job.root, &cwd, outcome, &stdout, &stderr, &log_hint).await;
+        let logs = Logs {
+            stdout: &stdout,
+            stderr: &stderr,
+            hint: &log_hint,
+        };
+        let batch = judge(gate, &job.root, &cwd, outcome, logs, job.diff.clone()).await;
         result.violations.extend(batch.violations);
+        result.coverage = batch.coverage.or(result.coverage.take());
         result.outside_root += batch.outside_root;
         last_exit = batch.exit_code.or(last_exit);
         match batch.status {
@@ -203,22 +213,31 @@ fn file_argument(rel: &str, root: &Path, cwd: &Path) -> OsString {
     }
 }
 
+/// Where one process's output was kept.
+struct Logs<'a> {
+    stdout: &'a Path,
+    stderr: &'a Path,
+    /// The stdout log as messages name it.
+    hint: &'a str,
+}
+
 /// Judges one finished process: its outcome, its exit code against the gate's lists, its output.
 async fn judge(
     gate: &Arc<Gate>,
     root: &Path,
     cwd: &Path,
     outcome: ProcessOutcome,
-    stdout: &Path,
-    stderr: &Path,
-    log_hint: &str,
+    logs: Logs<'_>,
+    diff: Option<Arc<DiffBase>>,
 ) -> BatchResult {
+    let (stdout, stderr, log_hint) = (logs.stdout, logs.stderr, logs.hint);
     let err = |msg: String, code: Option<i32>| BatchResult {
         status: GateStatus::Error,
         violations: Vec::new(),
         outside_root: 0,
         error: Some(msg),
         exit_code: code,
+        coverage: None,
     };
     let name = &gate.name;
     let code = match outcome {
@@ -261,7 +280,12 @@ async fn judge(
         log_hint.to_string(),
     );
     let parsed = tokio::task::spawn_blocking(move || {
-        parse_logs(&gate2, &root2, &cwd2, code, &out_path, &err_path, &hint)
+        let logs = Logs {
+            stdout: &out_path,
+            stderr: &err_path,
+            hint: &hint,
+        };
+        parse_logs(&gate2, &root2, &cwd2, code, logs, diff.as_deref())
     })
     .await
     .map_err(|e| format!("the parser stopped unexpectedly ({e})"))
@@ -286,6 +310,7 @@ async fn judge(
         outside_root: parsed.outside_root,
         error: None,
         exit_code: Some(code),
+        coverage: parsed.coverage,
     };
     if gate.exit_codes_ok.contains(&code) {
         return batch;
@@ -312,15 +337,16 @@ fn parse_logs(
     root: &Path,
     cwd: &Path,
     code: i32,
-    stdout: &Path,
-    stderr: &Path,
-    log_hint: &str,
+    logs: Logs<'_>,
+    diff: Option<&DiffBase>,
 ) -> Result<crate::core::parse::Parsed, String> {
+    let (stdout, stderr) = (logs.stdout, logs.stderr);
     let ctx = ParseContext {
         gate,
         root,
         cwd,
-        log_hint,
+        log_hint: logs.hint,
+        diff,
     };
     // From the log files, which hold the whole output.
     parse_saved_output(

@@ -1,0 +1,205 @@
+//! Which lines of a file changed since a commit: the lines added or modified in the working tree,
+//! for diff coverage. The file's text at the commit comes from git's objects (read in-process
+//! through gix, as `git_changes` reads the repository), and the two texts are compared line by
+//! line with `similar`, as `text_diff` compares a file with its fixed text.
+//!
+//! A file the commit does not have is new: all its lines changed, unless git records it as the
+//! rename of one (the commit's tree against the index, with git's rename detection at its default
+//! 50 % similarity), when the renamed file's lines are compared with the old file's.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+use gix::ObjectId;
+use similar::{DiffOp, TextDiff};
+
+use crate::core::git_changes::{GitError, Repo};
+
+/// What a run compares with, as the engine gives it to a reader that needs changed lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffBase {
+    /// The run's scope mode (`auto`, `branch`, `project`, `files`).
+    pub mode: &'static str,
+    /// The commit the scope's changes were taken from; `None` in the `project` and `files` scopes,
+    /// and before the first commit (every file is then new).
+    pub commit: Option<String>,
+    /// The gate's files in scope, root-relative.
+    pub files: Vec<String>,
+}
+
+impl DiffBase {
+    /// Whether the scope is made of changes, so changed lines mean something.
+    pub fn compares(&self) -> bool {
+        matches!(self.mode, "auto" | "branch")
+    }
+}
+
+/// 1-based line numbers of the working-tree file, per root-relative file.
+pub type ChangedLines = HashMap<String, BTreeSet<u32>>;
+
+/// The changed lines of each of `files` (root-relative) since `commit`; `commit = None` counts
+/// every line as changed. A file that cannot be read as text is left out.
+pub fn changed_lines(
+    root: &Path,
+    commit: Option<&str>,
+    files: &[String],
+) -> Result<ChangedLines, GitError> {
+    let mut out = ChangedLines::new();
+    let repo = match commit {
+        Some(_) => Repo::discover(root)?,
+        None => None,
+    };
+    let tree = match (&repo, commit) {
+        (Some(repo), Some(sha)) => Some(base_tree(repo, sha)?),
+        _ => None,
+    };
+    let mut renames: Option<HashMap<String, String>> = None;
+    for rel in files {
+        let Ok(now) = std::fs::read_to_string(root.join(rel)) else {
+            continue;
+        };
+        let old = match (&repo, &tree) {
+            (Some(repo), Some(tree)) => {
+                let path = repo.repo_path(rel);
+                match blob_text(repo, tree, &path)? {
+                    Some(text) => Some(text),
+                    None => {
+                        let renames = match &mut renames {
+                            Some(r) => r,
+                            None => renames.insert(renamed_from(repo, tree.id)?),
+                        };
+                        match renames.get(&path) {
+                            Some(source) => blob_text(repo, tree, source)?,
+                            None => None,
+                        }
+                    }
+                }
+            }
+            _ => None,
+        };
+        let lines = match old {
+            Some(old) => lines_changed(&old, &now),
+            None => (1..=line_count(&now)).collect(),
+        };
+        out.insert(rel.clone(), lines);
+    }
+    Ok(out)
+}
+
+/// The lines of `new` (1-based) that are not unchanged lines of `old`.
+pub fn lines_changed(old: &str, new: &str) -> BTreeSet<u32> {
+    let diff = TextDiff::configure()
+        .algorithm(similar::Algorithm::Myers)
+        .diff_lines(old, new);
+    let mut changed = BTreeSet::new();
+    for op in diff.ops() {
+        let (start, len) = match *op {
+            DiffOp::Equal { .. } | DiffOp::Delete { .. } => continue,
+            DiffOp::Insert {
+                new_index, new_len, ..
+            }
+            | DiffOp::Replace {
+                new_index, new_len, ..
+            } => (new_index, new_len),
+        };
+        changed.extend((start..start + len).map(|i| i as u32 + 1));
+    }
+    changed
+}
+
+fn line_count(text: &str) -> u32 {
+    text.split_inclusive('\n').count() as u32
+}
+
+struct BaseTree {
+    id: ObjectId,
+}
+
+fn base_tree(repo: &Repo, sha: &str) -> Result<BaseTree, GitError> {
+    let unknown = || GitError::UnknownCommit(sha.to_owned());
+    let oid = ObjectId::from_hex(sha.as_bytes()).map_err(|_| unknown())?;
+    let commit = repo.gix().find_commit(oid).map_err(|_| unknown())?;
+    let id = commit
+        .tree_id()
+        .map_err(|e| read_error("the baseline commit's tree", e))?
+        .detach();
+    Ok(BaseTree { id })
+}
+
+/// The text of `path` (repository-relative) in the tree; `None` when the tree has no such file
+/// or it is not text.
+fn blob_text(repo: &Repo, tree: &BaseTree, path: &str) -> Result<Option<String>, GitError> {
+    let tree = repo
+        .gix()
+        .find_tree(tree.id)
+        .map_err(|e| read_error("the baseline commit's tree", e))?;
+    let Some(entry) = tree
+        .lookup_entry_by_path(path)
+        .map_err(|e| read_error("a file of the baseline commit", e))?
+    else {
+        return Ok(None);
+    };
+    if !entry.mode().is_blob() {
+        return Ok(None);
+    }
+    let blob = entry
+        .object()
+        .map_err(|e| read_error("a file of the baseline commit", e))?;
+    Ok(String::from_utf8(blob.detach().data).ok())
+}
+
+/// New path → old path, for the files git sees renamed between the tree and the index.
+fn renamed_from(repo: &Repo, tree: ObjectId) -> Result<HashMap<String, String>, GitError> {
+    let git = repo.gix();
+    let index = git
+        .index_or_empty()
+        .map_err(|e| read_error("reading the index", e))?;
+    let mut renames = HashMap::new();
+    git.tree_index_status(
+        &tree,
+        &index,
+        None,
+        gix::status::tree_index::TrackRenames::Given(gix::diff::Rewrites::default()),
+        |change, _, _| {
+            if let gix::diff::index::ChangeRef::Rewrite {
+                source_location,
+                location,
+                copy: false,
+                ..
+            } = change
+            {
+                renames.insert(location.to_string(), source_location.to_string());
+            }
+            Ok(gix::diff::index::Action::Continue(()))
+        },
+    )
+    .map_err(|e| read_error("finding renamed files", e))?;
+    Ok(renames)
+}
+
+fn read_error<E: Into<gix::Error>>(what: &'static str, e: E) -> GitError {
+    GitError::Read {
+        what,
+        source: e.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn added_and_modified_lines_count_deleted_ones_do_not() {
+        let old = "a\nb\nc\nd\n";
+        let new = "a\nB\nc\nnew\nd\n";
+        assert_eq!(
+            lines_changed(old, new).into_iter().collect::<Vec<_>>(),
+            [2, 4]
+        );
+        assert!(lines_changed("a\nb\nc\n", "a\nc\n").is_empty());
+        assert_eq!(
+            lines_changed("", "x\ny").into_iter().collect::<Vec<_>>(),
+            [1, 2]
+        );
+    }
+}
