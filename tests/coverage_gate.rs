@@ -512,3 +512,60 @@ fn the_schema_shows_the_options() {
         assert!(text.contains(format), "{format}");
     }
 }
+
+#[test]
+fn a_renamed_file_counts_only_the_lines_changed_in_it() {
+    let ws = repo(&three_gates(", min_percent: 0"));
+    let root = ws.path();
+    change(root);
+    git(root, &["commit", "-qam", "mul and div"]);
+    git(root, &["checkout", "-qb", "feature"]);
+    // Renamed, and one function added: only its two lines changed (line 16 never runs).
+    git(root, &["mv", "pkg/calc.py", "pkg/maths.py"]);
+    write(
+        root,
+        "pkg/maths.py",
+        &format!("{CALC_CHANGED}\n\ndef neg(a):\n    return -a\n"),
+    );
+    write(
+        root,
+        "test_calc.py",
+        &TESTS_CHANGED.replace("pkg.calc", "pkg.maths"),
+    );
+    run_tests(root);
+    let (code, r) = check_json(root, &["--scope", "branch"]);
+    assert_eq!(code, 0, "{r}");
+    for (id, _) in FORMATS {
+        let g = gate(&r, id);
+        assert_eq!(
+            uncovered(g),
+            vec![json!(["pkg/maths.py", 16, 16, "info"])],
+            "{id}: {g}"
+        );
+        assert_eq!(g["coverage"]["changed_lines"], 2, "{id}");
+    }
+}
+
+#[test]
+fn qgates_parse_reads_a_saved_report_with_its_totals() {
+    let ws = repo(&three_gates(", min_percent: 70"));
+    let root = ws.path();
+    change(root);
+    run_tests(root);
+    write_report(root, "lcov", "cov.lcov");
+    let out = qgates(root)
+        .args(["parse", "cov_lcov", "cov.lcov"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let parsed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        parsed["coverage"],
+        json!({ "percent": 62.5, "min_percent": 70.0 })
+    );
+    assert_eq!(parsed["violations"][0]["code"], "coverage");
+}

@@ -80,11 +80,14 @@ pub fn parse(a: ParseArgs) -> i32 {
                 gate: &'a str,
                 violations: &'a [crate::core::violation::Violation],
                 outside_root: usize,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                coverage: Option<&'a crate::core::report::CoverageTotals>,
             }
             let out = Out {
                 gate: &gate.id,
                 violations: &parsed.violations,
                 outside_root: parsed.outside_root,
+                coverage: parsed.coverage.as_ref(),
             };
             let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
             let _ = serde_json::to_writer(&mut stdout, &out);
