@@ -145,7 +145,15 @@ fn enums_list_their_values() {
     );
     assert_eq!(
         values("GateKind"),
-        ["format", "lint", "typecheck", "test", "other"]
+        [
+            "format",
+            "lint",
+            "typecheck",
+            "test",
+            "e2e",
+            "deps",
+            "other"
+        ]
     );
     assert_eq!(values("Trigger"), ["save", "command", "ci"]);
     assert_eq!(values("ColumnUnit"), ["char", "byte", "utf16"]);

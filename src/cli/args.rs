@@ -202,6 +202,19 @@ pub struct CheckArgs {
     /// Only these gates, comma-separated ids.
     #[arg(long, value_delimiter = ',')]
     pub gates: Option<Vec<String>>,
+    /// Leave out the gates of these kinds, comma-separated (format, lint, typecheck, test, e2e,
+    /// deps, other), e.g. `--skip-kinds test,e2e`; they are reported as skipped.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "KINDS",
+        conflicts_with = "only_kinds"
+    )]
+    pub skip_kinds: Option<Vec<String>>,
+    /// Run only the gates of these kinds, comma-separated, e.g. `--only-kinds lint,format`; the
+    /// others are reported as skipped.
+    #[arg(long, value_delimiter = ',', value_name = "KINDS")]
+    pub only_kinds: Option<Vec<String>>,
     /// Output format. Default: `text` on a terminal, else `summary`.
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,

@@ -10,6 +10,7 @@ use crate::core::cache::ResultCache;
 use crate::core::config::{self, Trigger};
 use crate::core::engine::{RunRequest, run};
 use crate::core::fix::run_with_fixes;
+use crate::core::kind_filter::KindFilter;
 use crate::core::qgates_dir::{self, Access};
 use crate::core::report::{self, Report, exit};
 use crate::core::request::{ScopeChoiceError, scope_request};
@@ -63,6 +64,18 @@ pub fn check(a: CheckArgs) -> i32 {
             return exit::USAGE;
         }
     };
+    let kinds = match KindFilter::from_names(a.skip_kinds.as_deref(), a.only_kinds.as_deref()) {
+        Ok(k) => k,
+        Err(e) => {
+            let flag = if a.skip_kinds.is_some() {
+                "--skip-kinds"
+            } else {
+                "--only-kinds"
+            };
+            print_stderr(&format!("qgates: {flag}: {e}\n"));
+            return exit::USAGE;
+        }
+    };
     let cache = (!a.no_cache).then(|| std::sync::Arc::new(ResultCache::load(&root)));
     let request = RunRequest {
         root,
@@ -73,6 +86,7 @@ pub fn check(a: CheckArgs) -> i32 {
         update_state: !a.no_state,
         also: Vec::new(),
         events: None,
+        kinds,
     };
     // One thread drives the run: the gates are processes, waited for without blocking it, and
     // their outputs are parsed on the blocking pool. Worker threads would only cost start-up.

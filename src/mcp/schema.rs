@@ -27,6 +27,14 @@ pub struct RunArgs {
     /// result's `fixed` lists the files that changed.
     #[serde(default)]
     pub fix: bool,
+    /// Leave out the gates of these kinds, e.g. ["test", "e2e"] for a quick check; they are
+    /// reported as skipped. Not together with `only_kinds`.
+    #[schemars(with = "Option<Vec<crate::core::config::GateKind>>", length(min = 1))]
+    pub skip_kinds: Option<Vec<String>>,
+    /// Run only the gates of these kinds, e.g. ["lint", "format"]; the others are reported as
+    /// skipped. Not together with `skip_kinds`.
+    #[schemars(with = "Option<Vec<crate::core::config::GateKind>>", length(min = 1))]
+    pub only_kinds: Option<Vec<String>>,
     /// How many violations the result shows (default 50): errors first, then warnings, info,
     /// hints; by file within each. 0 shows the counts only. The result says how many it left
     /// out and names the whole report's file.

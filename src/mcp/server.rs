@@ -20,6 +20,7 @@ use crate::core::cache::ResultCache;
 use crate::core::config::{self, Trigger};
 use crate::core::engine::{RunRequest, run};
 use crate::core::fix::run_with_fixes;
+use crate::core::kind_filter::{KindFilter, KindFilterError};
 use crate::core::paths::{lexical_clean, relative_posix};
 use crate::core::report::Report;
 use crate::core::request::{ScopeChoice, scope_request};
@@ -190,6 +191,15 @@ impl QgatesServer {
                 "{RUN}: argument `files` is empty. Leave it out to let the scope choose the files, or give paths relative to the workspace root."
             ));
         }
+        let kinds = KindFilter::from_names(args.skip_kinds.as_deref(), args.only_kinds.as_deref())
+            .map_err(|e| {
+                let what = match e {
+                    KindFilterError::Both => String::new(),
+                    _ if args.skip_kinds.is_some() => "argument `skip_kinds`: ".to_string(),
+                    _ => "argument `only_kinds`: ".to_string(),
+                };
+                format!("{RUN}: {what}{e}. Example: {{\"skip_kinds\": [\"test\", \"e2e\"]}} or {{\"only_kinds\": [\"lint\"]}}.")
+            })?;
         let scope = scope_request(args.scope.map(choice), paths).map_err(|e| {
             format!("{RUN}: {e}. Example: {{\"scope\": \"files\", \"files\": [\"src/app.py\"]}}, or {{\"scope\": \"project\"}}.")
         })?;
@@ -202,6 +212,7 @@ impl QgatesServer {
             update_state: true,
             also: Vec::new(),
             events: None,
+            kinds,
         })
     }
 

@@ -251,12 +251,13 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
     if p.count() > before {
         return None;
     }
-    let pass_files = g.pass_files.unwrap_or(true);
+    let kind = g.kind.unwrap_or_default();
+    let pass_files = g.pass_files.unwrap_or(kind != GateKind::Deps);
     let (parser, also) = readers?;
     Some(Gate {
         id: id.to_string(),
         name: g.name.clone().unwrap_or_else(|| id.to_string()),
-        kind: g.kind.unwrap_or_default(),
+        kind,
         command,
         file_types: g
             .file_types
@@ -285,7 +286,7 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
         allow_fail: g.allow_fail.unwrap_or(false),
         fail_on: g.fail_on.unwrap_or(Severity::Hint),
         pass_files,
-        run_on: g.run_on.clone().unwrap_or_else(|| Trigger::ALL.to_vec()),
+        run_on: g.run_on.clone().unwrap_or_else(|| kind.default_run_on()),
         max_files_per_run: g.max_files_per_run.as_ref().map(|m| m.value),
         column_unit: g.column_unit.unwrap_or_default(),
         severity_map: g
@@ -300,6 +301,7 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
             CachePolicy::Workspace
         }),
         cache_inputs: g.cache_inputs.clone().unwrap_or_default(),
+        exclusive: g.exclusive.unwrap_or(false),
         definition_hash: definition_hash(id, g),
     })
 }

@@ -451,7 +451,10 @@ fn expectation(path: &[Seg]) -> Option<(&'static str, &'static str)> {
             "one of json_violations, text_violations, sarif, exit_code",
             "exit_code",
         ),
-        (_, "kind") => ("one of format, lint, typecheck, test, other", "lint"),
+        (_, "kind") => (
+            "one of format, lint, typecheck, test, e2e, deps, other",
+            "lint",
+        ),
         (_, "column_unit") => ("one of char, byte, utf16", "char"),
         (_, "cache") => ("one of per_file, workspace, none", "workspace"),
         (_, "stream") => ("one of stdout, stderr, both", "stderr"),

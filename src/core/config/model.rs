@@ -72,11 +72,54 @@ pub enum GateKind {
     Lint,
     /// A type checker (mypy, tsc).
     Typecheck,
-    /// A test suite.
+    /// A test suite; not run on save unless its `run_on` says so.
     Test,
+    /// An end-to-end or clean-room suite; not run on save unless its `run_on` says so.
+    E2e,
+    /// Installs the dependencies (uv sync, npm ci): runs before every other gate of the run, and
+    /// is skipped while its `cache_inputs` (the lock files) are as at its last green run.
+    Deps,
     /// Anything else.
     #[default]
     Other,
+}
+
+impl GateKind {
+    pub const ALL: [GateKind; 7] = [
+        GateKind::Format,
+        GateKind::Lint,
+        GateKind::Typecheck,
+        GateKind::Test,
+        GateKind::E2e,
+        GateKind::Deps,
+        GateKind::Other,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GateKind::Format => "format",
+            GateKind::Lint => "lint",
+            GateKind::Typecheck => "typecheck",
+            GateKind::Test => "test",
+            GateKind::E2e => "e2e",
+            GateKind::Deps => "deps",
+            GateKind::Other => "other",
+        }
+    }
+
+    /// The kind named `name` (as written in quality.yaml).
+    pub fn parse(name: &str) -> Option<GateKind> {
+        GateKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// The triggers a gate of this kind runs on when its `run_on` is not given: suites are too
+    /// slow to run on every save.
+    pub fn default_run_on(self) -> Vec<Trigger> {
+        match self {
+            GateKind::Test | GateKind::E2e => vec![Trigger::Command, Trigger::Ci],
+            _ => Trigger::ALL.to_vec(),
+        }
+    }
 }
 
 /// What started a run; a gate's `run_on` lists the triggers it runs on.
@@ -506,11 +549,13 @@ pub struct RawGate {
     #[serde(default, deserialize_with = "present")]
     pub fail_on: Option<Severity>,
     /// false: a repository-wide gate (a type checker over the project, a test suite), run once
-    /// without file arguments, and only when one of its files is in scope.
+    /// without file arguments, and only when one of its files is in scope. Default true, but
+    /// false for `kind: deps` (an installer takes no file arguments).
     #[schemars(with = "bool", extend("default" = true))]
     #[serde(default, deserialize_with = "present")]
     pub pass_files: Option<bool>,
-    /// When the gate runs: on save, on command, in CI.
+    /// When the gate runs: on save, on command, in CI. Default all three, but [command, ci] for
+    /// `kind: test` and `kind: e2e`.
     #[schemars(with = "Vec<Trigger>", extend("default" = ["save", "command", "ci"]))]
     #[serde(default, deserialize_with = "present")]
     pub run_on: Option<Vec<Trigger>>,
@@ -530,10 +575,17 @@ pub struct RawGate {
     #[schemars(with = "CachePolicy", extend("default" = "per_file"))]
     #[serde(default, deserialize_with = "present")]
     pub cache: Option<CachePolicy>,
-    /// Files whose content is part of the cache key (e.g. pyproject.toml).
+    /// Files whose content is part of the cache key (e.g. pyproject.toml). For `kind: deps`,
+    /// the lock files: while they are as at the gate's last green run, it is skipped (without
+    /// them it always runs), e.g. [uv.lock, pyproject.toml].
     #[schemars(with = "Vec<String>")]
     #[serde(default, deserialize_with = "present")]
     pub cache_inputs: Option<Vec<String>>,
+    /// Never runs at the same time as another exclusive gate, in this run or in another qgates
+    /// process on the same workspace (gates that share a database, a port, a build folder).
+    #[schemars(with = "bool", extend("default" = false))]
+    #[serde(default, deserialize_with = "present")]
+    pub exclusive: Option<bool>,
 }
 
 /// A key that is there must have a value: `command:` with nothing after it is a mistake to

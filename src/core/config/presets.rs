@@ -156,6 +156,7 @@ pub fn merge(gate: RawGate, preset: &RawGate) -> RawGate {
         severity_map: merge_map(gate.severity_map, p.severity_map),
         cache: gate.cache.or(p.cache),
         cache_inputs: gate.cache_inputs.or(p.cache_inputs),
+        exclusive: gate.exclusive.or(p.exclusive),
     }
 }
 

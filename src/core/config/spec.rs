@@ -101,6 +101,8 @@ pub struct Gate {
     pub severity_map: BTreeMap<String, Severity>,
     pub cache: CachePolicy,
     pub cache_inputs: Vec<String>,
+    /// Never runs while another exclusive gate runs (see `core::exclusive`).
+    pub exclusive: bool,
     /// Stable hash of everything that defines this gate (part of cache keys).
     pub definition_hash: String,
 }
