@@ -246,13 +246,18 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
         Some(list) => compile_file_globs(id, list, p),
         None => None,
     };
+    super::report_dir::check_command(id, g, p);
+    if let Some(file) = &g.output_file {
+        super::report_dir::check_output_file(id, "output_file", file, p);
+    }
     let readers = compile_gate_parsing(id, g, p);
     let fix = g.fix.as_ref().and_then(|f| compile_fix(id, g, f, p));
     if p.count() > before {
         return None;
     }
     let pass_files = g.pass_files.unwrap_or(true);
-    let (parser, also) = readers?;
+    let (mut parser, also) = readers?;
+    parser.output_file = g.output_file.as_ref().map(|f| f.value.clone());
     Some(Gate {
         id: id.to_string(),
         name: g.name.clone().unwrap_or_else(|| id.to_string()),

@@ -67,6 +67,9 @@ pub(super) fn compile_parsing(
 ) -> Option<(Reader, Vec<Reader>)> {
     let before = p.count();
     let main = compile_reader(id, pr, &Section::new(id, None), p);
+    if let Some(file) = &pr.output_file {
+        p.at(file.referenced, format!("gate `{id}`: `parsing.output_file` is for the readers of `parsing.also`; the gate's own reader takes the gate's `output_file`. Move it up a level, beside `command`."));
+    }
     let mut also = Vec::new();
     for (i, extra) in pr.also.iter().flatten().enumerate() {
         let at = Section::new(id, Some(i));
@@ -74,7 +77,14 @@ pub(super) fn compile_parsing(
             let place = p.key(&at.of(&["also"]));
             p.at(place, format!("gate `{id}`: a reader under `parsing.also` has an `also` of its own. List every extra reader under the gate's one `parsing.also`."));
         }
-        also.extend(compile_reader(id, extra, &at, p));
+        if let Some(file) = &extra.output_file {
+            let key = format!("{}.output_file", at.name);
+            super::report_dir::check_output_file(id, &key, file, p);
+        }
+        also.extend(compile_reader(id, extra, &at, p).map(|r| Reader {
+            output_file: extra.output_file.as_ref().map(|f| f.value.clone()),
+            ..r
+        }));
     }
     if p.count() > before {
         None
@@ -86,7 +96,7 @@ pub(super) fn compile_parsing(
 fn compile_reader(id: &str, pr: &RawParsing, at: &Section, p: &mut Problems) -> Option<Reader> {
     let Some(strategy) = &pr.strategy else {
         let place = p.key(&at.of(&[]));
-        p.at(place, format!("`{}` of gate `{id}` has no `strategy`. Add `strategy:` with one of json_violations, text_violations, sarif, exit_code.", at.name));
+        p.at(place, format!("`{}` of gate `{id}` has no `strategy`. Add `strategy:` with one of json_violations, text_violations, sarif, exit_code, junit.", at.name));
         return None;
     };
     let before = p.count();
@@ -94,6 +104,7 @@ fn compile_reader(id: &str, pr: &RawParsing, at: &Section, p: &mut Problems) -> 
     let (spec, known) = match strategy.value {
         Strategy::Sarif => (Some(ParserSpec::Sarif), sarif_fields()),
         Strategy::ExitCode => (Some(ParserSpec::ExitCode), Vec::new()),
+        Strategy::Junit => (Some(ParserSpec::Junit), Vec::new()),
         Strategy::TextViolations => match compile_text(id, pr, strategy, p) {
             Some((spec, groups)) => (Some(ParserSpec::Text(spec)), groups),
             None => (None, Vec::new()),
@@ -118,6 +129,7 @@ fn compile_reader(id: &str, pr: &RawParsing, at: &Section, p: &mut Problems) -> 
         spec: spec?,
         templates,
         column_unit: pr.column_unit,
+        output_file: None,
     })
 }
 
