@@ -29,15 +29,17 @@ struct Frame {
 }
 
 /// Frames of the traces test runners print: Python's `File "x", line N`, pytest's
-/// `path:N: ErrorName`, JavaScript's `at fn (path:line:col)` and vitest's `❯ path:line:col`.
+/// `path:N: ErrorName` (Go's `t.Errorf` lines look the same), JavaScript's `at fn
+/// (path:line:col)`, vitest's `❯ path:line:col` and Rust's `panicked at path:line:col`.
 fn frame_pattern() -> &'static Regex {
     static PATTERN: OnceLock<Regex> = OnceLock::new();
     PATTERN.get_or_init(|| {
         Regex::new(concat!(
             r#"(?m)File "(?P<py>[^"\n]+)", line (?P<pyl>\d+)"#,
-            r#"|^(?P<pt>[^\s:"'<>()]+):(?P<ptl>\d+):(?: |$)"#,
+            r#"|^[ \t]*(?P<pt>[^\s:"'<>()]+):(?P<ptl>\d+):(?: |$)"#,
             r#"|\bat (?:[^\n()]*\()?(?P<js>(?:file://)?[^\s()]+?):(?P<jsl>\d+):(?P<jsc>\d+)\)?"#,
             r"|❯ (?P<vt>[^\s]+?):(?P<vtl>\d+):(?P<vtc>\d+)",
+            r"|panicked at (?P<rs>[^\s:]+):(?P<rsl>\d+):(?P<rsc>\d+)",
         ))
         .expect("the frame pattern is valid")
     })
@@ -107,6 +109,8 @@ fn nearest_frame(text: &str, ctx: &ParseContext) -> Option<Frame> {
             (f.as_str(), &c["jsl"], Some(&c["jsc"]), false)
         } else if let Some(f) = c.name("vt") {
             (f.as_str(), &c["vtl"], Some(&c["vtc"]), false)
+        } else if let Some(f) = c.name("rs") {
+            (f.as_str(), &c["rsl"], Some(&c["rsc"]), false)
         } else {
             continue;
         };
