@@ -30,7 +30,7 @@ struct Frame {
 
 /// Frames of the traces test runners print: Python's `File "x", line N`, pytest's
 /// `path:N: ErrorName` (Go's `t.Errorf` lines look the same), JavaScript's `at fn
-/// (path:line:col)`, vitest's `❯ path:line:col` and Rust's `panicked at path:line:col`.
+/// (path:line:col)`, vitest's `❯ [fn] path:line:col` and Rust's `panicked at path:line:col`.
 fn frame_pattern() -> &'static Regex {
     static PATTERN: OnceLock<Regex> = OnceLock::new();
     PATTERN.get_or_init(|| {
@@ -38,7 +38,7 @@ fn frame_pattern() -> &'static Regex {
             r#"(?m)File "(?P<py>[^"\n]+)", line (?P<pyl>\d+)"#,
             r#"|^[ \t]*(?P<pt>[^\s:"'<>()]+):(?P<ptl>\d+):(?: |$)"#,
             r#"|\bat (?:[^\n()]*\()?(?P<js>(?:file://)?[^\s()]+?):(?P<jsl>\d+):(?P<jsc>\d+)\)?"#,
-            r"|❯ (?P<vt>[^\s]+?):(?P<vtl>\d+):(?P<vtc>\d+)",
+            r"|❯ (?:\S+ )?(?P<vt>\S+?):(?P<vtl>\d+):(?P<vtc>\d+)",
             r"|panicked at (?P<rs>[^\s:]+):(?P<rsl>\d+):(?P<rsc>\d+)",
         ))
         .expect("the frame pattern is valid")
