@@ -11,8 +11,11 @@ use common::{check_json_with, gate, path_with_catalog_tools, qgates, write};
 use regex::Regex;
 use serde_json::{Value, json};
 
-/// (file, line, column, code, message) of each violation.
-fn rows(violations: &Value) -> Vec<(String, Option<u64>, Option<u64>, String, String)> {
+/// (file, line, column, code, message) of one violation.
+type Row = (String, Option<u64>, Option<u64>, String, String);
+
+/// The rows of a gate's violations.
+fn rows(violations: &Value) -> Vec<Row> {
     violations
         .as_array()
         .into_iter()
@@ -29,13 +32,7 @@ fn rows(violations: &Value) -> Vec<(String, Option<u64>, Option<u64>, String, St
         .collect()
 }
 
-fn row(
-    file: &str,
-    line: u64,
-    column: Option<u64>,
-    code: &str,
-    message: &str,
-) -> (String, Option<u64>, Option<u64>, String, String) {
+fn row(file: &str, line: u64, column: Option<u64>, code: &str, message: &str) -> Row {
     (file.into(), Some(line), column, code.into(), message.into())
 }
 

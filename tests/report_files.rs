@@ -87,7 +87,7 @@ fn each_broken_report_is_an_error_that_names_the_file() {
             &["has no tests"],
         ),
     ];
-    for (what, writes, says) in cases {
+    for (_what, writes, says) in cases {
         let script = format!("#!/bin/sh\n{writes}exit 1\n");
         let ws = workspace(
             &script,
@@ -98,7 +98,6 @@ fn each_broken_report_is_an_error_that_names_the_file() {
         let g = run(ws.path());
         let mut parts = vec!["t.reports/junit.xml", "exit code 1"];
         parts.extend(says);
-        println!("{what}: {}", g["error"]);
         assert_error(&g, &parts);
     }
 }
