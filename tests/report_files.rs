@@ -321,6 +321,34 @@ fn report_paths_and_placeholders_are_checked_where_written() {
             "{line}: {stderr}"
         );
     }
+    for (parsing, says) in [
+        (
+            "{ strategy: junit, output_file: x.xml }",
+            "`parsing.output_file` is for the readers of `parsing.also`",
+        ),
+        (
+            "{ strategy: exit_code, also: [{ strategy: junit, output_file: ../x.xml }] }",
+            "parsing.also[0].output_file `../x.xml` must stay inside the workspace",
+        ),
+    ] {
+        let ws = tempfile::tempdir().unwrap();
+        write(
+            ws.path(),
+            "quality.yaml",
+            &format!(
+                "version: 1\ngates:\n  t:\n    command: [\"./t.sh\"]\n    parsing: {parsing}\n"
+            ),
+        );
+        let out = qgates(ws.path())
+            .args(["check", "--scope", "project"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("quality.yaml:5:") && stderr.contains(says),
+            "{parsing}: {stderr}"
+        );
+    }
     // `${NAME}` in a shell script and literal `{{` stay as written: not placeholders.
     let ws = tempfile::tempdir().unwrap();
     write(ws.path(), "a.py", "");

@@ -247,17 +247,20 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
         None => None,
     };
     super::report_dir::check_command(id, g, p);
-    if let Some(file) = &g.output_file {
-        super::report_dir::check_output_file(id, "output_file", file, p);
-    }
     let readers = compile_gate_parsing(id, g, p);
+    let output_files = super::report_dir::output_files(id, g, p);
     let fix = g.fix.as_ref().and_then(|f| compile_fix(id, g, f, p));
     if p.count() > before {
         return None;
     }
     let pass_files = g.pass_files.unwrap_or(true);
-    let (mut parser, also) = readers?;
-    parser.output_file = g.output_file.as_ref().map(|f| f.value.clone());
+    let (mut parser, mut also) = readers?;
+    for (reader, file) in std::iter::once(&mut parser)
+        .chain(&mut also)
+        .zip(output_files)
+    {
+        reader.output_file = file;
+    }
     Some(Gate {
         id: id.to_string(),
         name: g.name.clone().unwrap_or_else(|| id.to_string()),

@@ -67,9 +67,6 @@ pub(super) fn compile_parsing(
 ) -> Option<(Reader, Vec<Reader>)> {
     let before = p.count();
     let main = compile_reader(id, pr, &Section::new(id, None), p);
-    if let Some(file) = &pr.output_file {
-        p.at(file.referenced, format!("gate `{id}`: `parsing.output_file` is for the readers of `parsing.also`; the gate's own reader takes the gate's `output_file`. Move it up a level, beside `command`."));
-    }
     let mut also = Vec::new();
     for (i, extra) in pr.also.iter().flatten().enumerate() {
         let at = Section::new(id, Some(i));
@@ -77,14 +74,7 @@ pub(super) fn compile_parsing(
             let place = p.key(&at.of(&["also"]));
             p.at(place, format!("gate `{id}`: a reader under `parsing.also` has an `also` of its own. List every extra reader under the gate's one `parsing.also`."));
         }
-        if let Some(file) = &extra.output_file {
-            let key = format!("{}.output_file", at.name);
-            super::report_dir::check_output_file(id, &key, file, p);
-        }
-        also.extend(compile_reader(id, extra, &at, p).map(|r| Reader {
-            output_file: extra.output_file.as_ref().map(|f| f.value.clone()),
-            ..r
-        }));
+        also.extend(compile_reader(id, extra, &at, p));
     }
     if p.count() > before {
         None

@@ -117,9 +117,35 @@ pub(super) fn check_command(id: &str, g: &RawGate, p: &mut Problems) {
     }
 }
 
+/// The checked `output_file` of each reader: the gate's key for its own reader, then
+/// `parsing.also[i].output_file` for the others.
+pub(super) fn output_files(id: &str, g: &RawGate, p: &mut Problems) -> Vec<Option<String>> {
+    let parsing = g.parsing.as_ref();
+    if let Some(file) = parsing.and_then(|pr| pr.output_file.as_ref()) {
+        p.at(file.referenced, format!("gate `{id}`: `parsing.output_file` is for the readers of `parsing.also`; the gate's own reader takes the gate's `output_file`. Move it up a level, beside `command`."));
+    }
+    let also = parsing
+        .and_then(|pr| pr.also.as_ref())
+        .into_iter()
+        .flatten();
+    std::iter::once((g.output_file.as_ref(), "output_file".to_string()))
+        .chain(also.enumerate().map(|(i, r)| {
+            (
+                r.output_file.as_ref(),
+                format!("parsing.also[{i}].output_file"),
+            )
+        }))
+        .map(|(file, key)| {
+            let file = file?;
+            check_output_file(id, &key, file, p);
+            Some(file.value.clone())
+        })
+        .collect()
+}
+
 /// Checks an `output_file` (`key` names it in messages): a path relative to the gate's cwd and
 /// inside it, or one below `{report_dir}`.
-pub(super) fn check_output_file(id: &str, key: &str, file: &SpannedString, p: &mut Problems) {
+fn check_output_file(id: &str, key: &str, file: &SpannedString, p: &mut Problems) {
     let text = file.value.as_str();
     let fix = format!(
         "Write a path relative to the gate's cwd (e.g. `reports/junit.xml`), or one in the run's report folder (e.g. `{{{REPORT_DIR}}}/junit.xml`, with `--junitxml={{{REPORT_DIR}}}/junit.xml` in the command)."

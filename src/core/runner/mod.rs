@@ -243,7 +243,7 @@ struct BatchLogs<'a> {
     /// The stdout log as shown in messages.
     hint: &'a str,
     reports: &'a ReportPlan,
-    run_dir: &'a RunDir,
+    run_dir: &'a Arc<RunDir>,
 }
 
 /// Judges one finished process: its outcome, its exit code against the gate's lists, its output.
@@ -308,7 +308,12 @@ async fn judge(
             gate.exit_codes_ok, gate.exit_codes_findings
         )
     };
-    let collected = match reports.collect(run_dir) {
+    // Off the runtime's threads, as the output's parsing: a report may be large.
+    let (plan, dir) = (reports.clone(), run_dir.clone());
+    let collected = tokio::task::spawn_blocking(move || plan.collect(&dir))
+        .await
+        .unwrap_or_else(|e| Err(format!("reading its reports stopped unexpectedly ({e})")));
+    let collected = match collected {
         Ok(c) => c,
         // A tool that could not run wrote no report: its exit code says more.
         Err(_)

@@ -20,12 +20,14 @@ use crate::core::run_logs::RunDir;
 use crate::core::safe_fs;
 
 /// One batch's report files, per reader (0 the gate's own, then those of `parsing.also`).
+#[derive(Clone)]
 pub struct ReportPlan {
     /// The batch's `{report_dir}`, when the gate names it.
     dir: Option<PathBuf>,
     readers: Vec<Option<Planned>>,
 }
 
+#[derive(Clone)]
 struct Planned {
     /// The folder the path starts from: the report folder, or the workspace root.
     base: PathBuf,
