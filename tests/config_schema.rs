@@ -141,7 +141,13 @@ fn enums_list_their_values() {
     };
     assert_eq!(
         values("Strategy"),
-        ["json_violations", "text_violations", "sarif", "exit_code"]
+        [
+            "json_violations",
+            "text_violations",
+            "sarif",
+            "exit_code",
+            "junit"
+        ]
     );
     assert_eq!(
         values("GateKind"),
@@ -166,7 +172,7 @@ fn enums_list_their_values() {
         defs["Strategy"]["enumDescriptions"]
             .as_array()
             .map(Vec::len),
-        Some(4)
+        Some(5)
     );
 }
 

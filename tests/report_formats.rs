@@ -55,6 +55,7 @@ fn gate(id: &str, name: &str, status: GateStatus) -> GateResult {
         log: None,
         duration_ms: 0,
         cached_files: 0,
+        tests: None,
     }
 }
 

@@ -52,6 +52,7 @@ pub fn skipped(gate: &Gate, reason: String) -> GateResult {
         log: None,
         duration_ms: 0,
         cached_files: 0,
+        tests: None,
     }
 }
 

@@ -246,14 +246,22 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
         Some(list) => compile_file_globs(id, list, p),
         None => None,
     };
+    super::report_dir::check_command(id, g, p);
     let readers = compile_gate_parsing(id, g, p);
+    let output_files = super::report_dir::output_files(id, g, p);
     let fix = g.fix.as_ref().and_then(|f| compile_fix(id, g, f, p));
     if p.count() > before {
         return None;
     }
     let kind = g.kind.unwrap_or_default();
     let pass_files = g.pass_files.unwrap_or(kind != GateKind::Deps);
-    let (parser, also) = readers?;
+    let (mut parser, mut also) = readers?;
+    for (reader, file) in std::iter::once(&mut parser)
+        .chain(&mut also)
+        .zip(output_files)
+    {
+        reader.output_file = file;
+    }
     Some(Gate {
         id: id.to_string(),
         name: g.name.clone().unwrap_or_else(|| id.to_string()),

@@ -328,7 +328,7 @@ fn missing_key(field: &str, found: Option<&Found>, tree: Option<&Tree>) -> (Opti
         (_, "parsing") => {
             "Add how its output is read, e.g. `parsing: { strategy: exit_code }` for pass/fail only.".to_string()
         }
-        (_, "strategy") => "Add `strategy:` with one of json_violations, text_violations, sarif, exit_code.".to_string(),
+        (_, "strategy") => "Add `strategy:` with one of json_violations, text_violations, sarif, exit_code, junit.".to_string(),
         ("fix_edits", key) => format!("Add `{key}:`, the path to it (e.g. `{key}: {key}`)."),
         (_, key) => format!("Add `{key}:`; `qgates schema` describes it."),
     };
@@ -448,7 +448,7 @@ fn expectation(path: &[Seg]) -> Option<(&'static str, &'static str)> {
             "\"fix/applicability == 'safe'\"",
         ),
         (_, "strategy") => (
-            "one of json_violations, text_violations, sarif, exit_code",
+            "one of json_violations, text_violations, sarif, exit_code, junit",
             "exit_code",
         ),
         (_, "kind") => (

@@ -184,14 +184,18 @@ pub enum Strategy {
     Sarif,
     /// Pass/fail only: a failing exit code is one violation without a file.
     ExitCode,
+    /// JUnit XML test results (pytest `--junitxml`, vitest, jest-junit, go-junit-report,
+    /// cargo-nextest): one violation per failed or errored test, and the counts of tests.
+    Junit,
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 4] = [
+    pub const ALL: [Strategy; 5] = [
         Strategy::JsonViolations,
         Strategy::TextViolations,
         Strategy::Sarif,
         Strategy::ExitCode,
+        Strategy::Junit,
     ];
 
     /// The `parsing` keys this strategy reads besides `strategy`; any other one is a mistake
@@ -220,7 +224,7 @@ impl Strategy {
                 "templates",
             ],
             Strategy::Sarif => &["templates"],
-            Strategy::ExitCode => &[],
+            Strategy::ExitCode | Strategy::Junit => &[],
         }
     }
 
@@ -230,6 +234,7 @@ impl Strategy {
             Strategy::TextViolations => "text_violations",
             Strategy::Sarif => "sarif",
             Strategy::ExitCode => "exit_code",
+            Strategy::Junit => "junit",
         }
     }
 }
@@ -409,6 +414,10 @@ pub struct RawParsing {
     /// More readers of the same run (e.g. a tool's "cannot parse this file" lines on stderr);
     /// the violations of all of them are reported.
     pub also: Option<Vec<RawParsing>>,
+    /// Only in a reader of `parsing.also`: the file this reader reads instead of the tool's
+    /// output, as the gate's `output_file` (the gate's own reader uses the gate's key).
+    #[schemars(with = "Option<String>")]
+    pub output_file: Option<SpannedString>,
 }
 
 /// Fields rebuilt from the fields read: `{name}` is the value read for that field (a text
@@ -484,6 +493,7 @@ pub struct RawGate {
     #[serde(default, deserialize_with = "present")]
     pub kind: Option<GateKind>,
     /// argv, never a shell string, e.g. ["ruff", "check"]; the files to check are appended.
+    /// `{report_dir}` is replaced by the run's report folder (see `output_file`).
     #[schemars(with = "Vec<String>", extend("minItems" = 1))]
     #[serde(default, deserialize_with = "present")]
     pub command: Option<Spanned<Vec<String>>>,
@@ -501,6 +511,13 @@ pub struct RawGate {
     #[schemars(with = "RawGlobs")]
     #[serde(default, deserialize_with = "present")]
     pub scope: Option<RawGlobs>,
+    /// A report file the tool writes, read instead of its stdout; relative to `cwd`, or
+    /// `{report_dir}/…`: a fresh folder in the run's log folder that `command` can name too,
+    /// e.g. "{report_dir}/junit.xml" with `--junitxml={report_dir}/junit.xml`. A file in the
+    /// workspace is removed before each run, so a stale report is never read.
+    #[schemars(with = "String")]
+    #[serde(default, deserialize_with = "present")]
+    pub output_file: Option<SpannedString>,
     /// How the tool's output becomes violations.
     #[schemars(with = "RawParsing")]
     #[serde(default, deserialize_with = "present")]

@@ -132,6 +132,7 @@ pub fn merge(gate: RawGate, preset: &RawGate) -> RawGate {
         file_types,
         files,
         scope: gate.scope.or(p.scope),
+        output_file: gate.output_file.or(p.output_file),
         parsing,
         fix: gate.fix.or(p.fix),
         fix_hint: gate.fix_hint.or(p.fix_hint),
@@ -219,6 +220,7 @@ fn merge_parsing(gate: Option<RawParsing>, preset: Option<RawParsing>) -> Option
             }
         }),
         also: g.also.or(p.also),
+        output_file: g.output_file.or(p.output_file),
     })
 }
 

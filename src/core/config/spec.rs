@@ -195,6 +195,10 @@ pub struct Reader {
     pub templates: Templates,
     /// `parsing.column_unit`: this reader's unit, when not the gate's.
     pub column_unit: Option<ColumnUnit>,
+    /// The report file this reader reads instead of the tool's output, as written (relative to
+    /// the gate's cwd, or starting with `{report_dir}`): the gate's `output_file` for its own
+    /// reader, `parsing.also[i].output_file` for the others.
+    pub output_file: Option<String>,
 }
 
 /// `parsing.templates`: fields rebuilt from the fields read.
@@ -223,6 +227,7 @@ pub enum ParserSpec {
     Text(TextSpec),
     Sarif,
     ExitCode,
+    Junit,
 }
 
 /// A string with `{name}` placeholders, split once at load time.

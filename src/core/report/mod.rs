@@ -80,6 +80,9 @@ pub struct GateResult {
     /// Files whose result came from the cache (no process ran for them).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cached_files: usize,
+    /// What a test gate's report counted (`strategy: junit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests: Option<crate::core::parse::TestCounts>,
 }
 
 impl GateResult {

@@ -17,6 +17,10 @@ impl Report {
     /// many files the fixers rewrote.
     pub fn summary_line(&self) -> String {
         let mut line = self.verdict_line();
+        if let Some(tests) = self.tests_phrase() {
+            line.push_str("; ");
+            line.push_str(&tests);
+        }
         if let Some(cached) = self.cached_phrase() {
             line.push_str("; ");
             line.push_str(&cached);
@@ -143,6 +147,27 @@ impl Report {
         })
         .collect();
         format!("{phrase}: {}", parts.join(", "))
+    }
+
+    /// `12 tests, 1 failed, 1 errored, 2 skipped` over every test gate's report (the counts
+    /// that are 0 left out); `None` when no gate read a test report.
+    fn tests_phrase(&self) -> Option<String> {
+        let counts = self
+            .gates
+            .iter()
+            .filter_map(|g| g.tests)
+            .reduce(|a, b| a.plus(b))?;
+        let mut phrase = count(counts.total, "test");
+        for (n, word) in [
+            (counts.failed, "failed"),
+            (counts.errored, "errored"),
+            (counts.skipped, "skipped"),
+        ] {
+            if n > 0 {
+                phrase.push_str(&format!(", {n} {word}"));
+            }
+        }
+        Some(phrase)
     }
 
     /// `all from the cache`, or `from the cache: mypy, ruff_lint`: the gates whose every file's
