@@ -83,3 +83,73 @@ pub fn record_if_green(root: &Path, gate: &Gate, key: &str, result: &GateResult)
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::config::{Config, load_for_workspace};
+
+    /// A workspace with `uv.lock` and one deps gate over it.
+    fn workspace() -> (tempfile::TempDir, Config) {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("uv.lock"), "v1\n").unwrap();
+        std::fs::write(
+            tmp.path().join("quality.yaml"),
+            "version: 1\ngates:\n  deps:\n    kind: deps\n    command: [uv, sync]\n    cache_inputs: [uv.lock]\n    parsing: { strategy: exit_code }\n",
+        )
+        .unwrap();
+        let config = load_for_workspace(tmp.path(), None).unwrap();
+        (tmp, config)
+    }
+
+    fn green(gate: &Gate) -> GateResult {
+        GateResult {
+            status: GateStatus::Passed,
+            skip_reason: None,
+            ..crate::core::skips::skipped(gate, String::new())
+        }
+    }
+
+    #[test]
+    fn only_a_green_run_with_the_same_lock_files_skips_the_gate() {
+        let (tmp, config) = workspace();
+        let (root, gate) = (tmp.path(), &config.gates[0]);
+        let key = |config: &Config| super::key(&KeyMaker::new(root, config), gate).unwrap();
+        let first = key(&config);
+        let failed = GateResult {
+            status: GateStatus::Failed,
+            ..green(gate)
+        };
+        record_if_green(root, gate, &first, &failed);
+        assert_eq!(unchanged_reason(root, gate, &first), None);
+        record_if_green(root, gate, &first, &green(gate));
+        assert_eq!(
+            unchanged_reason(root, gate, &first).as_deref(),
+            Some("lock files unchanged since its last green run: uv.lock")
+        );
+        std::fs::write(root.join("uv.lock"), "v2\n").unwrap();
+        let second = key(&config);
+        assert_ne!(first, second);
+        assert_eq!(unchanged_reason(root, gate, &second), None);
+    }
+
+    #[test]
+    fn a_record_that_is_a_link_is_not_followed() {
+        let (tmp, config) = workspace();
+        let (root, gate) = (tmp.path(), &config.gates[0]);
+        let key = super::key(&KeyMaker::new(root, &config), gate).unwrap();
+        let elsewhere = root.join("elsewhere");
+        std::fs::write(&elsewhere, format!("{key}\n")).unwrap();
+        std::fs::create_dir_all(qgates_dir::dir(root).join(RECORDS)).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, record_file(root, gate)).unwrap();
+        assert_eq!(unchanged_reason(root, gate, &key), None);
+    }
+
+    #[test]
+    fn a_gate_without_lock_files_has_no_key() {
+        let (tmp, mut config) = workspace();
+        config.gates[0].cache_inputs.clear();
+        let keys = KeyMaker::new(tmp.path(), &config);
+        assert_eq!(super::key(&keys, &config.gates[0]), None);
+    }
+}
