@@ -4,6 +4,7 @@
 pub mod background;
 pub mod baseline;
 pub mod cache;
+pub mod clean_room;
 pub mod columns;
 pub mod config;
 pub mod detect;
