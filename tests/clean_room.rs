@@ -137,6 +137,8 @@ fn an_uncommitted_fix_is_left_out_and_the_worktree_is_removed() {
     assert_eq!(lint["violations"][0]["file"], "a.py", "{lint}");
     assert_eq!(lint["violations"][0]["code"], "F401");
     assert_eq!(report["scope"]["mode"], "project");
+    // quality.yaml, a.py, .gitignore: not the worktree's `.git` file.
+    assert_eq!(report["scope"]["files_in_scope"], 3, "{}", report["scope"]);
     let clean = &report["clean_room"];
     assert_eq!(clean["rev"], "HEAD");
     assert_eq!(clean["commit"], head.as_str());
@@ -381,8 +383,16 @@ fn the_next_run_removes_what_a_killed_run_left_and_nothing_else() {
         .unwrap()
         .clone();
 
-    let (code, report, stderr) = check(root, tmp.path(), &["--clean-room"]);
-    assert_eq!(code, 0, "{report}\n{stderr}");
+    let out = qgates_tmp(root, tmp.path())
+        .args(["check", "--clean-room"])
+        .env("MARK_DIR", marks.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let after = worktrees(root);
     assert!(
         !after.contains(&stale),
