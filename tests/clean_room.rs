@@ -242,6 +242,11 @@ fn a_revision_that_names_no_commit_is_a_usage_error_and_makes_nothing() {
     );
     assert!(entries(tmp.path()).is_empty());
     assert_eq!(worktrees(ws.path()).len(), 1);
+    // The word after --clean-room is the revision, even a path: the error says how to give both.
+    let (code, _, stderr) = check(ws.path(), tmp.path(), &["--clean-room", "a.py"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("`--clean-room HEAD a.py`"), "{stderr}");
+    assert!(entries(tmp.path()).is_empty());
 }
 
 #[test]
@@ -430,4 +435,27 @@ fn the_next_run_removes_what_a_killed_run_left_and_nothing_else() {
             &mine_path.to_string_lossy(),
         ],
     );
+}
+
+#[test]
+fn a_shallow_clone_says_why_an_older_commit_is_missing() {
+    let ws = repo(&[("quality.yaml", RUFF_CONFIG), ("a.py", "import os\n")]);
+    write(ws.path(), "a.py", "x = 1\n");
+    git(ws.path(), &["commit", "-qam", "fixed"]);
+    let clones = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", ws.path().display());
+    git(
+        clones.path(),
+        &["clone", "-q", "--depth", "1", &url, "shallow"],
+    );
+    let shallow = clones.path().join("shallow");
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = check(&shallow, tmp.path(), &["--clean-room", "HEAD~1"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("The repository is shallow"), "{stderr}");
+    assert!(stderr.contains("git fetch --unshallow"), "{stderr}");
+    // HEAD itself is there: a shallow clone checks it.
+    let (code, report, stderr) = check(&shallow, tmp.path(), &["--clean-room"]);
+    assert_eq!(code, 0, "{report}\n{stderr}");
+    assert!(entries(tmp.path()).is_empty());
 }

@@ -40,7 +40,14 @@ pub fn check(a: CheckArgs) -> i32 {
         Some(rev) => match CleanRoom::open(&root, rev, a.keep_worktree) {
             Ok(c) => Some(c),
             Err(e) => {
-                print_stderr(&format!("qgates: {e}\n"));
+                // `--clean-room` takes the word after it as the revision, even a path.
+                let hint = match &e {
+                    CleanRoomError::BadRev(_) if Path::new(rev).exists() => format!(
+                        " `{rev}` is a path: give the revision first, e.g. `--clean-room HEAD {rev}`."
+                    ),
+                    _ => String::new(),
+                };
+                print_stderr(&format!("qgates: {e}{hint}\n"));
                 return match e {
                     CleanRoomError::BadRev(_) => exit::USAGE,
                     CleanRoomError::Failed(_) => exit::GATE_ERROR,
@@ -57,8 +64,16 @@ pub fn check(a: CheckArgs) -> i32 {
     let config = match loaded {
         Ok(c) => c,
         Err(e) => {
+            let which = match &clean_room {
+                Some(c) => format!(
+                    "the configuration committed at {} ({})",
+                    c.info().rev,
+                    c.info().worktree_fate()
+                ),
+                None => "the configuration".to_string(),
+            };
             print_stderr(&format!(
-                "{e}\nqgates: the configuration has errors (see above); nothing was run.\n"
+                "{e}\nqgates: {which} has errors (see above); nothing was run.\n"
             ));
             return exit::USAGE;
         }

@@ -220,7 +220,7 @@ impl QgatesServer {
                 result
             }
             Ok(Err(ServerRunError::Untrusted(manifest))) => error_result(format!(
-                "Clean room at `{rev}`: {}",
+                "Clean room at `{rev}`: {}\nWhat would run is the configuration and the scripts as committed at `{rev}`, in a clean checkout (without the workspace's .venv or node_modules); `qgates trust` records the working tree's, so the two must run the same commands.",
                 untrusted(&self.root, self.config_path.as_deref(), &manifest)
             )),
             Ok(Err(ServerRunError::Config(e))) => error_result(format!(

@@ -50,6 +50,15 @@ pub struct CleanRoomInfo {
 }
 
 impl CleanRoomInfo {
+    /// `worktree removed`, or `worktree kept at PATH`.
+    pub fn worktree_fate(&self) -> String {
+        if self.kept {
+            format!("worktree kept at {}", self.worktree)
+        } else {
+            "worktree removed".to_string()
+        }
+    }
+
     /// `clean room at 1a2b3c4 (HEAD): 2 uncommitted changes not included; worktree removed`.
     pub fn phrase(&self) -> String {
         let short = &self.commit[..self.commit.len().min(7)];
@@ -58,14 +67,10 @@ impl CleanRoomInfo {
             1 => "1 uncommitted change not included".to_string(),
             n => format!("{n} uncommitted changes not included"),
         };
-        let worktree = if self.kept {
-            format!("worktree kept at {}", self.worktree)
-        } else {
-            "worktree removed".to_string()
-        };
         format!(
-            "clean room at {short} ({}): {left_out}; {worktree}",
-            self.rev
+            "clean room at {short} ({}): {left_out}; {}",
+            self.rev,
+            self.worktree_fate()
         )
     }
 }

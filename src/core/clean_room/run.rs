@@ -61,20 +61,25 @@ pub async fn run_for_server(
         .await
         .map_err(|e| ServerRunError::Run(format!("the clean room could not be made: {e}")))?
         .map_err(ServerRunError::CleanRoom)?;
-    let config = clean_room
-        .load_config(request.config_path.as_deref())
-        .map_err(|e| ServerRunError::Config(e.to_string()))?;
-    permits(&config, clean_room.root()).map_err(ServerRunError::Untrusted)?;
-    let engine_request = clean_room
-        .request(request.scope, request.gates, Trigger::Command)
-        .map_err(|e| ServerRunError::Run(e.to_string()))?;
-    let mut report = run(&config, &engine_request)
-        .await
-        .map_err(|e| ServerRunError::Run(e.to_string()))?;
+    let outcome = async {
+        let config = clean_room
+            .load_config(request.config_path.as_deref())
+            .map_err(|e| ServerRunError::Config(e.to_string()))?;
+        permits(&config, clean_room.root()).map_err(ServerRunError::Untrusted)?;
+        let engine_request = clean_room
+            .request(request.scope, request.gates, Trigger::Command)
+            .map_err(|e| ServerRunError::Run(e.to_string()))?;
+        run(&config, &engine_request)
+            .await
+            .map_err(|e| ServerRunError::Run(e.to_string()))
+    }
+    .await;
+    // Removing the worktree is git's work on disk: off the server's thread, whatever the outcome.
     tokio::task::spawn_blocking(move || {
+        let mut report = outcome?;
         clean_room.finish(&mut report);
-        report
+        Ok(report)
     })
     .await
-    .map_err(|e| ServerRunError::Run(format!("the clean room could not be removed: {e}")))
+    .map_err(|e| ServerRunError::Run(format!("the clean room could not be removed: {e}")))?
 }
