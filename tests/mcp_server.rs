@@ -116,6 +116,8 @@ fn a_real_client_gets_the_same_reports_as_the_cli_and_readable_errors() {
             "fix",
             "skip_kinds",
             "only_kinds",
+            "clean_room",
+            "rev",
             "max_violations",
             "offset"
         ]

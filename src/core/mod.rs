@@ -5,6 +5,7 @@ pub mod background;
 pub mod baseline;
 pub mod cache;
 pub mod cache_lookup;
+pub mod clean_room;
 pub mod columns;
 pub mod config;
 pub mod deps_record;

@@ -14,7 +14,7 @@ impl Report {
     /// `❌ 2/3 gates failed — 14 violations: 10 errors, 4 warnings (8 auto-fixable): ruff_format, ruff_lint`.
     /// It ends with which gates the cache answered, the gates that can never run (a mistake in
     /// the configuration that a skip alone would hide), and after a run with `fix`, with how
-    /// many files the fixers rewrote.
+    /// many files the fixers rewrote, and for a clean-room run, the commit and what it left out.
     pub fn summary_line(&self) -> String {
         let mut line = self.verdict_line();
         if let Some(tests) = self.tests_phrase() {
@@ -39,10 +39,16 @@ impl Report {
                 named(&never)
             ));
         }
-        match self.fixed.len() {
-            0 => line,
-            n => format!("{line}; fixed {n} file{} first", plural(n)),
+        let fixed = self.fixed.len();
+        if fixed > 0 {
+            line.push_str(&format!("; fixed {fixed} file{} first", plural(fixed)));
         }
+        // Last, so the verdict reads first and the line still says which tree it is about.
+        if let Some(clean_room) = &self.clean_room {
+            line.push_str("; ");
+            line.push_str(&clean_room.phrase());
+        }
+        line
     }
 
     fn verdict_line(&self) -> String {

@@ -252,7 +252,7 @@ function scenarios.main()
   check('setup is silent when the binary is found', #notes == 0, show_notes)
   local subs = vim.fn.getcompletion('QGates ', 'cmdline')
   local scopes = vim.fn.getcompletion('QGates run p', 'cmdline')
-  check(':QGates completes its subcommands and scopes', vim.deep_equal(subs, { 'fix', 'log', 'run', 'summary', 'trust' })
+  check(':QGates completes its subcommands and scopes', vim.deep_equal(subs, { 'clean', 'fix', 'log', 'run', 'summary', 'trust' })
     and vim.deep_equal(scopes, { 'project' }), vim.inspect({ subs, scopes }))
 
   local files = {}
