@@ -174,6 +174,38 @@ fn a_failed_deps_gate_lets_the_others_run_and_the_report_says_their_results_are_
         note.starts_with("deps gate `deps` did not pass, so the other gates ran without their dependencies installed"),
         "{report}"
     );
+    // One that cannot run at all (its program is missing) is said the same way.
+    let broken = lock_gates(&m).replacen(
+        &sh(&format!(
+            "echo run >> '{}'; test ! -e '{}'",
+            m.path("deps").display(),
+            m.path("fail").display()
+        )),
+        "[no-such-installer]",
+        1,
+    );
+    write(
+        ws.path(),
+        "quality.yaml",
+        &format!("version: 1\ngates:\n{broken}"),
+    );
+    let (code, report) = check_json(ws.path(), &["--scope", "project"]);
+    assert_eq!(code, 3, "{report}");
+    assert_eq!(gate(&report, "deps")["status"], "error", "{report}");
+    assert_eq!(gate(&report, "lint")["status"], "passed", "{report}");
+    assert_eq!(m.count("lint"), 2);
+    assert!(
+        report["scope"]["note"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("deps gate `deps` did not pass"),
+        "{report}"
+    );
+    write(
+        ws.path(),
+        "quality.yaml",
+        &format!("version: 1\ngates:\n{}", lock_gates(&m)),
+    );
     // A deps gate that passes leaves no such note.
     std::fs::remove_file(m.path("fail")).unwrap();
     let (_, report) = check_json(ws.path(), &["--scope", "project"]);
