@@ -146,12 +146,21 @@ fn enums_list_their_values() {
             "text_violations",
             "sarif",
             "exit_code",
+            "junit",
             "coverage"
         ]
     );
     assert_eq!(
         values("GateKind"),
-        ["format", "lint", "typecheck", "test", "other"]
+        [
+            "format",
+            "lint",
+            "typecheck",
+            "test",
+            "e2e",
+            "deps",
+            "other"
+        ]
     );
     assert_eq!(values("Trigger"), ["save", "command", "ci"]);
     assert_eq!(values("ColumnUnit"), ["char", "byte", "utf16"]);

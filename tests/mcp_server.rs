@@ -109,7 +109,18 @@ fn a_real_client_gets_the_same_reports_as_the_cli_and_readable_errors() {
         .collect();
     assert_eq!(
         props,
-        ["scope", "gates", "files", "fix", "max_violations", "offset"]
+        [
+            "scope",
+            "gates",
+            "files",
+            "fix",
+            "skip_kinds",
+            "only_kinds",
+            "clean_room",
+            "rev",
+            "max_violations",
+            "offset"
+        ]
     );
     assert_eq!(tools[1]["input_schema"]["additionalProperties"], false);
     for tool in tools {

@@ -7,7 +7,8 @@
 //!   before a finding, so a column counted in the wrong unit would land elsewhere;
 //! - the tool's own output, run here without qgates (the preset's command on the files qgates
 //!   gives it), says the same: each finding's `tool_says` regex, which pins the line and column
-//!   as the tool prints them;
+//!   as the tool prints them (what it printed, then the report file its `output_file` names, with
+//!   `{report_dir}` a folder of the test's own);
 //! - the fixture without its files that have findings passes;
 //! - a preset's fixer (`qgates check --fix`) leaves every file as the tool's own in-place fix
 //!   (`fix_in_place`) does, and leaves a file it cannot parse alone.
@@ -239,14 +240,37 @@ fn check_report(p: &Preset, files: &[String]) -> Result<(), String> {
 /// The tool's own output, run without qgates, says what each finding's `tool_says` pins.
 fn check_tool_output(p: &Preset, files: &[String]) -> Vec<String> {
     let dir = copy_fixture(p, &[]);
-    let mut argv = p.strings("command");
+    // A preset that writes a report file names `{report_dir}`: a folder of this test's own here.
+    let reports = tempfile::tempdir().expect("a report folder");
+    let report_dir = reports.path().to_string_lossy().into_owned();
+    let mut argv: Vec<String> = p
+        .strings("command")
+        .iter()
+        .map(|a| a.replace("{report_dir}", &report_dir))
+        .collect();
     if p.gate["pass_files"] != false {
         argv.extend(files.iter().cloned());
     }
-    let (code, output) = match run_tool(p, dir.path(), &argv) {
+    let (code, mut output) = match run_tool(p, dir.path(), &argv) {
         Ok(done) => done,
         Err(why) => return vec![why],
     };
+    // `tool_says` may pin the report the tool wrote as well as what it printed.
+    if let Some(file) = p.gate["output_file"].as_str() {
+        let path = match file.strip_prefix("{report_dir}") {
+            Some(rest) => reports.path().join(rest.trim_start_matches('/')),
+            None => dir.path().join(file),
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(report) => output.push_str(&format!("\n{report}")),
+            Err(e) => {
+                return vec![format!(
+                    "`{}` wrote no report at {file}: {e}",
+                    argv.join(" ")
+                )];
+            }
+        }
+    }
     let mut problems = Vec::new();
     for f in &p.expected.findings {
         match Regex::new(&f.tool_says) {

@@ -56,6 +56,7 @@ fn gate(id: &str, name: &str, status: GateStatus) -> GateResult {
         duration_ms: 0,
         cached_files: 0,
         coverage: None,
+        tests: None,
     }
 }
 

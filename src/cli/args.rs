@@ -22,7 +22,7 @@ pub struct Cli {
 pub enum Command {
     /// Run the gates and report.
     #[command(
-        after_help = "Examples:\n  qgates check\n  qgates check --scope project --format text\n  qgates check src/a.py 'src/my file.py'\n  qgates check --gates ruff_format,ruff_lint --format sarif > qgates.sarif\n  qgates check --root path/to/project\n\nExit codes: 0 green, 1 violations, 2 configuration or usage error, 3 a gate could not run."
+        after_help = "Examples:\n  qgates check\n  qgates check --scope project --format text\n  qgates check src/a.py 'src/my file.py'\n  qgates check --gates ruff_format,ruff_lint --format sarif > qgates.sarif\n  qgates check --root path/to/project\n  qgates check --clean-room         does HEAD pass in a fresh checkout?\n  qgates check --clean-room main~1 --keep-worktree\n\nExit codes: 0 green, 1 violations, 2 configuration or usage error, 3 a gate could not run."
     )]
     Check(CheckArgs),
     /// Write a quality.yaml for the tools the repository uses (found in its configuration,
@@ -202,6 +202,19 @@ pub struct CheckArgs {
     /// Only these gates, comma-separated ids.
     #[arg(long, value_delimiter = ',')]
     pub gates: Option<Vec<String>>,
+    /// Leave out the gates of these kinds, comma-separated (format, lint, typecheck, test, e2e,
+    /// deps, other), e.g. `--skip-kinds test,e2e`; they are reported as skipped.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "KINDS",
+        conflicts_with = "only_kinds"
+    )]
+    pub skip_kinds: Option<Vec<String>>,
+    /// Run only the gates of these kinds, comma-separated, e.g. `--only-kinds lint,format`; the
+    /// others are reported as skipped.
+    #[arg(long, value_delimiter = ',', value_name = "KINDS")]
+    pub only_kinds: Option<Vec<String>>,
     /// Output format. Default: `text` on a terminal, else `summary`.
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
@@ -225,6 +238,16 @@ pub struct CheckArgs {
     /// .git, else the folder it started from). --config does not change it.
     #[arg(long)]
     pub root: Option<PathBuf>,
+    /// Run the gates in a fresh git worktree of REV (default HEAD), with the configuration
+    /// committed there: does the commit pass from scratch? Uncommitted changes, the cache and
+    /// the baseline state are left out; the scope is `project` unless --scope or paths say
+    /// otherwise (`auto` means `branch` there). The worktree is removed afterwards.
+    #[arg(long, value_name = "REV", num_args = 0..=1, default_missing_value = crate::core::clean_room::DEFAULT_REV, conflicts_with = "fix")]
+    pub clean_room: Option<String>,
+    /// Keep the clean room's worktree after the run (the report names it); remove it with
+    /// `git worktree remove PATH`.
+    #[arg(long, requires = "clean_room")]
+    pub keep_worktree: bool,
 }
 
 #[derive(Debug, Args)]

@@ -7,9 +7,11 @@ use super::args::{CheckArgs, FormatArg, ScopeArg};
 use super::output::{print_stderr, print_stdout};
 use super::workspace::{config_file, find_root};
 use crate::core::cache::ResultCache;
+use crate::core::clean_room::{CleanRoom, CleanRoomError};
 use crate::core::config::{self, Trigger};
 use crate::core::engine::{RunRequest, run};
 use crate::core::fix::run_with_fixes;
+use crate::core::kind_filter::KindFilter;
 use crate::core::qgates_dir::{self, Access};
 use crate::core::report::{self, Report, exit};
 use crate::core::request::{ScopeChoiceError, scope_request};
@@ -33,12 +35,46 @@ pub fn check(a: CheckArgs) -> i32 {
         Ok(access) => access,
         Err(code) => return code,
     };
+    // Made before the configuration is read: a clean room reads the one committed there. Removed
+    // when it goes out of scope, however this function returns (a signal included).
+    let clean_room = match a.clean_room.as_deref() {
+        Some(rev) => match CleanRoom::open(&root, rev, a.keep_worktree) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                // `--clean-room` takes the word after it as the revision, even a path.
+                let hint = match &e {
+                    CleanRoomError::BadRev(_) if Path::new(rev).exists() => format!(
+                        " `{rev}` is a path: give the revision first, e.g. `--clean-room HEAD {rev}`."
+                    ),
+                    _ => String::new(),
+                };
+                print_stderr(&format!("qgates: {e}{hint}\n"));
+                return match e {
+                    CleanRoomError::BadRev(_) => exit::USAGE,
+                    CleanRoomError::Failed(_) => exit::GATE_ERROR,
+                };
+            }
+        },
+        None => None,
+    };
     let config_path = config_file(a.config.as_deref());
-    let config = match config::load_for_workspace(&root, config_path.as_deref()) {
+    let loaded = match &clean_room {
+        Some(c) => c.load_config(config_path.as_deref()),
+        None => config::load_for_workspace(&root, config_path.as_deref()),
+    };
+    let config = match loaded {
         Ok(c) => c,
         Err(e) => {
+            let which = match &clean_room {
+                Some(c) => format!(
+                    "the configuration committed at {} ({})",
+                    c.info().rev,
+                    c.info().worktree_fate()
+                ),
+                None => "the configuration".to_string(),
+            };
             print_stderr(&format!(
-                "{e}\nqgates: the configuration has errors (see above); nothing was run.\n"
+                "{e}\nqgates: {which} has errors (see above); nothing was run.\n"
             ));
             return exit::USAGE;
         }
@@ -47,7 +83,12 @@ pub fn check(a: CheckArgs) -> i32 {
     if let Some(path) = &config_path {
         print_stderr(&format!("qgates: config: {}\n", path.display()));
     }
-    let scope = match scope_request(a.scope.map(ScopeArg::choice), a.paths.clone()) {
+    // A clean room answers for the whole commit unless told otherwise.
+    let choice = match (a.scope, &clean_room) {
+        (None, Some(_)) if a.paths.is_empty() => Some(ScopeArg::Project),
+        (s, _) => s,
+    };
+    let scope = match scope_request(choice.map(ScopeArg::choice), a.paths.clone()) {
         Ok(s) => s,
         Err(ScopeChoiceError::FilesNeedPaths) => {
             print_stderr(
@@ -63,16 +104,39 @@ pub fn check(a: CheckArgs) -> i32 {
             return exit::USAGE;
         }
     };
-    let cache = (!a.no_cache).then(|| std::sync::Arc::new(ResultCache::load(&root)));
-    let request = RunRequest {
-        root,
-        scope,
-        gates: a.gates.clone(),
-        trigger: Trigger::Ci,
-        cache: cache.clone(),
-        update_state: !a.no_state,
-        also: Vec::new(),
-        events: None,
+    let kinds = match KindFilter::from_names(a.skip_kinds.as_deref(), a.only_kinds.as_deref()) {
+        Ok(k) => k,
+        Err(e) => {
+            let flag = if a.skip_kinds.is_some() {
+                "--skip-kinds"
+            } else {
+                "--only-kinds"
+            };
+            print_stderr(&format!("qgates: {flag}: {e}\n"));
+            return exit::USAGE;
+        }
+    };
+    let cache = (!a.no_cache && clean_room.is_none())
+        .then(|| std::sync::Arc::new(ResultCache::load(&root)));
+    let request = match &clean_room {
+        Some(c) => match c.request(scope, a.gates.clone(), Trigger::Ci) {
+            Ok(r) => RunRequest { kinds, ..r },
+            Err(e) => {
+                print_stderr(&format!("qgates: {e}\n"));
+                return exit::USAGE;
+            }
+        },
+        None => RunRequest {
+            root: root.clone(),
+            scope,
+            gates: a.gates.clone(),
+            trigger: Trigger::Ci,
+            cache: cache.clone(),
+            update_state: !a.no_state,
+            also: Vec::new(),
+            events: None,
+            kinds,
+        },
     };
     // One thread drives the run: the gates are processes, waited for without blocking it, and
     // their outputs are parsed on the blocking pool. Worker threads would only cost start-up.
@@ -116,13 +180,16 @@ pub fn check(a: CheckArgs) -> i32 {
     // The run is over and awaited everything it started; idle blocking-pool threads need not
     // be woken and joined before the process exits.
     runtime.shutdown_background();
-    let report = match report {
+    let mut report = match report {
         Ok(r) => r,
         Err(e) => {
             print_stderr(&format!("qgates: {e}\n"));
             return exit::USAGE;
         }
     };
+    if let Some(clean_room) = clean_room {
+        clean_room.finish(&mut report);
+    }
     if let Some(cache) = &cache {
         cache.save();
     }
@@ -134,7 +201,7 @@ pub fn check(a: CheckArgs) -> i32 {
             .unwrap_or_default();
         print_stderr(&format!(
             "qgates: {} cannot be written: the baseline state and the cache were not saved.{logs}\n",
-            qgates_dir::dir(&request.root).display()
+            qgates_dir::dir(&root).display()
         ));
     }
     // A gate that can never run is a mistake in quality.yaml; the report says so in its

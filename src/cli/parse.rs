@@ -6,7 +6,9 @@ use super::args::ParseArgs;
 use super::output::print_stderr;
 use super::workspace::{config_file, find_root};
 use crate::core::config;
-use crate::core::parse::{OutputSource, ParseContext, ReadError, SavedOutput, parse_saved_output};
+use crate::core::parse::{
+    OutputSource, ParseContext, ReadError, SavedOutput, parse_saved_with_reports,
+};
 use crate::core::report::exit;
 
 pub fn parse(a: ParseArgs) -> i32 {
@@ -65,13 +67,21 @@ pub fn parse(a: ParseArgs) -> i32 {
         log_hint: &hint,
         diff: None,
     };
-    match parse_saved_output(
+    // A gate that reads a report file (`output_file`) gets FILE as that report: the copy a run
+    // kept in its log folder is what is parsed again.
+    let given = source(&stdin_out, Some(&a.stdout));
+    let (stdout, reports) = match gate.parser.output_file {
+        Some(_) => (OutputSource::Bytes(b""), vec![Some((given, hint.as_str()))]),
+        None => (given, Vec::new()),
+    };
+    match parse_saved_with_reports(
         &ctx,
         SavedOutput {
-            stdout: source(&stdin_out, Some(&a.stdout)),
+            stdout,
             stderr: source(&stdin_err, a.stderr.as_deref()),
             exit_code: Some(a.exit_code),
         },
+        &reports,
     ) {
         Ok(parsed) => {
             // Serialized straight from the parsed values: no intermediate JSON tree.
@@ -82,12 +92,14 @@ pub fn parse(a: ParseArgs) -> i32 {
                 outside_root: usize,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 coverage: Option<&'a crate::core::report::CoverageTotals>,
+                tests: Option<crate::core::parse::TestCounts>,
             }
             let out = Out {
                 gate: &gate.id,
                 violations: &parsed.violations,
                 outside_root: parsed.outside_root,
                 coverage: parsed.coverage.as_ref(),
+                tests: parsed.tests,
             };
             let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
             let _ = serde_json::to_writer(&mut stdout, &out);

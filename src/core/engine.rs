@@ -7,16 +7,18 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::core::baseline::{RunOutcome, StateStore, advance};
-use crate::core::cache::{KeyMaker, ResultCache, WHOLE_WORKSPACE};
+use crate::core::cache::{KeyMaker, ResultCache};
+use crate::core::cache_lookup::{from_cache, look_up, look_up_whole, merge_with_cache};
 use crate::core::changed_lines::DiffBase;
-use crate::core::config::Gate;
-use crate::core::config::{Config, Trigger};
+use crate::core::config::{Config, Gate, GateKind, Trigger};
+use crate::core::deps_record;
+use crate::core::gate_order::{Pending, deps_failure_note, run_in_order};
+use crate::core::kind_filter::KindFilter;
 use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo, config_name};
 use crate::core::run_logs::{RunDir, create_run_dir, resave_report, save_report};
-use crate::core::runner::{GateJob, folder_problem, render_fix_hint, run_gate};
+use crate::core::runner::{GateJob, folder_problem, run_gate};
 use crate::core::scope::{BaselineTarget, ResolvedScope, ScopeError, ScopeRequest, resolve};
 use crate::core::skips::{errored, skip_reason, skipped, start_never_apply};
-use std::collections::HashMap;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -36,6 +38,8 @@ pub struct RunRequest {
     pub also: Vec<PathBuf>,
     /// Where to report each gate's start and end while the run goes on (the editor's progress).
     pub events: Option<tokio::sync::mpsc::UnboundedSender<RunEvent>>,
+    /// Which kinds of gates run; the others are reported as skipped.
+    pub kinds: KindFilter,
 }
 
 impl RunRequest {
@@ -50,6 +54,7 @@ impl RunRequest {
             update_state: true,
             also: Vec::new(),
             events: None,
+            kinds: KindFilter::All,
         }
     }
 }
@@ -138,6 +143,10 @@ async fn run_scope(
     let mut checked = std::collections::HashSet::new();
     let mut jobs = Vec::new();
     for (i, gate) in selected.iter().enumerate() {
+        if let Some(reason) = request.kinds.skip_reason(gate.kind) {
+            results[i] = Some(skipped(gate, reason));
+            continue;
+        }
         // A folder the gate names that is missing is a mistake to show, not a reason to skip
         // it (a `cwd` that is not there holds none of the gate's files).
         if gate.runs_on(request.trigger)
@@ -151,11 +160,27 @@ async fn run_scope(
             results[i] = Some(skipped(gate, reason));
             continue;
         }
+        // A deps gate is not answered by the result cache (what it installs is not in its
+        // output) but skipped while its lock files are as at its last green run.
+        let deps = gate.kind == GateKind::Deps;
+        let deps_key = request
+            .cache
+            .as_ref()
+            .filter(|_| deps)
+            .and_then(|_| deps_record::key(&keys, gate));
+        if let Some(reason) = deps_key
+            .as_deref()
+            .and_then(|key| deps_record::unchanged_reason(&request.root, gate, key))
+        {
+            results[i] = Some(skipped(gate, reason));
+            continue;
+        }
         checked.extend(files.iter().copied());
+        let cache = request.cache.as_deref().filter(|_| !deps);
         let lookup = if gate.pass_files {
-            look_up(request.cache.as_deref(), &keys, gate, &files)
+            look_up(cache, &keys, gate, &files)
         } else {
-            look_up_whole(request.cache.as_deref(), &keys, gate)
+            look_up_whole(cache, &keys, gate)
         };
         if lookup.misses.is_empty() {
             let mut result = from_cache(gate, lookup);
@@ -191,7 +216,7 @@ async fn run_scope(
                 })
             }),
         };
-        jobs.push((i, job, lookup, files.len()));
+        jobs.push((i, job, lookup, files.len(), deps_key));
     }
     // A save checks only what changed: a walk of the whole project on every save would cost
     // what a `git status` of it costs. Runs asked for by a command or CI say it.
@@ -204,40 +229,55 @@ async fn run_scope(
     if let Some(tx) = &request.events {
         let gates = jobs
             .iter()
-            .map(|(_, job, _, _)| job.gate.id.clone())
+            .map(|(_, job, ..)| job.gate.id.clone())
             .collect();
         let _ = tx.send(RunEvent::Started { gates });
     }
-    let mut tasks = tokio::task::JoinSet::new();
-    for (i, job, lookup, in_scope) in jobs {
-        let cache = request.cache.clone();
-        let events = request.events.clone();
-        tasks.spawn(async move {
-            let send = |e: RunEvent| events.as_ref().map(|tx| tx.send(e));
-            let gate = job.gate.clone();
-            send(RunEvent::GateStarted {
-                id: gate.id.clone(),
-                name: gate.name.clone(),
-            });
-            let mut fresh = run_gate(job).await;
-            // A gate without file arguments covered its files in scope, as when the cache
-            // answers for it.
-            if !gate.pass_files && fresh.status != GateStatus::Skipped {
-                fresh.files_checked = in_scope;
+    let pending = jobs
+        .into_iter()
+        .map(|(index, job, lookup, in_scope, deps_key)| Pending {
+            index,
+            gate: job.gate.clone(),
+            work: (job, lookup, in_scope, deps_key),
+        })
+        .collect();
+    let finished = run_in_order(
+        &request.root,
+        pending,
+        |(job, lookup, in_scope, deps_key)| {
+            let cache = request
+                .cache
+                .clone()
+                .filter(|_| job.gate.kind != GateKind::Deps);
+            let events = request.events.clone();
+            async move {
+                let send = |e: RunEvent| events.as_ref().map(|tx| tx.send(e));
+                let (gate, root) = (job.gate.clone(), job.root.clone());
+                send(RunEvent::GateStarted {
+                    id: gate.id.clone(),
+                    name: gate.name.clone(),
+                });
+                let mut fresh = run_gate(job).await;
+                // A gate without file arguments covered its files in scope, as when the cache
+                // answers for it.
+                if !gate.pass_files && fresh.status != GateStatus::Skipped {
+                    fresh.files_checked = in_scope;
+                }
+                let result = merge_with_cache(&gate, fresh, lookup, cache.as_deref());
+                if let Some(key) = &deps_key {
+                    deps_record::record_if_green(&root, &gate, key, &result);
+                }
+                send(RunEvent::GateFinished {
+                    id: gate.id.clone(),
+                    status: result.status,
+                });
+                result
             }
-            let result = merge_with_cache(&gate, fresh, lookup, cache.as_deref());
-            send(RunEvent::GateFinished {
-                id: gate.id.clone(),
-                status: result.status,
-            });
-            (i, result)
-        });
-    }
-    while let Some(joined) = tasks.join_next().await {
-        match joined {
-            Ok((i, r)) => results[i] = Some(r),
-            Err(e) => tracing::error!("a gate task failed: {e}"),
-        }
+        },
+    )
+    .await;
+    for (i, result) in finished {
+        results[i] = Some(result);
     }
     if let Some(check) = never_applies {
         for (i, reason) in check.await.unwrap_or_default() {
@@ -270,7 +310,13 @@ async fn run_scope(
         }
     });
     let log_dir = run_dir.as_ref().map(|dir| dir.display.clone());
+    // Said before any other note: it changes what every other result means.
+    let deps_note = deps_failure_note(&selected, &gates);
     let mut report = Report::new(info, gates, started.elapsed().as_millis() as u64, log_dir);
+    report.scope.note = match (deps_note, report.scope.note.take()) {
+        (Some(deps), Some(other)) => Some(format!("{deps}; {other}")),
+        (deps, other) => deps.or(other),
+    };
     report.config = config_name(&config.source, &request.root);
     if let Some(warning) = request.cache.as_deref().and_then(ResultCache::warning) {
         add_note(&mut report, warning.to_string());
@@ -410,155 +456,6 @@ fn add_note(report: &mut Report, note: String) {
         Some(prev) => format!("{prev}; {note}"),
         None => note,
     });
-}
-
-/// A gate's files split into those the cache answers and those that must run.
-#[derive(Debug, Default)]
-struct Lookup {
-    hits: Vec<(String, Vec<crate::core::violation::Violation>)>,
-    misses: Vec<String>,
-    /// The keys of the misses, to record their fresh results under.
-    keys: HashMap<String, String>,
-}
-
-fn look_up(cache: Option<&ResultCache>, keys: &KeyMaker, gate: &Gate, files: &[&String]) -> Lookup {
-    let mut lookup = Lookup::default();
-    for f in files {
-        let key = cache.and_then(|_| keys.key(gate, f));
-        match (cache, key) {
-            // An entry is believed only for the file it is kept under: the run that recorded it
-            // checked that every violation named that file (`merge_with_cache`), a file in the
-            // workspace, as fresh ones are checked when parsed. Anything else is not qgates' own
-            // and runs again.
-            (Some(cache), Some(key)) => match cache
-                .get(&gate.id, f, &key)
-                .filter(|v| v.iter().all(|x| x.file.as_deref() == Some(f.as_str())))
-            {
-                Some(mut v) => {
-                    let id: Arc<str> = gate.id.as_str().into();
-                    for x in &mut v {
-                        x.gate = id.clone();
-                    }
-                    lookup.hits.push(((*f).clone(), v));
-                }
-                None => {
-                    lookup.keys.insert((*f).clone(), key);
-                    lookup.misses.push((*f).clone());
-                }
-            },
-            _ => lookup.misses.push((*f).clone()),
-        }
-    }
-    lookup
-}
-
-/// The one result of a gate without file arguments. An entry is believed only when every
-/// violation names a file inside the workspace (or none), as fresh ones do when parsed.
-fn look_up_whole(cache: Option<&ResultCache>, keys: &KeyMaker, gate: &Gate) -> Lookup {
-    let mut lookup = Lookup::default();
-    let whole = WHOLE_WORKSPACE.to_string();
-    let key = cache.and_then(|_| keys.key(gate, &whole));
-    let inside = |f: &str| !f.starts_with('/') && !f.split('/').any(|c| c == ".." || c.is_empty());
-    let hit = match (cache, &key) {
-        (Some(cache), Some(key)) => cache
-            .get(&gate.id, &whole, key)
-            .filter(|v| v.iter().all(|x| x.file.as_deref().is_none_or(inside))),
-        _ => None,
-    };
-    match hit {
-        Some(mut v) => {
-            let id: Arc<str> = gate.id.as_str().into();
-            for x in &mut v {
-                x.gate = id.clone();
-            }
-            lookup.hits.push((whole, v));
-        }
-        None => {
-            if let Some(key) = key {
-                lookup.keys.insert(whole.clone(), key);
-            }
-            lookup.misses.push(whole);
-        }
-    }
-    lookup
-}
-
-/// A gate answered entirely from the cache: no process runs.
-fn from_cache(gate: &Gate, lookup: Lookup) -> GateResult {
-    let fresh = GateResult {
-        status: GateStatus::Passed,
-        skip_reason: None,
-        ..skipped(gate, String::new())
-    };
-    merge_with_cache(gate, fresh, lookup, None)
-}
-
-/// Adds the cached files' violations to a fresh result and records the fresh files' results.
-fn merge_with_cache(
-    gate: &Gate,
-    mut result: GateResult,
-    lookup: Lookup,
-    cache: Option<&ResultCache>,
-) -> GateResult {
-    if let Some(cache) = cache
-        && matches!(result.status, GateStatus::Passed | GateStatus::Failed)
-    {
-        // Only when every violation belongs to a file this run checked: a file-less finding or
-        // one about another file cannot be replayed per file, so such a run is not recorded.
-        // A gate without file arguments records its whole result as one.
-        let per_file = result.violations.iter().all(|v| {
-            v.file
-                .as_deref()
-                .is_some_and(|f| lookup.keys.contains_key(f))
-        });
-        if !gate.pass_files {
-            if let Some(key) = lookup.keys.get(WHOLE_WORKSPACE) {
-                cache.put(
-                    &gate.id,
-                    WHOLE_WORKSPACE,
-                    key.clone(),
-                    result.violations.clone(),
-                );
-            }
-        } else if per_file {
-            let mut by_file: HashMap<&str, Vec<crate::core::violation::Violation>> = HashMap::new();
-            for v in &result.violations {
-                if let Some(f) = &v.file {
-                    by_file.entry(f).or_default().push(v.clone());
-                }
-            }
-            for (file, key) in &lookup.keys {
-                cache.put(
-                    &gate.id,
-                    file,
-                    key.clone(),
-                    by_file.remove(file.as_str()).unwrap_or_default(),
-                );
-            }
-        }
-    }
-    if lookup.hits.is_empty() {
-        return result;
-    }
-    result.cached_files = lookup.hits.len();
-    result.files_checked += lookup.hits.len();
-    for (_, v) in lookup.hits {
-        result.violations.extend(v);
-    }
-    result.violations.sort_by(|a, b| {
-        (&a.file, a.line, a.column, &a.code).cmp(&(&b.file, b.line, b.column, &b.code))
-    });
-    if result.status == GateStatus::Passed && gate.fails_with(&result.violations) {
-        result.status = GateStatus::Failed;
-    }
-    if result.status == GateStatus::Failed {
-        let checked: Vec<String> = Vec::new();
-        result.fix_hint = gate
-            .fix_hint
-            .as_ref()
-            .map(|h| render_fix_hint(h, &result.violations, &checked));
-    }
-    result
 }
 
 pub(crate) fn select_gates<'c>(

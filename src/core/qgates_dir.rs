@@ -30,6 +30,11 @@ pub fn cache_file(root: &Path) -> PathBuf {
     dir(root).join("cache").join("results.json")
 }
 
+/// The lock exclusive gates hold while they run, `.qgates/exclusive.lock`.
+pub fn exclusive_lock_file(root: &Path) -> PathBuf {
+    dir(root).join("exclusive.lock")
+}
+
 /// The run log folders, `.qgates/runs/`.
 pub fn runs_dir(root: &Path) -> PathBuf {
     dir(root).join("runs")
@@ -87,13 +92,15 @@ impl From<UnsafeDir> for std::io::Error {
 }
 
 /// What qgates makes and writes under `.qgates/`, relative to it: each is checked by `check`.
-const KEPT: [&str; 7] = [
+const KEPT: [&str; 9] = [
     "",
     "runs",
     "cache",
     "state.json",
     "state.lock",
+    "exclusive.lock",
     "cache/results.json",
+    "cache/deps",
     ".gitignore",
 ];
 
@@ -101,7 +108,7 @@ const KEPT: [&str; 7] = [
 /// server, MCP) and every writer goes by:
 ///
 /// - `.qgates/`, or anything qgates keeps under it (`runs/`, `cache/`, the state, the cache
-///   file, the lock, the `.gitignore`), that is a symbolic link: refused.
+///   file, the locks, the deps records, the `.gitignore`), that is a symbolic link: refused.
 /// - one of those folders that belongs to another user and that this user can write: refused.
 /// - `.qgates/` that belongs to another user and that this user cannot write (their checkout,
 ///   shared read-only), or any `.qgates/` on a read-only mount: `ReadOnly`.

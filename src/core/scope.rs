@@ -112,8 +112,10 @@ pub(crate) fn project_walker(start: &Path) -> ignore::Walk {
         .require_git(false)
         .follow_links(false)
         .filter_entry(|e| {
-            !(e.file_type().is_some_and(|t| t.is_dir())
-                && NEVER_WALK.iter().any(|n| e.file_name() == *n))
+            // In a linked worktree (a clean room's, or the user's own) `.git` is a file.
+            let never = |n: &&str| e.file_name() == *n;
+            !((e.file_type().is_some_and(|t| t.is_dir()) && NEVER_WALK.iter().any(never))
+                || e.file_name() == ".git")
         })
         .build()
 }

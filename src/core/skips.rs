@@ -53,6 +53,7 @@ pub fn skipped(gate: &Gate, reason: String) -> GateResult {
         duration_ms: 0,
         cached_files: 0,
         coverage: None,
+        tests: None,
     }
 }
 

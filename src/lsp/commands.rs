@@ -50,6 +50,13 @@ struct RunArgs {
     run: Option<bool>,
     /// The workspace folder (path or URI); default: the one holding `files`, else the first.
     folder: Option<String>,
+    /// `qgates.run` only: run in a fresh git checkout of `rev` (default HEAD), with the
+    /// configuration committed there; its diagnostics are not published (they are about the
+    /// commit, not the files open).
+    #[serde(default)]
+    clean_room: bool,
+    /// The commit a clean-room run checks out.
+    rev: Option<String>,
     /// How many violations the answer shows (default 50, errors first; 0: the counts only).
     #[serde(default, deserialize_with = "deserialize_max_violations")]
     max_violations: Option<usize>,
@@ -95,6 +102,12 @@ pub async fn execute(
                 || args.scope.is_some()
                 || args.gates.is_some()
                 || args.files.is_some();
+            if args.clean_room || args.rev.is_some() {
+                return Err(invalid(
+                    command,
+                    "`clean_room` and `rev` belong to qgates.run (qgates.summary shows the folder's runs)",
+                ));
+            }
             let folder = pick_folder(session, &args)?;
             if !run && let Some(report) = folder.last_report() {
                 return Ok(Some(answer(&report, args.page())));
@@ -110,6 +123,19 @@ pub async fn execute(
                 ));
             }
             let folder = pick_folder(session, &args)?;
+            if args.clean_room {
+                return super::clean_room::run_clean(
+                    &folder,
+                    args_for_clean_room(&folder.root, args)?,
+                )
+                .await;
+            }
+            if args.rev.is_some() {
+                return Err(invalid(
+                    command,
+                    "`rev` names the commit of a clean-room run; add \"clean_room\": true",
+                ));
+            }
             run_now(&folder, args).await
         }
         FIX_ALL => {
@@ -232,9 +258,37 @@ async fn run_now(folder: &Arc<Folder>, args: RunArgs) -> Result<Option<Value>> {
     }
 }
 
+/// The clean-room part of `qgates.run`'s arguments, checked as `run_now` checks them.
+fn args_for_clean_room(root: &Path, args: RunArgs) -> Result<super::clean_room::CleanArgs> {
+    let page = args.page();
+    let files: Vec<String> = args.files.unwrap_or_default();
+    let scope = match (args.scope, files.is_empty()) {
+        (Some(ScopeName::Files), true) => {
+            return Err(invalid(RUN, "`files`: scope `files` needs a list of files"));
+        }
+        (Some(ScopeName::Files) | None, false) => {
+            ScopeRequest::Files(files.iter().map(|f| file_arg(root, f)).collect())
+        }
+        (Some(_), false) => {
+            return Err(invalid(
+                RUN,
+                "`files`: only scope `files` takes a list of files",
+            ));
+        }
+        (Some(ScopeName::Branch | ScopeName::Auto), true) => ScopeRequest::Branch,
+        (Some(ScopeName::Project) | None, true) => ScopeRequest::Project,
+    };
+    Ok(super::clean_room::CleanArgs {
+        rev: args.rev,
+        scope,
+        gates: args.gates,
+        page,
+    })
+}
+
 /// `{summary_line, report}`: the line people read first and one page of the report (the JSON of
 /// `qgates check` with at most `max_violations` violations, and where the rest are).
-fn answer(report: &Report, page: PageRequest) -> Value {
+pub(super) fn answer(report: &Report, page: PageRequest) -> Value {
     let page = report.page(page);
     json!({
         "summary_line": page.summary_line(),
@@ -318,7 +372,7 @@ fn invalid(command: &str, what: &str) -> Error {
     Error::invalid_params(format!("{command}: {what}"))
 }
 
-fn failed(why: &str) -> Error {
+pub(super) fn failed(why: &str) -> Error {
     Error {
         // LSP's RequestFailed: the request was valid, the work could not be done.
         code: tower_lsp_server::jsonrpc::ErrorCode::ServerError(-32803),

@@ -129,6 +129,11 @@ impl Folder {
             .map(|c| Manifest::of(&c, &self.root, &self.hashes))
     }
 
+    /// On what grounds the folder runs (a clean room checks its own manifest against it).
+    pub fn consent(&self) -> Consent {
+        lock(&self.consent).clone()
+    }
+
     pub fn set_consent(&self, consent: Consent) {
         *lock(&self.consent) = consent;
     }

@@ -27,6 +27,23 @@ pub struct RunArgs {
     /// result's `fixed` lists the files that changed.
     #[serde(default)]
     pub fix: bool,
+    /// Leave out the gates of these kinds, e.g. ["test", "e2e"] for a quick check; they are
+    /// reported as skipped. Not together with `only_kinds`.
+    #[schemars(with = "Option<Vec<crate::core::config::GateKind>>", length(min = 1))]
+    pub skip_kinds: Option<Vec<String>>,
+    /// Run only the gates of these kinds, e.g. ["lint", "format"]; the others are reported as
+    /// skipped. Not together with `skip_kinds`.
+    #[schemars(with = "Option<Vec<crate::core::config::GateKind>>", length(min = 1))]
+    pub only_kinds: Option<Vec<String>>,
+    /// Run the gates in a fresh git checkout of a commit (`rev`, default HEAD), with the
+    /// configuration committed there: does it pass from scratch? Uncommitted changes, the cache
+    /// and the baseline state are left out (the result's `clean_room` says how many changes);
+    /// the scope is `project` unless `scope` or `files` say otherwise. Not with `fix`.
+    #[serde(default)]
+    pub clean_room: bool,
+    /// The commit, branch or tag a clean-room run checks out (default HEAD); only with
+    /// `clean_room`.
+    pub rev: Option<String>,
     /// How many violations the result shows (default 50): errors first, then warnings, info,
     /// hints; by file within each. 0 shows the counts only. The result says how many it left
     /// out and names the whole report's file.

@@ -17,12 +17,17 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use super::schema::{LastArgs, RunArgs, ScopeName, parse_args};
 use super::tools::{self, LAST, LAST_ACCEPTS, RUN, RUN_ACCEPTS, error_result, report_result};
 use crate::core::cache::ResultCache;
+use crate::core::clean_room::{
+    DEFAULT_REV, ServerRequest, ServerRunError, run_for_server, trusted_at,
+};
 use crate::core::config::{self, Trigger};
 use crate::core::engine::{RunRequest, run};
 use crate::core::fix::run_with_fixes;
+use crate::core::kind_filter::{KindFilter, KindFilterError};
 use crate::core::paths::{lexical_clean, relative_posix};
 use crate::core::report::Report;
 use crate::core::request::{ScopeChoice, scope_request};
+use crate::core::scope::ScopeRequest;
 use crate::core::trust::{FileHashes, Manifest, TrustStore};
 
 const INSTRUCTIONS: &str = "qgates runs this repository's quality gates (quality.yaml). Call run_quality_gates after changing code: with no arguments it checks what changed since the last green run. Read the summary line first; fix the violations listed in the structured result (the most serious first; last_summary with offset pages through the rest), then call it again until overall_pass is true.";
@@ -113,6 +118,9 @@ impl QgatesServer {
             Ok(s) => s,
             Err(e) => return error_result(e),
         };
+        if args.clean_room {
+            return self.clean_room_tool(&args, request, context).await;
+        }
         let config = match config::load_for_workspace(&self.root, self.config_path.as_deref()) {
             Ok(c) => c,
             Err(e) => {
@@ -171,8 +179,77 @@ impl QgatesServer {
         }
     }
 
+    /// A run in a clean checkout of `rev` (see `core::clean_room`): what the configuration
+    /// committed there runs must be trusted for this workspace, as for any run. Nothing is
+    /// cached or recorded; the report is kept for `last_summary`.
+    async fn clean_room_tool(
+        &self,
+        args: &RunArgs,
+        request: RunRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let rev = args.rev.clone().unwrap_or_else(|| DEFAULT_REV.to_string());
+        let scope = match (args.scope, &args.files) {
+            (None, None) => ScopeRequest::Project,
+            _ => request.scope,
+        };
+        let server_request = ServerRequest {
+            root: self.root.clone(),
+            rev: rev.clone(),
+            config_path: self.config_path.clone(),
+            scope,
+            gates: request.gates,
+        };
+        let root = self.root.clone();
+        let mut work = tokio::spawn(run_for_server(server_request, move |config, checkout| {
+            trusted_at(config, checkout, &root)
+        }));
+        let joined = tokio::select! {
+            j = &mut work => j,
+            () = context.ct.cancelled() => {
+                // Dropping the run kills the gates' process groups and removes the checkout.
+                work.abort();
+                return error_result("The run was cancelled; its result was not recorded.");
+            }
+        };
+        match joined {
+            Ok(Ok(report)) => {
+                let result = report_result(&report, args.page());
+                if let Ok(mut last) = self.last.lock() {
+                    *last = Some(report);
+                }
+                result
+            }
+            Ok(Err(ServerRunError::Untrusted(manifest))) => error_result(format!(
+                "Clean room at `{rev}`: {}\nWhat would run is the configuration and the scripts as committed at `{rev}`, in a clean checkout (without the workspace's .venv or node_modules); `qgates trust` records the working tree's, so the two must run the same commands.",
+                untrusted(&self.root, self.config_path.as_deref(), &manifest)
+            )),
+            Ok(Err(ServerRunError::Config(e))) => error_result(format!(
+                "{e}\nThe configuration committed at `{rev}` has errors (above), so nothing was run."
+            )),
+            Ok(Err(ServerRunError::CleanRoom(e))) => error_result(format!("{e} Nothing was run.")),
+            Ok(Err(ServerRunError::Run(e))) => error_result(format!("{e} Nothing was run.")),
+            Err(e) => {
+                tracing::error!("a clean-room run stopped unexpectedly: {e}");
+                error_result(
+                    "qgates stopped unexpectedly during the clean-room run (a bug in qgates; its stderr log has the details).",
+                )
+            }
+        }
+    }
+
     /// The engine request for the arguments (cache and configuration aside).
     fn request(&self, args: &RunArgs) -> Result<RunRequest, String> {
+        if args.rev.is_some() && !args.clean_room {
+            return Err(format!(
+                "{RUN}: argument `rev` names the commit of a clean-room run; add \"clean_room\": true, or leave `rev` out."
+            ));
+        }
+        if args.clean_room && args.fix {
+            return Err(format!(
+                "{RUN}: `fix` and `clean_room` do not go together: a clean room is removed after the run, with anything fixed in it. Fix in the workspace, commit, then check the commit."
+            ));
+        }
         if args.gates.as_ref().is_some_and(Vec::is_empty) {
             return Err(format!(
                 "{RUN}: argument `gates` is empty. Leave it out to run every active gate, or name at least one gate id."
@@ -190,6 +267,15 @@ impl QgatesServer {
                 "{RUN}: argument `files` is empty. Leave it out to let the scope choose the files, or give paths relative to the workspace root."
             ));
         }
+        let kinds = KindFilter::from_names(args.skip_kinds.as_deref(), args.only_kinds.as_deref())
+            .map_err(|e| {
+                let what = match e {
+                    KindFilterError::Both => String::new(),
+                    _ if args.skip_kinds.is_some() => "argument `skip_kinds`: ".to_string(),
+                    _ => "argument `only_kinds`: ".to_string(),
+                };
+                format!("{RUN}: {what}{e}. Example: {{\"skip_kinds\": [\"test\", \"e2e\"]}} or {{\"only_kinds\": [\"lint\"]}}.")
+            })?;
         let scope = scope_request(args.scope.map(choice), paths).map_err(|e| {
             format!("{RUN}: {e}. Example: {{\"scope\": \"files\", \"files\": [\"src/app.py\"]}}, or {{\"scope\": \"project\"}}.")
         })?;
@@ -202,6 +288,7 @@ impl QgatesServer {
             update_state: true,
             also: Vec::new(),
             events: None,
+            kinds,
         })
     }
 
@@ -261,6 +348,9 @@ fn describe(args: &RunArgs) -> String {
     let mut what = format!("scope {scope}");
     if args.fix {
         what.push_str(", with fix");
+    }
+    if args.clean_room {
+        what.push_str(", in a clean room");
     }
     what
 }

@@ -20,8 +20,14 @@ pub struct Server {
 impl Server {
     /// Starts `qgates mcp` in `root`, whose configuration must be in place: it is trusted first.
     pub fn start(root: &std::path::Path) -> Server {
+        Server::start_with_env(root, &[])
+    }
+
+    /// `start`, with these variables set for the server (e.g. its `TMPDIR`).
+    pub fn start_with_env(root: &std::path::Path, env: &[(&str, &std::path::Path)]) -> Server {
         let (trust, store) = super::trusted(root);
         let mut child = Command::new(env!("CARGO_BIN_EXE_qgates"))
+            .envs(env.iter().copied())
             .arg("mcp")
             .current_dir(root)
             .env("QGATES_TRUST_FILE", &store)

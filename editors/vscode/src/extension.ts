@@ -114,6 +114,7 @@ class Extension {
     register('qgates.client.runAuto', () => this.runCommand('auto'));
     register('qgates.client.runBranch', () => this.runCommand('branch'));
     register('qgates.client.runProject', () => this.runCommand('project'));
+    register('qgates.client.runCleanRoom', () => this.runCommand('project', true));
     register('qgates.client.showSummary', () => this.showSummary());
     register('qgates.client.fixAll', () => this.fixAll());
     register('qgates.client.trust', () => this.trust());
@@ -284,13 +285,8 @@ class Extension {
   /** Shows why the server is not running (once, see shownFailure) and keeps it for commands. */
   private fail(message: string, settings: boolean): void {
     this.failure = message;
-    this.setStatus(
-      '$(error) qgates',
-      message,
-      settings
-        ? { title: 'Open Settings', command: 'workbench.action.openSettings', arguments: ['qgates.path'] }
-        : 'qgates.client.showLog',
-    );
+    const openSettings = { title: 'Open Settings', command: 'workbench.action.openSettings', arguments: ['qgates.path'] };
+    this.setStatus('$(error) qgates', message, settings ? openSettings : 'qgates.client.showLog');
     this.log.appendLine(`[client] ${message}`);
     if (this.shownFailure !== null) {
       return;
@@ -354,15 +350,16 @@ class Extension {
     return (await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [args] })) as T;
   }
 
-  private async runCommand(scope: Scope): Promise<void> {
+  /** `cleanRoom`: in a fresh git checkout of HEAD, leaving the uncommitted changes out. */
+  private async runCommand(scope: Scope, cleanRoom = false): Promise<void> {
     if (!this.ready()) {
       return;
     }
-    const label = { auto: 'changed files', branch: 'branch', project: 'whole project', files: 'files' }[scope];
+    const label = cleanRoom ? 'clean checkout of HEAD' : { auto: 'changed files', branch: 'branch', project: 'whole project', files: 'files' }[scope];
     try {
       const answer = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Window, title: `qgates: running the gates (${label})` },
-        () => this.execute<SummaryAnswer>(SERVER_COMMAND.run, { scope }),
+        () => this.execute<SummaryAnswer>(SERVER_COMMAND.run, cleanRoom ? { clean_room: true } : { scope }),
       );
       this.showAnswer(answer, true);
     } catch (e) {

@@ -246,7 +246,9 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
         Some(list) => compile_file_globs(id, list, p),
         None => None,
     };
+    super::report_dir::check_command(id, g, p);
     let readers = compile_gate_parsing(id, g, p);
+    let output_files = super::report_dir::output_files(id, g, p);
     let fix = g.fix.as_ref().and_then(|f| compile_fix(id, g, f, p));
     let reads_coverage = readers
         .as_ref()
@@ -258,14 +260,23 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
     if p.count() > before {
         return None;
     }
+    let kind = g.kind.unwrap_or_default();
     // A coverage report covers the whole test run: the gate reads it once, without file
     // arguments (`coverage json` given files would report on those files only).
-    let pass_files = g.pass_files.unwrap_or(!reads_coverage);
-    let (parser, also) = readers?;
+    let pass_files = g
+        .pass_files
+        .unwrap_or(!reads_coverage && kind != GateKind::Deps);
+    let (mut parser, mut also) = readers?;
+    for (reader, file) in std::iter::once(&mut parser)
+        .chain(&mut also)
+        .zip(output_files)
+    {
+        reader.output_file = file;
+    }
     Some(Gate {
         id: id.to_string(),
         name: g.name.clone().unwrap_or_else(|| id.to_string()),
-        kind: g.kind.unwrap_or_default(),
+        kind,
         command,
         file_types: g
             .file_types
@@ -306,7 +317,7 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
             if reads_coverage {
                 vec![Trigger::Command, Trigger::Ci]
             } else {
-                Trigger::ALL.to_vec()
+                kind.default_run_on()
             }
         }),
         max_files_per_run: g.max_files_per_run.as_ref().map(|m| m.value),
@@ -327,6 +338,7 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
             CachePolicy::Workspace
         }),
         cache_inputs: g.cache_inputs.clone().unwrap_or_default(),
+        exclusive: g.exclusive.unwrap_or(false),
         definition_hash: definition_hash(id, g),
     })
 }

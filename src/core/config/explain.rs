@@ -328,7 +328,7 @@ fn missing_key(field: &str, found: Option<&Found>, tree: Option<&Tree>) -> (Opti
         (_, "parsing") => {
             "Add how its output is read, e.g. `parsing: { strategy: exit_code }` for pass/fail only.".to_string()
         }
-        (_, "strategy") => "Add `strategy:` with one of json_violations, text_violations, sarif, exit_code, coverage.".to_string(),
+        (_, "strategy") => "Add `strategy:` with one of json_violations, text_violations, sarif, exit_code, junit, coverage.".to_string(),
         ("fix_edits", key) => format!("Add `{key}:`, the path to it (e.g. `{key}: {key}`)."),
         (_, key) => format!("Add `{key}:`; `qgates schema` describes it."),
     };
@@ -448,10 +448,13 @@ fn expectation(path: &[Seg]) -> Option<(&'static str, &'static str)> {
             "\"fix/applicability == 'safe'\"",
         ),
         (_, "strategy") => (
-            "one of json_violations, text_violations, sarif, exit_code, coverage",
+            "one of json_violations, text_violations, sarif, exit_code, junit, coverage",
             "exit_code",
         ),
-        (_, "kind") => ("one of format, lint, typecheck, test, other", "lint"),
+        (_, "kind") => (
+            "one of format, lint, typecheck, test, e2e, deps, other",
+            "lint",
+        ),
         (_, "column_unit") => ("one of char, byte, utf16", "char"),
         (_, "cache") => ("one of per_file, workspace, none", "workspace"),
         (_, "stream") => ("one of stdout, stderr, both", "stderr"),

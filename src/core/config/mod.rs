@@ -9,6 +9,7 @@ mod load;
 pub mod model;
 mod parsing;
 pub mod presets;
+pub mod report_dir;
 pub mod schema;
 pub mod spec;
 mod suggest;

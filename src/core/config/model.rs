@@ -72,11 +72,54 @@ pub enum GateKind {
     Lint,
     /// A type checker (mypy, tsc).
     Typecheck,
-    /// A test suite.
+    /// A test suite; not run on save unless its `run_on` says so.
     Test,
+    /// An end-to-end or clean-room suite; not run on save unless its `run_on` says so.
+    E2e,
+    /// Installs the dependencies (uv sync, npm ci): runs before every other gate of the run, and
+    /// is skipped while its `cache_inputs` (the lock files) are as at its last green run.
+    Deps,
     /// Anything else.
     #[default]
     Other,
+}
+
+impl GateKind {
+    pub const ALL: [GateKind; 7] = [
+        GateKind::Format,
+        GateKind::Lint,
+        GateKind::Typecheck,
+        GateKind::Test,
+        GateKind::E2e,
+        GateKind::Deps,
+        GateKind::Other,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GateKind::Format => "format",
+            GateKind::Lint => "lint",
+            GateKind::Typecheck => "typecheck",
+            GateKind::Test => "test",
+            GateKind::E2e => "e2e",
+            GateKind::Deps => "deps",
+            GateKind::Other => "other",
+        }
+    }
+
+    /// The kind named `name` (as written in quality.yaml).
+    pub fn parse(name: &str) -> Option<GateKind> {
+        GateKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// The triggers a gate of this kind runs on when its `run_on` is not given: suites are too
+    /// slow to run on every save.
+    pub fn default_run_on(self) -> Vec<Trigger> {
+        match self {
+            GateKind::Test | GateKind::E2e => vec![Trigger::Command, Trigger::Ci],
+            _ => Trigger::ALL.to_vec(),
+        }
+    }
 }
 
 /// What started a run; a gate's `run_on` lists the triggers it runs on.
@@ -141,17 +184,21 @@ pub enum Strategy {
     Sarif,
     /// Pass/fail only: a failing exit code is one violation without a file.
     ExitCode,
+    /// JUnit XML test results (pytest `--junitxml`, vitest, jest-junit, go-junit-report,
+    /// cargo-nextest): one violation per failed or errored test, and the counts of tests.
+    Junit,
     /// A coverage report (coverage.py JSON, Cobertura XML or LCOV): the total against
     /// `min_percent`, and in the `auto` and `branch` scopes the changed lines no test runs.
     Coverage,
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 5] = [
+    pub const ALL: [Strategy; 6] = [
         Strategy::JsonViolations,
         Strategy::TextViolations,
         Strategy::Sarif,
         Strategy::ExitCode,
+        Strategy::Junit,
         Strategy::Coverage,
     ];
 
@@ -181,7 +228,7 @@ impl Strategy {
                 "templates",
             ],
             Strategy::Sarif => &["templates"],
-            Strategy::ExitCode => &[],
+            Strategy::ExitCode | Strategy::Junit => &[],
             Strategy::Coverage => &["format", "min_percent", "min_diff_percent", "diff_severity"],
         }
     }
@@ -192,6 +239,7 @@ impl Strategy {
             Strategy::TextViolations => "text_violations",
             Strategy::Sarif => "sarif",
             Strategy::ExitCode => "exit_code",
+            Strategy::Junit => "junit",
             Strategy::Coverage => "coverage",
         }
     }
@@ -411,6 +459,10 @@ pub struct RawParsing {
     /// More readers of the same run (e.g. a tool's "cannot parse this file" lines on stderr);
     /// the violations of all of them are reported.
     pub also: Option<Vec<RawParsing>>,
+    /// Only in a reader of `parsing.also`: the file this reader reads instead of the tool's
+    /// output, as the gate's `output_file` (the gate's own reader uses the gate's key).
+    #[schemars(with = "Option<String>")]
+    pub output_file: Option<SpannedString>,
 }
 
 /// Fields rebuilt from the fields read: `{name}` is the value read for that field (a text
@@ -486,6 +538,7 @@ pub struct RawGate {
     #[serde(default, deserialize_with = "present")]
     pub kind: Option<GateKind>,
     /// argv, never a shell string, e.g. ["ruff", "check"]; the files to check are appended.
+    /// `{report_dir}` is replaced by the run's report folder (see `output_file`).
     #[schemars(with = "Vec<String>", extend("minItems" = 1))]
     #[serde(default, deserialize_with = "present")]
     pub command: Option<Spanned<Vec<String>>>,
@@ -503,6 +556,13 @@ pub struct RawGate {
     #[schemars(with = "RawGlobs")]
     #[serde(default, deserialize_with = "present")]
     pub scope: Option<RawGlobs>,
+    /// A report file the tool writes, read instead of its stdout; relative to `cwd`, or
+    /// `{report_dir}/…`: a fresh folder in the run's log folder that `command` can name too,
+    /// e.g. "{report_dir}/junit.xml" with `--junitxml={report_dir}/junit.xml`. A file in the
+    /// workspace is removed before each run, so a stale report is never read.
+    #[schemars(with = "String")]
+    #[serde(default, deserialize_with = "present")]
+    pub output_file: Option<SpannedString>,
     /// How the tool's output becomes violations.
     #[schemars(with = "RawParsing")]
     #[serde(default, deserialize_with = "present")]
@@ -551,11 +611,13 @@ pub struct RawGate {
     #[serde(default, deserialize_with = "present")]
     pub fail_on: Option<Severity>,
     /// false: a repository-wide gate (a type checker over the project, a test suite), run once
-    /// without file arguments, and only when one of its files is in scope.
+    /// without file arguments, and only when one of its files is in scope. Default true, but
+    /// false for `kind: deps` (an installer takes no file arguments).
     #[schemars(with = "bool", extend("default" = true))]
     #[serde(default, deserialize_with = "present")]
     pub pass_files: Option<bool>,
-    /// When the gate runs: on save, on command, in CI.
+    /// When the gate runs: on save, on command, in CI. Default all three, but [command, ci] for
+    /// `kind: test` and `kind: e2e`.
     #[schemars(with = "Vec<Trigger>", extend("default" = ["save", "command", "ci"]))]
     #[serde(default, deserialize_with = "present")]
     pub run_on: Option<Vec<Trigger>>,
@@ -575,10 +637,17 @@ pub struct RawGate {
     #[schemars(with = "CachePolicy", extend("default" = "per_file"))]
     #[serde(default, deserialize_with = "present")]
     pub cache: Option<CachePolicy>,
-    /// Files whose content is part of the cache key (e.g. pyproject.toml).
+    /// Files whose content is part of the cache key (e.g. pyproject.toml). For `kind: deps`,
+    /// the lock files: while they are as at the gate's last green run, it is skipped (without
+    /// them it always runs), e.g. [uv.lock, pyproject.toml].
     #[schemars(with = "Vec<String>")]
     #[serde(default, deserialize_with = "present")]
     pub cache_inputs: Option<Vec<String>>,
+    /// Never runs at the same time as another exclusive gate, in this run or in another qgates
+    /// process on the same workspace (gates that share a database, a port, a build folder).
+    #[schemars(with = "bool", extend("default" = false))]
+    #[serde(default, deserialize_with = "present")]
+    pub exclusive: Option<bool>,
 }
 
 /// A key that is there must have a value: `command:` with nothing after it is a mistake to

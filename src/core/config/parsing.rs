@@ -88,7 +88,7 @@ pub(super) fn compile_parsing(
 fn compile_reader(id: &str, pr: &RawParsing, at: &Section, p: &mut Problems) -> Option<Reader> {
     let Some(strategy) = &pr.strategy else {
         let place = p.key(&at.of(&[]));
-        p.at(place, format!("`{}` of gate `{id}` has no `strategy`. Add `strategy:` with one of json_violations, text_violations, sarif, exit_code, coverage.", at.name));
+        p.at(place, format!("`{}` of gate `{id}` has no `strategy`. Add `strategy:` with one of json_violations, text_violations, sarif, exit_code, junit, coverage.", at.name));
         return None;
     };
     let before = p.count();
@@ -100,6 +100,7 @@ fn compile_reader(id: &str, pr: &RawParsing, at: &Section, p: &mut Problems) -> 
             compile_coverage(id, pr, &at.name, p).map(ParserSpec::Coverage),
             Vec::new(),
         ),
+        Strategy::Junit => (Some(ParserSpec::Junit), Vec::new()),
         Strategy::TextViolations => match compile_text(id, pr, strategy, p) {
             Some((spec, groups)) => (Some(ParserSpec::Text(spec)), groups),
             None => (None, Vec::new()),
@@ -124,6 +125,7 @@ fn compile_reader(id: &str, pr: &RawParsing, at: &Section, p: &mut Problems) -> 
         spec: spec?,
         templates,
         column_unit: pr.column_unit,
+        output_file: None,
     })
 }
 

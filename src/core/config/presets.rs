@@ -132,6 +132,7 @@ pub fn merge(gate: RawGate, preset: &RawGate) -> RawGate {
         file_types,
         files,
         scope: gate.scope.or(p.scope),
+        output_file: gate.output_file.or(p.output_file),
         parsing,
         fix: gate.fix.or(p.fix),
         fix_hint: gate.fix_hint.or(p.fix_hint),
@@ -156,6 +157,7 @@ pub fn merge(gate: RawGate, preset: &RawGate) -> RawGate {
         severity_map: merge_map(gate.severity_map, p.severity_map),
         cache: gate.cache.or(p.cache),
         cache_inputs: gate.cache_inputs.or(p.cache_inputs),
+        exclusive: gate.exclusive.or(p.exclusive),
     }
 }
 
@@ -221,6 +223,7 @@ fn merge_parsing(gate: Option<RawParsing>, preset: Option<RawParsing>) -> Option
             }
         }),
         also: g.also.or(p.also),
+        output_file: g.output_file.or(p.output_file),
     })
 }
 

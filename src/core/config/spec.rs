@@ -101,6 +101,8 @@ pub struct Gate {
     pub severity_map: BTreeMap<String, Severity>,
     pub cache: CachePolicy,
     pub cache_inputs: Vec<String>,
+    /// Never runs while another exclusive gate runs (see `core::exclusive`).
+    pub exclusive: bool,
     /// Stable hash of everything that defines this gate (part of cache keys).
     pub definition_hash: String,
 }
@@ -198,6 +200,10 @@ pub struct Reader {
     pub templates: Templates,
     /// `parsing.column_unit`: this reader's unit, when not the gate's.
     pub column_unit: Option<ColumnUnit>,
+    /// The report file this reader reads instead of the tool's output, as written (relative to
+    /// the gate's cwd, or starting with `{report_dir}`): the gate's `output_file` for its own
+    /// reader, `parsing.also[i].output_file` for the others.
+    pub output_file: Option<String>,
 }
 
 /// `parsing.templates`: fields rebuilt from the fields read.
@@ -227,6 +233,7 @@ pub enum ParserSpec {
     Sarif,
     ExitCode,
     Coverage(CoverageSpec),
+    Junit,
 }
 
 /// Which kind of coverage report a `coverage` gate reads.

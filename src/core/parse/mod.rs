@@ -5,6 +5,8 @@ mod coverage;
 mod exit_code;
 mod fill;
 mod json;
+mod junit;
+mod junit_place;
 mod pointer;
 mod sarif;
 mod saved;
@@ -16,7 +18,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use crate::core::columns::{LineIndex, convert_column};
-pub use saved::{OutputSource, ReadError, SavedOutput, parse_saved_output};
+pub use junit::TestCounts;
+pub use saved::{
+    OutputSource, ReadError, SavedOutput, parse_saved_output, parse_saved_with_reports,
+};
 
 pub use crate::core::changed_lines::DiffBase;
 use crate::core::config::{ColumnUnit, Gate, ParserSpec, Reader, Templates};
@@ -55,6 +60,16 @@ pub struct Parsed {
     pub outside_root: usize,
     /// What a coverage report measured (`strategy: coverage`).
     pub coverage: Option<CoverageTotals>,
+    /// The tests a test report counted (`strategy: junit`).
+    pub tests: Option<TestCounts>,
+}
+
+/// A report file a reader reads instead of the tool's output (its `output_file`).
+#[derive(Debug, Clone, Copy)]
+pub struct ReportFile<'a> {
+    pub bytes: &'a [u8],
+    /// Where it is kept, as shown in messages (e.g. `.qgates/runs/…/pytest.reports/junit.xml`).
+    pub shown: &'a str,
 }
 
 /// Output that does not have the promised shape.
@@ -70,6 +85,9 @@ pub enum ParseError {
     NoFence { stream: &'static str, log: String },
     #[error("{what}; the full output is in {log}")]
     Shape { what: String, log: String },
+    /// A report file (`output_file`) that is not what its reader reads.
+    #[error("the report {file} {what}")]
+    Report { file: String, what: String },
 }
 
 /// A violation as a strategy read it, before normalization: raw path, raw numbers in the tool's
@@ -107,24 +125,70 @@ pub struct RawEdit<'a> {
 
 /// Parses one gate's output with the gate's readers (its strategy, then `parsing.also`).
 pub fn parse_output(ctx: &ParseContext, out: ToolOutput) -> Result<Parsed, ParseError> {
-    let mut parsed = read_with(&ctx.gate.parser, ctx, out)?;
-    for reader in &ctx.gate.also {
-        let more = read_with(reader, ctx, out)?;
+    parse_output_with_reports(ctx, out, &[])
+}
+
+/// Parses one gate's output with the gate's readers; `reports[i]` is the report file of reader
+/// `i` (0 the gate's own, then those of `parsing.also`), for the readers with an `output_file`:
+/// such a reader reads its report as the tool's stdout.
+pub fn parse_output_with_reports(
+    ctx: &ParseContext,
+    out: ToolOutput,
+    reports: &[Option<ReportFile>],
+) -> Result<Parsed, ParseError> {
+    let readers = std::iter::once(&ctx.gate.parser).chain(&ctx.gate.also);
+    let mut parsed = Parsed::default();
+    for (i, reader) in readers.enumerate() {
+        let more = match (&reader.output_file, reports.get(i).copied().flatten()) {
+            (None, _) => read_with(reader, ctx, out, None)?,
+            (Some(_), Some(report)) => {
+                let as_stdout = ToolOutput {
+                    stdout: report.bytes,
+                    stderr: b"",
+                    ..out
+                };
+                read_with(reader, ctx, as_stdout, Some(report))?
+            }
+            (Some(file), None) => {
+                return Err(ParseError::Report {
+                    file: file.clone(),
+                    what: "was not given: the reader that reads it has nothing to read".to_string(),
+                });
+            }
+        };
         parsed.violations.extend(more.violations);
         parsed.outside_root += more.outside_root;
         parsed.coverage = parsed.coverage.or(more.coverage);
+        parsed.tests = match (parsed.tests, more.tests) {
+            (Some(a), Some(b)) => Some(a.plus(b)),
+            (a, b) => a.or(b),
+        };
     }
     Ok(parsed)
 }
 
-fn read_with(reader: &Reader, ctx: &ParseContext, out: ToolOutput) -> Result<Parsed, ParseError> {
+fn read_with(
+    reader: &Reader,
+    ctx: &ParseContext,
+    out: ToolOutput,
+    report: Option<ReportFile>,
+) -> Result<Parsed, ParseError> {
     let offsets = match &reader.spec {
         ParserSpec::Json(spec) => (spec.line_offset, spec.column_offset),
         ParserSpec::Text(spec) => (spec.line_offset, spec.column_offset),
-        ParserSpec::Sarif | ParserSpec::ExitCode | ParserSpec::Coverage(_) => (0, 0),
+        ParserSpec::Sarif | ParserSpec::ExitCode | ParserSpec::Junit | ParserSpec::Coverage(_) => {
+            (0, 0)
+        }
     };
     let mut norm = Normalizer::new(*ctx, offsets, reader);
     match &reader.spec {
+        ParserSpec::Junit => {
+            let shown = report.map_or(ctx.log_hint, |r| r.shown);
+            let counts = junit::parse(out.stdout, shown, ctx, &mut norm)?;
+            let mut parsed = norm.finish();
+            parsed.tests = Some(counts);
+            return Ok(parsed);
+        }
         ParserSpec::Json(spec) => json::parse(spec, out, ctx, &mut norm)?,
         ParserSpec::Text(spec) => return Ok(text::parse(spec, out, norm)),
         ParserSpec::Sarif => sarif::parse(out, ctx)?

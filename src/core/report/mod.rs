@@ -85,6 +85,9 @@ pub struct GateResult {
     /// What a `coverage` gate measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<CoverageTotals>,
+    /// What a test gate's report counted (`strategy: junit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests: Option<crate::core::parse::TestCounts>,
 }
 
 impl GateResult {
@@ -162,6 +165,10 @@ pub struct Report {
     #[serde(skip)]
     #[schemars(skip)]
     pub full_report: Option<FullReport>,
+    /// A run in a clean checkout of a commit (`qgates check --clean-room`): which commit, where,
+    /// and how many uncommitted changes it left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clean_room: Option<crate::core::clean_room::CleanRoomInfo>,
 }
 
 /// The file holding a report whole.
@@ -219,6 +226,7 @@ impl Report {
             fixed: Vec::new(),
             config: String::new(),
             full_report: None,
+            clean_room: None,
         }
     }
 

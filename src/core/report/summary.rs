@@ -14,9 +14,13 @@ impl Report {
     /// `❌ 2/3 gates failed — 14 violations: 10 errors, 4 warnings (8 auto-fixable): ruff_format, ruff_lint`.
     /// It ends with which gates the cache answered, the gates that can never run (a mistake in
     /// the configuration that a skip alone would hide), and after a run with `fix`, with how
-    /// many files the fixers rewrote.
+    /// many files the fixers rewrote, and for a clean-room run, the commit and what it left out.
     pub fn summary_line(&self) -> String {
         let mut line = self.verdict_line();
+        if let Some(tests) = self.tests_phrase() {
+            line.push_str("; ");
+            line.push_str(&tests);
+        }
         if let Some(coverage) = self.coverage_phrase() {
             line.push_str("; ");
             line.push_str(&coverage);
@@ -39,10 +43,16 @@ impl Report {
                 named(&never)
             ));
         }
-        match self.fixed.len() {
-            0 => line,
-            n => format!("{line}; fixed {n} file{} first", plural(n)),
+        let fixed = self.fixed.len();
+        if fixed > 0 {
+            line.push_str(&format!("; fixed {fixed} file{} first", plural(fixed)));
         }
+        // Last, so the verdict reads first and the line still says which tree it is about.
+        if let Some(clean_room) = &self.clean_room {
+            line.push_str("; ");
+            line.push_str(&clean_room.phrase());
+        }
+        line
     }
 
     fn verdict_line(&self) -> String {
@@ -147,6 +157,27 @@ impl Report {
         })
         .collect();
         format!("{phrase}: {}", parts.join(", "))
+    }
+
+    /// `12 tests, 1 failed, 1 errored, 2 skipped` over every test gate's report (the counts
+    /// that are 0 left out); `None` when no gate read a test report.
+    fn tests_phrase(&self) -> Option<String> {
+        let counts = self
+            .gates
+            .iter()
+            .filter_map(|g| g.tests)
+            .reduce(|a, b| a.plus(b))?;
+        let mut phrase = count(counts.total, "test");
+        for (n, word) in [
+            (counts.failed, "failed"),
+            (counts.errored, "errored"),
+            (counts.skipped, "skipped"),
+        ] {
+            if n > 0 {
+                phrase.push_str(&format!(", {n} {word}"));
+            }
+        }
+        Some(phrase)
     }
 
     /// `all from the cache`, or `from the cache: mypy, ruff_lint`: the gates whose every file's

@@ -6,6 +6,7 @@ pub mod batch;
 pub mod children;
 pub mod process;
 pub mod reaper;
+pub mod report_files;
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -13,11 +14,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::core::config::Gate;
-use crate::core::parse::{DiffBase, OutputSource, ParseContext, SavedOutput, parse_saved_output};
+use crate::core::parse::{
+    DiffBase, OutputSource, ParseContext, SavedOutput, TestCounts, parse_saved_with_reports,
+};
 use crate::core::report::{GateLog, GateResult, GateStatus};
 use crate::core::run_logs::RunDir;
 use crate::core::violation::Violation;
 use process::{ProcessOutcome, ProcessSpec, resolve_program, run_process};
+use report_files::{Collected, ReportPlan};
 
 /// Everything one gate run needs; cheap to clone into a task.
 #[derive(Debug, Clone)]
@@ -40,6 +44,7 @@ struct BatchResult {
     error: Option<String>,
     exit_code: Option<i32>,
     coverage: Option<crate::core::report::CoverageTotals>,
+    tests: Option<TestCounts>,
 }
 
 /// Runs a gate over its files and judges the result.
@@ -62,6 +67,7 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         duration_ms: 0,
         cached_files: 0,
         coverage: None,
+        tests: None,
     };
     if let Some(problem) = folder_problem(gate, &job.root) {
         result.status = GateStatus::Error;
@@ -87,6 +93,7 @@ pub async fn run_gate(job: GateJob) -> GateResult {
             return result;
         }
     };
+    // Only for the batch split's budget; each batch fills in its own `{report_dir}`.
     let fixed_args: Vec<OsString> = gate.command[1..].iter().map(OsString::from).collect();
     let file_args: Vec<OsString> = job
         .files
@@ -121,9 +128,24 @@ pub async fn run_gate(job: GateJob) -> GateResult {
                 stderr: job.run_dir.display_path(&stderr),
             });
         }
+        let stem = stdout
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| gate.id.clone());
+        let plan = match ReportPlan::prepare(gate, &job.root, &job.run_dir, &stem) {
+            Ok(plan) => plan,
+            Err(why) => {
+                first_error.get_or_insert((format!("{}: {why}", gate.name), None));
+                continue;
+            }
+        };
         let spec = ProcessSpec {
             program: program.clone(),
-            args: fixed_args.iter().cloned().chain(files).collect(),
+            args: plan
+                .args(&gate.command[1..])
+                .into_iter()
+                .chain(files)
+                .collect(),
             cwd: cwd.clone(),
             env: env.clone(),
             timeout: gate.timeout,
@@ -133,13 +155,19 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         };
         let outcome = run_process(&spec).await;
         let log_hint = job.run_dir.display_path(&stdout);
-        let logs = Logs {
+        let logs = BatchLogs {
             stdout: &stdout,
             stderr: &stderr,
             hint: &log_hint,
+            reports: &plan,
+            run_dir: &job.run_dir,
         };
         let batch = judge(gate, &job.root, &cwd, outcome, logs, job.diff.clone()).await;
         result.violations.extend(batch.violations);
+        result.tests = match (result.tests, batch.tests) {
+            (Some(a), Some(b)) => Some(a.plus(b)),
+            (a, b) => a.or(b),
+        };
         result.coverage = batch.coverage.or(result.coverage.take());
         result.outside_root += batch.outside_root;
         last_exit = batch.exit_code.or(last_exit);
@@ -213,12 +241,14 @@ fn file_argument(rel: &str, root: &Path, cwd: &Path) -> OsString {
     }
 }
 
-/// Where one process's output was kept.
-struct Logs<'a> {
+/// Where one batch's output went.
+struct BatchLogs<'a> {
     stdout: &'a Path,
     stderr: &'a Path,
-    /// The stdout log as messages name it.
+    /// The stdout log as shown in messages.
     hint: &'a str,
+    reports: &'a ReportPlan,
+    run_dir: &'a Arc<RunDir>,
 }
 
 /// Judges one finished process: its outcome, its exit code against the gate's lists, its output.
@@ -227,10 +257,16 @@ async fn judge(
     root: &Path,
     cwd: &Path,
     outcome: ProcessOutcome,
-    logs: Logs<'_>,
+    logs: BatchLogs<'_>,
     diff: Option<Arc<DiffBase>>,
 ) -> BatchResult {
-    let (stdout, stderr, log_hint) = (logs.stdout, logs.stderr, logs.hint);
+    let BatchLogs {
+        stdout,
+        stderr,
+        hint: log_hint,
+        reports,
+        run_dir,
+    } = logs;
     let err = |msg: String, code: Option<i32>| BatchResult {
         status: GateStatus::Error,
         violations: Vec::new(),
@@ -238,6 +274,7 @@ async fn judge(
         error: Some(msg),
         exit_code: code,
         coverage: None,
+        tests: None,
     };
     let name = &gate.name;
     let code = match outcome {
@@ -272,6 +309,34 @@ async fn judge(
             Some(code),
         );
     }
+    let unexpected_exit = || {
+        format!(
+            "{name} exited with code {code}, which is in neither success.exit_codes_ok {:?} nor success.exit_codes_findings {:?}: it probably could not run. See {log_hint} and its .stderr",
+            gate.exit_codes_ok, gate.exit_codes_findings
+        )
+    };
+    // Off the runtime's threads, as the output's parsing: a report may be large.
+    let (plan, dir) = (reports.clone(), run_dir.clone());
+    let collected = tokio::task::spawn_blocking(move || plan.collect(&dir))
+        .await
+        .unwrap_or_else(|e| Err(format!("reading its reports stopped unexpectedly ({e})")));
+    let collected = match collected {
+        Ok(c) => c,
+        // A tool that could not run wrote no report: its exit code says more.
+        Err(_)
+            if !gate.exit_codes_ok.contains(&code) && !gate.exit_codes_findings.contains(&code) =>
+        {
+            return err(unexpected_exit(), Some(code));
+        }
+        Err(why) => {
+            return err(
+                format!(
+                    "{name} ran (exit code {code}) but {why}; what it printed is in {log_hint}"
+                ),
+                Some(code),
+            );
+        }
+    };
     // Off the runtime's threads: an output may be large.
     let (gate2, root2, cwd2) = (gate.clone(), root.to_path_buf(), cwd.to_path_buf());
     let (out_path, err_path, hint) = (
@@ -280,12 +345,14 @@ async fn judge(
         log_hint.to_string(),
     );
     let parsed = tokio::task::spawn_blocking(move || {
-        let logs = Logs {
-            stdout: &out_path,
-            stderr: &err_path,
-            hint: &hint,
+        let ctx = ParseContext {
+            gate: &gate2,
+            root: &root2,
+            cwd: &cwd2,
+            log_hint: &hint,
+            diff: diff.as_deref(),
         };
-        parse_logs(&gate2, &root2, &cwd2, code, logs, diff.as_deref())
+        parse_logs(&ctx, code, (&out_path, &err_path), &collected)
     })
     .await
     .map_err(|e| format!("the parser stopped unexpectedly ({e})"))
@@ -311,6 +378,7 @@ async fn judge(
         error: None,
         exit_code: Some(code),
         coverage: parsed.coverage,
+        tests: parsed.tests,
     };
     if gate.exit_codes_ok.contains(&code) {
         return batch;
@@ -325,37 +393,32 @@ async fn judge(
         return batch;
     }
     batch.status = GateStatus::Error;
-    batch.error = Some(format!(
-        "{name} exited with code {code}, which is in neither success.exit_codes_ok {:?} nor success.exit_codes_findings {:?}: it probably could not run. See {log_hint} and its .stderr",
-        gate.exit_codes_ok, gate.exit_codes_findings
-    ));
+    batch.error = Some(unexpected_exit());
     batch
 }
 
 fn parse_logs(
-    gate: &Gate,
-    root: &Path,
-    cwd: &Path,
+    ctx: &ParseContext,
     code: i32,
-    logs: Logs<'_>,
-    diff: Option<&DiffBase>,
+    (stdout, stderr): (&Path, &Path),
+    reports: &Collected,
 ) -> Result<crate::core::parse::Parsed, String> {
-    let (stdout, stderr) = (logs.stdout, logs.stderr);
-    let ctx = ParseContext {
-        gate,
-        root,
-        cwd,
-        log_hint: logs.hint,
-        diff,
-    };
-    // From the log files, which hold the whole output.
-    parse_saved_output(
-        &ctx,
+    let reports: Vec<Option<(OutputSource, &str)>> = reports
+        .iter()
+        .map(|r| {
+            r.as_ref()
+                .map(|(bytes, shown)| (OutputSource::Bytes(bytes), shown.as_str()))
+        })
+        .collect();
+    // From the log files, which hold the whole output, and the reports as kept.
+    parse_saved_with_reports(
+        ctx,
         SavedOutput {
             stdout: OutputSource::File(stdout),
             stderr: OutputSource::File(stderr),
             exit_code: Some(code),
         },
+        &reports,
     )
     .map_err(|e| e.to_string())
 }

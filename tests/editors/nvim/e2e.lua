@@ -82,12 +82,13 @@ local function write_file(path, text)
   f:close()
 end
 
---- A git repository with a copy of fixtures/python-basic (the auto scope needs git history);
+--- A git repository with a copy of fixtures/python-basic, or of `opts.fixture` (the auto scope
+--- needs git history);
 --- `trust` records trust with `qgates trust` in the test's trust store, as a user would.
 local function workspace(name, opts)
   opts = opts or {}
   local dir = TMP .. '/' .. name
-  sh({ 'cp', '-R', FIXTURE, dir })
+  sh({ 'cp', '-R', opts.fixture or FIXTURE, dir })
   for _, cache in ipairs({ '.qgates', '.mypy_cache', '.ruff_cache' }) do
     vim.fn.delete(dir .. '/' .. cache, 'rf')
   end
@@ -251,7 +252,7 @@ function scenarios.main()
   check('setup is silent when the binary is found', #notes == 0, show_notes)
   local subs = vim.fn.getcompletion('QGates ', 'cmdline')
   local scopes = vim.fn.getcompletion('QGates run p', 'cmdline')
-  check(':QGates completes its subcommands and scopes', vim.deep_equal(subs, { 'fix', 'log', 'run', 'summary', 'trust' })
+  check(':QGates completes its subcommands and scopes', vim.deep_equal(subs, { 'clean', 'fix', 'log', 'run', 'summary', 'trust' })
     and vim.deep_equal(scopes, { 'project' }), vim.inspect({ subs, scopes }))
 
   local files = {}
@@ -602,6 +603,40 @@ function scenarios.killed()
   check('opening a file starts it again', wait(function()
     return find(diags(ws .. '/src/type_error.py'), 'return-value', 4) ~= nil
   end), show_notes)
+end
+
+-- A test suite as a gate (fixtures/python-tests, the pytest preset): it does not run on save;
+-- :QGates run runs it, and the failing test is an error at its assertion's line.
+function scenarios.tests()
+  local ws = workspace('ws', { trust = true, fixture = REPO .. '/fixtures/python-tests' })
+  require('qgates').setup({ cmd = { BIN, 'lsp' }, log_level = LOG_LEVEL })
+  local file = ws .. '/tests/test_prices.py'
+  local assertion = nil
+  for i, line in ipairs(vim.split(read_file(file), '\n', { plain = true })) do
+    if line:find('assert line == ', 1, true) then
+      assertion = i - 1
+      break
+    end
+  end
+  assert(assertion, 'the fixture changed: no `assert line == ` in ' .. file)
+  edit(file)
+  check('the server attaches to the test file', wait(function()
+    return #vim.lsp.get_clients({ name = 'qgates', bufnr = bufnr_of(file) }) == 1
+  end), show_notes)
+  local before = #notes
+  vim.cmd('QGates run project')
+  wait(function()
+    return notes[before + 1] ~= nil
+  end)
+  local id = 'tests/test_prices.py::test_receipt_line_shows_euros'
+  check('the failing test is an error at its assertion', wait(function()
+    local d = find(diags(file), id, assertion)
+    return d ~= nil and d.severity == vim.diagnostic.severity.ERROR
+  end), function()
+    return shape(diags(file)) .. ' expected ' .. id .. ' at line ' .. assertion
+  end)
+  check('the summary counts the tests', notes[before + 1] ~= nil
+    and notes[before + 1].msg:find('4 tests, 1 failed, 1 skipped', 1, true) ~= nil, show_notes)
 end
 
 -- Which folder is the workspace root (no server involved).

@@ -325,6 +325,21 @@ function M.run(scope)
   end)
 end
 
+--- :QGates clean [rev]: every gate in a fresh git checkout of rev (default HEAD), without the
+--- uncommitted changes: does the commit pass from scratch? Shows the summary line, which says
+--- what was left out; the diagnostics of the open files stay those of the working tree.
+function M.run_clean(rev)
+  rev = rev or 'HEAD'
+  vim.api.nvim_echo({ { ('qgates: running the gates in a clean checkout of %s…'):format(rev) } }, false, {})
+  execute('qgates.run', { clean_room = true, rev = rev }, function(result)
+    if type(result) ~= 'table' then
+      notify('qgates: the clean-room run gave no result; see :QGates log.', vim.log.levels.ERROR)
+      return
+    end
+    notify(result.summary_line, summary_level(result.report))
+  end)
+end
+
 --- :QGates summary: the last result (or a fresh run when there is none) in a floating window.
 function M.summary()
   execute('qgates.summary', nil, function(result, client)
@@ -378,6 +393,9 @@ local subcommands = {
   run = function(args)
     M.run(args[1])
   end,
+  clean = function(args)
+    M.run_clean(args[1])
+  end,
   summary = function()
     M.summary()
   end,
@@ -413,14 +431,14 @@ local function create_command()
     local sub = cmd.fargs[1] or 'summary'
     local fn = subcommands[sub]
     if not fn then
-      notify(('qgates: unknown subcommand `%s`; use run, summary, fix, trust or log.'):format(sub), vim.log.levels.ERROR)
+      notify(('qgates: unknown subcommand `%s`; use run, clean, summary, fix, trust or log.'):format(sub), vim.log.levels.ERROR)
       return
     end
     fn(vim.list_slice(cmd.fargs, 2))
   end, {
     nargs = '*',
     complete = complete,
-    desc = 'qgates: run [auto|branch|project], summary, fix, trust, log',
+    desc = 'qgates: run [auto|branch|project], clean [rev], summary, fix, trust, log',
   })
 end
 

@@ -129,6 +129,7 @@ pub(super) fn parse(
         violations,
         outside_root,
         coverage: Some(totals),
+        tests: None,
     })
 }
 

@@ -1,0 +1,360 @@
+//! Clean-room runs: the gates run in a fresh git worktree of one commit, with the configuration
+//! committed there, to answer "does this commit pass from scratch" — without the uncommitted
+//! changes, the tool caches, the baseline state or the result cache of the working tree.
+//!
+//! A clean room lives in a private folder (mode 0700) of its own under the system's temporary
+//! folder, a fresh name per run, so runs at the same time never share one. It is removed when
+//! the run ends (unless kept), when the value is dropped (a signal, a panic), and, after a run
+//! that was killed, by the next clean-room run in the repository (see `git`).
+//!
+//! The faces stay thin: `CleanRoom::open` makes the checkout, the face loads the configuration
+//! from it (and, for the servers, checks trust), runs the engine over `request`, and hands the
+//! report to `finish`, which adds the `clean_room` section and removes the checkout.
+
+mod git;
+mod run;
+
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::config::{self, Config, ConfigError, Trigger};
+use crate::core::engine::RunRequest;
+use crate::core::paths::relative_posix;
+use crate::core::report::Report;
+use crate::core::run_logs::resave_report;
+use crate::core::scope::ScopeRequest;
+
+pub use git::GitProblem;
+pub use run::{ServerRequest, ServerRunError, run_for_server, trusted_at};
+
+/// The revision checked when none is given.
+pub const DEFAULT_REV: &str = "HEAD";
+
+/// The `clean_room` section of a report: what was checked out and what was left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CleanRoomInfo {
+    /// The revision as given (e.g. `HEAD`, `main~2`).
+    pub rev: String,
+    /// The commit it named (full id).
+    pub commit: String,
+    /// Where it was checked out (absolute).
+    pub worktree: String,
+    /// Whether the worktree was kept after the run (`--keep-worktree`); otherwise it is gone.
+    pub kept: bool,
+    /// Files of the working tree that differ from HEAD or are untracked: changes the run did
+    /// not include.
+    pub uncommitted_changes: usize,
+}
+
+impl CleanRoomInfo {
+    /// `worktree removed`, or `worktree kept at PATH`.
+    pub fn worktree_fate(&self) -> String {
+        if self.kept {
+            format!("worktree kept at {}", self.worktree)
+        } else {
+            "worktree removed".to_string()
+        }
+    }
+
+    /// `clean room at 1a2b3c4 (HEAD): 2 uncommitted changes not included; worktree removed`.
+    pub fn phrase(&self) -> String {
+        let short = &self.commit[..self.commit.len().min(7)];
+        let left_out = match self.uncommitted_changes {
+            0 => "no uncommitted changes".to_string(),
+            1 => "1 uncommitted change not included".to_string(),
+            n => format!("{n} uncommitted changes not included"),
+        };
+        format!(
+            "clean room at {short} ({}): {left_out}; {}",
+            self.rev,
+            self.worktree_fate()
+        )
+    }
+}
+
+/// Why a clean room could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CleanRoomError {
+    /// The revision names no commit (a usage error: exit 2).
+    #[error("clean room: {0}")]
+    BadRev(String),
+    /// Not a repository, a bare one, git failing (with git's own message), or the folder.
+    #[error("clean room: {0}")]
+    Failed(String),
+}
+
+impl From<GitProblem> for CleanRoomError {
+    fn from(p: GitProblem) -> Self {
+        match p {
+            GitProblem::BadRev(m) => CleanRoomError::BadRev(m),
+            GitProblem::Failed(m) => CleanRoomError::Failed(m),
+        }
+    }
+}
+
+/// One clean checkout, removed when dropped unless kept.
+#[derive(Debug)]
+pub struct CleanRoom {
+    /// The real repository's top folder.
+    top: PathBuf,
+    /// The workspace root outside (absolute).
+    outside_root: PathBuf,
+    /// The private folder holding the worktree.
+    folder: PathBuf,
+    /// The worktree (the repository's top folder at the commit).
+    worktree: PathBuf,
+    /// The workspace root inside the worktree: the same folder of the repository.
+    root: PathBuf,
+    info: CleanRoomInfo,
+    /// Gone already (removed by `finish`, or kept and handed over).
+    settled: bool,
+}
+
+impl CleanRoom {
+    /// Checks out `rev` of the repository that holds the workspace `root`, after removing the
+    /// clean rooms that killed runs left in it. Nothing is left behind when this fails.
+    pub fn open(root: &Path, rev: &str, keep: bool) -> Result<CleanRoom, CleanRoomError> {
+        let top = git::top_level(root)?;
+        let commit = git::resolve_commit(&top, rev)?;
+        let removed = git::remove_stale(&top);
+        if removed > 0 {
+            tracing::info!("removed {removed} clean-room worktree(s) of stopped runs");
+        }
+        let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let inside = canonical_root
+            .strip_prefix(&top)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let folder = private_folder().map_err(|e| {
+            CleanRoomError::Failed(format!(
+                "cannot make a private folder under {} for the checkout: {e}",
+                std::env::temp_dir().display()
+            ))
+        })?;
+        let name = top
+            .file_name()
+            .map(|n| n.to_os_string())
+            .unwrap_or_else(|| "checkout".into());
+        let worktree = folder.join(name);
+        if let Err(why) = git::add_worktree(&top, &worktree, &commit) {
+            // A half-made worktree: its folder goes, and git forgets it.
+            let _ = std::fs::remove_dir_all(&folder);
+            git::prune(&top);
+            return Err(CleanRoomError::Failed(format!(
+                "`git worktree add` could not check out {rev} ({}): {why}",
+                &commit[..commit.len().min(7)]
+            )));
+        }
+        let uncommitted = git::uncommitted_changes(&top).unwrap_or(0);
+        Ok(CleanRoom {
+            root: worktree.join(&inside),
+            info: CleanRoomInfo {
+                rev: rev.to_string(),
+                commit,
+                worktree: worktree.display().to_string(),
+                kept: keep,
+                uncommitted_changes: uncommitted,
+            },
+            top,
+            outside_root: root.to_path_buf(),
+            folder,
+            worktree,
+            settled: false,
+        })
+    }
+
+    /// The workspace root inside the checkout: where the gates run.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn info(&self) -> &CleanRoomInfo {
+        &self.info
+    }
+
+    /// The configuration committed at the revision: the same file as outside (`explicit`, a
+    /// `--config` inside the repository, is taken at the same place in the checkout; one outside
+    /// the repository is read where it is), else the one the checkout's root holds.
+    pub fn load_config(&self, explicit: Option<&Path>) -> Result<Config, ConfigError> {
+        let mapped = explicit.map(|p| match p.strip_prefix(&self.top) {
+            Ok(rel) => self.worktree.join(rel),
+            Err(_) => p.to_path_buf(),
+        });
+        config::load_for_workspace(&self.root, mapped.as_deref())
+    }
+
+    /// The engine request: no cache, no baseline state, the files the scope names in the
+    /// checkout. No scope means `project`; `auto` means `branch` (a clean checkout has no
+    /// uncommitted change and no baseline state is read); paths are taken at the same place
+    /// in the checkout, relative to the workspace root outside.
+    pub fn request(
+        &self,
+        scope: ScopeRequest,
+        gates: Option<Vec<String>>,
+        trigger: Trigger,
+    ) -> Result<RunRequest, CleanRoomError> {
+        let scope = match scope {
+            ScopeRequest::Auto | ScopeRequest::Branch => ScopeRequest::Branch,
+            ScopeRequest::Project => ScopeRequest::Project,
+            ScopeRequest::Files(paths) => ScopeRequest::Files(
+                paths
+                    .iter()
+                    .map(|p| self.inside(p))
+                    .collect::<Result<_, _>>()?,
+            ),
+        };
+        let mut request = RunRequest::new(self.root.clone(), scope, trigger);
+        request.gates = gates;
+        request.update_state = false;
+        Ok(request)
+    }
+
+    /// A path of the workspace outside, at the same place in the checkout.
+    fn inside(&self, path: &Path) -> Result<PathBuf, CleanRoomError> {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let abs = crate::core::paths::lexical_clean(&cwd.join(path));
+        let rel = relative_posix(&self.outside_root, &abs)
+            .or_else(|| {
+                let canonical = self.outside_root.canonicalize().ok()?;
+                relative_posix(&canonical, &abs.canonicalize().unwrap_or(abs.clone()))
+            })
+            .ok_or_else(|| {
+                CleanRoomError::Failed(format!(
+                    "`{}` is outside the workspace root {}; a clean-room run checks files of the workspace, at the commit.",
+                    path.display(),
+                    self.outside_root.display()
+                ))
+            })?;
+        Ok(self.root.join(rel))
+    }
+
+    /// Ends the clean room: the report gets its `clean_room` section and keeps its logs (moved
+    /// to the workspace's `.qgates/runs/`), and the worktree is removed unless it is kept.
+    pub fn finish(mut self, report: &mut Report) {
+        keep_logs(&self.root, &self.outside_root, report);
+        report.clean_room = Some(self.info.clone());
+        resave_report(report);
+        self.settle();
+    }
+
+    /// Removes the worktree and its folder, or hands a kept one to the user.
+    fn settle(&mut self) {
+        if std::mem::replace(&mut self.settled, true) {
+            return;
+        }
+        if self.info.kept {
+            git::unlock_worktree(&self.top, &self.worktree);
+            return;
+        }
+        if let Err(e) = git::remove_worktree(&self.top, &self.worktree) {
+            tracing::warn!("the clean-room worktree could not be removed by git: {e}");
+        }
+        git::remove_private_folder(&self.folder);
+        git::prune(&self.top);
+    }
+}
+
+impl Drop for CleanRoom {
+    /// A run stopped by a signal or a panic leaves nothing behind either.
+    fn drop(&mut self) {
+        self.settle();
+    }
+}
+
+/// A new folder of this user's alone (0700) under the temporary folder, named afresh.
+fn private_folder() -> std::io::Result<PathBuf> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let base = std::env::temp_dir();
+    loop {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let name = format!(
+            "{}{}-{}-{nanos:09}",
+            git::FOLDER_PREFIX,
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let path = base.join(name);
+        // `mkdir` refuses a name that exists: the folder is this run's own.
+        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+            Ok(()) => return Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Copies the run's log folder out of the checkout into the workspace's `.qgates/runs/`, under
+/// the same name, so the report's root-relative log paths hold once the checkout is gone.
+fn keep_logs(inside_root: &Path, outside_root: &Path, report: &mut Report) {
+    let Some(full) = report.full_report.as_mut() else {
+        return;
+    };
+    let Some(run_dir) = full.path.parent().map(Path::to_path_buf) else {
+        return;
+    };
+    let Ok(rel) = run_dir.strip_prefix(inside_root) else {
+        // Logs outside the checkout (the scratch folder) stay where they are.
+        return;
+    };
+    let target = outside_root.join(rel);
+    let copied = crate::core::qgates_dir::make(outside_root, "runs")
+        .and_then(|_| copy_folder(&run_dir, &target));
+    match copied {
+        Ok(()) => {
+            full.path = target.join(crate::core::run_logs::REPORT_FILE);
+        }
+        Err(e) => {
+            tracing::warn!("the clean room's logs could not be kept: {e}");
+            report.full_report = None;
+            report.log_dir = None;
+        }
+    }
+}
+
+/// Copies the files and folders of `from` (no links) into a new folder `to`.
+fn copy_folder(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::DirBuilder::new().mode(0o755).create(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let dest = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_folder(&entry.path(), &dest)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), dest)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_phrase_says_what_was_left_out_and_where_the_worktree_is() {
+        let mut info = CleanRoomInfo {
+            rev: "HEAD".into(),
+            commit: "1a2b3c4d5e6f".into(),
+            worktree: "/tmp/x/repo".into(),
+            kept: false,
+            uncommitted_changes: 2,
+        };
+        assert_eq!(
+            info.phrase(),
+            "clean room at 1a2b3c4 (HEAD): 2 uncommitted changes not included; worktree removed"
+        );
+        info.kept = true;
+        info.uncommitted_changes = 1;
+        assert_eq!(
+            info.phrase(),
+            "clean room at 1a2b3c4 (HEAD): 1 uncommitted change not included; worktree kept at /tmp/x/repo"
+        );
+    }
+}

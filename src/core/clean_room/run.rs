@@ -1,0 +1,85 @@
+//! A whole clean-room run for the servers (the agent server and the language server), which
+//! run nothing a person has not trusted: the checkout is made, the configuration committed there
+//! is read, and the caller's trust check sees exactly what would run in the checkout before
+//! anything does.
+
+use std::path::{Path, PathBuf};
+
+use super::{CleanRoom, CleanRoomError};
+use crate::core::config::{Config, Trigger};
+use crate::core::engine::run;
+use crate::core::report::Report;
+use crate::core::scope::ScopeRequest;
+use crate::core::trust::{FileHashes, Manifest, TrustStore};
+
+/// What a server asks for.
+#[derive(Debug, Clone)]
+pub struct ServerRequest {
+    /// The workspace root outside (absolute).
+    pub root: PathBuf,
+    pub rev: String,
+    /// The server's `--config`, if any.
+    pub config_path: Option<PathBuf>,
+    pub scope: ScopeRequest,
+    pub gates: Option<Vec<String>>,
+}
+
+/// Why a server's clean-room run did not give a report.
+#[derive(Debug, Clone)]
+pub enum ServerRunError {
+    /// The checkout could not be made (a bad revision, git's message).
+    CleanRoom(CleanRoomError),
+    /// The configuration at the revision has errors.
+    Config(String),
+    /// What the configuration at the revision runs is not trusted; the manifest says what.
+    Untrusted(Box<Manifest>),
+    /// The engine refused the request (an unknown gate, a path not in the commit).
+    Run(String),
+}
+
+/// Whether a person trusted, for the workspace `root`, exactly what `config` runs in the checkout
+/// at `checkout_root`: the commands, and the scripts as committed there. (A clean checkout has no
+/// `.venv` or `node_modules`, so programs resolve as they will run there.)
+pub fn trusted_at(config: &Config, checkout_root: &Path, root: &Path) -> Result<(), Box<Manifest>> {
+    let manifest = Manifest::of(config, checkout_root, &FileHashes::default());
+    if TrustStore::for_user().is_some_and(|s| s.is_trusted(root, &manifest.hash)) {
+        Ok(())
+    } else {
+        Err(Box::new(manifest))
+    }
+}
+
+/// Makes the clean room, reads its configuration, asks `permits` (given the configuration and the
+/// checkout's root) whether it may run, runs the gates and removes the checkout. Dropped before
+/// its end (a cancelled call), it stops the gates and removes the checkout all the same.
+pub async fn run_for_server(
+    request: ServerRequest,
+    permits: impl FnOnce(&Config, &Path) -> Result<(), Box<Manifest>>,
+) -> Result<Report, ServerRunError> {
+    let (root, rev) = (request.root.clone(), request.rev.clone());
+    let clean_room = tokio::task::spawn_blocking(move || CleanRoom::open(&root, &rev, false))
+        .await
+        .map_err(|e| ServerRunError::Run(format!("the clean room could not be made: {e}")))?
+        .map_err(ServerRunError::CleanRoom)?;
+    let outcome = async {
+        let config = clean_room
+            .load_config(request.config_path.as_deref())
+            .map_err(|e| ServerRunError::Config(e.to_string()))?;
+        permits(&config, clean_room.root()).map_err(ServerRunError::Untrusted)?;
+        let engine_request = clean_room
+            .request(request.scope, request.gates, Trigger::Command)
+            .map_err(|e| ServerRunError::Run(e.to_string()))?;
+        run(&config, &engine_request)
+            .await
+            .map_err(|e| ServerRunError::Run(e.to_string()))
+    }
+    .await;
+    // Removing the worktree is git's work on disk: off the server's thread, whatever the outcome.
+    tokio::task::spawn_blocking(move || {
+        let mut report = outcome?;
+        clean_room.finish(&mut report);
+        Ok(report)
+    })
+    .await
+    .map_err(|e| ServerRunError::Run(format!("the clean room could not be removed: {e}")))?
+}

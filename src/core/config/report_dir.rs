@@ -1,0 +1,213 @@
+//! Report files: `output_file` (where a reader finds the report a tool wrote) and the
+//! `{report_dir}` placeholder of `command` and `output_file`, a fresh folder inside the run's
+//! log folder. The rules for writing them are here, with the one expansion the runner uses, so
+//! what the configuration accepts is exactly what a run understands.
+
+use std::path::{Component, Path};
+
+use super::error::Problems;
+use super::model::{RawGate, SpannedString};
+
+/// The one placeholder of `command` arguments and `output_file`.
+pub const REPORT_DIR: &str = "report_dir";
+
+/// The `{name}` placeholders of `text`. `{{` and `}}` are literal braces, and `${NAME}` (a shell
+/// variable in a `sh -c` script) is not a placeholder, so commands written before placeholders
+/// existed keep their meaning.
+pub fn placeholders(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    scan(text, |part| {
+        if let Part::Field(name) = part {
+            found.push(name);
+        }
+    });
+    found
+}
+
+/// `text` with `{report_dir}` replaced by `dir`; everything else (literal braces included)
+/// stays as written.
+pub fn expand(text: &str, dir: &str) -> String {
+    let mut out = String::with_capacity(text.len() + dir.len());
+    scan(text, |part| match part {
+        Part::Field(name) if name == REPORT_DIR => out.push_str(dir),
+        Part::Field(name) => {
+            out.push('{');
+            out.push_str(name);
+            out.push('}');
+        }
+        Part::Literal(s) => out.push_str(s),
+    });
+    out
+}
+
+/// Whether `text` names the report folder.
+pub fn mentions_report_dir(text: &str) -> bool {
+    placeholders(text).contains(&REPORT_DIR)
+}
+
+/// Where an `output_file` is: inside the report folder (the path below it) or in the workspace
+/// (relative to the gate's cwd).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputPlace<'a> {
+    ReportDir(&'a str),
+    Workspace(&'a str),
+}
+
+/// Splits a checked `output_file`.
+pub fn output_place(file: &str) -> OutputPlace<'_> {
+    let marker = format!("{{{REPORT_DIR}}}");
+    match file.strip_prefix(&marker) {
+        Some(rest) => OutputPlace::ReportDir(rest.trim_start_matches('/')),
+        None => OutputPlace::Workspace(file),
+    }
+}
+
+enum Part<'a> {
+    Literal(&'a str),
+    Field(&'a str),
+}
+
+fn scan<'a>(text: &'a str, mut each: impl FnMut(Part<'a>)) {
+    let bytes = text.as_bytes();
+    let (mut i, mut lit_start) = (0, 0);
+    while i < bytes.len() {
+        let field_end = (bytes[i] == b'{' && (i == 0 || bytes[i - 1] != b'$'))
+            .then(|| text[i + 1..].find('}'))
+            .flatten()
+            .map(|end| i + 1 + end)
+            .filter(|&end| {
+                let name = &text[i + 1..end];
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            });
+        if bytes[i] == b'{' && bytes.get(i + 1) == Some(&b'{') {
+            // `{{`: skipped whole, so `{{report_dir}}` is never a placeholder.
+            i += 2;
+            continue;
+        }
+        match field_end {
+            Some(end) => {
+                if lit_start < i {
+                    each(Part::Literal(&text[lit_start..i]));
+                }
+                each(Part::Field(&text[i + 1..end]));
+                i = end + 1;
+                lit_start = i;
+            }
+            None => i += 1,
+        }
+    }
+    if lit_start < text.len() {
+        each(Part::Literal(&text[lit_start..]));
+    }
+}
+
+/// Checks the placeholders of the gate's `command`: only `{report_dir}` is known there.
+pub(super) fn check_command(id: &str, g: &RawGate, p: &mut Problems) {
+    let Some(command) = &g.command else {
+        return;
+    };
+    for arg in &command.value {
+        for name in placeholders(arg).into_iter().filter(|n| *n != REPORT_DIR) {
+            let at = p
+                .tree
+                .item(&["gates", id, "command"], arg)
+                .unwrap_or(command.referenced.into());
+            p.at(at, format!("gate `{id}`: the command uses `{{{name}}}`, but only `{{{REPORT_DIR}}}` (a fresh folder for the tool's report files) is known there. Remove it."));
+        }
+    }
+}
+
+/// The checked `output_file` of each reader: the gate's key for its own reader, then
+/// `parsing.also[i].output_file` for the others.
+pub(super) fn output_files(id: &str, g: &RawGate, p: &mut Problems) -> Vec<Option<String>> {
+    let parsing = g.parsing.as_ref();
+    if let Some(file) = parsing.and_then(|pr| pr.output_file.as_ref()) {
+        p.at(file.referenced, format!("gate `{id}`: `parsing.output_file` is for the readers of `parsing.also`; the gate's own reader takes the gate's `output_file`. Move it up a level, beside `command`."));
+    }
+    let also = parsing
+        .and_then(|pr| pr.also.as_ref())
+        .into_iter()
+        .flatten();
+    std::iter::once((g.output_file.as_ref(), "output_file".to_string()))
+        .chain(also.enumerate().map(|(i, r)| {
+            (
+                r.output_file.as_ref(),
+                format!("parsing.also[{i}].output_file"),
+            )
+        }))
+        .map(|(file, key)| {
+            let file = file?;
+            check_output_file(id, &key, file, p);
+            Some(file.value.clone())
+        })
+        .collect()
+}
+
+/// Checks an `output_file` (`key` names it in messages): a path relative to the gate's cwd and
+/// inside it, or one below `{report_dir}`.
+fn check_output_file(id: &str, key: &str, file: &SpannedString, p: &mut Problems) {
+    let text = file.value.as_str();
+    let fix = format!(
+        "Write a path relative to the gate's cwd (e.g. `reports/junit.xml`), or one in the run's report folder (e.g. `{{{REPORT_DIR}}}/junit.xml`, with `--junitxml={{{REPORT_DIR}}}/junit.xml` in the command)."
+    );
+    if text.trim().is_empty() {
+        p.at(
+            file.referenced,
+            format!("gate `{id}`: {key} is empty. {fix}"),
+        );
+        return;
+    }
+    for name in placeholders(text).into_iter().filter(|n| *n != REPORT_DIR) {
+        p.at(file.referenced, format!("gate `{id}`: {key} uses `{{{name}}}`, but only `{{{REPORT_DIR}}}` is known there. {fix}"));
+    }
+    let rest = match output_place(text) {
+        OutputPlace::ReportDir(rest) => rest,
+        OutputPlace::Workspace(rest) => {
+            if mentions_report_dir(rest) {
+                p.at(file.referenced, format!("gate `{id}`: {key} `{text}` has `{{{REPORT_DIR}}}` inside it; it may only stand at the start. {fix}"));
+                return;
+            }
+            rest
+        }
+    };
+    let path = Path::new(rest);
+    if rest.is_empty() || rest.ends_with('/') {
+        p.at(
+            file.referenced,
+            format!("gate `{id}`: {key} `{text}` names a folder, not a file. {fix}"),
+        );
+    } else if path.is_absolute() || path.components().any(|c| c == Component::ParentDir) {
+        p.at(file.referenced, format!("gate `{id}`: {key} `{text}` must stay inside the workspace (no absolute path, no `..`), so a repository cannot make qgates delete or read a file outside it. {fix}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_placeholders_count() {
+        assert_eq!(
+            placeholders("--junitxml={report_dir}/j.xml"),
+            ["report_dir"]
+        );
+        assert!(placeholders("echo ${HOME} {{report_dir}} {} {a b}").is_empty());
+        assert_eq!(placeholders("{x}{report_dir}"), ["x", "report_dir"]);
+    }
+
+    #[test]
+    fn expansion_keeps_everything_else() {
+        assert_eq!(
+            expand("--o={report_dir}/j.xml ${X} {{y}} {other}", "/r"),
+            "--o=/r/j.xml ${X} {{y}} {other}"
+        );
+        assert_eq!(
+            output_place("{report_dir}/a.xml"),
+            OutputPlace::ReportDir("a.xml")
+        );
+        assert_eq!(
+            output_place("out/a.xml"),
+            OutputPlace::Workspace("out/a.xml")
+        );
+    }
+}

@@ -1,0 +1,279 @@
+//! `strategy: junit`: JUnit XML test reports (pytest `--junitxml`, vitest's `junit` reporter,
+//! jest-junit, go-junit-report, cargo-nextest). Every `<testcase>` counts; one with a
+//! `<failure>` or `<error>` is a violation, one with `<skipped>` is counted only. Read as a
+//! stream of events, so a report of many thousands of tests is never held as a tree.
+//!
+//! A report that is not one (bad XML, cut off, another root element, no test at all) is an
+//! error naming the file: a test gate must never pass because its report could not be read.
+
+use std::borrow::Cow;
+
+use quick_xml::escape::resolve_predefined_entity;
+use quick_xml::events::{BytesStart, Event};
+use serde::{Deserialize, Serialize};
+
+use super::junit_place::{Place, place_of, test_id};
+use super::{Normalizer, ParseContext, ParseError, RawViolation};
+
+/// What a test report counted.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct TestCounts {
+    /// Every test case, whatever its outcome.
+    pub total: usize,
+    /// Test cases with a `<failure>` (an assertion that did not hold).
+    pub failed: usize,
+    /// Test cases with an `<error>` (the test could not run: an exception in a fixture, a setup).
+    pub errored: usize,
+    /// Test cases with `<skipped>`.
+    pub skipped: usize,
+}
+
+impl TestCounts {
+    pub fn plus(self, other: TestCounts) -> TestCounts {
+        TestCounts {
+            total: self.total + other.total,
+            failed: self.failed + other.failed,
+            errored: self.errored + other.errored,
+            skipped: self.skipped + other.skipped,
+        }
+    }
+}
+
+/// The failure text kept per test to find its place: the innermost frames are near its end for
+/// Python and near its start for JavaScript, so a long text keeps both ends.
+const MAX_TEXT: usize = 64 * 1024;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Passed,
+    Failed,
+    Errored,
+}
+
+/// One `<testcase>` while it is read.
+struct Case {
+    classname: String,
+    name: String,
+    file: Option<String>,
+    line: Option<i64>,
+    outcome: Outcome,
+    skipped: bool,
+    message: Option<String>,
+    kind: Option<String>,
+    text: String,
+}
+
+/// Reads `xml`, a JUnit report named `shown` in messages, pushing one violation per failed or
+/// errored test into `norm`, and returns the counts.
+pub(super) fn parse(
+    xml: &[u8],
+    shown: &str,
+    ctx: &ParseContext,
+    norm: &mut Normalizer,
+) -> Result<TestCounts, ParseError> {
+    let bad = |what: String| ParseError::Report {
+        file: shown.to_string(),
+        what,
+    };
+    if xml.iter().all(u8::is_ascii_whitespace) {
+        return Err(bad("is empty: the tool wrote no test results".to_string()));
+    }
+    let text = std::str::from_utf8(xml).map_err(|e| {
+        let (line, column) = line_column(xml, e.valid_up_to());
+        bad(format!(
+            "is not UTF-8 text (line {line}, column {column}), so it is no JUnit XML report"
+        ))
+    })?;
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut counts = TestCounts::default();
+    let mut open: Vec<String> = Vec::new();
+    let mut case: Option<Case> = None;
+    // Inside a `<failure>` or `<error>` of the current case: its text is kept.
+    let mut in_problem = false;
+    let mut root_seen = false;
+    loop {
+        let event = reader.read_event().map_err(|e| {
+            let (line, column) = line_column(xml, reader.error_position() as usize);
+            bad(format!(
+                "is not well-formed XML at line {line}, column {column}: {e}"
+            ))
+        })?;
+        match event {
+            Event::Start(ref e) | Event::Empty(ref e) => {
+                let empty = matches!(event, Event::Empty(_));
+                let name = AsRef::<str>::as_ref(&e.local_name()).to_string();
+                if !root_seen {
+                    root_seen = true;
+                    if name != "testsuites" && name != "testsuite" {
+                        return Err(bad(format!(
+                            "is not a JUnit report: its root element is <{name}>, not <testsuites> or <testsuite>"
+                        )));
+                    }
+                }
+                match (name.as_str(), case.as_mut()) {
+                    ("testcase", None) => {
+                        let c = new_case(e);
+                        if empty {
+                            finish(c, &mut counts, ctx, norm);
+                        } else {
+                            case = Some(c);
+                        }
+                    }
+                    ("failure" | "error", Some(c)) if c.outcome == Outcome::Passed => {
+                        c.outcome = if name == "failure" {
+                            Outcome::Failed
+                        } else {
+                            Outcome::Errored
+                        };
+                        c.message = attribute(e, "message");
+                        c.kind = attribute(e, "type");
+                        in_problem = !empty;
+                    }
+                    ("skipped", Some(c)) => c.skipped = true,
+                    _ => {}
+                }
+                if !empty {
+                    open.push(name);
+                }
+            }
+            Event::End(e) => {
+                let name = AsRef::<str>::as_ref(&e.local_name()).to_string();
+                open.pop();
+                match name.as_str() {
+                    "failure" | "error" => in_problem = false,
+                    "testcase" => {
+                        if let Some(c) = case.take() {
+                            finish(c, &mut counts, ctx, norm);
+                        }
+                        in_problem = false;
+                    }
+                    _ => {}
+                }
+            }
+            Event::Text(t) if in_problem => keep(&mut case, &t.xml10_content()),
+            Event::CData(t) if in_problem => keep(&mut case, &t.xml10_content()),
+            Event::GeneralRef(r) if in_problem => {
+                let resolved = match r.resolve_char_ref() {
+                    Ok(Some(c)) => Cow::Owned(c.to_string()),
+                    _ => Cow::Borrowed(resolve_predefined_entity(&r.xml10_content()).unwrap_or("")),
+                };
+                keep(&mut case, &resolved);
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    if let Some(inside) = open.last() {
+        let (line, column) = line_column(xml, xml.len());
+        return Err(bad(format!(
+            "ends at line {line}, column {column} before <{inside}> is closed: it was cut off (the tool stopped while writing it?)"
+        )));
+    }
+    if !root_seen {
+        return Err(bad(
+            "holds no XML element, so it is no JUnit report".to_string()
+        ));
+    }
+    if counts.total == 0 {
+        return Err(bad("has no tests: the tool found none to run (check its configuration and the test files' names)".to_string()));
+    }
+    Ok(counts)
+}
+
+fn new_case(e: &BytesStart) -> Case {
+    Case {
+        classname: attribute(e, "classname").unwrap_or_default(),
+        name: attribute(e, "name").unwrap_or_default(),
+        file: attribute(e, "file").filter(|f| !f.trim().is_empty()),
+        line: attribute(e, "line").and_then(|l| l.trim().parse().ok()),
+        outcome: Outcome::Passed,
+        skipped: false,
+        message: None,
+        kind: None,
+        text: String::new(),
+    }
+}
+
+/// Adds failure text to the current case, keeping the first and last `MAX_TEXT / 2` bytes.
+fn keep(case: &mut Option<Case>, more: &str) {
+    let Some(c) = case else {
+        return;
+    };
+    c.text.push_str(more);
+    if c.text.len() > MAX_TEXT {
+        let half = MAX_TEXT / 2;
+        let mut head = half;
+        while !c.text.is_char_boundary(head) {
+            head -= 1;
+        }
+        let mut tail = c.text.len() - half;
+        while !c.text.is_char_boundary(tail) {
+            tail += 1;
+        }
+        c.text.replace_range(head..tail, "\n…\n");
+    }
+}
+
+fn finish(c: Case, counts: &mut TestCounts, ctx: &ParseContext, norm: &mut Normalizer) {
+    counts.total += 1;
+    match c.outcome {
+        Outcome::Passed => {
+            if c.skipped {
+                counts.skipped += 1;
+            }
+            return;
+        }
+        Outcome::Failed => counts.failed += 1,
+        Outcome::Errored => counts.errored += 1,
+    }
+    let Place { file, line, column } = place_of(&c.file, c.line, &c.text, &c.classname, ctx);
+    let first_line = |s: &str| {
+        s.lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(str::to_string)
+    };
+    let message = c
+        .message
+        .as_deref()
+        .and_then(first_line)
+        .or_else(|| first_line(&c.text))
+        .or(c.kind.clone())
+        .unwrap_or_else(|| match c.outcome {
+            Outcome::Errored => "the test could not run".to_string(),
+            _ => "the test failed".to_string(),
+        });
+    norm.push(RawViolation {
+        file: file.map(Cow::Owned),
+        line,
+        column,
+        code: Some(Cow::Owned(test_id(&c.classname, &c.name, ctx))),
+        message: Some(Cow::Owned(message)),
+        severity: Some(Cow::Borrowed("error")),
+        ..RawViolation::default()
+    });
+}
+
+/// An attribute's value with entities resolved (`&#10;` stays a line break), `None` when absent.
+fn attribute(e: &BytesStart, key: &str) -> Option<String> {
+    let attr = e.try_get_attribute(key).ok().flatten()?;
+    Some(
+        attr.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+            .map(Cow::into_owned)
+            .unwrap_or_else(|_| attr.value.clone().into_owned()),
+    )
+}
+
+/// The 1-based line and column (in characters) of a byte offset.
+fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
+    let before = &bytes[..offset.min(bytes.len())];
+    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+    let start = before
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1);
+    let column = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
+    (line, column)
+}

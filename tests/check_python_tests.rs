@@ -1,0 +1,113 @@
+//! The example of a test suite as a gate (`fixtures/python-tests`, the `pytest` preset) with the
+//! real pytest: the failing test is one violation at its assertion, and the counts qgates reports
+//! are the ones pytest's own summary line gives.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{check_json, fixture_copy, gate};
+use regex::Regex;
+use serde_json::{Value, json};
+
+/// Runs pytest itself in `dir` and reads its summary line (`1 failed, 2 passed, 1 skipped in
+/// 0.29s`) into the counts qgates reports.
+fn pytest_says(dir: &Path) -> Value {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    let out = Command::new(python)
+        .args(["-m", "pytest", "-p", "no:cacheprovider"])
+        .current_dir(dir)
+        .output()
+        .expect("run pytest");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let summary = text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('=') && l.contains(" in "))
+        .unwrap_or_else(|| panic!("no summary line in pytest's output:\n{text}"));
+    let n = |word: &str| -> usize {
+        Regex::new(&format!(r"(\d+) {word}\b"))
+            .unwrap()
+            .captures(summary)
+            .map_or(0, |c| c[1].parse().unwrap())
+    };
+    let (failed, passed, skipped) = (n("failed"), n("passed"), n("skipped"));
+    let errored = n("errors?");
+    json!({"total": failed + passed + skipped + errored, "failed": failed, "errored": errored, "skipped": skipped})
+}
+
+#[test]
+fn the_failing_test_is_a_violation_at_its_assertion_with_pytests_counts() {
+    let dir = fixture_copy("python-tests");
+    let (code, report) = check_json(dir.path(), &["--scope", "project", "--no-state"]);
+    let g = gate(&report, "tests");
+    assert_eq!((code, g["status"].as_str()), (1, Some("failed")), "{g:#}");
+
+    let test_file = std::fs::read_to_string(dir.path().join("tests/test_prices.py")).unwrap();
+    let assertion = test_file
+        .lines()
+        .position(|l| l.contains("assert line == "))
+        .unwrap()
+        + 1;
+    let violations = g["violations"].as_array().unwrap();
+    assert_eq!(violations.len(), 1, "{g:#}");
+    let v = &violations[0];
+    assert_eq!(v["file"], "tests/test_prices.py");
+    assert_eq!(v["line"], assertion);
+    assert_eq!(
+        v["code"],
+        "tests/test_prices.py::test_receipt_line_shows_euros"
+    );
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("AssertionError: assert 'Café crème: 2,50 €'"),
+        "{v}"
+    );
+
+    assert_eq!(g["tests"], pytest_says(dir.path()), "{g:#}");
+    // The summary line (the first line of the default output) says the same.
+    let out = common::qgates(dir.path())
+        .args([
+            "check",
+            "--scope",
+            "project",
+            "--no-state",
+            "--format",
+            "summary",
+        ])
+        .output()
+        .unwrap();
+    let line = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    assert!(line.contains("4 tests, 1 failed, 1 skipped"), "{line}");
+
+    // The report went to the run's log folder: nothing of the run is left among the files.
+    let left: Vec<String> = walk(dir.path())
+        .into_iter()
+        .filter(|p| !p.starts_with(".qgates/") && !p.contains("__pycache__"))
+        .filter(|p| p.ends_with(".xml") || p.contains(".pytest_cache"))
+        .collect();
+    assert!(left.is_empty(), "the run left {left:?} in the workspace");
+}
+
+/// Every file under `dir`, relative to it.
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p.clone());
+            }
+            out.push(p.strip_prefix(dir).unwrap().to_string_lossy().into_owned());
+        }
+    }
+    out
+}

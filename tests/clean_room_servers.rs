@@ -1,0 +1,185 @@
+//! Clean-room runs asked for by an agent (`run_quality_gates` with `clean_room`) and by an
+//! editor (`qgates.run` with `clean_room`): they check the commit, not the working tree, and run
+//! only when what the configuration committed there runs — its commands and the scripts as
+//! committed — is what a person trusted for the workspace.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::lsp::{LspClient, TrustAnswer};
+use common::mcp::Server;
+use common::{git, path_with_tools, tool, trusted, write};
+use serde_json::{Value, json};
+
+/// Flags `FILE:1: E1 bad` for every file containing "BAD".
+const LINTER: &str = "#!/bin/sh\nfound=0\nfor f in \"$@\"; do\n  if grep -q BAD \"$f\"; then echo \"$f:1: E1 bad\"; found=1; fi\ndone\nexit $found\n";
+
+const CONFIG: &str = "version: 1\ngates:\n  lint:\n    command: [\"./lint.sh\"]\n    file_types: [\".py\"]\n    parsing:\n      strategy: text_violations\n      pattern: '^(?P<file>[^:\\n]+):(?P<line>\\d+): (?P<code>E\\d+) (?P<message>.+)$'\n";
+
+/// A repository whose committed `a.py` fails the lint, fixed in the working tree only. With
+/// `changed_script`, the working tree's `lint.sh` differs from the committed one too.
+fn repo(changed_script: bool) -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    tool(root, "lint.sh", LINTER);
+    write(root, "quality.yaml", CONFIG);
+    write(root, "a.py", "BAD\n");
+    write(root, ".gitignore", ".qgates/\n");
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "start"]);
+    write(root, "a.py", "ok\n");
+    if changed_script {
+        tool(root, "lint.sh", "#!/bin/sh\nexit 0\n");
+    }
+    ws
+}
+
+fn worktree_count(root: &Path) -> usize {
+    git(root, &["worktree", "list"]).lines().count()
+}
+
+fn is_empty(dir: &Path) -> bool {
+    std::fs::read_dir(dir).unwrap().next().is_none()
+}
+
+fn mcp(root: &Path, tmp: &Path) -> Server {
+    let mut s = Server::start_with_env(root, &[("TMPDIR", tmp)]);
+    s.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "test", "version": "0"}}),
+    );
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    s
+}
+
+fn error_text(result: &Value) -> String {
+    assert_eq!(result["isError"], true, "{result}");
+    result["content"][0]["text"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn mcp_clean_room_checks_the_commit_when_its_configuration_is_trusted() {
+    let ws = repo(false);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = mcp(ws.path(), tmp.path());
+    let r = s.call(2, "run_quality_gates", json!({"clean_room": true}));
+    assert_ne!(r["isError"], true, "{r}");
+    let report = &r["structuredContent"];
+    assert_eq!(report["overall_pass"], false, "the commit fails: {report}");
+    assert_eq!(report["gates"][0]["violations"][0]["file"], "a.py");
+    assert_eq!(report["scope"]["mode"], "project");
+    assert_eq!(report["clean_room"]["rev"], "HEAD");
+    assert_eq!(report["clean_room"]["uncommitted_changes"], 1);
+    let line = r["content"][0]["text"].as_str().unwrap();
+    assert!(
+        line.contains("(HEAD): 1 uncommitted change not included; worktree removed"),
+        "{line}"
+    );
+    assert_eq!(worktree_count(ws.path()), 1);
+    assert!(is_empty(tmp.path()));
+    // The working tree, checked as usual, passes: the fix is there.
+    let r = s.call(3, "run_quality_gates", json!({"scope": "project"}));
+    assert_eq!(r["structuredContent"]["overall_pass"], true, "{r}");
+
+    let e = error_text(&s.call(4, "run_quality_gates", json!({"rev": "HEAD"})));
+    assert!(e.contains("add \"clean_room\": true"), "{e}");
+    let e = error_text(&s.call(
+        5,
+        "run_quality_gates",
+        json!({"clean_room": true, "fix": true}),
+    ));
+    assert!(
+        e.contains("`fix` and `clean_room` do not go together"),
+        "{e}"
+    );
+    let e = error_text(&s.call(
+        6,
+        "run_quality_gates",
+        json!({"clean_room": true, "rev": "nope"}),
+    ));
+    assert!(e.contains("`nope` does not name a commit"), "{e}");
+}
+
+#[test]
+fn mcp_clean_room_refuses_a_committed_configuration_nobody_trusted() {
+    // What was trusted is the working tree's harmless lint.sh; the commit's runs something else.
+    let ws = repo(true);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = mcp(ws.path(), tmp.path());
+    let r = s.call(2, "run_quality_gates", json!({"scope": "project"}));
+    assert_eq!(
+        r["structuredContent"]["overall_pass"], true,
+        "trusted as it is: {r}"
+    );
+    let e = error_text(&s.call(3, "run_quality_gates", json!({"clean_room": true})));
+    assert!(
+        e.starts_with("Clean room at `HEAD`: Nothing was run"),
+        "{e}"
+    );
+    assert!(e.contains("qgates trust"), "{e}");
+    assert!(
+        e.contains("runs lint.sh from this repository"),
+        "it lists what would run: {e}"
+    );
+    assert_eq!(worktree_count(ws.path()), 1);
+    assert!(is_empty(tmp.path()));
+}
+
+fn lsp(root: &Path, tmp: &Path, store: &Path) -> LspClient {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qgates"));
+    cmd.arg("lsp")
+        .current_dir(root)
+        .env("PATH", path_with_tools())
+        .env("QGATES_TRUST_FILE", store)
+        .env("TMPDIR", tmp)
+        .env_remove("QGATES_LOG");
+    let mut c = LspClient::spawn_command(cmd, root, TrustAnswer::NotNow);
+    c.initialize(json!({}));
+    c
+}
+
+fn run(c: &mut LspClient, args: Value) -> Result<Value, Value> {
+    c.request(
+        "workspace/executeCommand",
+        json!({"command": "qgates.run", "arguments": [args]}),
+    )
+}
+
+#[test]
+fn lsp_run_with_clean_room_checks_the_commit_when_trusted_and_refuses_otherwise() {
+    let ws = repo(false);
+    let tmp = tempfile::tempdir().unwrap();
+    let (_store_dir, store) = trusted(ws.path());
+    let mut c = lsp(ws.path(), tmp.path(), &store);
+    let answer = run(&mut c, json!({"clean_room": true})).expect("a report");
+    let report = &answer["report"];
+    assert_eq!(report["overall_pass"], false, "{answer}");
+    assert_eq!(report["gates"][0]["violations"][0]["file"], "a.py");
+    assert_eq!(report["clean_room"]["uncommitted_changes"], 1);
+    let line = answer["summary_line"].as_str().unwrap();
+    assert!(line.contains("clean room at "), "{line}");
+    assert_eq!(worktree_count(ws.path()), 1);
+    assert!(is_empty(tmp.path()));
+    let e = run(&mut c, json!({"rev": "HEAD"})).expect_err("rev alone");
+    assert!(e["message"].as_str().unwrap().contains("clean_room"), "{e}");
+    c.shutdown();
+
+    let ws = repo(true);
+    let (_store_dir, store) = trusted(ws.path());
+    let mut c = lsp(ws.path(), tmp.path(), &store);
+    let e = run(&mut c, json!({"clean_room": true})).expect_err("not trusted");
+    let message = e["message"].as_str().unwrap();
+    assert!(message.contains("is not what was trusted"), "{message}");
+    assert!(
+        message.contains("runs lint.sh from this repository"),
+        "{message}"
+    );
+    assert_eq!(worktree_count(ws.path()), 1);
+    assert!(is_empty(tmp.path()));
+    c.shutdown();
+}
