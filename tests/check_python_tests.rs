@@ -1,6 +1,7 @@
 //! The example of a test suite as a gate (`fixtures/python-tests`, the `pytest` preset) with the
 //! real pytest: the failing test is one violation at its assertion, and the counts qgates reports
-//! are the ones pytest's own summary line gives.
+//! are the ones pytest's own summary line gives, and the coverage total is what coverage.py
+//! measured.
 
 mod common;
 
@@ -17,6 +18,7 @@ fn pytest_says(dir: &Path) -> Value {
     let python = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
     let out = Command::new(python)
         .args(["-m", "pytest", "-p", "no:cacheprovider"])
+        .args(["--cov=src", "--cov-report=json:own-coverage.json"])
         .current_dir(dir)
         .output()
         .expect("run pytest");
@@ -35,6 +37,15 @@ fn pytest_says(dir: &Path) -> Value {
     let (failed, passed, skipped) = (n("failed"), n("passed"), n("skipped"));
     let errored = n("errors?");
     json!({"total": failed + passed + skipped + errored, "failed": failed, "errored": errored, "skipped": skipped})
+}
+
+/// The total line coverage pytest-cov measured in the run of `pytest_says`.
+fn coverage_py_says(dir: &Path) -> f64 {
+    let text = std::fs::read_to_string(dir.join("own-coverage.json")).expect("coverage report");
+    let report: Value = serde_json::from_str(&text).expect("coverage JSON");
+    report["totals"]["percent_covered"]
+        .as_f64()
+        .expect("percent_covered")
 }
 
 #[test]
@@ -67,7 +78,16 @@ fn the_failing_test_is_a_violation_at_its_assertion_with_pytests_counts() {
         "{v}"
     );
 
-    assert_eq!(g["tests"], pytest_says(dir.path()), "{g:#}");
+    // Measured in the same run; a separate check so the files pytest itself leaves are not
+    // among those the next assertion looks for.
+    let own = fixture_copy("python-tests");
+    assert_eq!(g["tests"], pytest_says(own.path()), "{g:#}");
+    let percent = g["coverage"]["percent"].as_f64().unwrap_or(-1.0);
+    let expected = coverage_py_says(own.path());
+    assert!(
+        (percent - expected).abs() < 0.01 && expected < 100.0,
+        "qgates {percent}, coverage.py {expected}: {g:#}"
+    );
     // The summary line (the first line of the default output) says the same.
     let out = common::qgates(dir.path())
         .args([

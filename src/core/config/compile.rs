@@ -250,9 +250,12 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
     let readers = compile_gate_parsing(id, g, p);
     let output_files = super::report_dir::output_files(id, g, p);
     let fix = g.fix.as_ref().and_then(|f| compile_fix(id, g, f, p));
-    let reads_coverage = readers
-        .as_ref()
-        .is_some_and(|(r, _)| matches!(r.spec, ParserSpec::Coverage(_)));
+    // A coverage reader in `parsing.also` (a test run that measures itself) counts too.
+    let reads_coverage = readers.as_ref().is_some_and(|(r, also)| {
+        std::iter::once(r)
+            .chain(also)
+            .any(|r| matches!(r.spec, ParserSpec::Coverage(_)))
+    });
     if reads_coverage && let Some(cache) = g.cache.filter(|c| *c != CachePolicy::None) {
         let at = p.value(&["gates", id, "cache"]);
         p.at(at, format!("gate `{id}` reads a coverage report, and such a gate is never cached (its result depends on the whole test run and on the run's baseline, which no cache key holds), so `cache: {}` cannot apply. Remove `cache`.", cache_name(cache)));
