@@ -82,6 +82,15 @@ fn mcp_clean_room_checks_the_commit_when_its_configuration_is_trusted() {
     );
     assert_eq!(worktree_count(ws.path()), 1);
     assert!(is_empty(tmp.path()));
+    // The kinds to leave out apply in the clean room too.
+    let r = s.call(
+        7,
+        "run_quality_gates",
+        json!({"clean_room": true, "skip_kinds": ["other"]}),
+    );
+    let gate = &r["structuredContent"]["gates"][0];
+    assert_eq!(gate["status"], "skipped", "{r}");
+    assert!(is_empty(tmp.path()));
     // The working tree, checked as usual, passes: the fix is there.
     let r = s.call(3, "run_quality_gates", json!({"scope": "project"}));
     assert_eq!(r["structuredContent"]["overall_pass"], true, "{r}");

@@ -35,6 +35,7 @@ pub async fn run_clean(folder: &Arc<Folder>, args: CleanArgs) -> Result<Option<V
         config_path: None,
         scope: args.scope,
         gates: args.gates,
+        kinds: Default::default(),
     };
     let consent = folder.consent();
     let root = folder.root.clone();

@@ -199,6 +199,7 @@ impl QgatesServer {
             config_path: self.config_path.clone(),
             scope,
             gates: request.gates,
+            kinds: request.kinds,
         };
         let root = self.root.clone();
         let mut work = tokio::spawn(run_for_server(server_request, move |config, checkout| {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use super::{CleanRoom, CleanRoomError};
 use crate::core::config::{Config, Trigger};
 use crate::core::engine::run;
+use crate::core::kind_filter::KindFilter;
 use crate::core::report::Report;
 use crate::core::scope::ScopeRequest;
 use crate::core::trust::{FileHashes, Manifest, TrustStore};
@@ -22,6 +23,8 @@ pub struct ServerRequest {
     pub config_path: Option<PathBuf>,
     pub scope: ScopeRequest,
     pub gates: Option<Vec<String>>,
+    /// The kinds of gate to leave out or keep (`skip_kinds`, `only_kinds`).
+    pub kinds: KindFilter,
 }
 
 /// Why a server's clean-room run did not give a report.
@@ -66,9 +69,10 @@ pub async fn run_for_server(
             .load_config(request.config_path.as_deref())
             .map_err(|e| ServerRunError::Config(e.to_string()))?;
         permits(&config, clean_room.root()).map_err(ServerRunError::Untrusted)?;
-        let engine_request = clean_room
+        let mut engine_request = clean_room
             .request(request.scope, request.gates, Trigger::Command)
             .map_err(|e| ServerRunError::Run(e.to_string()))?;
+        engine_request.kinds = request.kinds;
         run(&config, &engine_request)
             .await
             .map_err(|e| ServerRunError::Run(e.to_string()))
