@@ -1,9 +1,11 @@
 //! `quality.yaml`: the file model, discovery, validation and the compiled configuration.
 
+mod choices;
 mod compile;
 mod coverage;
 mod error;
 mod explain;
+mod json_paths;
 mod limits;
 mod load;
 pub mod model;
@@ -17,6 +19,7 @@ mod tree;
 mod yaml_syntax;
 
 pub use error::{ConfigError, ConfigProblem};
+pub use json_paths::{parse_condition, parse_field_path, parse_pointer};
 pub use limits::{
     MAX_CONFIG_BYTES, MAX_GATES, MAX_GLOBS_PER_LIST, MAX_PATTERN_CHARS, MAX_REGEX_BYTES,
     MAX_REGEX_DFA_BYTES, MAX_REPORTED_PROBLEMS,
@@ -25,6 +28,6 @@ pub use load::{
     CONFIG_CANDIDATES, DEFAULT_CONFIG, discover, embedded_label, load_file, load_for_workspace,
     parse_config,
 };
-pub use parsing::{VIOLATION_FIELDS, parse_condition, parse_field_path, parse_pointer};
+pub use parsing::VIOLATION_FIELDS;
 pub use spec::*;
 pub use suggest::closest;

@@ -1,0 +1,248 @@
+//! The words a `quality.yaml` chooses from: gate kinds, triggers, column units, cache policies,
+//! parsing strategies and output layouts. Each value's doc comment is its description in the
+//! schema editors show.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What a gate checks; shown in reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GateKind {
+    /// A formatter (ruff format, prettier).
+    Format,
+    /// A linter (ruff check, eslint).
+    Lint,
+    /// A type checker (mypy, tsc).
+    Typecheck,
+    /// A test suite; not run on save unless its `run_on` says so.
+    Test,
+    /// An end-to-end or clean-room suite; not run on save unless its `run_on` says so.
+    E2e,
+    /// Installs the dependencies (uv sync, npm ci): runs before every other gate of the run, and
+    /// is skipped while its `cache_inputs` (the lock files) are as at its last green run.
+    Deps,
+    /// Anything else.
+    #[default]
+    Other,
+}
+
+impl GateKind {
+    pub const ALL: [GateKind; 7] = [
+        GateKind::Format,
+        GateKind::Lint,
+        GateKind::Typecheck,
+        GateKind::Test,
+        GateKind::E2e,
+        GateKind::Deps,
+        GateKind::Other,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GateKind::Format => "format",
+            GateKind::Lint => "lint",
+            GateKind::Typecheck => "typecheck",
+            GateKind::Test => "test",
+            GateKind::E2e => "e2e",
+            GateKind::Deps => "deps",
+            GateKind::Other => "other",
+        }
+    }
+
+    /// The kind named `name` (as written in quality.yaml).
+    pub fn parse(name: &str) -> Option<GateKind> {
+        GateKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// The triggers a gate of this kind runs on when its `run_on` is not given: suites are too
+    /// slow to run on every save.
+    pub fn default_run_on(self) -> Vec<Trigger> {
+        match self {
+            GateKind::Test | GateKind::E2e => vec![Trigger::Command, Trigger::Ci],
+            _ => Trigger::ALL.to_vec(),
+        }
+    }
+}
+
+/// What started a run; a gate's `run_on` lists the triggers it runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    /// A file was saved in the editor.
+    Save,
+    /// A run asked for by a command (`qgates check`, the editor's or the agent's run command).
+    Command,
+    /// A run in continuous integration (`qgates check --ci`).
+    Ci,
+}
+
+impl Trigger {
+    pub const ALL: [Trigger; 3] = [Trigger::Save, Trigger::Command, Trigger::Ci];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Save => "save",
+            Trigger::Command => "command",
+            Trigger::Ci => "ci",
+        }
+    }
+}
+
+/// The unit a tool counts columns in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ColumnUnit {
+    /// Unicode characters (code points): ruff, most linters.
+    #[default]
+    Char,
+    /// UTF-8 bytes: many C, Go and Rust tools, and mypy with `--no-native-parser`.
+    Byte,
+    /// UTF-16 code units: JavaScript tools, LSP-based tools.
+    Utf16,
+}
+
+/// How results of a gate may be reused (see the result cache).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CachePolicy {
+    /// A file's result holds while the file, the gate and `cache_inputs` are unchanged.
+    #[default]
+    PerFile,
+    /// Any change in the workspace invalidates the result (type checkers).
+    Workspace,
+    /// Always run.
+    None,
+}
+
+/// How a gate's output is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// JSON (or JSON Lines) output: `violations_path` finds the items, `field_map` reads each one.
+    JsonViolations,
+    /// Text output: a regex with named groups matches each violation.
+    TextViolations,
+    /// SARIF 2.1.0 output (`runs[].results[]`).
+    Sarif,
+    /// Pass/fail only: a failing exit code is one violation without a file.
+    ExitCode,
+    /// JUnit XML test results (pytest `--junitxml`, vitest, jest-junit, go-junit-report,
+    /// cargo-nextest): one violation per failed or errored test, and the counts of tests.
+    Junit,
+    /// A coverage report (coverage.py JSON, Cobertura XML or LCOV): the total against
+    /// `min_percent`, and in the `auto` and `branch` scopes the changed lines no test runs.
+    Coverage,
+}
+
+impl Strategy {
+    pub const ALL: [Strategy; 6] = [
+        Strategy::JsonViolations,
+        Strategy::TextViolations,
+        Strategy::Sarif,
+        Strategy::ExitCode,
+        Strategy::Junit,
+        Strategy::Coverage,
+    ];
+
+    /// The `parsing` keys this strategy reads besides `strategy`; any other one is a mistake
+    /// (often a sign that the strategy itself is wrong).
+    pub fn parsing_keys(self) -> &'static [&'static str] {
+        match self {
+            Strategy::JsonViolations => &[
+                "format",
+                "violations_path",
+                "field_map",
+                "filter",
+                "fixable_when",
+                "fix_edits",
+                "line_offset",
+                "column_offset",
+                "extract",
+                "defaults",
+                "templates",
+            ],
+            Strategy::TextViolations => &[
+                "pattern",
+                "stream",
+                "line_offset",
+                "column_offset",
+                "defaults",
+                "templates",
+            ],
+            Strategy::Sarif => &["templates"],
+            Strategy::ExitCode | Strategy::Junit => &[],
+            Strategy::Coverage => &["format", "min_percent", "min_diff_percent", "diff_severity"],
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::JsonViolations => "json_violations",
+            Strategy::TextViolations => "text_violations",
+            Strategy::Sarif => "sarif",
+            Strategy::ExitCode => "exit_code",
+            Strategy::Junit => "junit",
+            Strategy::Coverage => "coverage",
+        }
+    }
+}
+
+/// How JSON output is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum JsonFormat {
+    /// One JSON document.
+    #[default]
+    Json,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+/// `parsing.format`: the layout of the output; which values apply depends on the strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputFormat {
+    /// json_violations: one JSON document (the default).
+    Json,
+    /// json_violations: one JSON object per line.
+    Jsonl,
+    /// coverage: coverage.py's JSON report (`coverage json`).
+    CoverageJson,
+    /// coverage: Cobertura XML (`coverage xml` and most other languages' tools).
+    Cobertura,
+    /// coverage: an LCOV tracefile (`coverage lcov`, c8, cargo-llvm-cov).
+    Lcov,
+}
+
+impl OutputFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputFormat::Json => "json",
+            OutputFormat::Jsonl => "jsonl",
+            OutputFormat::CoverageJson => "coverage_json",
+            OutputFormat::Cobertura => "cobertura",
+            OutputFormat::Lcov => "lcov",
+        }
+    }
+}
+
+/// Which of the tool's outputs is parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputStream {
+    /// Standard output.
+    #[default]
+    Stdout,
+    /// Standard error.
+    Stderr,
+    /// Standard output, then standard error.
+    Both,
+}
+
+/// Where the JSON is inside the tool's output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Extract {
+    /// Take the first ```json fenced block out of prose before parsing.
+    Fenced,
+}
