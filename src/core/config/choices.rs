@@ -145,8 +145,12 @@ impl Strategy {
         Strategy::Coverage,
     ];
 
-    /// The `parsing` keys this strategy reads besides `strategy`; any other one is a mistake
-    /// (often a sign that the strategy itself is wrong).
+    /// The keys of a reader whatever its strategy: where it reads (`output_file`), its column
+    /// unit, and more readers of the same run.
+    pub const EVERY_READER_KEYS: [&'static str; 3] = ["output_file", "column_unit", "also"];
+
+    /// The `parsing` keys this strategy reads besides `strategy` and `EVERY_READER_KEYS`; any
+    /// other one is a mistake (often a sign that the strategy itself is wrong).
     pub fn parsing_keys(self) -> &'static [&'static str] {
         match self {
             Strategy::JsonViolations => &[

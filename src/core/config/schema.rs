@@ -115,7 +115,7 @@ fn strategy_keys(schema: &mut Value) {
         Some(props) => props
             .keys()
             .map(String::as_str)
-            .filter(|k| *k != "strategy")
+            .filter(|k| *k != "strategy" && !Strategy::EVERY_READER_KEYS.contains(k))
             .collect(),
         None => return,
     };
