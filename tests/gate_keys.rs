@@ -10,7 +10,7 @@ use std::path::Path;
 
 use common::lsp::{LspClient, TrustAnswer};
 use common::places::{Unit, token_span};
-use common::{check_json, gate, git, qgates, tool, workspace, write};
+use common::{check_json, gate, git, problem_at, qgates, tool, workspace, write};
 use serde_json::{Value, json};
 
 /// A text pattern for `FILE:LINE: [SEVERITY: ]CODE MESSAGE` lines.
@@ -49,15 +49,6 @@ fn check_out(root: &Path, args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-/// The message of the one problem stderr reports at `quality.yaml:line:column`.
-#[track_caller]
-fn problem_at(stderr: &str, line: u32, column: u32) -> String {
-    let place = format!("quality.yaml:{line}:{column}: ");
-    let found: Vec<&str> = stderr.lines().filter(|l| l.contains(&place)).collect();
-    assert_eq!(found.len(), 1, "one problem at {place}, in:\n{stderr}");
-    found[0].split_once(&place).unwrap().1.to_string()
 }
 
 /// The 1-based line and column where `token` stands in `text` (its one occurrence).

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{check_json, fixture_copy, gate, qgates, workspace, write};
+use common::{check_json, fixture_copy, gate, problem_at, qgates, workspace, write};
 use serde_json::Value;
 
 /// The example project's own `quality.yaml` writes the three Python gates by hand.
@@ -50,15 +50,6 @@ fn config_errors(root: &Path) -> (i32, String) {
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-/// The one line of `stderr` that reports a problem at `quality.yaml:line:column`.
-#[track_caller]
-fn problem_at(stderr: &str, line: u32, column: u32) -> String {
-    let place = format!("quality.yaml:{line}:{column}: ");
-    let found: Vec<&str> = stderr.lines().filter(|l| l.contains(&place)).collect();
-    assert_eq!(found.len(), 1, "one problem at {place}, in:\n{stderr}");
-    found[0].split_once(&place).unwrap().1.to_string()
 }
 
 /// `qgates presets` with `args`; panics unless it succeeds.

@@ -241,3 +241,12 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
+
+/// The one line of `stderr` that reports a problem at `quality.yaml:line:column`.
+#[track_caller]
+pub fn problem_at(stderr: &str, line: u32, column: u32) -> String {
+    let place = format!("quality.yaml:{line}:{column}: ");
+    let found: Vec<&str> = stderr.lines().filter(|l| l.contains(&place)).collect();
+    assert_eq!(found.len(), 1, "one problem at {place}, in:\n{stderr}");
+    found[0].split_once(&place).unwrap().1.to_string()
+}
