@@ -37,6 +37,40 @@ fn repo(changed_script: bool) -> tempfile::TempDir {
     ws
 }
 
+/// A repository whose linter is installed into `.venv/bin` (untracked) by its `deps` gate, as
+/// `uv sync` installs ruff: the committed `a.py` fails, the working tree's is fixed.
+fn repo_with_installed_tool() -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    tool(root, "tools/lint.sh", LINTER);
+    write(
+        root,
+        "install.sh",
+        "mkdir -p .venv/bin && cp tools/lint.sh .venv/bin/lint && chmod +x .venv/bin/lint\n",
+    );
+    write(
+        root,
+        "quality.yaml",
+        &CONFIG.replace("./lint.sh", "lint").replace(
+            "gates:\n",
+            "gates:\n  install:\n    kind: deps\n    command: [\"sh\", \"install.sh\"]\n    pass_files: false\n    parsing: {strategy: exit_code}\n",
+        ),
+    );
+    write(root, "a.py", "BAD\n");
+    write(root, ".gitignore", ".qgates/\n.venv/\n");
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "start"]);
+    write(root, "a.py", "ok\n");
+    let installed = Command::new("sh")
+        .arg("install.sh")
+        .current_dir(root)
+        .status()
+        .unwrap();
+    assert!(installed.success());
+    ws
+}
+
 fn worktree_count(root: &Path) -> usize {
     git(root, &["worktree", "list"]).lines().count()
 }
@@ -127,16 +161,58 @@ fn mcp_clean_room_refuses_a_committed_configuration_nobody_trusted() {
     );
     let e = error_text(&s.call(3, "run_quality_gates", json!({"clean_room": true})));
     assert!(
-        e.starts_with("Clean room at `HEAD`: Nothing was run"),
+        e.starts_with("Clean room at `HEAD`: nothing was run: the configuration and scripts committed there run something other than what was trusted"),
         "{e}"
     );
-    assert!(e.contains("qgates trust"), "{e}");
+    assert!(e.contains("trust what is committed"), "{e}");
     assert!(
         e.contains("runs lint.sh from this repository"),
         "it lists what would run: {e}"
     );
     assert_eq!(worktree_count(ws.path()), 1);
     assert!(is_empty(tmp.path()));
+}
+
+#[test]
+fn mcp_clean_room_runs_when_only_the_installed_tools_differ() {
+    // The working tree's `lint` is `.venv/bin/lint`; the fresh checkout has none until its deps
+    // gate installs it. What runs is otherwise the same, so the trusted workspace may run it.
+    let ws = repo_with_installed_tool();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = mcp(ws.path(), tmp.path());
+    let r = s.call(2, "run_quality_gates", json!({"scope": "project"}));
+    assert_eq!(r["structuredContent"]["overall_pass"], true, "{r}");
+    let r = s.call(3, "run_quality_gates", json!({"clean_room": true}));
+    assert_ne!(r["isError"], true, "{r}");
+    let report = &r["structuredContent"];
+    let status = |id: &str| {
+        report["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["id"] == id)
+            .map(|g| g["status"].clone())
+    };
+    assert_eq!(status("install"), Some(json!("passed")), "{report}");
+    assert_eq!(status("lint"), Some(json!("failed")), "{report}");
+    assert_eq!(
+        report["gates"][1]["violations"][0]["file"], "a.py",
+        "{report}"
+    );
+    assert_eq!(worktree_count(ws.path()), 1);
+    assert!(is_empty(tmp.path()));
+
+    // A committed script that differs from the trusted one is still refused.
+    let trusted_installer = std::fs::read_to_string(ws.path().join("install.sh")).unwrap();
+    tool(ws.path(), "install.sh", "echo changed\n");
+    git(ws.path(), &["commit", "-qam", "another installer"]);
+    tool(ws.path(), "install.sh", &trusted_installer);
+    let e = error_text(&s.call(4, "run_quality_gates", json!({"clean_room": true})));
+    assert!(
+        e.contains("What differs:\n• gate install: sh install.sh"),
+        "{e}"
+    );
+    assert!(!e.contains("gate lint"), "only what differs is named: {e}");
 }
 
 fn lsp(root: &Path, tmp: &Path, store: &Path) -> LspClient {
@@ -183,7 +259,10 @@ fn lsp_run_with_clean_room_checks_the_commit_when_trusted_and_refuses_otherwise(
     let mut c = lsp(ws.path(), tmp.path(), &store);
     let e = run(&mut c, json!({"clean_room": true})).expect_err("not trusted");
     let message = e["message"].as_str().unwrap();
-    assert!(message.contains("is not what was trusted"), "{message}");
+    assert!(
+        message.contains("run something other than what was trusted"),
+        "{message}"
+    );
     assert!(
         message.contains("runs lint.sh from this repository"),
         "{message}"
@@ -191,4 +270,30 @@ fn lsp_run_with_clean_room_checks_the_commit_when_trusted_and_refuses_otherwise(
     assert_eq!(worktree_count(ws.path()), 1);
     assert!(is_empty(tmp.path()));
     c.shutdown();
+
+    // Tools the deps gate installs into .venv make no difference in the editor either.
+    let ws = repo_with_installed_tool();
+    let (_store_dir, store) = trusted(ws.path());
+    let mut c = lsp(ws.path(), tmp.path(), &store);
+    let answer = run(&mut c, json!({"clean_room": true})).expect("a report");
+    assert_eq!(answer["report"]["gates"][1]["status"], "failed", "{answer}");
+    assert_eq!(
+        answer["report"]["gates"][1]["violations"][0]["file"],
+        "a.py"
+    );
+    c.shutdown();
+
+    // A folder nobody trusted runs no clean room; nothing is checked out.
+    let empty_store = tmp.path().join("no-trust.json");
+    let mut c = lsp(ws.path(), tmp.path(), &empty_store);
+    let e = run(&mut c, json!({"clean_room": true})).expect_err("not trusted");
+    let message = e["message"].as_str().unwrap();
+    assert!(
+        message.contains("the folder's own gates are not trusted"),
+        "{message}"
+    );
+    assert_eq!(worktree_count(ws.path()), 1);
+    c.shutdown();
+    assert!(!empty_store.exists());
+    assert!(is_empty(tmp.path()));
 }

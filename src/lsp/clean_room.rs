@@ -11,10 +11,11 @@ use tower_lsp_server::jsonrpc::Result;
 use super::commands::{answer, failed};
 use super::folder::{Consent, Folder};
 use crate::core::clean_room::{
-    DEFAULT_REV, ServerRequest, ServerRunError, run_for_server, trusted_at,
+    DEFAULT_REV, ServerRequest, ServerRunError, run_for_server, runs_as_trusted,
 };
 use crate::core::report::page::PageRequest;
 use crate::core::scope::ScopeRequest;
+use crate::core::trust::{Manifest, TrustStore};
 
 /// The checked arguments of a clean-room run.
 pub struct CleanArgs {
@@ -24,9 +25,9 @@ pub struct CleanArgs {
     pub page: PageRequest,
 }
 
-/// Runs the clean room and answers as `qgates.run` does. What the configuration committed at
-/// the revision runs must be trusted for the folder: by the editor's own workspace trust, or by
-/// the user's trust in exactly that (a person's decision, as for the folder's own runs).
+/// Runs the clean room and answers as `qgates.run` does. The folder's own runs must be trusted
+/// (by the editor's workspace trust, or by the user's trust in what the folder runs), and the
+/// configuration committed at the revision must run the same (see `runs_as_trusted`).
 pub async fn run_clean(folder: &Arc<Folder>, args: CleanArgs) -> Result<Option<Value>> {
     let rev = args.rev.unwrap_or_else(|| DEFAULT_REV.to_string());
     let request = ServerRequest {
@@ -37,28 +38,29 @@ pub async fn run_clean(folder: &Arc<Folder>, args: CleanArgs) -> Result<Option<V
         gates: args.gates,
         kinds: Default::default(),
     };
-    let consent = folder.consent();
-    let root = folder.root.clone();
-    let result = run_for_server(request, move |config, checkout| match consent {
-        Consent::Editor => Ok(()),
-        // Trust given in this session (when it could not be recorded) counts too.
-        Consent::Manifest(hash) => {
-            trusted_at(config, checkout, &root).or_else(|m| match m.hash == hash {
-                true => Ok(()),
-                false => Err(m),
-            })
-        }
-        Consent::No => trusted_at(config, checkout, &root),
+    let trusted = match folder.consent() {
+        Consent::Editor => None,
+        consent => match trusted_manifest(folder, consent) {
+            Some(m) => Some(m),
+            None => {
+                return Err(failed(&format!(
+                    "clean room at `{rev}`: nothing was run: the folder's own gates are not trusted. Trust the folder first (answer the trust question, or run `qgates trust {}` in a terminal), then run the clean room again.",
+                    folder.root.display()
+                )));
+            }
+        },
+    };
+    let result = run_for_server(request, move |config, checkout| match &trusted {
+        None => Ok(()),
+        Some(m) => runs_as_trusted(config, checkout, m),
     })
     .await;
     match result {
         Ok(report) => Ok(Some(answer(&report, args.page))),
-        Err(ServerRunError::Untrusted(manifest)) => Err(failed(&format!(
-            "clean room at `{rev}`: nothing was run: what the configuration committed there runs (in a clean checkout, without the folder's .venv or node_modules) is not what was trusted for {}. Run `qgates trust {}` in a terminal once the working tree's configuration is the committed one, or trust the folder in the editor. {} runs:\n{}",
+        Err(ServerRunError::Untrusted(differences)) => Err(failed(&format!(
+            "clean room at `{rev}`: nothing was run: the configuration and scripts committed there run something other than what was trusted for {}. A clean room only runs what the folder runs (programs installed in .venv or node_modules aside): commit the folder's configuration and scripts, or run `qgates trust {}` in a terminal once they are the committed ones. What differs:\n{differences}",
             folder.root.display(),
             folder.root.display(),
-            manifest.source,
-            manifest.describe()
         ))),
         Err(ServerRunError::Config(e)) => Err(failed(&format!(
             "clean room at `{rev}`: the configuration committed there has errors, so nothing was run:\n{e}"
@@ -66,4 +68,14 @@ pub async fn run_clean(folder: &Arc<Folder>, args: CleanArgs) -> Result<Option<V
         Err(ServerRunError::CleanRoom(e)) => Err(failed(&e.to_string())),
         Err(ServerRunError::Run(e)) => Err(failed(&format!("clean room at `{rev}`: {e}"))),
     }
+}
+
+/// What the folder runs now, when the user trusted it: in this session (when it could not be
+/// recorded) or in the trust store.
+fn trusted_manifest(folder: &Folder, consent: Consent) -> Option<Manifest> {
+    let manifest = folder.manifest()?;
+    let in_session = matches!(&consent, Consent::Manifest(hash) if *hash == manifest.hash);
+    let stored =
+        || TrustStore::for_user().is_some_and(|s| s.is_trusted(&folder.root, &manifest.hash));
+    (in_session || stored()).then_some(manifest)
 }

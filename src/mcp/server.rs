@@ -18,9 +18,9 @@ use super::schema::{LastArgs, RunArgs, ScopeName, parse_args};
 use super::tools::{self, LAST, LAST_ACCEPTS, RUN, RUN_ACCEPTS, error_result, report_result};
 use crate::core::cache::ResultCache;
 use crate::core::clean_room::{
-    DEFAULT_REV, ServerRequest, ServerRunError, run_for_server, trusted_at,
+    DEFAULT_REV, ServerRequest, ServerRunError, run_for_server, runs_as_trusted,
 };
-use crate::core::config::{self, Trigger};
+use crate::core::config::{self, Config, Trigger};
 use crate::core::engine::{RunRequest, run};
 use crate::core::fix::run_with_fixes;
 use crate::core::kind_filter::{KindFilter, KindFilterError};
@@ -121,22 +121,10 @@ impl QgatesServer {
         if args.clean_room {
             return self.clean_room_tool(&args, request, context).await;
         }
-        let config = match config::load_for_workspace(&self.root, self.config_path.as_deref()) {
-            Ok(c) => c,
-            Err(e) => {
-                return error_result(format!(
-                    "{e}\nThe configuration has errors (above), so nothing was run. Fix quality.yaml, then call {RUN} again."
-                ));
-            }
+        let config = match self.trusted_config() {
+            Ok((config, _)) => config,
+            Err(e) => return error_result(e),
         };
-        let manifest = Manifest::of(&config, &self.root, &self.hashes);
-        if !TrustStore::for_user().is_some_and(|s| s.is_trusted(&self.root, &manifest.hash)) {
-            return error_result(untrusted(
-                &self.root,
-                self.config_path.as_deref(),
-                &manifest,
-            ));
-        }
         let cache = Arc::new(ResultCache::load(&self.root));
         let request = RunRequest {
             cache: Some(cache.clone()),
@@ -179,6 +167,24 @@ impl QgatesServer {
         }
     }
 
+    /// The workspace's configuration and what it runs, when a person trusted that; else why
+    /// nothing runs.
+    fn trusted_config(&self) -> Result<(Config, Manifest), String> {
+        let config = config::load_for_workspace(&self.root, self.config_path.as_deref()).map_err(|e| {
+            format!("{e}\nThe configuration has errors (above), so nothing was run. Fix quality.yaml, then call {RUN} again.")
+        })?;
+        let manifest = Manifest::of(&config, &self.root, &self.hashes);
+        if TrustStore::for_user().is_some_and(|s| s.is_trusted(&self.root, &manifest.hash)) {
+            Ok((config, manifest))
+        } else {
+            Err(untrusted(
+                &self.root,
+                self.config_path.as_deref(),
+                &manifest,
+            ))
+        }
+    }
+
     /// A run in a clean checkout of `rev` (see `core::clean_room`): what the configuration
     /// committed there runs must be trusted for this workspace, as for any run. Nothing is
     /// cached or recorded; the report is kept for `last_summary`.
@@ -201,9 +207,13 @@ impl QgatesServer {
             gates: request.gates,
             kinds: request.kinds,
         };
-        let root = self.root.clone();
+        // The working tree's own runs must be trusted, and the checkout must run the same.
+        let trusted = match self.trusted_config() {
+            Ok((_, manifest)) => manifest,
+            Err(e) => return error_result(format!("Clean room at `{rev}`: {e}")),
+        };
         let mut work = tokio::spawn(run_for_server(server_request, move |config, checkout| {
-            trusted_at(config, checkout, &root)
+            runs_as_trusted(config, checkout, &trusted)
         }));
         let joined = tokio::select! {
             j = &mut work => j,
@@ -221,9 +231,8 @@ impl QgatesServer {
                 }
                 result
             }
-            Ok(Err(ServerRunError::Untrusted(manifest))) => error_result(format!(
-                "Clean room at `{rev}`: {}\nWhat would run is the configuration and the scripts as committed at `{rev}`, in a clean checkout (without the workspace's .venv or node_modules); `qgates trust` records the working tree's, so the two must run the same commands.",
-                untrusted(&self.root, self.config_path.as_deref(), &manifest)
+            Ok(Err(ServerRunError::Untrusted(differences))) => error_result(format!(
+                "Clean room at `{rev}`: nothing was run: the configuration and scripts committed there run something other than what was trusted for the working tree. A clean-room run may only run what the working tree runs (programs installed in .venv or node_modules aside): commit the working tree's configuration and scripts, or ask the user to trust what is committed. What differs:\n{differences}"
             )),
             Ok(Err(ServerRunError::Config(e))) => error_result(format!(
                 "{e}\nThe configuration committed at `{rev}` has errors (above), so nothing was run."

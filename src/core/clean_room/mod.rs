@@ -28,7 +28,7 @@ use crate::core::run_logs::resave_report;
 use crate::core::scope::ScopeRequest;
 
 pub use git::GitProblem;
-pub use run::{ServerRequest, ServerRunError, run_for_server, trusted_at};
+pub use run::{ServerRequest, ServerRunError, run_for_server, runs_as_trusted};
 
 /// The revision checked when none is given.
 pub const DEFAULT_REV: &str = "HEAD";

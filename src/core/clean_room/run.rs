@@ -11,7 +11,7 @@ use crate::core::engine::run;
 use crate::core::kind_filter::KindFilter;
 use crate::core::report::Report;
 use crate::core::scope::ScopeRequest;
-use crate::core::trust::{FileHashes, Manifest, TrustStore};
+use crate::core::trust::{FileHashes, Manifest};
 
 /// What a server asks for.
 #[derive(Debug, Clone)]
@@ -34,21 +34,28 @@ pub enum ServerRunError {
     CleanRoom(CleanRoomError),
     /// The configuration at the revision has errors.
     Config(String),
-    /// What the configuration at the revision runs is not trusted; the manifest says what.
-    Untrusted(Box<Manifest>),
+    /// The configuration at the revision runs what was not trusted: what differs.
+    Untrusted(String),
     /// The engine refused the request (an unknown gate, a path not in the commit).
     Run(String),
 }
 
-/// Whether a person trusted, for the workspace `root`, exactly what `config` runs in the checkout
-/// at `checkout_root`: the commands, and the scripts as committed there. (A clean checkout has no
-/// `.venv` or `node_modules`, so programs resolve as they will run there.)
-pub fn trusted_at(config: &Config, checkout_root: &Path, root: &Path) -> Result<(), Box<Manifest>> {
+/// Whether the clean room may run what `config` runs in the checkout at `checkout_root`, given
+/// the manifest of the working tree's own runs, which the caller found trusted: the checkout
+/// must run the same — the same commands, `env` and `cwd`, and the repository's scripts with the
+/// same content. Programs installed in `.venv` or `node_modules` are compared by name only: a
+/// fresh checkout has none until its `deps` gates install them, and those gates are among the
+/// commands compared (see `trust::manifest`).
+pub fn runs_as_trusted(
+    config: &Config,
+    checkout_root: &Path,
+    trusted: &Manifest,
+) -> Result<(), String> {
     let manifest = Manifest::of(config, checkout_root, &FileHashes::default());
-    if TrustStore::for_user().is_some_and(|s| s.is_trusted(root, &manifest.hash)) {
+    if manifest.portable_hash == trusted.portable_hash {
         Ok(())
     } else {
-        Err(Box::new(manifest))
+        Err(manifest.portable_differences(trusted))
     }
 }
 
@@ -57,7 +64,7 @@ pub fn trusted_at(config: &Config, checkout_root: &Path, root: &Path) -> Result<
 /// its end (a cancelled call), it stops the gates and removes the checkout all the same.
 pub async fn run_for_server(
     request: ServerRequest,
-    permits: impl FnOnce(&Config, &Path) -> Result<(), Box<Manifest>>,
+    permits: impl FnOnce(&Config, &Path) -> Result<(), String>,
 ) -> Result<Report, ServerRunError> {
     let (root, rev) = (request.root.clone(), request.rev.clone());
     let clean_room = tokio::task::spawn_blocking(move || CleanRoom::open(&root, &rev, false))

@@ -12,6 +12,11 @@
 //! A program inside a workspace tool folder (`.venv`, `venv`, `node_modules`) that git does not
 //! track is recorded by path, not by content: it is what the user installed there, and an upgrade
 //! must not ask again. One that git tracks came with the repository and is covered by content.
+//!
+//! A clean checkout of a commit has no tool folders until its `deps` gates make them, so its
+//! programs resolve elsewhere (or not yet). The `portable` hash leaves those installed programs
+//! out and keeps everything else — commands, `env`, `cwd` and the repository's own files by
+//! content — so "the checkout runs what was trusted for the working tree" can be asked of it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -46,6 +51,9 @@ pub struct Manifest {
     /// SHA-256 (hex) of everything above.
     #[serde(skip)]
     pub hash: String,
+    /// SHA-256 (hex) of the same without the programs installed in tool folders.
+    #[serde(skip)]
+    pub portable_hash: String,
 }
 
 /// One command a gate or a fixer runs.
@@ -79,7 +87,8 @@ pub struct Program {
 pub struct LocalFile {
     /// Root-relative, as the command names it.
     pub path: String,
-    /// Where it leads, when it is a link.
+    /// Where it leads, when it is a link: root-relative when inside the workspace, so a
+    /// checkout of the same commit elsewhere says the same.
     pub link: Option<PathBuf>,
     /// Of its content; `None` for a program installed in a tool folder (named by path only).
     pub sha256: Option<String>,
@@ -119,55 +128,116 @@ impl Manifest {
             source,
             commands,
             hash: String::new(),
+            portable_hash: String::new(),
         };
-        let bytes = serde_json::to_vec(&manifest).unwrap_or_default();
-        manifest.hash = hex(&Sha256::digest(&bytes));
+        manifest.hash = hash_of(&manifest);
+        manifest.portable_hash = hash_of(&manifest.portable());
         manifest
     }
 
-    /// What will run, for a person to read before trusting it: one paragraph per command.
-    pub fn describe(&self) -> String {
+    /// The manifest without the programs installed in tool folders (see the module's notes).
+    fn portable(&self) -> Manifest {
+        Manifest {
+            commands: self.commands.iter().map(Command::portable).collect(),
+            ..self.clone()
+        }
+    }
+
+    /// What `self` (a checkout's manifest) runs that `trusted` does not, and what `trusted`
+    /// runs that `self` no longer does, compared as `portable_hash` compares them: for a person
+    /// to see why a clean room was refused.
+    pub fn portable_differences(&self, trusted: &Manifest) -> String {
+        let mine = self.portable();
+        let theirs = trusted.portable();
+        let same = |a: &Command, b: &Command| hash_of(a) == hash_of(b);
         let mut out = String::new();
-        for c in &self.commands {
-            let files = if c.pass_files { " FILES…" } else { "" };
-            out.push_str(&format!("• {}: {}{files}\n", c.role, shell_words(&c.argv)));
-            match &c.program {
-                Ok(p) => {
-                    out.push_str(&format!("    program: {}", p.path.display()));
-                    if let Some(real) = &p.real {
-                        out.push_str(&format!(" → {}", real.display()));
-                    }
-                    out.push('\n');
-                }
-                Err(why) => out.push_str(&format!("    program: not found ({why})\n")),
+        if mine.source != theirs.source {
+            out.push_str(&format!(
+                "• the configuration is {} here, {} in what was trusted\n",
+                mine.source, theirs.source
+            ));
+        }
+        for (i, c) in mine.commands.iter().enumerate() {
+            if !theirs.commands.iter().any(|t| same(c, t)) {
+                out.push_str(&describe_commands(std::slice::from_ref(&self.commands[i])));
             }
-            for f in &c.local {
-                let link = f
-                    .link
-                    .as_ref()
-                    .map(|l| format!(" (a link to {})", l.display()))
-                    .unwrap_or_default();
-                match &f.sha256 {
-                    Some(h) => out.push_str(&format!(
-                        "    runs {}{link} from this repository (sha256 {})\n",
-                        f.path,
-                        &h[..h.len().min(12)]
-                    )),
-                    None => out.push_str(&format!(
-                        "    runs {}{link} installed in this workspace\n",
-                        f.path
-                    )),
-                }
-            }
-            if c.cwd != "." {
-                out.push_str(&format!("    in {}\n", c.cwd));
-            }
-            for (k, v) in &c.env {
-                out.push_str(&format!("    env {k}={v}\n"));
+        }
+        for t in &theirs.commands {
+            if !mine.commands.iter().any(|c| c.role == t.role) {
+                out.push_str(&format!("• {} no longer runs\n", t.role));
             }
         }
         out
     }
+
+    /// What will run, for a person to read before trusting it: one paragraph per command.
+    pub fn describe(&self) -> String {
+        describe_commands(&self.commands)
+    }
+}
+
+impl Command {
+    /// Without the programs installed in tool folders (recorded by path, not content).
+    fn portable(&self) -> Command {
+        Command {
+            local: self
+                .local
+                .iter()
+                .filter(|f| f.sha256.is_some())
+                .cloned()
+                .collect(),
+            ..self.clone()
+        }
+    }
+}
+
+fn hash_of(value: &impl Serialize) -> String {
+    hex(&Sha256::digest(
+        serde_json::to_vec(value).unwrap_or_default(),
+    ))
+}
+
+fn describe_commands(commands: &[Command]) -> String {
+    let mut out = String::new();
+    for c in commands {
+        let files = if c.pass_files { " FILES…" } else { "" };
+        out.push_str(&format!("• {}: {}{files}\n", c.role, shell_words(&c.argv)));
+        match &c.program {
+            Ok(p) => {
+                out.push_str(&format!("    program: {}", p.path.display()));
+                if let Some(real) = &p.real {
+                    out.push_str(&format!(" → {}", real.display()));
+                }
+                out.push('\n');
+            }
+            Err(why) => out.push_str(&format!("    program: not found ({why})\n")),
+        }
+        for f in &c.local {
+            let link = f
+                .link
+                .as_ref()
+                .map(|l| format!(" (a link to {})", l.display()))
+                .unwrap_or_default();
+            match &f.sha256 {
+                Some(h) => out.push_str(&format!(
+                    "    runs {}{link} from this repository (sha256 {})\n",
+                    f.path,
+                    &h[..h.len().min(12)]
+                )),
+                None => out.push_str(&format!(
+                    "    runs {}{link} installed in this workspace\n",
+                    f.path
+                )),
+            }
+        }
+        if c.cwd != "." {
+            out.push_str(&format!("    in {}\n", c.cwd));
+        }
+        for (k, v) in &c.env {
+            out.push_str(&format!("    env {k}={v}\n"));
+        }
+    }
+    out
 }
 
 fn command(
@@ -273,10 +343,15 @@ impl FileHashes {
         } else {
             Some(self.content(&real).unwrap_or_else(|| "unreadable".into()))
         };
+        let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        let inside = |base: &Path| real.strip_prefix(base).ok().map(Path::to_path_buf);
+        let link = is_link.then(|| {
+            inside(root)
+                .or_else(|| inside(&root.canonicalize().ok()?))
+                .unwrap_or_else(|| real.clone())
+        });
         Some(LocalFile {
-            link: std::fs::symlink_metadata(path)
-                .is_ok_and(|m| m.file_type().is_symlink())
-                .then_some(real),
+            link,
             path: rel.to_string_lossy().into_owned(),
             sha256,
         })
@@ -381,6 +456,48 @@ mod tests {
             "#!/bin/sh\necho upgraded\n",
         );
         assert_eq!(after.hash, Manifest::of(&config, tmp.path(), &hashes).hash);
+    }
+
+    #[test]
+    fn the_portable_hash_leaves_out_installed_programs_and_nothing_else() {
+        let yaml = "version: 1\ngates:\n  lint:\n    command: [\"lint\"]\n    parsing: {strategy: exit_code}\n  setup:\n    command: [\"sh\", \"setup.sh\"]\n    parsing: {strategy: exit_code}\n";
+        let (tmp, config) = workspace(yaml);
+        std::fs::write(tmp.path().join("setup.sh"), "echo one\n").unwrap();
+        let hashes = FileHashes::default();
+        let bare = Manifest::of(&config, tmp.path(), &hashes);
+        script(&tmp.path().join(".venv/bin/lint"), "#!/bin/sh\n");
+        let installed = Manifest::of(&config, tmp.path(), &hashes);
+        assert_ne!(bare.hash, installed.hash);
+        assert_eq!(bare.portable_hash, installed.portable_hash);
+        assert_eq!(installed.portable_differences(&bare), "");
+
+        std::fs::write(tmp.path().join("setup.sh"), "echo two\n").unwrap();
+        let changed = Manifest::of(&config, tmp.path(), &FileHashes::default());
+        assert_ne!(changed.portable_hash, installed.portable_hash);
+        let differences = changed.portable_differences(&installed);
+        assert!(
+            differences.starts_with("• gate setup: sh setup.sh FILES…\n"),
+            "{differences}"
+        );
+        assert!(!differences.contains("gate lint"), "{differences}");
+    }
+
+    #[test]
+    fn a_linked_script_reads_the_same_in_two_checkouts() {
+        let hash = || {
+            let (tmp, config) = workspace(SCRIPT_GATE);
+            script(&tmp.path().join("tools/lint.sh"), "#!/bin/sh\n");
+            std::fs::create_dir_all(tmp.path().join("scripts")).unwrap();
+            let link = tmp.path().join("scripts/lint.sh");
+            std::os::unix::fs::symlink("../tools/lint.sh", link).unwrap();
+            let m = Manifest::of(&config, tmp.path(), &FileHashes::default());
+            assert_eq!(
+                m.commands[0].local[0].link,
+                Some(PathBuf::from("tools/lint.sh"))
+            );
+            m.portable_hash
+        };
+        assert_eq!(hash(), hash());
     }
 
     #[test]
