@@ -69,6 +69,31 @@ pub enum Command {
         after_help = "Examples:\n  qgates status\n  qgates status --json path/to/project\n\nExit codes: 0 the configuration is valid, 2 it is not."
     )]
     Status(StatusArgs),
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Examples:\n  qgates completions bash > ~/.local/share/bash-completion/completions/qgates\n  qgates completions zsh > ~/.zfunc/_qgates      (with fpath+=~/.zfunc before compinit)\n  qgates completions fish > ~/.config/fish/completions/qgates.fish"
+    )]
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), or write one page per command to a folder.
+    #[command(
+        after_help = "Examples:\n  qgates man | man -l -\n  qgates man --out-dir ~/.local/share/man/man1     qgates.1, qgates-check.1, …"
+    )]
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write qgates.1 and one page per command (qgates-check.1, …) into this folder instead of
+    /// printing qgates.1.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -1,10 +1,12 @@
-//! The command-line face: `qgates check`, `init`, `schema`, `parse`, `baseline`, and `mcp`
-//! (which hands over to the agent server).
+//! The command-line face: `qgates check`, `init`, `schema`, `parse`, `baseline`, `trust`,
+//! `status`, `presets`, `completions`, `man`, and `mcp` and `lsp` (which hand over to the
+//! servers).
 
 mod args;
 mod baseline;
 mod check;
 mod init;
+mod manuals;
 mod output;
 mod parse;
 mod presets;
@@ -52,6 +54,8 @@ pub fn main() -> i32 {
         Command::Presets(a) => presets::presets(a),
         Command::Lsp(_) => exit::GREEN,
         Command::Mcp(a) => mcp(a),
+        Command::Completions(a) => manuals::completions(a),
+        Command::Man(a) => manuals::man(a),
     };
     output::finish(code)
 }
