@@ -180,6 +180,35 @@ fn an_uncommitted_fix_is_left_out_and_the_worktree_is_removed() {
 }
 
 #[test]
+fn the_checkout_uses_the_workspaces_installed_tools_when_it_has_none() {
+    // No quality.yaml (the built-in default, every gate optional) and ruff only in the
+    // workspace's .venv, not on PATH: the checkout has no .venv, and still runs that ruff
+    // rather than skipping every gate as "not installed".
+    let ws = repo(&[("a.py", "import os\n")]);
+    write(ws.path(), "a.py", "x = 1\n");
+    let ruff = common::tools_bin().join("ruff");
+    std::fs::create_dir_all(ws.path().join(".venv/bin")).unwrap();
+    std::os::unix::fs::symlink(&ruff, ws.path().join(".venv/bin/ruff")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = qgates_tmp(ws.path(), tmp.path())
+        .env("PATH", "/usr/bin:/bin")
+        .args(["check", "--clean-room", "--format", "json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    let lint = report["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["id"] == "ruff_lint")
+        .unwrap();
+    assert_eq!(lint["status"], "failed", "{report}");
+    assert_eq!(lint["violations"][0]["code"], "F401");
+    assert!(entries(tmp.path()).is_empty());
+}
+
+#[test]
 fn keep_worktree_keeps_it_names_it_and_hands_it_to_the_user() {
     let ws = repo(&[("quality.yaml", RUFF_CONFIG), ("a.py", "import os\n")]);
     let root = ws.path();

@@ -31,6 +31,7 @@ pub mod scratch;
 pub mod skips;
 pub mod stamp;
 pub mod text_diff;
+pub mod tool_folders;
 pub mod tracked;
 pub mod trust;
 pub mod violation;

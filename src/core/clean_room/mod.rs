@@ -26,6 +26,7 @@ use crate::core::paths::relative_posix;
 use crate::core::report::Report;
 use crate::core::run_logs::resave_report;
 use crate::core::scope::ScopeRequest;
+use crate::core::tool_folders::{self, Loan};
 
 pub use git::GitProblem;
 pub use run::{ServerRequest, ServerRunError, run_for_server, runs_as_trusted};
@@ -109,6 +110,8 @@ pub struct CleanRoom {
     /// The workspace root inside the worktree: the same folder of the repository.
     root: PathBuf,
     info: CleanRoomInfo,
+    /// The workspace's tool folders, lent to the checkout while it exists (see `tool_folders`).
+    _tools: Loan,
     /// Gone already (removed by `finish`, or kept and handed over).
     settled: bool,
 }
@@ -149,8 +152,10 @@ impl CleanRoom {
             )));
         }
         let uncommitted = git::uncommitted_changes(&top).unwrap_or(0);
+        let inner_root = worktree.join(&inside);
         Ok(CleanRoom {
-            root: worktree.join(&inside),
+            _tools: tool_folders::lend(&inner_root, &canonical_root),
+            root: inner_root,
             info: CleanRoomInfo {
                 rev: rev.to_string(),
                 commit,

@@ -155,8 +155,7 @@ fn describe_spawn_error(program: &Path, e: &std::io::Error) -> String {
 }
 
 /// Finds an executable: a path with a `/` is taken relative to `cwd`; a bare name is looked up in
-/// the tool folders of the gate's `cwd` and then of the workspace (`.venv/bin`, `venv/bin`,
-/// `node_modules/.bin`), so the project's pinned tools win over global ones, then in `PATH`.
+/// the tool folders (see `tool_folders`), then in `PATH`.
 pub fn resolve_program(name: &str, root: &Path, cwd: &Path) -> Result<PathBuf, String> {
     if name.contains('/') {
         let p = if Path::new(name).is_absolute() {
@@ -177,17 +176,9 @@ pub fn resolve_program(name: &str, root: &Path, cwd: &Path) -> Result<PathBuf, S
             ))
         };
     }
-    // A subproject's own tools (`web/node_modules/.bin`) come before the root's.
-    let bases = if cwd == root {
-        vec![root]
-    } else {
-        vec![cwd, root]
-    };
-    let local = bases
-        .into_iter()
-        .flat_map(|base| [".venv/bin", "venv/bin", "node_modules/.bin"].map(|d| base.join(d)));
+    let local = crate::core::tool_folders::program_dirs(root, cwd);
     let path_var = std::env::var_os("PATH").unwrap_or_default();
-    let dirs = local.chain(std::env::split_paths(&path_var));
+    let dirs = local.into_iter().chain(std::env::split_paths(&path_var));
     for dir in dirs {
         let candidate = dir.join(name);
         if is_executable(&candidate) {

@@ -30,10 +30,8 @@ use crate::core::config::{Config, ConfigSource, Gate};
 use crate::core::paths::{lexical_clean, relative_posix};
 use crate::core::runner::process::resolve_program;
 use crate::core::stamp::{RACY_MARGIN, Stamp};
+use crate::core::tool_folders::TOOL_FOLDERS;
 use crate::core::tracked;
-
-/// Folders of installed tools, where a bare program name is looked up first.
-const TOOL_FOLDERS: [&str; 3] = [".venv", "venv", "node_modules"];
 
 /// Programs whose first non-option argument is the script they run; the first `SHELLS` are shells.
 const SHELLS: usize = 6;
