@@ -361,7 +361,9 @@ class Extension {
         { location: vscode.ProgressLocation.Window, title: `qgates: running the gates (${label})` },
         () => this.execute<SummaryAnswer>(SERVER_COMMAND.run, cleanRoom ? { clean_room: true } : { scope }),
       );
-      this.showAnswer(answer, true);
+      // A clean room's result is the commit's, not the working tree's: the status bar keeps
+      // showing the working tree's last run (as the Problems panel does).
+      this.showAnswer(answer, true, !cleanRoom);
     } catch (e) {
       void vscode.window.showErrorMessage(`qgates: the run failed: ${errorText(e)}`);
     }
@@ -419,9 +421,12 @@ class Extension {
 
   // ---- summary and status bar ----------------------------------------------------------
 
-  /** The summary line as a notification (with a way to the details) and the report in the channel. */
-  private showAnswer(answer: SummaryAnswer, notify: boolean): void {
-    this.updateStatus(answer);
+  /** The summary line as a notification (with a way to the details) and the report in the
+   * channel; `status`: also in the status bar (the working tree's result). */
+  private showAnswer(answer: SummaryAnswer, notify: boolean, status = true): void {
+    if (status) {
+      this.updateStatus(answer);
+    }
     this.summaryChannel.clear();
     this.summaryChannel.appendLine(answer.summary_line);
     for (const line of renderReport(answer.report)) {

@@ -639,6 +639,88 @@ function scenarios.tests()
     and notes[before + 1].msg:find('4 tests, 1 failed, 1 skipped', 1, true) ~= nil, show_notes)
 end
 
+-- :QGates clean: the gates in a fresh checkout of the commit, not of the working tree. The
+-- commit has an unused import that only the working tree fixes: the clean room still fails with
+-- it, says the change was left out, removes its checkout, and leaves the open buffers'
+-- diagnostics (the working tree's) alone. A revision that names nothing is a clear error.
+function scenarios.clean()
+  local ws = workspace('ws', { trust = false })
+  local file = ws .. '/src/unused_import.py'
+  local fixed = tool_output(ws, { 'ruff', 'check', '--fix-only', '--stdin-filename', 'src/unused_import.py', '-' }, read_file(file))
+  fixed = tool_output(ws, { 'ruff', 'format', '--stdin-filename', 'src/unused_import.py', '-' }, fixed)
+  check('ruff removes the unused import (the test means something)', not fixed:find('import os', 1, true))
+  write_file(file, fixed)
+  local commit = vim.trim(sh({ 'git', '-C', ws, 'rev-parse', '--short=7', 'HEAD' }).stdout)
+  local function worktrees()
+    return vim.split(vim.trim(sh({ 'git', '-C', ws, 'worktree', 'list' }).stdout), '\n', { plain = true })
+  end
+
+  -- The user answers the trust question as on any first visit.
+  select_answer = 'Trust'
+  require('qgates').setup({ cmd = { BIN, 'lsp' }, log_level = LOG_LEVEL })
+  local uri = vim.uri_from_fname(file)
+  edit(file)
+  check('the fixed working tree is checked and clean', wait(function()
+    return (published[uri] or 0) > 0
+  end) and #diags(file) == 0, function()
+    return shape(diags(file)) .. ' ' .. show_notes()
+  end)
+  local working_line = execute_sync('qgates.summary').summary_line
+
+  local before = #notes
+  local publishes = published[uri]
+  vim.cmd('QGates clean')
+  local note = nil
+  wait(function()
+    note = notes[before + 1]
+    return note ~= nil
+  end)
+  note = note or { msg = '' }
+  check(':QGates clean says the commit fails, what was left out, and that the worktree is gone',
+    note.level == vim.log.levels.WARN and note.msg:find('gates failed', 1, true) ~= nil
+      and note.msg:find('ruff_lint', 1, true) ~= nil
+      and note.msg:find(('clean room at %s (HEAD): 1 uncommitted change not included; worktree removed'):format(commit), 1, true) ~= nil,
+    show_notes)
+  local qf = vim.fn.getqflist({ title = 1, items = 1 })
+  local f401 = nil
+  for _, item in ipairs(qf.items) do
+    if vim.api.nvim_buf_get_name(item.bufnr) == file and item.lnum == 3 and item.text:find('F401', 1, true) then
+      f401 = item
+    end
+  end
+  check('the quickfix list holds the commit\'s violations, the fixed import among them', f401 ~= nil
+    and f401.type == 'E' and f401.text:find('[Ruff Lint] F401 `os` imported but unused', 1, true) ~= nil
+    and qf.title:find('clean room at ' .. commit, 1, true) ~= nil and note.msg:find(':copen', 1, true) ~= nil, function()
+    return vim.inspect(qf)
+  end)
+  check('no worktree is left', #worktrees() == 1, function()
+    return table.concat(worktrees(), ' | ')
+  end)
+  -- Any diagnostics the run published came before the answer to a later request.
+  local last = execute_sync('qgates.summary')
+  flush()
+  check('the open buffer keeps the working tree\'s diagnostics', #diags(file) == 0 and published[uri] == publishes, function()
+    return ('%s; published %s times, %s before'):format(shape(diags(file)), tostring(published[uri]), tostring(publishes))
+  end)
+  check('the folder\'s last result is still the working tree\'s', last.summary_line == working_line, last.summary_line)
+
+  before = #notes
+  local lists = vim.fn.getqflist({ nr = '$' }).nr
+  vim.cmd('QGates clean nope')
+  wait(function()
+    return notes[before + 1] ~= nil
+  end)
+  note = notes[before + 1] or { msg = '' }
+  check(':QGates clean nope: an error naming `nope` and what to give', note.level == vim.log.levels.ERROR
+    and note.msg:find('^qgates: ') ~= nil and note.msg:find('`nope` does not name a commit', 1, true) ~= nil
+    and note.msg:find('HEAD~1', 1, true) ~= nil, show_notes)
+  check('a refused run leaves the quickfix lists and worktrees alone', vim.fn.getqflist({ nr = '$' }).nr == lists
+    and #worktrees() == 1, function()
+    return vim.fn.getqflist({ nr = '$' }).nr .. ' lists; ' .. table.concat(worktrees(), ' | ')
+  end)
+  check('one trust question, no other message', #selects == 1 and #notes == 2, show_notes)
+end
+
 -- Which folder is the workspace root (no server involved).
 function scenarios.roots()
   local qgates = require('qgates')

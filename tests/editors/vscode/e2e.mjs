@@ -131,8 +131,8 @@ function workspaceCopy(root, name, edit) {
   git('init', '-q', '-b', 'main');
   git('add', '-A');
   git('commit', '-q', '-m', 'fixture');
-  // The server finds ruff and mypy in the workspace's .venv/bin, as in a real project. (code-server
-  // builds the extension host's environment from the login shell, so a PATH set for it is lost.)
+  // The server finds ruff and mypy in the workspace's .venv/bin, as in a real project. (A clean
+  // checkout has no .venv: there they come from PATH, see serverEnv.)
   fs.symlinkSync(VENV, path.join(ws, '.venv'));
   fs.appendFileSync(path.join(ws, '.git/info/exclude'), '.venv\n.qgates/\n.mypy_cache/\n.ruff_cache/\n');
   return ws;
@@ -368,6 +368,50 @@ async function mainScenario(root, vsix, browser) {
       await item.click();
       await waitFor('the summary notification', async () => (await wb.toasts()).some((t) => /\d+\/\d+ gates failed/.test(t)));
     });
+
+    await check('"Run All Gates in a Clean Checkout" checks the commit, not the working tree, and removes its worktree', async () => {
+      // unformatted.py was formatted and saved above, not committed: the commit still has every
+      // finding of the fixture, the working tree one fewer.
+      const git = (...args) => sh('git', args, { cwd: ws }).stdout.trim();
+      const changed = git('status', '--porcelain').split('\n');
+      assert(changed.length === 1 && changed[0].endsWith('src/unformatted.py'), `uncommitted changes: ${changed}`);
+      const commit = git('rev-parse', '--short=7', 'HEAD');
+      const workingStatus = (await wb.statusTexts()).find((t) => /\d+\/\d+ gates/.test(t));
+      assert(workingStatus && !EXPECTED_SUMMARY.startsWith(workingStatus.trim().replace(/…$/, '')),
+        `the status bar should show the working tree's run, not the commit's: ${workingStatus}`);
+      await wb.clearNotifications();
+      await wb.command('qgates: Run All Gates in a Clean Checkout');
+      const toast = await waitFor('the clean-room notification', async () =>
+        (await wb.toasts()).find((t) => t.includes('clean room at')),
+      );
+      const want = `${EXPECTED_SUMMARY}; clean room at ${commit} (HEAD): 1 uncommitted change not included; worktree removed`;
+      assert(toast.includes(want), `notification:\n${toast}\nexpected it to hold:\n${want}`);
+      // The extension sets the status bar before it notifies: it still shows the working tree.
+      const status = (await wb.statusTexts()).find((t) => /\d+\/\d+ gates/.test(t));
+      assert(status === workingStatus, `status bar: ${status}\nbefore the clean room: ${workingStatus}`);
+      const worktrees = git('worktree', 'list').split('\n');
+      assert(worktrees.length === 1, `worktrees left: ${worktrees.join(' | ')}`);
+      await wb.screenshot('clean-room');
+      // The details name the finding the working tree fixed.
+      await page.locator('.notifications-toasts .monaco-button', { hasText: 'Show Details' }).first().click();
+      await wb.command('View: Toggle Maximized Panel');
+      const output = page.locator('.panel .output-view, [id="workbench.panel.output"]').locator('.view-lines');
+      await waitFor('the clean room\'s report in the qgates output channel', async () => {
+        // The long summary line wraps: compare with the line breaks as spaces.
+        const text = editorLines((await output.allInnerTexts()).join(' ')).replace(/\s+/g, ' ');
+        return text.includes(want) && text.includes('src/unformatted.py FORMAT File requires formatting');
+      });
+      await wb.screenshot('clean-room-output');
+      await wb.command('View: Toggle Maximized Panel');
+      // A later answer of the server comes after anything the clean room might have published:
+      // then the Problems panel still shows the working tree.
+      await wb.clearNotifications();
+      await wb.command('qgates: Show Summary');
+      await waitFor('the working tree\'s summary', async () => (await wb.toasts()).some((t) => /\d+\/\d+ gates/.test(t) && !t.includes('clean room')));
+      await wb.focusProblems();
+      const rows = await problemList(wb, path.basename(ws));
+      assert(!rows.some((p) => p.startsWith('src/unformatted.py:')), `the commit's finding reached the Problems panel:\n  ${rows.join('\n  ')}`);
+    });
   });
 }
 
@@ -579,6 +623,9 @@ function serverEnv(root) {
   return {
     ...process.env,
     PATH: `${path.join(VENV, 'bin')}${path.delimiter}${process.env.PATH}`,
+    // code-server builds the extension host's environment from a login shell, whose profile
+    // resets PATH; VSCODE_CLI=1 makes it keep this one (as when VS Code starts from a terminal).
+    VSCODE_CLI: '1',
     // code-server's own config and the server's trust store go to the test's folder, not $HOME.
     XDG_CONFIG_HOME: path.join(root, 'config'),
     XDG_DATA_HOME: path.join(root, 'data'),

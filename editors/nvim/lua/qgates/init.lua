@@ -271,7 +271,8 @@ local function no_client_message()
 end
 
 --- Sends workspace/executeCommand to the buffer's qgates server; calls back with the result.
-local function execute(command, args, callback)
+--- `on_error(why)`, when given, tells the user about a refusal instead of the generic message.
+local function execute(command, args, callback, on_error)
   local bufnr = vim.api.nvim_get_current_buf()
   local client = M.client(bufnr)
   if not client then
@@ -285,7 +286,11 @@ local function execute(command, args, callback)
     if err then
       -- The server names its command for any client; in Neovim that command is :QGates trust.
       local why = tostring(err.message or vim.inspect(err)):gsub('the command `qgates%.trust`', ':QGates trust')
-      notify(('qgates: %s failed: %s'):format(command, why), vim.log.levels.ERROR)
+      if on_error then
+        on_error(why)
+      else
+        notify(('qgates: %s failed: %s'):format(command, why), vim.log.levels.ERROR)
+      end
       return
     end
     callback(result, client)
@@ -325,18 +330,61 @@ function M.run(scope)
   end)
 end
 
+-- How many violations of a clean-room run the quickfix list holds at most.
+local CLEAN_MAX_VIOLATIONS = 500
+
+--- Quickfix items for the violations of a report whose paths are relative to `root`.
+local function quickfix_items(report, root)
+  local items = {}
+  local kinds = { error = 'E', warning = 'W', info = 'I', hint = 'N' }
+  for _, gate in ipairs(type(report) == 'table' and report.gates or {}) do
+    for _, v in ipairs(gate.violations or {}) do
+      local file = v.file
+      if file and root and not file:match('^/') then
+        file = vim.fs.joinpath(root, file)
+      end
+      local code = v.code and (v.code .. ' ') or ''
+      table.insert(items, {
+        filename = file,
+        lnum = v.line or 0,
+        -- Report columns count characters: a byte column only for ASCII text, close enough to
+        -- land on the line of a commit whose text may differ from the working tree's anyway.
+        col = v.column or 0,
+        text = ('[%s] %s%s'):format(gate.name or gate.id, code, (tostring(v.message or ''):gsub('%s*\n%s*', ' '))),
+        type = kinds[v.severity] or 'E',
+        valid = file ~= nil,
+      })
+    end
+  end
+  return items
+end
+
 --- :QGates clean [rev]: every gate in a fresh git checkout of rev (default HEAD), without the
---- uncommitted changes: does the commit pass from scratch? Shows the summary line, which says
---- what was left out; the diagnostics of the open files stay those of the working tree.
+--- uncommitted changes: does the commit pass from scratch? Shows the summary line (which says
+--- what was left out) and puts the violations in a new quickfix list: they are the commit's,
+--- so the diagnostics of the open files stay those of the working tree.
 function M.run_clean(rev)
   rev = rev or 'HEAD'
   vim.api.nvim_echo({ { ('qgates: running the gates in a clean checkout of %s…'):format(rev) } }, false, {})
-  execute('qgates.run', { clean_room = true, rev = rev }, function(result)
+  execute('qgates.run', { clean_room = true, rev = rev, max_violations = CLEAN_MAX_VIOLATIONS }, function(result, client)
     if type(result) ~= 'table' then
       notify('qgates: the clean-room run gave no result; see :QGates log.', vim.log.levels.ERROR)
       return
     end
-    notify(result.summary_line, summary_level(result.report))
+    local report = type(result.report) == 'table' and result.report or {}
+    local items = quickfix_items(report, client.root_dir)
+    vim.fn.setqflist({}, ' ', { title = 'qgates: ' .. result.summary_line, items = items })
+    local where = ''
+    if #items > 0 then
+      local total = tonumber(report.total) or #items
+      local shown = total > #items and ('the first %d of %d violations'):format(#items, total)
+        or (#items == 1 and 'its violation' or ('its %d violations'):format(#items))
+      where = ('\nquickfix list: %s (:copen)'):format(shown)
+    end
+    notify(result.summary_line .. where, summary_level(result.report))
+  end, function(why)
+    -- The server's message names the revision and what to give instead.
+    notify('qgates: ' .. why, vim.log.levels.ERROR)
   end)
 end
 
