@@ -322,3 +322,33 @@ fn only_a_suite_pytest_wrote_has_its_lines_moved() {
     assert_eq!(line("pytest"), Some(4));
     assert_eq!(line("other"), Some(3));
 }
+
+/// A test that asks for a fixture that does not exist: pytest's text names the place as `file
+/// PATH, line N` (the test's `def`), in no traceback form; that is where the test is reported.
+#[test]
+fn pytest_a_missing_fixture_is_placed_at_the_test() {
+    let ws = tempfile::tempdir().unwrap();
+    write(
+        ws.path(),
+        "quality.yaml",
+        "version: 1\ngates:\n  t: { preset: pytest }\n",
+    );
+    write(
+        ws.path(),
+        "tests/test_a.py",
+        "def test_ok():\n    pass\n\n\ndef test_missing(no_such_fixture):\n    pass\n",
+    );
+    let (_, report) = check_json_with(qgates(ws.path()), &["--scope", "project", "--no-state"]);
+    let g = gate(&report, "t");
+    let v = &g["violations"][0];
+    assert_eq!(
+        (v["file"].as_str(), v["line"].as_u64(), v["code"].as_str()),
+        (
+            Some("tests/test_a.py"),
+            Some(5),
+            Some("tests/test_a.py::test_missing")
+        ),
+        "{g:#}"
+    );
+    assert_eq!(g["tests"]["errored"], 1, "{g:#}");
+}
