@@ -107,6 +107,26 @@ fn the_failing_test_is_a_violation_at_its_assertion_with_pytests_counts() {
         .to_string();
     assert!(line.contains("4 tests, 1 failed, 1 skipped"), "{line}");
 
+    // `qgates parse` reads the run's reports again, the coverage one found beside the JUnit one
+    // in the log folder: the same result.
+    let kept = dir
+        .path()
+        .join(report["log_dir"].as_str().unwrap())
+        .join("tests.reports/junit.xml");
+    let out = common::qgates(dir.path())
+        .args(["parse", "tests"])
+        .arg(&kept)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let parsed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(parsed["violations"], g["violations"]);
+    assert_eq!(parsed["tests"], g["tests"]);
+    assert_eq!(
+        parsed["coverage"]["percent"], g["coverage"]["percent"],
+        "{parsed}"
+    );
+
     // The report went to the run's log folder: nothing of the run is left among the files.
     let left: Vec<String> = walk(dir.path())
         .into_iter()

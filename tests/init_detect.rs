@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::path::Path;
 
-use common::{qgates, tools_bin, workspace};
+use common::{qgates, tool, tools_bin, workspace, write};
 use serde_json::Value;
 
 fn run_with_path(dir: &Path, args: &[&str], path: Option<&OsStr>) -> (i32, String, String) {
@@ -410,4 +410,94 @@ fn trust_shows_the_commands_of_the_detected_configuration() {
     let out = trust(ws.path());
     assert!(out.contains("gate mypy: mypy "), "{out}");
     assert!(!out.contains("ruff"), "{out}");
+}
+
+/// The line of `init`'s stderr that names a missing program, if any.
+fn missing_line<'a>(err: &'a str, program: &str) -> Option<&'a str> {
+    let (_, missing) = err.split_once("Not installed")?;
+    missing
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{program} (")))
+}
+
+#[test]
+fn a_repository_with_pytest_gets_a_test_gate_and_keeps_the_python_default() {
+    let ws = workspace(&[
+        (
+            "pyproject.toml",
+            "[project]\nname = \"shop\"\n\n[dependency-groups]\ntest = [\"pytest>=9\", \"pytest-cov\"]\n",
+        ),
+        ("src/shop/__init__.py", ""),
+        ("tests/conftest.py", ""),
+        ("tests/test_shop.py", "def test_x():\n    pass\n"),
+    ]);
+    // A virtual environment with a Python and no pytest: pytest is named with its install
+    // command (nothing is run to find out: the files are not even programs).
+    tool(ws.path(), ".venv/bin/python", "not a program\n");
+    write(ws.path(), ".venv/pyvenv.cfg", "home = /usr/bin\n");
+    let empty = tempfile::tempdir().unwrap();
+    let (code, out, err) = run_with_path(
+        ws.path(),
+        &["init", "--dry-run"],
+        Some(empty.path().as_os_str()),
+    );
+    assert_eq!(code, 0, "{err}");
+    let why = "pyproject.toml lists pytest in dependency-groups.test";
+    assert!(
+        gates_of(&out).contains(&("pytest".into(), "pytest".into(), why.into())),
+        "{out}"
+    );
+    assert_eq!(
+        missing_line(&err, "pytest").map(str::trim),
+        Some("pytest (pytest): pip install pytest"),
+        "{err}"
+    );
+    assert!(err.contains("Note: pytest-cov is used"), "{err}");
+    // pytest installed beside that Python: not missing any more.
+    tool(ws.path(), ".venv/bin/pytest", "not a program\n");
+    let (code, _, err) = run_with_path(
+        ws.path(),
+        &["init", "--dry-run"],
+        Some(empty.path().as_os_str()),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(missing_line(&err, "pytest"), None, "{err}");
+
+    // Without quality.yaml the test suite is not run: the Python default, named as before.
+    let (status, gates) = status_gates(ws.path());
+    let ids: Vec<&str> = gates.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["ruff_format", "ruff_lint", "mypy"], "{status}");
+    assert_eq!(status["config_label"], "the built-in Python default");
+}
+
+#[test]
+fn a_repository_with_vitest_gets_a_test_gate() {
+    let ws = workspace(&[
+        (
+            "package.json",
+            r#"{"scripts": {"test": "vitest run"}, "devDependencies": {"vitest": "^4"}}"#,
+        ),
+        ("src/app.test.ts", "export {};\n"),
+    ]);
+    let empty = tempfile::tempdir().unwrap();
+    let (code, out, err) = run_with_path(
+        ws.path(),
+        &["init", "--dry-run"],
+        Some(empty.path().as_os_str()),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        gates_of(&out),
+        [(
+            "vitest".to_string(),
+            "vitest".to_string(),
+            "package.json devDependencies has vitest".to_string()
+        )],
+        "{out}"
+    );
+    assert_eq!(
+        missing_line(&err, "vitest").map(str::trim),
+        Some("vitest (vitest): npm install --save-dev vitest"),
+        "{err}"
+    );
 }

@@ -256,3 +256,99 @@ fn the_shapes_of_jest_go_and_nextest_reports() {
         )]
     );
 }
+
+/// pytest's xunit1 report gives each test `file` and `line`, the line 0-based: where the failure's
+/// text has no frame in the test's file (a fixture of conftest.py raised), that line is the place,
+/// and it must be the `def`'s own line.
+#[test]
+fn pytest_xunit1_lines_are_counted_from_one() {
+    let ws = tempfile::tempdir().unwrap();
+    write(
+        ws.path(),
+        "quality.yaml",
+        "version: 1\ngates:\n  t:\n    preset: pytest\n    command: [python, -m, pytest, -p, no:cacheprovider, -o, junit_family=xunit1, \"--junitxml={report_dir}/junit.xml\"]\n",
+    );
+    write(
+        ws.path(),
+        "tests/conftest.py",
+        "import pytest\n\n\n@pytest.fixture\ndef broken():\n    raise RuntimeError(\"boom\")\n",
+    );
+    write(
+        ws.path(),
+        "tests/test_a.py",
+        "def test_ok():\n    pass\n\n\ndef test_uses_broken(broken):\n    pass\n",
+    );
+    let (_, report) = check_json_with(qgates(ws.path()), &["--scope", "project", "--no-state"]);
+    let g = gate(&report, "t");
+    assert_eq!(
+        rows(&g["violations"]),
+        [row(
+            "tests/test_a.py",
+            5,
+            None,
+            "tests/test_a.py::test_uses_broken",
+            "failed on setup with \"RuntimeError: boom\""
+        )],
+        "{g:#}"
+    );
+    // The report really is xunit1 with the 0-based line, and its frame is in conftest.py only.
+    let kept = ws
+        .path()
+        .join(report["log_dir"].as_str().unwrap())
+        .join("t.reports/junit.xml");
+    let xml = std::fs::read_to_string(kept).unwrap();
+    assert!(
+        xml.contains("name=\"test_uses_broken\" file=\"tests/test_a.py\" line=\"4\"")
+            && xml.contains("tests/conftest.py:6: RuntimeError"),
+        "{xml}"
+    );
+}
+
+/// Only pytest counts lines from 0: a `line` in another runner's suite is taken as written, and
+/// the same report under pytest's suite name is moved by one.
+#[test]
+fn only_a_suite_pytest_wrote_has_its_lines_moved() {
+    let ws = tempfile::tempdir().unwrap();
+    write(ws.path(), "t/test_x.py", "\n\n\ndef test_x():\n    pass\n");
+    let report = |suite: &str| {
+        format!(
+            "<testsuites><testsuite name=\"{suite}\"><testcase classname=\"t.test_x\" name=\"test_x\" file=\"t/test_x.py\" line=\"3\"><error message=\"setup failed\">elsewhere</error></testcase></testsuite></testsuites>"
+        )
+    };
+    let line = |suite: &str| {
+        let got = parse(ws.path(), &report(suite));
+        got["violations"][0]["line"].as_u64()
+    };
+    assert_eq!(line("pytest"), Some(4));
+    assert_eq!(line("other"), Some(3));
+}
+
+/// A test that asks for a fixture that does not exist: pytest's text names the place as `file
+/// PATH, line N` (the test's `def`), in no traceback form; that is where the test is reported.
+#[test]
+fn pytest_a_missing_fixture_is_placed_at_the_test() {
+    let ws = tempfile::tempdir().unwrap();
+    write(
+        ws.path(),
+        "quality.yaml",
+        "version: 1\ngates:\n  t: { preset: pytest }\n",
+    );
+    write(
+        ws.path(),
+        "tests/test_a.py",
+        "def test_ok():\n    pass\n\n\ndef test_missing(no_such_fixture):\n    pass\n",
+    );
+    let (_, report) = check_json_with(qgates(ws.path()), &["--scope", "project", "--no-state"]);
+    let g = gate(&report, "t");
+    let v = &g["violations"][0];
+    assert_eq!(
+        (v["file"].as_str(), v["line"].as_u64(), v["code"].as_str()),
+        (
+            Some("tests/test_a.py"),
+            Some(5),
+            Some("tests/test_a.py::test_missing")
+        ),
+        "{g:#}"
+    );
+    assert_eq!(g["tests"]["errored"], 1, "{g:#}");
+}

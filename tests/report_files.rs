@@ -138,6 +138,102 @@ fn a_report_in_the_workspace_is_read_kept_and_parsed_again_from_the_copy() {
     assert_eq!(parsed["tests"], g["tests"]);
 }
 
+/// `qgates parse` with a gate whose `parsing.also` reader reads a report of its own: the copy
+/// the run kept beside FILE, or the one `--report` names; a missing one is a usage error that
+/// says where it was looked for and how to give it.
+#[test]
+fn qgates_parse_reads_the_reports_of_parsing_also_too() {
+    let ws = tempfile::tempdir().unwrap();
+    let slow = ONE_FAILED
+        .replace("test_ok", "test_slow")
+        .replace("test_bad", "test_late");
+    write(
+        ws.path(),
+        "quality.yaml",
+        "version: 1\ngates:\n  t:\n    command: [\"./t.sh\"]\n    output_file: reports/junit.xml\n    pass_files: false\n    cache: none\n    parsing:\n      strategy: junit\n      also:\n        - { strategy: junit, output_file: reports/slow.xml }\n",
+    );
+    write(
+        ws.path(),
+        "tests/test_a.py",
+        "def test_bad():\n    assert 1 == 2\n",
+    );
+    tool(
+        ws.path(),
+        "t.sh",
+        &format!(
+            "#!/bin/sh\nmkdir -p reports\ncat > reports/junit.xml <<'EOF'\n{ONE_FAILED}EOF\ncat > reports/slow.xml <<'EOF'\n{slow}EOF\nexit 1\n"
+        ),
+    );
+    let (_, report) = check_json(ws.path(), &["--scope", "project", "--no-state"]);
+    let g = gate(&report, "t");
+    assert_eq!(g["tests"]["total"], 4, "{g:#}");
+    assert_eq!(g["violations"].as_array().map(Vec::len), Some(2), "{g:#}");
+    let log_dir = ws.path().join(report["log_dir"].as_str().unwrap());
+    let parse = |args: &[&std::ffi::OsStr]| {
+        let out = qgates(ws.path())
+            .arg("parse")
+            .arg("t")
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (
+            out.status.code(),
+            serde_json::from_slice::<Value>(&out.stdout).ok(),
+            err,
+        )
+    };
+    let kept = log_dir.join("t.junit.xml");
+    let kept_also = log_dir.join("t.also1.slow.xml");
+
+    // Beside the kept report: the run's own copy of the second one.
+    let (code, parsed, err) = parse(&[kept.as_os_str()]);
+    assert_eq!(code, Some(0), "{err}");
+    let parsed = parsed.unwrap();
+    assert_eq!(parsed["violations"], g["violations"]);
+    assert_eq!(parsed["tests"], g["tests"]);
+
+    // Copies made elsewhere: the second one is given.
+    std::fs::copy(&kept, ws.path().join("a.xml")).unwrap();
+    std::fs::copy(&kept_also, ws.path().join("b.xml")).unwrap();
+    let (code, parsed, err) = parse(&["a.xml".as_ref(), "--report".as_ref(), "b.xml".as_ref()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(parsed.unwrap()["tests"], g["tests"]);
+
+    // Not given, and not beside FILE: what is missing, and how to give it.
+    let (code, _, err) = parse(&["a.xml".as_ref()]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("reports/slow.xml (parsing.also[0].output_file)")
+            && err.contains(".qgates/runs/<run>/t.junit.xml")
+            && err.contains("--report PATH"),
+        "{err}"
+    );
+    std::fs::remove_file(&kept_also).unwrap();
+    let (code, _, err) = parse(&[kept.as_os_str()]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains(&format!("{} does not exist", kept_also.display()))
+            && err.contains("--report PATH"),
+        "{err}"
+    );
+    let (code, _, err) = parse(&["a.xml".as_ref(), "--report".as_ref(), "gone.xml".as_ref()]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("gone.xml given with --report"), "{err}");
+    let (code, _, err) = parse(&[
+        "a.xml".as_ref(),
+        "--report".as_ref(),
+        "b.xml".as_ref(),
+        "--report".as_ref(),
+        "b.xml".as_ref(),
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("reads 1 report besides FILE") && err.contains("2 --report were given"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_stale_report_is_removed_before_the_run() {
     // An earlier run's report, all green; this run's tool writes nothing.

@@ -44,7 +44,7 @@ pub enum Command {
     Mcp(McpArgs),
     /// Parse a saved tool output with a gate's parsing rules: test a quality.yaml without running the tool.
     #[command(
-        after_help = "Example:\n  ruff check --output-format json src > out.json; qgates parse ruff_lint out.json --exit-code 1"
+        after_help = "Examples:\n  ruff check --output-format json src > out.json; qgates parse ruff_lint out.json --exit-code 1\n  qgates parse tests .qgates/runs/RUN/tests.reports/junit.xml\n      a gate with output_file: FILE is its report, and the reports of parsing.also are\n      the copies the run kept beside it (or give them with --report PATH)"
     )]
     Parse(ParseArgs),
     /// Run the language server over stdin/stdout (for editors).
@@ -304,11 +304,16 @@ pub struct InitArgs {
 pub struct ParseArgs {
     /// The gate whose parsing rules to use.
     pub gate: String,
-    /// The saved standard output of the tool ("-" reads stdin).
+    /// The saved standard output of the tool ("-" reads stdin); for a gate with `output_file`,
+    /// the report it wrote (a run keeps a copy in its log folder).
     pub stdout: PathBuf,
     /// The saved standard error of the tool.
     #[arg(long)]
     pub stderr: Option<PathBuf>,
+    /// The report of a reader of `parsing.also` that reads one (its `output_file`), one per such
+    /// reader in their order. Default: the copy the run kept beside FILE in its log folder.
+    #[arg(long = "report", value_name = "PATH")]
+    pub reports: Vec<PathBuf>,
     /// The exit code the tool returned (the exit_code strategy needs it).
     #[arg(long, default_value_t = 1)]
     pub exit_code: i32,

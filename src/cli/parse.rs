@@ -1,6 +1,6 @@
 //! `qgates parse GATE FILE`: a gate's parsing rules tried on a saved output, without running it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::args::ParseArgs;
 use super::output::print_stderr;
@@ -10,6 +10,7 @@ use crate::core::parse::{
     OutputSource, ParseContext, ReadError, SavedOutput, parse_saved_with_reports,
 };
 use crate::core::report::exit;
+use crate::core::runner::report_files::{batch_of, kept_report};
 
 pub fn parse(a: ParseArgs) -> i32 {
     let root = find_root(a.root.as_deref(), Path::new("."));
@@ -68,12 +69,30 @@ pub fn parse(a: ParseArgs) -> i32 {
         diff: None,
     };
     // A gate that reads a report file (`output_file`) gets FILE as that report: the copy a run
-    // kept in its log folder is what is parsed again.
-    let given = source(&stdin_out, Some(&a.stdout));
-    let (stdout, reports) = match gate.parser.output_file {
-        Some(_) => (OutputSource::Bytes(b""), vec![Some((given, hint.as_str()))]),
-        None => (given, Vec::new()),
+    // kept in its log folder is what is parsed again. The readers of `parsing.also` that read
+    // their own report get theirs from `--report`, or from beside FILE.
+    let also_reports = match also_reports(gate, &a) {
+        Ok(paths) => paths,
+        Err(why) => {
+            print_stderr(&format!("qgates: {why}\n"));
+            return exit::USAGE;
+        }
     };
+    let shown: Vec<Option<String>> = also_reports
+        .iter()
+        .map(|p| p.as_ref().map(|p| p.display().to_string()))
+        .collect();
+    let given = source(&stdin_out, Some(&a.stdout));
+    let (stdout, first) = match gate.parser.output_file {
+        Some(_) => (OutputSource::Bytes(b""), Some((given, hint.as_str()))),
+        None => (given, None),
+    };
+    let reports: Vec<Option<(OutputSource, &str)>> =
+        std::iter::once(first)
+            .chain(also_reports.iter().zip(&shown).map(|(path, shown)| {
+                Some((OutputSource::File(path.as_deref()?), shown.as_deref()?))
+            }))
+            .collect();
     match parse_saved_with_reports(
         &ctx,
         SavedOutput {
@@ -122,4 +141,82 @@ pub fn parse(a: ParseArgs) -> i32 {
             exit::GATE_ERROR
         }
     }
+}
+
+/// The report file of each reader of `parsing.also` (`None` for one that reads the tool's
+/// output): the `--report` paths in order, else the copies the run kept beside FILE.
+fn also_reports(gate: &config::Gate, a: &ParseArgs) -> Result<Vec<Option<PathBuf>>, String> {
+    let id = &gate.id;
+    let cwd = gate.cwd.clone().unwrap_or_default();
+    let wanted: Vec<(usize, &str)> = gate
+        .also
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| Some((i, r.output_file.as_deref()?)))
+        .collect();
+    let mut paths: Vec<Option<PathBuf>> = vec![None; gate.also.len()];
+    let key = |i: usize, file: &str| format!("{file} (parsing.also[{i}].output_file)");
+    if !a.reports.is_empty() {
+        if a.reports.len() != wanted.len() {
+            let names: Vec<String> = wanted.iter().map(|(i, f)| key(*i, f)).collect();
+            return Err(format!(
+                "gate `{id}` reads {} report{} besides FILE{}{}, but {} --report {} given: give one --report per report, in that order",
+                wanted.len(),
+                if wanted.len() == 1 { "" } else { "s" },
+                if names.is_empty() { "" } else { ": " },
+                names.join(", "),
+                a.reports.len(),
+                if a.reports.len() == 1 { "was" } else { "were" },
+            ));
+        }
+        for ((i, file), path) in wanted.iter().zip(&a.reports) {
+            if std::fs::metadata(path).is_err() {
+                return Err(format!(
+                    "the report {} given with --report for {} does not exist",
+                    path.display(),
+                    key(*i, file)
+                ));
+            }
+            paths[*i] = Some(path.clone());
+        }
+        return Ok(paths);
+    }
+    if wanted.is_empty() {
+        return Ok(paths);
+    }
+    let first = gate.parser.output_file.as_deref();
+    let batch = (a.stdout != Path::new("-"))
+        .then(|| batch_of(&a.stdout, first, &cwd))
+        .flatten();
+    let Some((run_dir, stem)) = batch else {
+        let (i, file) = wanted[0];
+        let runs = Path::new(".qgates/runs/<run>");
+        let kept_as = match first {
+            Some(file) => kept_report(runs, id, 0, file, &cwd),
+            None => runs.join(format!("{id}.stdout")),
+        };
+        return Err(format!(
+            "gate `{id}` also reads the report {}, and FILE {} is not where a run keeps {} (like {}), so that report cannot be found beside it. Give it with --report PATH",
+            key(i, file),
+            a.stdout.display(),
+            if first.is_some() {
+                "the gate's report"
+            } else {
+                "the gate's output"
+            },
+            kept_as.display()
+        ));
+    };
+    for (i, file) in wanted {
+        let kept = kept_report(&run_dir, &stem, i + 1, file, &cwd);
+        if std::fs::symlink_metadata(&kept).is_err() {
+            return Err(format!(
+                "gate `{id}` also reads the report {}, and the run did not keep it beside FILE: {} does not exist. Give it with --report PATH",
+                key(i, file),
+                kept.display()
+            ));
+        }
+        paths[i] = Some(kept);
+    }
+    Ok(paths)
 }

@@ -186,6 +186,9 @@ fn dependencies(table: &dyn TableLike, ev: &mut Evidence) {
 
 fn python_package(name: &str, why: &str, ev: &mut Evidence) {
     ev.add(lookup(rules::PYTHON_PACKAGES, name), why.to_string());
+    if name == "pytest-cov" {
+        ev.pytest_cov.get_or_insert_with(|| why.to_string());
+    }
     ev.other_python(name);
 }
 

@@ -13,6 +13,9 @@
 //! - for a Python repository, the Python default of each role (formatter, linter, type checker)
 //!   it fills with no tool of its own: ruff format, ruff check, mypy (`rules::PYTHON_ROLES`).
 //!
+//! Test runners (pytest, vitest) are proposed when the repository uses them; the embedded default
+//! leaves them out (`render::embedded_text`). pytest-cov is named in a note, not proposed.
+//!
 //! Spelling checkers (typos, codespell) run on every file, so they are proposed only when
 //! configured; so are markdownlint, yamllint and sqlfluff (see `rules::FILE_RULES`).
 
@@ -50,7 +53,8 @@ impl Proposal {
 pub struct Detection {
     /// Every preset a rule proposed, in `rules::ORDER`, whether the catalog has it or not.
     pub proposals: Vec<Proposal>,
-    /// What could not be read, for the person running `qgates init`.
+    /// What could not be read, and what was found but not proposed, for the person running
+    /// `qgates init`.
     pub notes: Vec<String>,
     pub files_seen: usize,
     /// The walk stopped at `MAX_FILES`.
@@ -83,6 +87,8 @@ pub(crate) struct Evidence {
     python: Option<String>,
     /// The Python tools with no preset that the repository uses (`rules::PYTHON_ROLES`).
     other_python: Vec<&'static str>,
+    /// Why the repository uses pytest-cov (first reason), if it does.
+    pytest_cov: Option<String>,
     notes: Vec<String>,
     read: Vec<PathBuf>,
 }
@@ -149,6 +155,15 @@ fn detect_at_most(root: &Path, max_files: usize) -> Detection {
         }
     }
     decide_python(&mut ev);
+    if let Some(why) = &ev.pytest_cov
+        && ev.has("pytest")
+    {
+        // Not proposed: the command needs the package to measure (`--cov=src`), which only the
+        // project knows, and a bare `--cov` would count the tests themselves.
+        ev.notes.push(format!(
+            "pytest-cov is used ({why}), and the pytest gate does not measure coverage: to read it too, add `--cov=PACKAGE` and `--cov-report=json:{{report_dir}}/coverage.json` to the gate's command and a `strategy: coverage` reader with that `output_file` to its `parsing.also`"
+        ));
+    }
     let mut proposals = ev.found;
     proposals.sort_by_key(|p| rules::ORDER.iter().position(|n| *n == p.preset));
     let mut watched = inv.watched;
@@ -191,7 +206,9 @@ fn files_why(kind: rules::Kind, noun: &str, found: &walk::Found) -> String {
             let globs: Vec<String> = found.extensions.iter().map(|e| format!("*.{e}")).collect();
             format!("{n} {} files", globs.join(" and "))
         }
-        rules::Kind::Dockerfile | rules::Kind::Workflow => format!("{n} {noun}"),
+        rules::Kind::Dockerfile | rules::Kind::Workflow | rules::Kind::Name(_) => {
+            format!("{n} {noun}")
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 28] = [
+pub const ORDER: [&str; 30] = [
     "ruff-format",
     "ruff-lint",
     "mypy",
@@ -13,12 +13,14 @@ pub const ORDER: [&str; 28] = [
     "basedpyright",
     "pylint",
     "bandit",
+    "pytest",
     "prettier",
     "biome-format",
     "eslint",
     "biome-lint",
     "oxlint",
     "tsc",
+    "vitest",
     "rustfmt",
     "cargo-clippy",
     "gofmt",
@@ -87,6 +89,11 @@ pub const CONFIG_FILES: &[(&str, &[&str])] = &[
     (".pylintrc", &["pylint"]),
     ("pylintrc", &["pylint"]),
     (".bandit", &["bandit"]),
+    // pytest's own configuration files (pyproject.toml, setup.cfg: their sections, below).
+    ("pytest.ini", &["pytest"]),
+    (".pytest.ini", &["pytest"]),
+    ("pytest.toml", &["pytest"]),
+    (".pytest.toml", &["pytest"]),
     (".prettierrc", &["prettier"]),
     (".prettierrc.json", &["prettier"]),
     (".prettierrc.json5", &["prettier"]),
@@ -116,6 +123,12 @@ pub const CONFIG_FILES: &[(&str, &[&str])] = &[
     (".eslintrc.yml", &["eslint"]),
     (".oxlintrc.json", &["oxlint"]),
     ("tsconfig.json", &["tsc"]),
+    ("vitest.config.ts", &["vitest"]),
+    ("vitest.config.mts", &["vitest"]),
+    ("vitest.config.cts", &["vitest"]),
+    ("vitest.config.js", &["vitest"]),
+    ("vitest.config.mjs", &["vitest"]),
+    ("vitest.config.cjs", &["vitest"]),
     ("Cargo.toml", &["rustfmt", "cargo-clippy"]),
     ("rustfmt.toml", &["rustfmt"]),
     (".rustfmt.toml", &["rustfmt"]),
@@ -158,6 +171,10 @@ pub const PYPROJECT_TOOLS: &[(&str, &[&str])] = &[
     ("basedpyright", &["basedpyright"]),
     ("pylint", &["pylint"]),
     ("bandit", &["bandit"]),
+    // The older INI-style section first: a sub-table makes `tool.pytest` exist too, and the
+    // first reason given is kept.
+    ("pytest.ini_options", &["pytest"]),
+    ("pytest", &["pytest"]),
     ("codespell", &["codespell"]),
     ("typos", &["typos"]),
     ("sqlfluff", &["sqlfluff"]),
@@ -171,6 +188,7 @@ pub const PYTHON_PACKAGES: &[(&str, &[&str])] = &[
     ("basedpyright", &["basedpyright"]),
     ("pylint", &["pylint"]),
     ("bandit", &["bandit"]),
+    ("pytest", &["pytest"]),
     ("codespell", &["codespell"]),
     ("typos", &["typos"]),
     ("sqlfluff", &["sqlfluff"]),
@@ -183,6 +201,7 @@ pub const PYTHON_PACKAGES: &[(&str, &[&str])] = &[
 pub const SETUP_CFG_SECTIONS: &[(&str, &[&str])] = &[
     ("mypy", &["mypy"]),
     ("pylint.", &["pylint"]),
+    ("tool:pytest", &["pytest"]),
     ("flake8", &[]),
     ("codespell", &["codespell"]),
 ];
@@ -196,6 +215,7 @@ pub const NPM_PACKAGES: &[(&str, &[&str])] = &[
     ("oxlint", &["oxlint"]),
     ("pyright", &["pyright"]),
     ("markdownlint-cli2", &["markdownlint-cli2"]),
+    ("vitest", &["vitest"]),
 ];
 
 /// Top-level keys of package.json that configure a tool.
@@ -210,6 +230,7 @@ pub const SCRIPT_PROGRAMS: &[(&str, &[&str])] = &[
     ("biome", &["biome-format", "biome-lint"]),
     ("oxlint", &["oxlint"]),
     ("markdownlint-cli2", &["markdownlint-cli2"]),
+    ("vitest", &["vitest"]),
 ];
 
 /// Hook ids of .pre-commit-config.yaml (the ids the tools' own hook repositories publish).
@@ -267,9 +288,12 @@ pub enum Kind {
     Dockerfile,
     /// `.github/workflows/*.yml` and `*.yaml`.
     Workflow,
+    /// Files of this name, anywhere.
+    Name(&'static str),
 }
 
-/// Files whose presence proposes a tool that needs no configuration to be useful. Markdown,
+/// Files whose presence proposes a tool: one that needs no configuration to be useful, or one
+/// whose configuration they are (pytest's `conftest.py`, in any test folder). Markdown,
 /// YAML and SQL files propose nothing by themselves: nearly every repository has a README, and
 /// markdownlint's, yamllint's and sqlfluff's defaults (line length, a SQL dialect) would fail
 /// most of them; those tools are proposed when the repository configures them.
@@ -279,6 +303,7 @@ pub const FILE_RULES: &[(Kind, &[&str], &str)] = &[
     (Kind::Ext(&["sh", "bash"]), &["shellcheck"], "shell scripts"),
     (Kind::Dockerfile, &["hadolint"], "Dockerfiles"),
     (Kind::Workflow, &["actionlint"], "GitHub workflows"),
+    (Kind::Name("conftest.py"), &["pytest"], "conftest.py files"),
 ];
 
 /// The extensions of Python files (the repository has Python when it has one of them).
@@ -298,6 +323,7 @@ impl Kind {
             Kind::Workflow => rel
                 .strip_prefix(".github/workflows/")
                 .is_some_and(|n| !n.contains('/') && matches!(extension(n), Some("yml" | "yaml"))),
+            Kind::Name(wanted) => name == wanted,
         }
     }
 }

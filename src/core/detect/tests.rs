@@ -30,7 +30,9 @@ fn presets_of(root: &Path) -> Vec<&'static str> {
 }
 
 /// The presets a rule can propose: the catalog's names for the tools qgates knows.
-const EXPECTED_NAMES: [&str; 28] = [
+const EXPECTED_NAMES: [&str; 30] = [
+    "pytest",
+    "vitest",
     "ruff-lint",
     "ruff-format",
     "mypy",
@@ -441,4 +443,143 @@ fn the_texts_written_load_and_say_why() {
 
     assert!(init_file(&Detection::default()).is_none());
     assert_eq!(embedded_text(&Detection::default()), DEFAULT_CONFIG);
+}
+
+#[test]
+fn pytest_is_proposed_for_each_sign_of_it_with_its_reason() {
+    let pyproject = |text: &str| repo(&[("pyproject.toml", text), ("a.py", "")]);
+    let cases: Vec<(tempfile::TempDir, &str)> = vec![
+        (
+            pyproject("[project]\noptional-dependencies = { test = [\"pytest>=8\"] }\n"),
+            "pyproject.toml lists pytest in project.optional-dependencies.test",
+        ),
+        (
+            pyproject("[dependency-groups]\ndev = [\"PyTest==9.2.0\"]\n"),
+            "pyproject.toml lists pytest in dependency-groups.dev",
+        ),
+        (
+            pyproject("[project]\ndependencies = [\"pytest\"]\n"),
+            "pyproject.toml lists pytest in project.dependencies",
+        ),
+        (
+            pyproject("[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n"),
+            "pyproject.toml has [tool.pytest.ini_options]",
+        ),
+        (
+            pyproject("[tool.pytest]\ntestpaths = [\"tests\"]\n"),
+            "pyproject.toml has [tool.pytest]",
+        ),
+        (repo(&[("pytest.ini", "[pytest]\n")]), "pytest.ini"),
+        (repo(&[(".pytest.toml", "[pytest]\n")]), ".pytest.toml"),
+        (
+            repo(&[("setup.cfg", "[tool:pytest]\naddopts = -q\n")]),
+            "setup.cfg has [tool:pytest]",
+        ),
+        (
+            repo(&[("requirements-test.txt", "pytest==9.2.0  # runner\n")]),
+            "requirements-test.txt lists pytest",
+        ),
+        (
+            repo(&[("tests/conftest.py", ""), ("tests/test_a.py", "")]),
+            "tests/conftest.py",
+        ),
+        (
+            repo(&[("conftest.py", ""), ("pkg/tests/conftest.py", "")]),
+            "2 conftest.py files",
+        ),
+    ];
+    for (tmp, why) in cases {
+        let pytest: Vec<String> = found(tmp.path())
+            .into_iter()
+            .filter(|(p, _)| *p == "pytest")
+            .map(|(_, why)| why)
+            .collect();
+        assert_eq!(pytest, [why.to_string()], "{:?}", found(tmp.path()));
+    }
+    // Tests that pytest could run, but no sign of pytest itself: unittest's, perhaps.
+    let tmp = repo(&[("tests/test_a.py", "import unittest\n")]);
+    assert!(!presets_of(tmp.path()).contains(&"pytest"));
+}
+
+#[test]
+fn vitest_is_proposed_for_a_dependency_a_script_or_its_configuration() {
+    for (files, why) in [
+        (
+            [("package.json", r#"{"devDependencies": {"vitest": "^4"}}"#)],
+            "package.json devDependencies has vitest",
+        ),
+        (
+            [(
+                "package.json",
+                r#"{"scripts": {"test": "vitest run --coverage"}}"#,
+            )],
+            "package.json script \"test\" runs vitest",
+        ),
+        (
+            [("vitest.config.ts", "export default {};\n")],
+            "vitest.config.ts",
+        ),
+    ] {
+        let tmp = repo(&files);
+        assert_eq!(found(tmp.path()), [("vitest", why.to_string())]);
+    }
+}
+
+#[test]
+fn the_embedded_default_runs_no_test_suite() {
+    // pytest is proposed, but a Python repository keeps the Python default, text and all.
+    let tmp = repo(&[
+        (
+            "pyproject.toml",
+            "[dependency-groups]\ndev = [\"pytest\"]\n",
+        ),
+        ("tests/conftest.py", ""),
+        ("app.py", ""),
+    ]);
+    let d = detect(tmp.path());
+    assert_eq!(
+        d.preset_names(),
+        ["ruff-format", "ruff-lint", "mypy", "pytest"]
+    );
+    assert_eq!(embedded_text(&d), DEFAULT_CONFIG);
+    assert!(
+        init_file(&d)
+            .unwrap()
+            .contains("  pytest: { preset: pytest }")
+    );
+    // vitest beside eslint: eslint runs, vitest does not.
+    let tmp = repo(&[(
+        "package.json",
+        r#"{"devDependencies": {"eslint": "^9", "vitest": "^4"}}"#,
+    )]);
+    let d = detect(tmp.path());
+    assert_eq!(d.preset_names(), ["eslint", "vitest"]);
+    let text = embedded_text(&d);
+    let config = parse_config(&text, ConfigSource::Embedded).unwrap();
+    let ids: Vec<&str> = config.gates.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(ids, ["eslint"], "{text}");
+    // Only a test runner: nothing else to run, so the harmless Python default, as where nothing
+    // is detected.
+    let tmp = repo(&[("vitest.config.mts", "export default {};\n")]);
+    assert_eq!(embedded_text(&detect(tmp.path())), DEFAULT_CONFIG);
+}
+
+#[test]
+fn pytest_cov_is_named_in_a_note_not_proposed() {
+    let tmp = repo(&[
+        ("requirements-dev.txt", "pytest\npytest-cov\n"),
+        ("a.py", ""),
+    ]);
+    let d = detect(tmp.path());
+    assert!(d.preset_names().contains(&"pytest"));
+    assert_eq!(d.notes.len(), 1, "{:?}", d.notes);
+    assert!(
+        d.notes[0].starts_with("pytest-cov is used (requirements-dev.txt lists pytest-cov)")
+            && d.notes[0].contains("--cov-report=json:{report_dir}/coverage.json"),
+        "{:?}",
+        d.notes
+    );
+    // Without pytest proposed there is no gate to add it to.
+    let tmp = repo(&[("requirements.txt", "pytest-cov\n")]);
+    assert!(detect(tmp.path()).notes.is_empty());
 }

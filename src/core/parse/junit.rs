@@ -90,6 +90,8 @@ pub(super) fn parse(
     let mut counts = TestCounts::default();
     let mut open: Vec<String> = Vec::new();
     let mut case: Option<Case> = None;
+    // Per open `<testsuite>`: whether pytest wrote it (see `new_case`).
+    let mut suites: Vec<bool> = Vec::new();
     // Inside a `<failure>` or `<error>` of the current case: its text is kept.
     let mut in_problem = false;
     let mut root_seen = false;
@@ -113,8 +115,11 @@ pub(super) fn parse(
                     }
                 }
                 match (name.as_str(), case.as_mut()) {
+                    ("testsuite", None) if !empty => {
+                        suites.push(attribute(e, "name").as_deref() == Some(PYTEST_SUITE));
+                    }
                     ("testcase", None) => {
-                        let c = new_case(e);
+                        let c = new_case(e, suites.last() == Some(&true));
                         if empty {
                             finish(c, &mut counts, ctx, norm);
                         } else {
@@ -143,6 +148,9 @@ pub(super) fn parse(
                 open.pop();
                 match name.as_str() {
                     "failure" | "error" => in_problem = false,
+                    "testsuite" if case.is_none() => {
+                        suites.pop();
+                    }
                     "testcase" => {
                         if let Some(c) = case.take() {
                             finish(c, &mut counts, ctx, norm);
@@ -182,12 +190,19 @@ pub(super) fn parse(
     Ok(counts)
 }
 
-fn new_case(e: &BytesStart) -> Case {
+/// The `name` pytest gives its `<testsuite>` (its `junit_suite_name` option, left at its default).
+const PYTEST_SUITE: &str = "pytest";
+
+/// A `<testcase>`'s attributes. pytest's `line` (its xunit1 family) is the 0-based line of the
+/// test's `def`, where every other runner's is 1-based: in a suite pytest wrote it is moved to
+/// the 1-based line the test starts at.
+fn new_case(e: &BytesStart, by_pytest: bool) -> Case {
+    let line: Option<i64> = attribute(e, "line").and_then(|l| l.trim().parse().ok());
     Case {
         classname: attribute(e, "classname").unwrap_or_default(),
         name: attribute(e, "name").unwrap_or_default(),
         file: attribute(e, "file").filter(|f| !f.trim().is_empty()),
-        line: attribute(e, "line").and_then(|l| l.trim().parse().ok()),
+        line: line.map(|l| if by_pytest { l.saturating_add(1) } else { l }),
         outcome: Outcome::Passed,
         skipped: false,
         message: None,

@@ -29,7 +29,8 @@ struct Frame {
 }
 
 /// Frames of the traces test runners print: Python's `File "x", line N`, pytest's
-/// `path:N: ErrorName` (Go's `t.Errorf` lines look the same), JavaScript's `at fn
+/// `path:N: ErrorName` (Go's `t.Errorf` lines look the same) and `file path, line N` (a fixture
+/// the test asks for that does not exist), JavaScript's `at fn
 /// (path:line:col)`, vitest's `❯ [fn] path:line:col` and Rust's `panicked at path:line:col`.
 fn frame_pattern() -> &'static Regex {
     static PATTERN: OnceLock<Regex> = OnceLock::new();
@@ -37,6 +38,7 @@ fn frame_pattern() -> &'static Regex {
         Regex::new(concat!(
             r#"(?m)File "(?P<py>[^"\n]+)", line (?P<pyl>\d+)"#,
             r#"|^[ \t]*(?P<pt>[^\s:"'<>()]+):(?P<ptl>\d+):(?: |$)"#,
+            r"|^file (?P<pf>[^\n]+?), line (?P<pfl>\d+)$",
             r#"|\bat (?:[^\n()]*\()?(?P<js>(?:file://)?[^\s()]+?):(?P<jsl>\d+):(?P<jsc>\d+)\)?"#,
             r"|❯ (?:\S+ )?(?P<vt>\S+?):(?P<vtl>\d+):(?P<vtc>\d+)",
             r"|panicked at (?P<rs>[^\s:]+):(?P<rsl>\d+):(?P<rsc>\d+)",
@@ -105,6 +107,8 @@ fn nearest_frame(text: &str, ctx: &ParseContext) -> Option<Frame> {
             (f.as_str(), &c["pyl"], None, true)
         } else if let Some(f) = c.name("pt") {
             (f.as_str(), &c["ptl"], None, true)
+        } else if let Some(f) = c.name("pf") {
+            (f.as_str(), &c["pfl"], None, true)
         } else if let Some(f) = c.name("js") {
             (f.as_str(), &c["jsl"], Some(&c["jsc"]), false)
         } else if let Some(f) = c.name("vt") {

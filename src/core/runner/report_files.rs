@@ -57,7 +57,7 @@ impl ReportPlan {
             .collect();
         let named = gate.command.iter().any(|a| mentions_report_dir(a))
             || files.iter().flatten().any(|f| mentions_report_dir(f));
-        let dir = named.then(|| run_dir.path.join(format!("{stem}.reports")));
+        let dir = named.then(|| run_dir.path.join(reports_folder(stem)));
         if let Some(dir) = &dir {
             std::fs::create_dir(dir).map_err(|e| {
                 format!(
@@ -85,11 +85,7 @@ impl ReportPlan {
                 }
                 OutputPlace::Workspace(rel) => {
                     let rel = lexical_clean(&cwd.join(rel));
-                    let name = rel.file_name().unwrap_or_default().to_string_lossy();
-                    let copy = match i {
-                        0 => format!("{stem}.{name}"),
-                        n => format!("{stem}.also{n}.{name}"),
-                    };
+                    let copy = copy_name(stem, i, &rel);
                     remove_stale(root, &rel)?;
                     Planned {
                         shown: rel.to_string_lossy().into_owned(),
@@ -149,6 +145,68 @@ impl ReportPlan {
         }
         Ok(out)
     }
+}
+
+/// The batch `stem`'s `{report_dir}`, in the run's log folder.
+fn reports_folder(stem: &str) -> String {
+    format!("{stem}.reports")
+}
+
+/// The name of the copy of reader `reader`'s workspace report `rel` in the run's log folder.
+fn copy_name(stem: &str, reader: usize, rel: &Path) -> String {
+    let name = rel.file_name().unwrap_or_default().to_string_lossy();
+    match reader {
+        0 => format!("{stem}.{name}"),
+        n => format!("{stem}.also{n}.{name}"),
+    }
+}
+
+/// Where a run kept reader `reader`'s report (`output_file`, of a gate whose `cwd` is `cwd`)
+/// for the batch `stem`, in its log folder `run_dir`: what `qgates parse` reads again.
+pub fn kept_report(
+    run_dir: &Path,
+    stem: &str,
+    reader: usize,
+    output_file: &str,
+    cwd: &Path,
+) -> PathBuf {
+    match output_place(output_file) {
+        OutputPlace::ReportDir(rel) => run_dir.join(reports_folder(stem)).join(rel),
+        OutputPlace::Workspace(rel) => {
+            let rel = lexical_clean(&cwd.join(rel));
+            run_dir.join(copy_name(stem, reader, &rel))
+        }
+    }
+}
+
+/// The run's log folder and the batch's stem of a file a run kept: reader 0's report when it
+/// has an `output_file` (see `kept_report`), else the batch's `<stem>.stdout` log. `None` when
+/// `kept` is not where a run would have put it (a copy made elsewhere).
+pub fn batch_of(kept: &Path, output_file: Option<&str>, cwd: &Path) -> Option<(PathBuf, String)> {
+    let (run_dir, stem) = match output_file.map(output_place) {
+        None => {
+            let name = kept.file_name()?.to_str()?;
+            (kept.parent()?, name.strip_suffix(".stdout")?.to_string())
+        }
+        Some(OutputPlace::ReportDir(rel)) => {
+            let depth = Path::new(rel).components().count();
+            let folder = kept.ancestors().nth(depth)?;
+            let name = folder.file_name()?.to_str()?;
+            (folder.parent()?, name.strip_suffix(".reports")?.to_string())
+        }
+        Some(OutputPlace::Workspace(rel)) => {
+            let rel = lexical_clean(&cwd.join(rel));
+            let suffix = format!(".{}", rel.file_name()?.to_str()?);
+            let name = kept.file_name()?.to_str()?;
+            (kept.parent()?, name.strip_suffix(&suffix)?.to_string())
+        }
+    };
+    // Only what the run would have written there: a name that merely ends the same way is not.
+    let again = match output_file {
+        None => run_dir.join(format!("{stem}.stdout")),
+        Some(file) => kept_report(run_dir, &stem, 0, file, cwd),
+    };
+    (!stem.is_empty() && again == kept).then(|| (run_dir.to_path_buf(), stem))
 }
 
 /// What is at `base/rel`, reached without following a link: `Ok(None)` when nothing is.
@@ -232,4 +290,48 @@ fn read_report(base: &Path, rel: &Path, shown: &str) -> Result<Vec<u8>, String> 
     file.read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read its report {shown}: {e}"))?;
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_file_gives_back_its_run_folder_and_batch() {
+        let run = Path::new(".qgates/runs/r1");
+        let cwd = Path::new("web");
+        for (file, kept) in [
+            ("{report_dir}/sub/j.xml", "t.2.reports/sub/j.xml"),
+            ("out/j.xml", "t.2.j.xml"),
+        ] {
+            assert_eq!(kept_report(run, "t.2", 0, file, cwd), run.join(kept));
+            assert_eq!(
+                batch_of(&run.join(kept), Some(file), cwd),
+                Some((run.to_path_buf(), "t.2".to_string()))
+            );
+        }
+        assert_eq!(
+            kept_report(run, "t", 2, "out/c.json", cwd),
+            run.join("t.also2.c.json")
+        );
+        assert_eq!(
+            batch_of(&run.join("t.stdout"), None, cwd),
+            Some((run.to_path_buf(), "t".to_string()))
+        );
+        // Not where a run puts the report: no folder `<stem>.reports`, no name to take apart.
+        assert_eq!(
+            batch_of(Path::new("j.xml"), Some("{report_dir}/j.xml"), cwd),
+            None
+        );
+        assert_eq!(
+            batch_of(
+                Path::new("x/sub/j.xml"),
+                Some("{report_dir}/sub/j.xml"),
+                cwd
+            ),
+            None
+        );
+        assert_eq!(batch_of(Path::new("j.xml"), Some("j.xml"), cwd), None);
+        assert_eq!(batch_of(Path::new("out.txt"), None, cwd), None);
+    }
 }
