@@ -1,40 +1,17 @@
 //! `strategy: junit` on the reports real test runners write: pytest and vitest run here (their
-//! counts against their own summary lines), and the shapes of jest-junit, go-junit-report and
-//! cargo-nextest read with `qgates parse` (those runners are not installed).
+//! counts against their own summary lines), and the edge cases of jest-junit's, Go's and
+//! cargo-nextest's shapes read with `qgates parse` (tests/junit_real_runners.rs runs those
+//! runners themselves).
 
 mod common;
 
 use std::path::Path;
 use std::process::Command;
 
+use common::junit::{row, rows};
 use common::{check_json_with, gate, path_with_catalog_tools, qgates, write};
 use regex::Regex;
 use serde_json::{Value, json};
-
-/// (file, line, column, code, message) of one violation.
-type Row = (String, Option<u64>, Option<u64>, String, String);
-
-/// The rows of a gate's violations.
-fn rows(violations: &Value) -> Vec<Row> {
-    violations
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|v| {
-            (
-                v["file"].as_str().unwrap_or_default().to_string(),
-                v["line"].as_u64(),
-                v["column"].as_u64(),
-                v["code"].as_str().unwrap_or_default().to_string(),
-                v["message"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
-
-fn row(file: &str, line: u64, column: Option<u64>, code: &str, message: &str) -> Row {
-    (file.into(), Some(line), column, code.into(), message.into())
-}
 
 #[test]
 fn pytest_classes_fixture_errors_and_helpers_with_pytests_counts() {
@@ -217,7 +194,8 @@ fn the_shapes_of_jest_go_and_nextest_reports() {
             "src/app.test.js",
             7,
             Some(21),
-            "app fails::app fails",
+            // jest-junit's default classname is the name again: the id is the name alone.
+            "app fails",
             "Error: expect(received).toBe(expected) // Object.is equality"
         )]
     );
@@ -225,8 +203,9 @@ fn the_shapes_of_jest_go_and_nextest_reports() {
         got["tests"],
         json!({"total": 2, "failed": 1, "errored": 0, "skipped": 0})
     );
-    // go-junit-report: the package as classname, `file:line:` lines of `t.Errorf`.
-    let go = "<testsuites tests=\"3\" failures=\"1\"><testsuite name=\"example.com/shop\" tests=\"3\" failures=\"1\" errors=\"0\"><properties><property name=\"go.version\" value=\"go1.22.2\"></property></properties><testcase name=\"TestAdd\" classname=\"example.com/shop\" time=\"0.000\"></testcase><testcase name=\"TestTax\" classname=\"example.com/shop\" time=\"0.000\"><failure message=\"Failed\" type=\"\">    shop_test.go:12: got 6, want 5</failure></testcase><testcase name=\"TestLater\" classname=\"example.com/shop\" time=\"0.000\"><skipped message=\"later\"></skipped></testcase></testsuite></testsuites>";
+    // go-junit-report: the package as classname, `message="Failed"`, the `file:line:` line of
+    // `t.Errorf` between go's `=== RUN` and `--- FAIL` lines.
+    let go = "<testsuites tests=\"3\" failures=\"1\"><testsuite name=\"example.com/shop\" tests=\"3\" failures=\"1\" errors=\"0\"><properties><property name=\"go.version\" value=\"go1.22.2\"></property></properties><testcase name=\"TestAdd\" classname=\"example.com/shop\" time=\"0.000\"></testcase><testcase name=\"TestTax\" classname=\"example.com/shop\" time=\"0.000\"><failure message=\"Failed\" type=\"\">=== RUN   TestTax&#xA;    shop_test.go:12: got 6, want 5&#xA;--- FAIL: TestTax (0.00s)&#xA;</failure></testcase><testcase name=\"TestLater\" classname=\"example.com/shop\" time=\"0.000\"><skipped message=\"later\"></skipped></testcase></testsuite></testsuites>";
     let got = parse(root, go);
     assert_eq!(
         rows(&got["violations"]),
@@ -235,15 +214,16 @@ fn the_shapes_of_jest_go_and_nextest_reports() {
             12,
             None,
             "example.com/shop::TestTax",
-            "Failed"
+            "got 6, want 5"
         )]
     );
     assert_eq!(
         got["tests"],
         json!({"total": 3, "failed": 1, "errored": 0, "skipped": 1})
     );
-    // cargo-nextest: the panic's place.
-    let nextest = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"nextest-run\" tests=\"2\" failures=\"1\" errors=\"0\"><testsuite name=\"shop\" tests=\"2\" disabled=\"0\" errors=\"0\" failures=\"1\"><testcase name=\"tests::adds\" classname=\"shop\" time=\"0.010\"></testcase><testcase name=\"tests::taxes\" classname=\"shop\" time=\"0.010\"><failure type=\"test failure\">thread &apos;tests::taxes&apos; panicked at src/lib.rs:12:9:\nassertion `left == right` failed\n  left: 6\n right: 5</failure><system-out>running 1 test</system-out></testcase></testsuite></testsuites>";
+    // cargo-nextest: the panic's place, and its message rather than the header (whose thread
+    // id changes with every run).
+    let nextest = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"nextest-run\" tests=\"2\" failures=\"1\" errors=\"0\"><testsuite name=\"shop\" tests=\"2\" disabled=\"0\" errors=\"0\" failures=\"1\"><testcase name=\"tests::adds\" classname=\"shop\" time=\"0.010\"></testcase><testcase name=\"tests::taxes\" classname=\"shop\" time=\"0.010\"><failure message=\"thread &apos;tests::taxes&apos; (28595) panicked at src/lib.rs:12:9\" type=\"test failure with exit code 101\">thread &apos;tests::taxes&apos; (28595) panicked at src/lib.rs:12:9:\nassertion `left == right` failed\n  left: 6\n right: 5</failure><system-out>running 1 test</system-out></testcase></testsuite></testsuites>";
     let got = parse(root, nextest);
     assert_eq!(
         rows(&got["violations"]),
@@ -252,7 +232,7 @@ fn the_shapes_of_jest_go_and_nextest_reports() {
             12,
             Some(9),
             "shop::tests::taxes",
-            "thread 'tests::taxes' panicked at src/lib.rs:12:9:"
+            "assertion `left == right` failed"
         )]
     );
 }

@@ -200,6 +200,7 @@ pub fn gate<'a>(report: &'a Value, id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no gate {id} in {report}"))
 }
 pub mod edits;
+pub mod junit;
 pub mod lsp;
 pub mod lsp_wire;
 pub mod markers;

@@ -7,11 +7,13 @@
 //! error naming the file: a test gate must never pass because its report could not be read.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use quick_xml::escape::resolve_predefined_entity;
 use quick_xml::events::{BytesStart, Event};
 use serde::{Deserialize, Serialize};
 
+use super::junit_message::failure_message;
 use super::junit_place::{Place, place_of, test_id};
 use super::{Normalizer, ParseContext, ParseError, RawViolation};
 
@@ -65,6 +67,17 @@ struct Case {
     text: String,
 }
 
+/// A failed test's violation, held until the whole report is read: a Go test that failed only
+/// because a subtest did (`TestRates` for `TestRates/high`) says nothing of its own, and its
+/// subtest may come before or after it.
+struct Failed {
+    classname: String,
+    name: String,
+    /// Neither a message nor a failure text of its own.
+    hollow: bool,
+    violation: RawViolation<'static>,
+}
+
 /// Reads `xml`, a JUnit report named `shown` in messages, pushing one violation per failed or
 /// errored test into `norm`, and returns the counts.
 pub(super) fn parse(
@@ -92,6 +105,7 @@ pub(super) fn parse(
     let mut case: Option<Case> = None;
     // Per open `<testsuite>`: whether pytest wrote it (see `new_case`).
     let mut suites: Vec<bool> = Vec::new();
+    let mut failed: Vec<Failed> = Vec::new();
     // Inside a `<failure>` or `<error>` of the current case: its text is kept.
     let mut in_problem = false;
     let mut root_seen = false;
@@ -121,7 +135,7 @@ pub(super) fn parse(
                     ("testcase", None) => {
                         let c = new_case(e, suites.last() == Some(&true));
                         if empty {
-                            finish(c, &mut counts, ctx, norm);
+                            finish(c, &mut counts, ctx, &mut failed);
                         } else {
                             case = Some(c);
                         }
@@ -153,7 +167,7 @@ pub(super) fn parse(
                     }
                     "testcase" => {
                         if let Some(c) = case.take() {
-                            finish(c, &mut counts, ctx, norm);
+                            finish(c, &mut counts, ctx, &mut failed);
                         }
                         in_problem = false;
                     }
@@ -186,6 +200,26 @@ pub(super) fn parse(
     }
     if counts.total == 0 {
         return Err(bad("has no tests: the tool found none to run (check its configuration and the test files' names)".to_string()));
+    }
+    // Each `(classname, TestX)` with a failed subtest `TestX/…` (at any depth), found once so a
+    // report of many failures is not compared pairwise.
+    let mut failed_parents = HashSet::new();
+    for f in &failed {
+        for (at, _) in f.name.match_indices('/') {
+            failed_parents.insert((f.classname.as_str(), &f.name[..at]));
+        }
+    }
+    // jest-junit writes a test file that cannot load twice (an `<error>` with jest's text, then
+    // a `<failure>` with the same error as JSON): both count, the second adds no violation.
+    let mut seen = HashSet::new();
+    for f in &failed {
+        let v = &f.violation;
+        let repeated = !seen.insert((v.code.clone(), v.file.clone(), v.line, v.column));
+        let through_subtest =
+            f.hollow && failed_parents.contains(&(f.classname.as_str(), f.name.as_str()));
+        if !repeated && !through_subtest {
+            norm.push(v.clone());
+        }
     }
     Ok(counts)
 }
@@ -231,7 +265,7 @@ fn keep(case: &mut Option<Case>, more: &str) {
     }
 }
 
-fn finish(c: Case, counts: &mut TestCounts, ctx: &ParseContext, norm: &mut Normalizer) {
+fn finish(c: Case, counts: &mut TestCounts, ctx: &ParseContext, failed: &mut Vec<Failed>) {
     counts.total += 1;
     match c.outcome {
         Outcome::Passed => {
@@ -244,30 +278,27 @@ fn finish(c: Case, counts: &mut TestCounts, ctx: &ParseContext, norm: &mut Norma
         Outcome::Errored => counts.errored += 1,
     }
     let Place { file, line, column } = place_of(&c.file, c.line, &c.text, &c.classname, ctx);
-    let first_line = |s: &str| {
-        s.lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .map(str::to_string)
-    };
-    let message = c
-        .message
-        .as_deref()
-        .and_then(first_line)
-        .or_else(|| first_line(&c.text))
-        .or(c.kind.clone())
+    let said = failure_message(c.message.as_deref(), &c.text);
+    let hollow = said.is_none();
+    let message = said
+        .or(c.kind.clone().filter(|k| !k.trim().is_empty()))
         .unwrap_or_else(|| match c.outcome {
             Outcome::Errored => "the test could not run".to_string(),
             _ => "the test failed".to_string(),
         });
-    norm.push(RawViolation {
-        file: file.map(Cow::Owned),
-        line,
-        column,
-        code: Some(Cow::Owned(test_id(&c.classname, &c.name, ctx))),
-        message: Some(Cow::Owned(message)),
-        severity: Some(Cow::Borrowed("error")),
-        ..RawViolation::default()
+    failed.push(Failed {
+        violation: RawViolation {
+            file: file.map(Cow::Owned),
+            line,
+            column,
+            code: Some(Cow::Owned(test_id(&c.classname, &c.name, ctx))),
+            message: Some(Cow::Owned(message)),
+            severity: Some(Cow::Borrowed("error")),
+            ..RawViolation::default()
+        },
+        classname: c.classname,
+        name: c.name,
+        hollow,
     });
 }
 

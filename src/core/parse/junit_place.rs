@@ -1,7 +1,9 @@
 //! Where a failed test is, and its id. A JUnit report rarely says where the assertion is: the
 //! testcase's `file`/`line` attributes are optional (pytest's default report has neither), so
 //! the failure's own text is searched for the frame nearest the assertion that lies in the
-//! workspace, and else the test's file is found from its `classname`.
+//! workspace, and else the test's file is found from its `classname`. Go prints only a file's
+//! name (`tax_test.go:8:`): it is looked for in the package's folder too, which the classname
+//! (the package's import path) and the module's `go.mod` give.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -57,7 +59,8 @@ pub(super) fn place_of(
     classname: &str,
     ctx: &ParseContext,
 ) -> Place {
-    let frame = nearest_frame(text, ctx);
+    let package = go_package_dir(classname, ctx);
+    let frame = nearest_frame(text, package.as_deref(), ctx);
     if let Some(file) = file_attr.as_deref().and_then(|f| in_workspace(f, ctx)) {
         let (line, column) = match &frame {
             Some(fr) if fr.file == file => (Some(fr.line), fr.column),
@@ -83,7 +86,8 @@ pub(super) fn place_of(
 }
 
 /// The test's id: pytest's node id (`tests/test_app.py::TestApp::test_x`) when the classname
-/// names a test file, else `classname::name` (vitest's classname is the file already).
+/// names a test file, else `classname::name` (vitest's classname is the file already), or the
+/// name alone when the classname is the name again (jest-junit's default templates).
 pub(super) fn test_id(classname: &str, name: &str, ctx: &ParseContext) -> String {
     match classname_file(classname, ctx) {
         Some((_, shown, rest)) => {
@@ -92,15 +96,15 @@ pub(super) fn test_id(classname: &str, name: &str, ctx: &ParseContext) -> String
             parts.push(name.to_string());
             parts.join("::")
         }
-        None if classname.is_empty() => name.to_string(),
+        None if classname.is_empty() || classname == name => name.to_string(),
         None => format!("{classname}::{name}"),
     }
 }
 
 /// The frame nearest the assertion among those in the workspace: Python's last, JavaScript's
 /// first (frames under `node_modules` or a virtual environment are the libraries', not the
-/// project's).
-fn nearest_frame(text: &str, ctx: &ParseContext) -> Option<Frame> {
+/// project's). A relative path is looked for in `package` first, when there is one.
+fn nearest_frame(text: &str, package: Option<&Path>, ctx: &ParseContext) -> Option<Frame> {
     let mut python: Option<Frame> = None;
     for c in frame_pattern().captures_iter(text) {
         let (file, line, column, innermost_last) = if let Some(f) = c.name("py") {
@@ -118,7 +122,11 @@ fn nearest_frame(text: &str, ctx: &ParseContext) -> Option<Frame> {
         } else {
             continue;
         };
-        let Some(file) = in_workspace(file, ctx) else {
+        // The package's folder first: Go names a file the same in every package.
+        let in_package = package
+            .filter(|_| Path::new(file).is_relative())
+            .and_then(|dir| in_workspace(&dir.join(file).to_string_lossy(), ctx));
+        let Some(file) = in_package.or_else(|| in_workspace(file, ctx)) else {
             continue;
         };
         let Ok(line) = line.parse() else {
@@ -159,6 +167,28 @@ fn in_workspace(printed: &str, ctx: &ParseContext) -> Option<PathBuf> {
                 c == "node_modules" || c == "site-packages" || c == ".venv"
             })
         }) && abs.is_file()
+    })
+}
+
+/// The folder of the Go package a classname names: go-junit-report and gotestsum write the
+/// package's import path (`example.com/shop/internal/tax`), which is the module's path (the
+/// `module` line of the `go.mod` in the gate's cwd or the root) and the folder below it.
+fn go_package_dir(classname: &str, ctx: &ParseContext) -> Option<PathBuf> {
+    if classname.is_empty() || classname.contains(char::is_whitespace) {
+        return None;
+    }
+    [ctx.cwd, ctx.root].into_iter().find_map(|dir| {
+        let go_mod = std::fs::read_to_string(dir.join("go.mod")).ok()?;
+        let module = go_mod.lines().find_map(|l| {
+            let rest = l.trim().strip_prefix("module")?;
+            rest.starts_with(char::is_whitespace)
+                .then(|| rest.trim().trim_matches('"').to_string())
+        })?;
+        if classname == module {
+            return Some(dir.to_path_buf());
+        }
+        let below = classname.strip_prefix(&module)?.strip_prefix('/')?;
+        Some(lexical_clean(&dir.join(below)))
     })
 }
 

@@ -6,6 +6,7 @@ mod exit_code;
 mod fill;
 mod json;
 mod junit;
+mod junit_message;
 mod junit_place;
 mod pointer;
 mod sarif;
