@@ -23,6 +23,7 @@ for arg in "$@"; do
       ;;
   esac
 done
+caller=$PWD
 cd "$(dirname "$0")/.."
 repo=$PWD
 ext="$repo/editors/vscode"
@@ -48,7 +49,8 @@ if [ -z "${QGATES_BIN:-}" ]; then
   echo "package-vsix: give the binary to carry: QGATES_BIN=path/to/qgates (e.g. target/release/qgates after cargo build --release)" >&2
   exit 2
 fi
-case "$QGATES_BIN" in /*) ;; *) QGATES_BIN="$repo/$QGATES_BIN" ;; esac
+# Relative paths are the caller's.
+case "$QGATES_BIN" in /*) ;; *) QGATES_BIN="$caller/$QGATES_BIN" ;; esac
 if [ ! -f "$QGATES_BIN" ] || [ ! -x "$QGATES_BIN" ]; then
   echo "package-vsix: QGATES_BIN=$QGATES_BIN is not an executable file" >&2
   exit 2
@@ -61,7 +63,7 @@ fi
 name=qgates
 case "$TARGET" in win32-*) name=qgates.exe ;; esac
 OUT=${OUT:-$ext/qgates-$TARGET.vsix}
-case "$OUT" in /*) ;; *) OUT="$repo/$OUT" ;; esac
+case "$OUT" in /*) ;; *) OUT="$caller/$OUT" ;; esac
 
 if [ ! -f "$ext/node_modules/.package-lock.json" ] || [ "$ext/package-lock.json" -nt "$ext/node_modules/.package-lock.json" ]; then
   (cd "$ext" && npm ci --no-audit --no-fund --loglevel=error)

@@ -542,6 +542,11 @@ function scenarios.missing()
   check(':QGates run repeats what to do', #notes == 2 and notes[2].msg:find('qgates not found: install it or set path', 1, true) ~= nil, show_notes)
   local health = checkhealth_text()
   check('checkhealth: not found', health:find('qgates not found: `' .. missing .. '` is not an executable', 1, true) ~= nil, health)
+  check('checkhealth: how to install a missing binary (pip, cargo)', health:find('pip install qgates', 1, true) ~= nil
+    and health:find('cargo install --git ', 1, true) ~= nil and health:find('cargo install --path .', 1, true) ~= nil
+    and health:find("setup{ path = '/path/to/qgates' }", 1, true) ~= nil, health)
+  check('the setup warning points to :checkhealth qgates', notes[1] ~= nil
+    and notes[1].msg:find(':checkhealth qgates says how to install it', 1, true) ~= nil, show_notes)
 end
 
 -- A binary that exits at once: one error naming the command and :checkhealth, not two.
