@@ -55,6 +55,19 @@ if [ ! -f "$QGATES_BIN" ] || [ ! -x "$QGATES_BIN" ]; then
   echo "package-vsix: QGATES_BIN=$QGATES_BIN is not an executable file" >&2
   exit 2
 fi
+# A binary for another platform than TARGET would make a package that starts nowhere.
+case "$TARGET" in
+  linux-x64 | alpine-x64) expect='ELF 64-bit.*x86-64' ;;
+  linux-arm64 | alpine-arm64) expect='ELF 64-bit.*(aarch64|ARM)' ;;
+  linux-armhf) expect='ELF 32-bit.*ARM' ;;
+  darwin-*) expect='Mach-O' ;;
+  win32-*) expect='PE32' ;;
+  *) expect='' ;;
+esac
+if [ -n "$expect" ] && command -v file >/dev/null && ! file -b "$QGATES_BIN" | grep -Eq "$expect"; then
+  echo "package-vsix: $QGATES_BIN is not a program for $TARGET ($(file -b "$QGATES_BIN" | cut -d, -f1-2))" >&2
+  exit 2
+fi
 # A binary for this machine can prove it runs; one built for another platform cannot be run here.
 if [ "$TARGET" = "$(host_platform)" ] && ! version=$("$QGATES_BIN" --version 2>&1); then
   echo "package-vsix: $QGATES_BIN does not run on $TARGET: $version" >&2
