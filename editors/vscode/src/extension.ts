@@ -1,9 +1,9 @@
 // The qgates VS Code extension: starts `qgates lsp`, adds palette commands and a status-bar
-// summary. The server does the work (gates, diagnostics, quick fixes); this file only finds the
-// binary, reports start-up problems once, and turns command results into things people see.
+// summary. The server does the work (gates, diagnostics, quick fixes); this file only starts the
+// binary that binary.ts picks, reports start-up problems once, and turns command results into
+// things people see.
 
 import * as cp from 'node:child_process';
-import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -19,6 +19,7 @@ import {
   ServerOptions,
   State,
 } from 'vscode-languageclient/node';
+import { findBinary, ImportStrategy, probeBinary, probeProblem } from './binary';
 
 const SERVER_COMMAND = {
   summary: 'qgates.summary',
@@ -91,6 +92,8 @@ class Extension {
   private readonly status: vscode.StatusBarItem;
   /** Why the server is not running, for commands run meanwhile (null: it runs or is starting). */
   private failure: string | null = null;
+  /** The setting that failure's "Open Settings" opens (null: none helps, the log does). */
+  private failureSetting: string | null = null;
   /** The message shown about the server not running since the last good start or manual restart:
    * one is enough (no second message for the same failure seen from another side, no loop). */
   private shownFailure: string | null = null;
@@ -99,7 +102,11 @@ class Extension {
   private statusTimer: NodeJS.Timeout | undefined;
   private generation = 0;
 
+  /** Where the extension is installed (the bundled binary is under it). */
+  private readonly extensionPath: string;
+
   constructor(context: vscode.ExtensionContext) {
+    this.extensionPath = context.extensionPath;
     this.log = vscode.window.createOutputChannel('qgates server');
     this.summaryChannel = vscode.window.createOutputChannel('qgates');
     this.status = vscode.window.createStatusBarItem('qgates.status', vscode.StatusBarAlignment.Left, 10);
@@ -139,21 +146,34 @@ class Extension {
     this.startedOk = false;
     this.setStatus('$(sync~spin) qgates', 'qgates: starting the server');
     const config = vscode.workspace.getConfiguration('qgates');
-    const found = resolveBinary(config.get<string>('path', ''));
+    const strategy = config.get<ImportStrategy>('importStrategy', 'fromEnvironment');
+    const found = findBinary({
+      strategy,
+      pathSetting: config.get<string>('path', ''),
+      workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+      extensionPath: this.extensionPath,
+      envPath: process.env.PATH,
+      platform: process.platform,
+      home: os.homedir(),
+    });
     if ('problem' in found) {
-      return this.fail(found.problem, true);
+      return this.fail(found.problem, found.setting);
     }
     const bin = found.bin;
+    if (found.note) {
+      this.log.appendLine(`[client] ${found.note}`);
+    }
     // A binary that cannot even print its version (wrong file, wrong architecture, crashes at
     // once) is reported here, with its own words, instead of as a broken connection later.
     const probe = await probeBinary(bin);
     if (generation !== this.generation) {
       return;
     }
-    if (probe.problem) {
-      return this.fail(probe.problem, true);
+    if (probe.how !== undefined) {
+      const broken = probeProblem(found, probe.how, strategy);
+      return this.fail(broken.problem, broken.setting);
     }
-    this.log.appendLine(`[client] starting ${bin} lsp (${probe.version})`);
+    this.log.appendLine(`[client] starting ${bin} lsp (${probe.version}, from ${found.source})`);
 
     const trigger = config.get<string>('trigger', 'onSave');
     const serverOptions: ServerOptions = async () => {
@@ -231,7 +251,7 @@ class Extension {
         await this.disposeClient();
         return this.fail(
           `qgates: the server \`${bin} lsp\` did not answer within ${START_TIMEOUT_MS / 1000} s, so it was stopped. See the server log.`,
-          false,
+          null,
         );
       }
     } catch (e) {
@@ -245,7 +265,7 @@ class Extension {
           how
             ? this.diedWhileStarting(bin, how)
             : `qgates: the server \`${bin} lsp\` could not start: ${errorText(e)}. See the server log.`,
-          false,
+          null,
         );
       }
       return;
@@ -268,7 +288,7 @@ class Extension {
     if (this.restarts.length > MAX_RESTARTS) {
       this.fail(
         `qgates: the server stopped ${this.restarts.length} times in 3 minutes and is not restarted. See the server log, then run "qgates: Restart Server".`,
-        false,
+        null,
       );
       return { action: CloseAction.DoNotRestart, handled: true };
     }
@@ -283,16 +303,17 @@ class Extension {
   }
 
   /** Shows why the server is not running (once, see shownFailure) and keeps it for commands. */
-  private fail(message: string, settings: boolean): void {
+  private fail(message: string, setting: string | null): void {
     this.failure = message;
-    const openSettings = { title: 'Open Settings', command: 'workbench.action.openSettings', arguments: ['qgates.path'] };
-    this.setStatus('$(error) qgates', message, settings ? openSettings : 'qgates.client.showLog');
+    this.failureSetting = setting;
+    const openSettings = setting ? { title: 'Open Settings', command: 'workbench.action.openSettings', arguments: [setting] } : null;
+    this.setStatus('$(error) qgates', message, openSettings ?? 'qgates.client.showLog');
     this.log.appendLine(`[client] ${message}`);
     if (this.shownFailure !== null) {
       return;
     }
     this.shownFailure = message;
-    void showFailure(message, settings, this.log);
+    void showFailure(message, setting, this.log);
   }
 
   async restart(): Promise<void> {
@@ -338,7 +359,7 @@ class Extension {
       return this.client;
     }
     const why = this.failure ?? 'qgates: the server is still starting; try again in a moment.';
-    void showFailure(why, why.includes('qgates.path'), this.log);
+    void showFailure(why, this.failure ? this.failureSetting : null, this.log);
     return null;
   }
 
@@ -490,83 +511,11 @@ function errorText(e: unknown): string {
   return String(e);
 }
 
-/** The `qgates.path` setting (with `~` and `${workspaceFolder}` expanded), else `qgates` on PATH. */
-export function resolveBinary(setting: string): { bin: string } | { problem: string } {
-  const configured = setting.trim();
-  if (configured) {
-    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '';
-    const expanded = configured
-      .replace(/^~(?=$|[\\/])/, os.homedir())
-      .replace(/\$\{workspaceFolder\}/g, folder);
-    const bin = path.isAbsolute(expanded) || !folder ? expanded : path.resolve(folder, expanded);
-    const problem = executableProblem(bin);
-    return problem
-      ? { problem: `qgates: cannot start \`${configured}\`: ${problem}. Install qgates or fix the setting qgates.path.` }
-      : { bin };
-  }
-  const onPath = findOnPath('qgates');
-  return onPath
-    ? { bin: onPath }
-    : { problem: 'qgates: cannot start `qgates`: not found on PATH. Install qgates or set qgates.path.' };
-}
-
-function executableProblem(file: string): string | null {
-  try {
-    const st = fs.statSync(file);
-    if (!st.isFile()) {
-      return 'not a file';
-    }
-    fs.accessSync(file, fs.constants.X_OK);
-    return null;
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' ? 'not found' : code === 'EACCES' ? 'not executable' : errorText(e);
-  }
-}
-
-function findOnPath(name: string): string | null {
-  const exts = process.platform === 'win32' ? (process.env.PATHEXT ?? '.EXE').split(';') : [''];
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    for (const ext of exts) {
-      const candidate = path.join(dir, name + ext);
-      if (dir && executableProblem(candidate) === null) {
-        return candidate;
-      }
-    }
-  }
-  return null;
-}
-
-/** Runs `BIN --version`: a binary that cannot is reported with what it printed. */
-function probeBinary(bin: string): Promise<{ version: string; problem?: string }> {
-  return new Promise((resolve) => {
-    cp.execFile(bin, ['--version'], { timeout: 15_000 }, (err, stdout, stderr) => {
-      if (!err) {
-        resolve({ version: stdout.trim() });
-        return;
-      }
-      const e = err as cp.ExecFileException;
-      const said = (stderr || stdout || '').trim().split('\n').slice(-3).join(' ').slice(0, 300);
-      const how = e.killed
-        ? 'it did not answer `--version` within 15 s'
-        : e.signal
-          ? `it crashed (${e.signal})`
-          : typeof e.code === 'number'
-            ? `it exited with code ${e.code}`
-            : e.message;
-      resolve({
-        version: '',
-        problem: `qgates: cannot start \`${bin}\`: ${how}${said ? `: ${said}` : ''}. Reinstall qgates or set qgates.path to a working binary.`,
-      });
-    });
-  });
-}
-
-async function showFailure(message: string, settings: boolean, log: vscode.OutputChannel): Promise<void> {
-  const actions = settings ? ['Open Settings', 'Show Log'] : ['Show Log'];
+async function showFailure(message: string, setting: string | null, log: vscode.OutputChannel): Promise<void> {
+  const actions = setting ? ['Open Settings', 'Show Log'] : ['Show Log'];
   const choice = await vscode.window.showErrorMessage(message, ...actions);
-  if (choice === 'Open Settings') {
-    await vscode.commands.executeCommand('workbench.action.openSettings', 'qgates.path');
+  if (choice === 'Open Settings' && setting) {
+    await vscode.commands.executeCommand('workbench.action.openSettings', setting);
   } else if (choice === 'Show Log') {
     log.show(true);
   }

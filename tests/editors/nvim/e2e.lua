@@ -542,6 +542,11 @@ function scenarios.missing()
   check(':QGates run repeats what to do', #notes == 2 and notes[2].msg:find('qgates not found: install it or set path', 1, true) ~= nil, show_notes)
   local health = checkhealth_text()
   check('checkhealth: not found', health:find('qgates not found: `' .. missing .. '` is not an executable', 1, true) ~= nil, health)
+  check('checkhealth: how to install a missing binary (pip, cargo)', health:find('pip install qgates', 1, true) ~= nil
+    and health:find('cargo install --git ', 1, true) ~= nil and health:find('cargo install --path .', 1, true) ~= nil
+    and health:find("setup{ path = '/path/to/qgates' }", 1, true) ~= nil, health)
+  check('the setup warning points to :checkhealth qgates', notes[1] ~= nil
+    and notes[1].msg:find(':checkhealth qgates says how to install it', 1, true) ~= nil, show_notes)
 end
 
 -- A binary that exits at once: one error naming the command and :checkhealth, not two.
@@ -796,6 +801,25 @@ function scenarios.broken()
   check_status_answers(ws)
   check('checkhealth: the configuration has errors, with the problem', health:find('configuration has errors: ' .. config, 1, true) ~= nil
     and health:find('unknown key `comand`', 1, true) ~= nil, health)
+end
+
+-- The plugin installed as the README's "package on the packpath": its folder linked as a start
+-- package, set up from init.lua, in a Neovim of its own (this one has the folder on 'runtimepath').
+function scenarios.packpath()
+  local data = TMP .. '/pack-data'
+  local start = data .. '/nvim/site/pack/qgates/start'
+  vim.fn.mkdir(start, 'p')
+  assert(vim.uv.fs_symlink(REPO .. '/editors/nvim', start .. '/qgates'))
+  local config = TMP .. '/pack-config'
+  vim.fn.mkdir(config .. '/nvim', 'p')
+  write_file(config .. '/nvim/init.lua', ("require('qgates').setup({ path = %q, autostart = false })\n"):format(BIN))
+  local probe = 'lua io.stdout:write("cmd=" .. table.concat(vim.lsp.config.qgates.cmd, " ") .. "\\n")'
+  local out = vim.system({ vim.v.progpath, '--headless', '-i', 'NONE', '-c', probe, '-c', 'qall!' }, {
+    env = { XDG_DATA_HOME = data, XDG_CONFIG_HOME = config, XDG_STATE_HOME = TMP .. '/pack-state' },
+    text = true,
+  }):wait(WAIT_MS)
+  check('a start package on the packpath loads the plugin, and setup() in init.lua configures it',
+    out.code == 0 and out.stdout:find('cmd=' .. BIN .. ' lsp', 1, true) ~= nil, vim.inspect(out))
 end
 
 local fn = scenarios[SCENARIO]

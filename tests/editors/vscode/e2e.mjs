@@ -1,12 +1,15 @@
 // End-to-end test of the qgates VS Code extension in real VS Code (code-server) driven through
 // headless Chromium, the way a user works: open files, read the Problems panel, type, save, use
 // quick fixes and palette commands. Then the bad inputs: an untrusted workspace, a missing
-// binary, binaries that crash, a broken quality.yaml.
+// binary, binaries that crash, a broken quality.yaml. Then the platform package, which carries its
+// own qgates, on a machine without one.
 //
 // Environment:
 //   QGATES_BIN       the qgates binary (default: target/debug/qgates of this checkout)
 //   CODE_SERVER      code-server's launcher (default: $QGATES_EDITORS_CACHE/code-server/node_modules/.bin/code-server)
 //   QGATES_VSIX      a packaged extension to test (default: package editors/vscode now)
+//   QGATES_PLATFORM_VSIX  a platform package carrying its qgates (default: scripts/package-vsix.sh now)
+//   QGATES_BUNDLE_BIN     the binary that package carries (default: QGATES_BIN)
 //   CHROMIUM         the browser (default: /usr/bin/chromium)
 //   QGATES_ARTIFACTS where screenshots go (default: target/editor-artifacts/vscode)
 //   QGATES_UPDATE_SCREENSHOT=1  also copy the README screenshot into editors/vscode/images/
@@ -194,10 +197,9 @@ async function activeEditorText(wb) {
  * it, and runs `body`; the page and the server are closed whatever happens. `trust` turns
  * VS Code's workspace trust on.
  */
-async function withEditor(root, vsix, browser, { name, settings, ws, trust = false }, body) {
+async function withEditor(root, vsix, browser, { name, settings, ws, trust = false, env = serverEnv(root) }, body) {
   const extDir = path.join(root, `ext-${name}`);
   const userDir = userDataDir(root, settings);
-  const env = serverEnv(root);
   sh(CODE_SERVER, ['--user-data-dir', userDir, '--extensions-dir', extDir, '--install-extension', vsix], { env });
   const cs = await new CodeServer({
     bin: CODE_SERVER, userDir, extDir, workspace: ws, env, trust, logFile: path.join(ARTIFACTS, `code-server-${name}.log`),
@@ -206,7 +208,7 @@ async function withEditor(root, vsix, browser, { name, settings, ws, trust = fal
   const wb = new Workbench(page, ARTIFACTS);
   current = { wb, cs };
   try {
-    await body({ page, wb, cs, userDir });
+    await body({ page, wb, cs, userDir, extDir });
   } finally {
     await page.close().catch(() => {});
     await cs.stop();
@@ -604,6 +606,126 @@ async function manualTriggerScenario(root, vsix, browser) {
   });
 }
 
+// ---- the platform package: the extension with its own qgates ------------------------------
+
+/** The platform package for this machine, carrying QGATES_BUNDLE_BIN (or QGATES_BIN). */
+function packagePlatform(root) {
+  if (process.env.QGATES_PLATFORM_VSIX) {
+    return path.resolve(process.env.QGATES_PLATFORM_VSIX);
+  }
+  const out = path.join(root, 'qgates-linux-x64.vsix');
+  const bin = path.resolve(process.env.QGATES_BUNDLE_BIN || QGATES_BIN);
+  sh(path.join(REPO, 'scripts/package-vsix.sh'), [`QGATES_BIN=${bin}`, 'TARGET=linux-x64', `OUT=${out}`], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  return out;
+}
+
+/**
+ * The environment of a machine with no qgates: PATH without any folder that holds one, and
+ * VSCODE_CLI=1 so that code-server keeps this PATH instead of taking the login shell's (which
+ * may hold a `cargo install`ed qgates).
+ */
+function envWithoutQgates(root) {
+  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter((d) => d && !fs.existsSync(path.join(d, 'qgates')));
+  return { ...serverEnv(root), PATH: dirs.join(path.delimiter), VSCODE_CLI: '1' };
+}
+
+/** The fixture as a project whose .venv has the gate tools (ruff, mypy) and no qgates. */
+function workspaceWithoutQgates(root, name) {
+  const ws = workspaceCopy(root, name);
+  fs.unlinkSync(path.join(ws, '.venv'));
+  fs.mkdirSync(path.join(ws, '.venv/bin'), { recursive: true });
+  for (const tool of ['ruff', 'mypy']) {
+    fs.symlinkSync(path.join(VENV, 'bin', tool), path.join(ws, '.venv/bin', tool));
+  }
+  return ws;
+}
+
+async function bundledScenario(root, browser) {
+  await check('the binary lookup order (tests/editors/vscode/lookup.test.mjs)', async () => {
+    const r = sh(process.execPath, ['--test', path.join(HERE, 'lookup.test.mjs')], { allowFail: true });
+    assert(r.status === 0, `${r.stdout}\n${r.stderr}`);
+  });
+
+  let vsix;
+  await check('the linux-x64 package (scripts/package-vsix.sh) carries an executable qgates', async () => {
+    const out = packagePlatform(root);
+    const listing = sh('unzip', ['-Z', out]).stdout;
+    assert(/^-rwxr-xr-x .* extension\/bundled\/bin\/qgates$/m.test(listing), `no executable bundled/bin/qgates in ${out}:\n${listing}`);
+    const manifest = sh('unzip', ['-p', out, 'extension.vsixmanifest']).stdout;
+    assert(manifest.includes('TargetPlatform="linux-x64"'), `the package is not for linux-x64:\n${manifest}`);
+    vsix = out;
+  });
+  if (!vsix) {
+    return;
+  }
+
+  const env = envWithoutQgates(root);
+  const ws = workspaceWithoutQgates(root, 'bundled');
+  // Nothing set: qgates.importStrategy is "fromEnvironment", qgates.path is empty.
+  const settings = { ...BASE_SETTINGS };
+  await withEditor(root, vsix, browser, { name: 'bundled', settings, ws, env }, async ({ wb, cs, userDir, extDir }) => {
+    const installed = fs.readdirSync(extDir).find((d) => d.startsWith('qgates.qgates-'));
+    const bundled = installed && path.join(extDir, installed, 'bundled/bin/qgates');
+
+    await check('no qgates on PATH or in .venv: the extension falls back to its bundled binary and says so', async () => {
+      assert(bundled && fs.existsSync(bundled), `no bundled binary in the installed extension (${extDir}: ${fs.readdirSync(extDir)})`);
+      fs.accessSync(bundled, fs.constants.X_OK);
+      await wb.open(cs.url, ws);
+      const log = await waitFor('the server log to name the started binary', () => {
+        const f = findOutputLog(userDir, 'qgates server');
+        const text = f ? fs.readFileSync(f, 'utf8') : '';
+        return /\[client\] starting /.test(text) && text;
+      });
+      const version = sh(bundled, ['--version']).stdout.trim();
+      assert(
+        log.includes(`qgates.path is not set and no qgates is in ${path.join(ws, '.venv/bin')} or on PATH: falling back to the bundled binary ${bundled}`),
+        `no fallback line in the log:\n${log}`,
+      );
+      assert(log.includes(`starting ${bundled} lsp (${version}, from the bundled binary)`), `the log does not name the bundled binary:\n${log}`);
+    });
+
+    await check('the bundled server shows the example\'s diagnostics in the Problems panel', async () => {
+      // An opened file's finding first: the server runs (a command sent while it starts is refused).
+      await wb.openFile('src/unformatted.py');
+      await wb.focusProblems();
+      const first = EXPECTED_PROJECT.find((p) => p.startsWith('src/unformatted.py:'));
+      await waitFor(`"${first}" in the Problems panel`, async () => (await problemList(wb, path.basename(ws))).includes(first));
+      await wb.command('qgates: Run Quality Gates (whole project)');
+      let seen = [];
+      await waitFor('the Problems panel to list exactly the project\'s violations', async () => {
+        seen = await problemList(wb, path.basename(ws));
+        return sameSet(seen, [...EXPECTED_PROJECT].sort());
+      }).catch((e) => {
+        throw new Error(`${e.message}\nseen:\n  ${seen.join('\n  ')}\nexpected:\n  ${EXPECTED_PROJECT.join('\n  ')}`);
+      });
+      await wb.screenshot('bundled-binary');
+    });
+
+    await check('a bundled binary for another machine: one error naming it and the setting to change', async () => {
+      // The installed binary's header says aarch64 (as a package for another platform would): the
+      // running server keeps its own copy of the file, the restart finds the new one.
+      const head = fs.readFileSync(bundled);
+      head.writeUInt16LE(0xb7, 18);
+      fs.writeFileSync(`${bundled}.new`, head, { mode: 0o755 });
+      fs.renameSync(`${bundled}.new`, bundled);
+      await wb.clearNotifications();
+      await wb.command('qgates: Restart Server');
+      const toast = await waitFor('the error notification', async () =>
+        (await qgatesToasts(wb)).find((t) => t.includes('the bundled binary')),
+      );
+      assert(
+        toast.includes(`qgates: the bundled binary \`${bundled}\` cannot start: it is a program for linux-arm64, and this machine is linux-x64. Install qgates (pip install qgates) or set qgates.path to a working binary, or install the extension's package for linux-x64.`),
+        toast,
+      );
+      assert(toast.includes('Open Settings'), `no "Open Settings" button: ${toast}`);
+      assert((await qgatesToasts(wb)).length === 1, `notifications: ${JSON.stringify(await qgatesToasts(wb))}`);
+      await wb.screenshot('bundled-wrong-platform');
+    });
+  });
+}
+
 /** The file behind an output channel (VS Code keeps each channel in its log folder). */
 function findOutputLog(userDir, channel) {
   const logs = path.join(userDir, 'logs');
@@ -652,11 +774,12 @@ async function main() {
   }
   const { browser, profile } = await launchBrowser(CHROMIUM);
   try {
-    // QGATES_E2E_ONLY=main, =manual or =bad runs one scenario (to look into a failure).
+    // QGATES_E2E_ONLY=main, =manual, =bad or =bundled runs one scenario (to look into a failure).
     const only = process.env.QGATES_E2E_ONLY;
     if (!only || only === 'main') await mainScenario(root, vsix, browser);
     if (!only || only === 'manual') await manualTriggerScenario(root, vsix, browser);
     if (!only || only === 'bad') await badInputScenario(root, vsix, browser);
+    if (!only || only === 'bundled') await bundledScenario(root, browser);
   } finally {
     await browser.close().catch(() => {});
     fs.rmSync(profile, { recursive: true, force: true });

@@ -8,6 +8,14 @@ local health = vim.health
 -- A stuck binary must not hang :checkhealth.
 local TIMEOUT_MS = 10000
 
+-- How to get a missing binary: the ways qgates is published, then how the plugin finds it.
+local INSTALL_ADVICE = {
+  'Install it with pip, into the virtual environment Neovim is started from or for your user: `pip install qgates` (or `pipx install qgates`).',
+  'Or build it with cargo (into ~/.cargo/bin): `cargo install --git <the qgates repository URL> qgates`, or `cargo install --path .` in a clone.',
+  'Then start Neovim with it on PATH, '
+    .. "or give its location: require('qgates').setup{ path = '/path/to/qgates' } (e.g. the project's .venv/bin/qgates).",
+}
+
 local function run(argv)
   local ok, obj = pcall(function()
     return vim.system(argv, { text = true }):wait(TIMEOUT_MS)
@@ -116,10 +124,7 @@ function M.check()
   health.info('server command: ' .. (type(cmd) == 'table' and table.concat(cmd, ' ') or tostring(cmd)))
   local bin = qgates.binary()
   if not bin then
-    health.error(('qgates not found: `%s` is not an executable'):format(type(cmd) == 'table' and tostring(cmd[1]) or '?'), {
-      'Install qgates so that it is on PATH,',
-      "or give its location: require('qgates').setup{ path = '/path/to/qgates' }.",
-    })
+    health.error(('qgates not found: `%s` is not an executable'):format(type(cmd) == 'table' and tostring(cmd[1]) or '?'), INSTALL_ADVICE)
     return
   end
   health.ok('qgates found: ' .. bin)

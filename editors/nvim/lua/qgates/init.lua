@@ -520,7 +520,7 @@ function M.setup(opts)
   local cmd = M.cmd()
   if type(cmd) == 'table' and M.binary() == nil then
     missing_message = ('qgates not found: install it or set path (`%s` is not an executable; '
-      .. "require('qgates').setup{ path = '/path/to/qgates' })."):format(tostring(cmd[1]))
+      .. "require('qgates').setup{ path = '/path/to/qgates' }); :checkhealth qgates says how to install it."):format(tostring(cmd[1]))
     if not warned_missing[cmd[1]] then
       warned_missing[cmd[1]] = true
       notify(missing_message, vim.log.levels.WARN)
