@@ -25,13 +25,17 @@ pub fn spawn_low<T: Send + 'static>(
     rx
 }
 
-/// Lowers the calling thread's priority to nice 10. Only on Linux, where the value belongs to
-/// the thread; elsewhere it would be the whole process's.
+/// Lowers the calling thread's priority to nice 10, or leaves it where it is when it is lower
+/// already (a server started with `nice -n 15` must not have threads raised to 10). Only on
+/// Linux, where the value belongs to the thread; elsewhere it would be the whole process's.
 fn lower_priority() {
     #[cfg(target_os = "linux")]
-    // SAFETY: setpriority takes no pointers; `0` names the calling thread on Linux.
+    // SAFETY: getpriority and setpriority take no pointers; `0` names the calling thread on Linux.
     unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+        let now = libc::getpriority(libc::PRIO_PROCESS, 0);
+        if now < 10 {
+            libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+        }
     }
 }
 
@@ -48,7 +52,7 @@ mod tests {
         let ours = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
         let theirs = nice.await.unwrap();
         if cfg!(target_os = "linux") {
-            assert_eq!(theirs, (ours + 10).min(19), "the thread's nice value");
+            assert_eq!(theirs, ours.max(10), "the thread's nice value");
         }
     }
 }
