@@ -8,9 +8,7 @@ fn main() {
     // A write past the file-size limit (`ulimit -f`) then fails with EFBIG, which qgates
     // reports, instead of killing it silently. The tools inherit the setting: they see the same
     // error on their own writes, and a log cut that way is a gate error (`runner::log_cut`).
-    // SAFETY: sets a signal's disposition before any thread starts.
-    unsafe {
-        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-    }
+    // Before any thread starts.
+    qgates::core::platform::ignore_file_size_signal();
     std::process::exit(qgates::cli::main());
 }

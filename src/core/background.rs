@@ -25,18 +25,10 @@ pub fn spawn_low<T: Send + 'static>(
     rx
 }
 
-/// Lowers the calling thread's priority to nice 10, or leaves it where it is when it is lower
-/// already (a server started with `nice -n 15` must not have threads raised to 10). Only on
-/// Linux, where the value belongs to the thread; elsewhere it would be the whole process's.
+/// Lowers the calling thread's priority to nice 10, unless it is lower already (Linux only:
+/// see `platform::lower_thread_priority`).
 fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: getpriority and setpriority take no pointers; `0` names the calling thread on Linux.
-    unsafe {
-        let now = libc::getpriority(libc::PRIO_PROCESS, 0);
-        if now < 10 {
-            libc::setpriority(libc::PRIO_PROCESS, 0, 10);
-        }
-    }
+    crate::core::platform::lower_thread_priority();
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@
 //! writes it, and a record git tracks came with the repository and is not believed.
 
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::core::cache::KeyMaker;
@@ -43,10 +42,7 @@ pub fn key(keys: &KeyMaker<'_>, gate: &Gate) -> Option<String> {
 pub fn unchanged_reason(root: &Path, gate: &Gate, key: &str) -> Option<String> {
     let path = record_file(root, gate);
     // Read without following a link: `.qgates/` comes with the repository.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&path)
+    let file = crate::core::platform::open_no_follow(std::fs::OpenOptions::new().read(true), &path)
         .ok()?;
     let mut recorded = String::new();
     file.take(256).read_to_string(&mut recorded).ok()?;

@@ -20,6 +20,7 @@ pub mod hash;
 pub mod kind_filter;
 pub mod parse;
 pub mod paths;
+pub mod platform;
 pub mod qgates_dir;
 pub mod report;
 pub mod request;

@@ -7,9 +7,9 @@
 //! qgates may use it, and `tracked_warning` says when a file of its own there came from a commit.
 
 use std::io::Write;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use crate::core::platform;
 use crate::core::safe_fs;
 
 /// Content of `.qgates/.gitignore`.
@@ -77,7 +77,7 @@ impl std::fmt::Display for UnsafeDir {
             Problem::Owner { uid } => write!(
                 f,
                 "{path} belongs to uid {uid}, not to you (uid {}), and you can write it: its owner could change it while qgates works, so qgates writes nothing under .qgates/ and runs nothing here. Remove it (`rm -r {path}`), or take it over (`chown -R $(id -u) {path}`) if you trust it.",
-                euid()
+                platform::effective_user_id()
             ),
         }
     }
@@ -117,7 +117,7 @@ const KEPT: [&str; 9] = [
 /// A refusal means qgates writes nothing there and runs nothing: the caller reports the error.
 pub fn check(root: &Path) -> Result<Access, UnsafeDir> {
     let qgates = dir(root);
-    let me = euid();
+    let me = platform::effective_user_id();
     for rel in KEPT {
         let path = if rel.is_empty() {
             qgates.clone()
@@ -129,8 +129,10 @@ pub fn check(root: &Path) -> Result<Access, UnsafeDir> {
         };
         let problem = if meta.file_type().is_symlink() {
             Problem::Link
-        } else if meta.is_dir() && meta.uid() != me && can_write(&path) {
-            Problem::Owner { uid: meta.uid() }
+        } else if meta.is_dir() && platform::owner_user_id(&meta) != me && can_write(&path) {
+            Problem::Owner {
+                uid: platform::owner_user_id(&meta),
+            }
         } else {
             continue;
         };
@@ -162,12 +164,6 @@ pub fn tracked_warning(root: &Path, file: &Path, what: &str) -> Option<String> {
     })
 }
 
-/// This process's effective user id.
-pub fn euid() -> u32 {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() }
-}
-
 /// Makes `sub` (a folder inside `.qgates/`, or `.qgates/` itself when empty) and writes the
 /// folder's `.gitignore` if it is missing; an error when `check` refuses the folder.
 pub fn make(root: &Path, sub: &str) -> std::io::Result<PathBuf> {
@@ -187,12 +183,7 @@ pub fn make(root: &Path, sub: &str) -> std::io::Result<PathBuf> {
 
 /// Whether this user can write `path` (its permissions and the mount, not its owner alone).
 fn can_write(path: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `path` is NUL-terminated; faccessat only checks permissions.
-    unsafe { libc::faccessat(libc::AT_FDCWD, path.as_ptr(), libc::W_OK, libc::AT_EACCESS) == 0 }
+    platform::can_write(path)
 }
 
 /// `YYYYMMDD-HHMMSS` (UTC) of a Unix time: the sortable stamp in the names of run folders and
@@ -264,7 +255,7 @@ mod tests {
         assert_eq!(check(root), Ok(Access::Writable));
         std::fs::create_dir_all(runs_dir(root)).unwrap();
         assert_eq!(check(root), Ok(Access::Writable));
-        if euid() != 0 {
+        if platform::effective_user_id() != 0 {
             // Only root can give a folder away; the read-only half still holds for a user.
             std::fs::set_permissions(dir(root), std::fs::Permissions::from_mode(0o555)).unwrap();
             assert_eq!(check(root), Ok(Access::ReadOnly));

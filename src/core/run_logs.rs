@@ -11,8 +11,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use std::os::unix::fs::MetadataExt;
-
 use crate::core::report::{FullReport, Report};
 use crate::core::{background, qgates_dir, safe_fs};
 
@@ -160,7 +158,7 @@ fn is_run_folder(path: &Path) -> bool {
         return false;
     };
     meta.is_dir()
-        && meta.uid() == qgates_dir::euid()
+        && crate::core::platform::owner_user_id(&meta) == crate::core::platform::effective_user_id()
         && path
             .file_name()
             .is_some_and(|n| is_run_id(&n.to_string_lossy()))

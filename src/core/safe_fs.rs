@@ -5,40 +5,34 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::core::platform;
 
 /// Opens `path` for writing, made if missing and emptied if present; a symbolic link at `path`
 /// is refused (`ELOOP`) rather than followed.
 pub fn create_nofollow(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
+    platform::open_no_follow(
+        OpenOptions::new().write(true).create(true).truncate(true),
+        path,
+    )
 }
 
 /// Makes `path` as a new file with `mode` (before the umask); fails if anything, a link
 /// included, is already there.
 pub fn create_new(path: &Path, mode: u32) -> std::io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
+    let mut options = OpenOptions::new();
+    platform::new_file_mode(options.write(true).create_new(true), mode);
+    platform::open_no_follow(&options, path)
 }
 
 /// Opens (or makes) `path` without following a link and without emptying it: a lock file.
 pub fn open_lock_file(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
+    platform::open_no_follow(
+        OpenOptions::new().write(true).create(true).truncate(false),
+        path,
+    )
 }
 
 /// Replaces `path` with `bytes` atomically: a new temporary file beside it (`O_EXCL |

@@ -8,12 +8,11 @@
 //! process, so it is not removed wholesale; a random folder left empty (fixer files are removed
 //! after each use) is removed when the process exits.
 
-use std::ffi::{CString, OsString};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::core::platform;
 
 static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
 
@@ -43,7 +42,7 @@ fn make() -> std::io::Result<PathBuf> {
         && is_private(&runtime)
     {
         let path = runtime.join("qgates");
-        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+        match platform::make_dir(&path, 0o700) {
             Ok(()) => return Ok(path),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && is_private(&path) => {
                 return Ok(path);
@@ -52,31 +51,19 @@ fn make() -> std::io::Result<PathBuf> {
             Err(_) => {}
         }
     }
-    let path = mkdtemp(&std::env::temp_dir().join("qgates-XXXXXX"))?;
-    // SAFETY: `remove_if_empty` is an `extern "C" fn()` that never unwinds.
-    unsafe { libc::atexit(remove_if_empty) };
+    let path = platform::make_private_temp_dir(&std::env::temp_dir().join("qgates-XXXXXX"))?;
+    // `remove_if_empty` never unwinds.
+    platform::at_exit(remove_if_empty);
     Ok(path)
 }
 
 /// A real folder (not a link) owned by this user that no one else may enter or change.
 fn is_private(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| {
-        m.is_dir() && m.uid() == crate::core::qgates_dir::euid() && m.mode() & 0o077 == 0
+        m.is_dir()
+            && platform::owner_user_id(&m) == platform::effective_user_id()
+            && platform::closed_to_others(&m)
     })
-}
-
-/// `mkdtemp(3)`: a new folder, mode 0700, at `template` with its `XXXXXX` made random.
-fn mkdtemp(template: &Path) -> std::io::Result<PathBuf> {
-    let mut bytes = CString::new(template.as_os_str().as_bytes())
-        .map_err(std::io::Error::other)?
-        .into_bytes_with_nul();
-    // SAFETY: `bytes` is a writable, NUL-terminated buffer that mkdtemp fills in place.
-    let made = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
-    if made.is_null() {
-        return Err(std::io::Error::last_os_error());
-    }
-    bytes.pop();
-    Ok(PathBuf::from(OsString::from_vec(bytes)))
 }
 
 extern "C" fn remove_if_empty() {
@@ -89,7 +76,7 @@ extern "C" fn remove_if_empty() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
     #[test]
     fn the_folder_is_private_and_not_at_a_predictable_name() {
@@ -97,7 +84,7 @@ mod tests {
         let meta = std::fs::symlink_metadata(first).unwrap();
         assert!(meta.is_dir());
         assert_eq!(meta.permissions().mode() & 0o777, 0o700);
-        assert_eq!(meta.uid(), crate::core::qgates_dir::euid());
+        assert_eq!(meta.uid(), platform::effective_user_id());
         // Either the user's runtime folder, or a name with a random part no one could make
         // ahead of it (two folders made the same way differ).
         let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
@@ -105,7 +92,9 @@ mod tests {
             let name = first.file_name().unwrap().to_string_lossy().into_owned();
             assert!(name.starts_with("qgates-") && name.len() == 13, "{name}");
             assert!(!name.contains(&std::process::id().to_string()), "{name}");
-            let other = mkdtemp(&std::env::temp_dir().join("qgates-XXXXXX")).unwrap();
+            let other =
+                platform::make_private_temp_dir(&std::env::temp_dir().join("qgates-XXXXXX"))
+                    .unwrap();
             assert_ne!(other, first);
             std::fs::remove_dir(other).unwrap();
         }

@@ -4,7 +4,6 @@
 //! that tick, keeping its stamp while changing its content; such a stamp is never recorded.
 
 use std::fs::Metadata;
-use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -22,14 +21,9 @@ pub struct Stamp(u64, i64, i64, i64, i64, u64);
 
 impl Stamp {
     pub fn of(meta: &Metadata) -> Stamp {
-        Stamp(
-            meta.len(),
-            meta.mtime(),
-            meta.mtime_nsec(),
-            meta.ctime(),
-            meta.ctime_nsec(),
-            meta.ino(),
-        )
+        let (mtime, mtime_nsec, ctime, ctime_nsec, inode) =
+            crate::core::platform::file_identity(meta);
+        Stamp(meta.len(), mtime, mtime_nsec, ctime, ctime_nsec, inode)
     }
 
     /// Whether a hash read after `reference` (`now - RACY_MARGIN` before the files were read)

@@ -222,9 +222,7 @@ fn alive(pid: i32) -> bool {
     if pid <= 0 {
         return false;
     }
-    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    crate::core::platform::process_exists(pid)
 }
 
 /// Removes the clean-room worktrees of this repository whose process is gone (a run that was

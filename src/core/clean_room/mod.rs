@@ -14,7 +14,6 @@
 mod git;
 mod run;
 
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -286,7 +285,7 @@ fn private_folder() -> std::io::Result<PathBuf> {
         );
         let path = base.join(name);
         // `mkdir` refuses a name that exists: the folder is this run's own.
-        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+        match crate::core::platform::make_dir(&path, 0o700) {
             Ok(()) => return Ok(path),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
@@ -324,7 +323,7 @@ fn keep_logs(inside_root: &Path, outside_root: &Path, report: &mut Report) {
 
 /// Copies the files and folders of `from` (no links) into a new folder `to`.
 fn copy_folder(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::DirBuilder::new().mode(0o755).create(to)?;
+    crate::core::platform::make_dir(to, 0o755)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
         let kind = entry.file_type()?;

@@ -4,7 +4,6 @@
 //! `MAX_MANIFEST_BYTES`; one that does not parse is noted and skipped.
 
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use serde_json::Value;
@@ -12,6 +11,7 @@ use toml_edit::{Item, TableLike};
 
 use super::Evidence;
 use super::rules::{self, lookup};
+use crate::core::platform;
 
 /// A manifest larger than this is not read (no real one comes close).
 pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
@@ -65,14 +65,13 @@ pub fn read_all(root: &Path, names: &std::collections::BTreeSet<String>, ev: &mu
 /// The text of a regular file, without following a link to it (a repository's link may point
 /// anywhere) and without blocking on a FIFO.
 pub fn read_text(path: &Path) -> Result<String, String> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => "it is a symbolic link".to_string(),
-            _ => e.to_string(),
-        })?;
+    let file = platform::open_read_no_follow_no_wait(path).map_err(|e| {
+        if platform::is_link_refusal(&e) {
+            "it is a symbolic link".to_string()
+        } else {
+            e.to_string()
+        }
+    })?;
     let meta = file.metadata().map_err(|e| e.to_string())?;
     if !meta.is_file() {
         return Err("it is not a regular file".into());

@@ -6,13 +6,7 @@ use std::ffi::OsString;
 /// Bytes a batch's arguments may take: half the system's `ARG_MAX` (the environment shares it),
 /// less what the environment itself uses.
 pub fn argument_budget() -> usize {
-    // SAFETY: sysconf only reads a system constant.
-    let arg_max = unsafe { libc::sysconf(libc::_SC_ARG_MAX) };
-    let arg_max = if arg_max > 0 {
-        arg_max as usize
-    } else {
-        128 * 1024
-    };
+    let arg_max = crate::core::platform::argument_max().unwrap_or(128 * 1024);
     let env: usize = std::env::vars_os()
         .map(|(k, v)| k.len() + v.len() + 2 + size_of::<usize>())
         .sum();

@@ -78,12 +78,7 @@ pub fn stop_all() -> usize {
 }
 
 pub(super) fn kill_group(pgid: i32) {
-    if pgid > 0 {
-        // SAFETY: killpg only sends a signal; a group that is already gone gives ESRCH, ignored.
-        unsafe {
-            libc::killpg(pgid, libc::SIGKILL);
-        }
-    }
+    crate::core::platform::kill_process_group(pgid);
 }
 
 /// Waits for a killed child to end and collects its status. SIGKILL cannot be caught, so this
@@ -96,13 +91,8 @@ pub(super) fn reap(pid: i32) {
     }
     let deadline = std::time::Instant::now() + REAP_LIMIT;
     loop {
-        let mut status = 0;
-        // SAFETY: waitpid on our own child; `status` is a valid out-pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        let interrupted =
-            r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR);
         // Reaped, or not ours to reap (already collected).
-        if r != 0 && !interrupted {
+        if crate::core::platform::try_reap(pid) {
             return;
         }
         if std::time::Instant::now() >= deadline {
@@ -122,19 +112,5 @@ const REAP_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// starts at the call (inside a runtime), before the returned future is first polled. `None`
 /// if the signals cannot be listened to.
 pub fn termination_signal() -> impl Future<Output = Option<i32>> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let listen = |kind: SignalKind| signal(kind).ok();
-    let (int, term, hup) = (
-        listen(SignalKind::interrupt()),
-        listen(SignalKind::terminate()),
-        listen(SignalKind::hangup()),
-    );
-    async move {
-        let (mut int, mut term, mut hup) = (int?, term?, hup?);
-        tokio::select! {
-            _ = int.recv() => Some(libc::SIGINT),
-            _ = term.recv() => Some(libc::SIGTERM),
-            _ = hup.recv() => Some(libc::SIGHUP),
-        }
-    }
+    crate::core::platform::termination_signal()
 }

@@ -292,7 +292,7 @@ async fn judge(
             return err(
                 format!(
                     "{name} was killed by signal {sig} ({}); its output is in {log_hint}",
-                    signal_name(sig)
+                    crate::core::platform::describe_exit_signal(sig)
                 ),
                 None,
             );
@@ -426,42 +426,13 @@ fn parse_logs(
 /// Why a log may hold less than the tool wrote to it: it reached the file-size limit (`ulimit
 /// -f`, inherited by the tool), or the disk holding it is full.
 fn log_cut(log: &Path) -> Option<String> {
-    use std::os::unix::ffi::OsStrExt;
     let size = std::fs::metadata(log).ok()?.len();
-    // SAFETY: getrlimit fills the struct we pass.
-    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit) } == 0
-        && limit.rlim_cur != libc::RLIM_INFINITY
-        && size >= limit.rlim_cur
+    if let Some(limit) = crate::core::platform::file_size_limit()
+        && size >= limit
     {
-        return Some(format!(
-            "it reached the file-size limit of {} bytes",
-            limit.rlim_cur
-        ));
+        return Some(format!("it reached the file-size limit of {limit} bytes"));
     }
-    let path = std::ffi::CString::new(log.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs fills the struct we pass; `path` is NUL-terminated.
-    let mut fs: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(path.as_ptr(), &mut fs) } != 0 {
-        return None;
-    }
-    // Root may write into the blocks reserved for it.
-    let root = unsafe { libc::geteuid() } == 0;
-    let free = if root { fs.f_bfree } else { fs.f_bavail };
-    (free == 0).then(|| "the disk holding it is full".to_string())
-}
-
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGKILL => "SIGKILL: killed, perhaps out of memory",
-        libc::SIGSEGV => "SIGSEGV: the tool crashed",
-        libc::SIGABRT => "SIGABRT: the tool aborted",
-        libc::SIGTERM => "SIGTERM: terminated",
-        libc::SIGINT => "SIGINT: interrupted",
-        libc::SIGBUS => "SIGBUS: the tool crashed",
-        libc::SIGXFSZ => "SIGXFSZ: its output reached the file-size limit, `ulimit -f`",
-        _ => "unexpected signal",
-    }
+    crate::core::platform::disk_full(log)?.then(|| "the disk holding it is full".to_string())
 }
 
 /// Fills `{files}` in a gate's fix hint with the files that have violations (shell-quoted), or

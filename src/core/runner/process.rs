@@ -10,6 +10,8 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
+use crate::core::platform;
+
 use super::{children, reaper};
 
 /// One process to run.
@@ -87,8 +89,9 @@ async fn run_with_logs(
             Stdio::piped()
         } else {
             Stdio::null()
-        })
-        .process_group(0);
+        });
+    // The tool and whatever it starts can be ended together.
+    platform::lead_new_process_group(cmd.as_std_mut());
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
@@ -118,8 +121,7 @@ async fn run_with_logs(
     let outcome = match tokio::time::timeout(spec.timeout, child.wait()).await {
         Ok(Ok(status)) => {
             guard.waited = true;
-            use std::os::unix::process::ExitStatusExt;
-            match (status.code(), status.signal()) {
+            match (status.code(), platform::exit_signal(&status)) {
                 (Some(code), _) => ProcessOutcome::Exited(code),
                 (None, Some(sig)) => ProcessOutcome::Signaled(sig),
                 (None, None) => {
@@ -191,10 +193,7 @@ pub fn resolve_program(name: &str, root: &Path, cwd: &Path) -> Result<PathBuf, S
 }
 
 fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && platform::is_executable(&m))
 }
 
 #[cfg(test)]

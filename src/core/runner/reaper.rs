@@ -15,6 +15,8 @@ use std::io::{BufRead, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{LazyLock, Mutex};
 
+use crate::core::platform;
+
 /// The argument that makes the binary a reaper (`main` checks it before parsing the command line).
 pub const ARG: &str = "__reaper";
 
@@ -23,20 +25,18 @@ pub const ARG: &str = "__reaper";
 static REAPER: LazyLock<Mutex<Option<(Child, ChildStdin)>>> = LazyLock::new(|| Mutex::new(start()));
 
 fn start() -> Option<(Child, ChildStdin)> {
-    use std::os::unix::process::CommandExt;
     let exe = std::env::current_exe().ok()?;
     // Only the qgates binary knows the argument (a test binary serving in-process would not).
     if exe.file_name()? != "qgates" {
         return None;
     }
-    let child = Command::new(exe)
-        .arg(ARG)
+    let mut cmd = Command::new(exe);
+    cmd.arg(ARG)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        // Out of the terminal's group: a Ctrl-C or hangup meant for qgates does not end it.
-        .process_group(0)
-        .spawn();
+        .stderr(Stdio::null());
+    // Out of the terminal's group: a Ctrl-C or hangup meant for qgates does not end it.
+    let child = platform::lead_new_process_group(&mut cmd).spawn();
     match child {
         Ok(mut c) => c.stdin.take().map(|pipe| (c, pipe)),
         Err(e) => {
@@ -82,11 +82,8 @@ pub fn unwatch(pgid: i32) {
 /// The reaper itself: keeps the list until its input ends, then kills every group on it.
 pub fn serve() -> i32 {
     // Hangups and interrupts are for qgates, which ends its tools itself.
-    // SAFETY: setting dispositions in a single-threaded process.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_IGN);
-        libc::signal(libc::SIGHUP, libc::SIG_IGN);
-    }
+    // This process is single-threaded.
+    platform::ignore_interrupt_and_hangup();
     let mut groups = HashSet::new();
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };

@@ -8,9 +8,8 @@
 //! (the link, not what it points to) before the run, and refused after it.
 
 use std::ffi::OsString;
-use std::fs::{Metadata, OpenOptions};
+use std::fs::Metadata;
 use std::io::{ErrorKind, Read};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use crate::core::config::Gate;
@@ -278,10 +277,7 @@ fn read_report(base: &Path, rel: &Path, shown: &str) -> Result<Vec<u8>, String> 
         }
         Some(_) => {}
     }
-    let mut file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(base.join(rel))
+    let mut file = crate::core::platform::open_read_no_follow_no_wait(&base.join(rel))
         .map_err(|e| format!("cannot read its report {shown}: {e}"))?;
     if !file.metadata().is_ok_and(|m| m.is_file()) {
         return Err(format!("its report {shown} is not a plain file"));

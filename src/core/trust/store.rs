@@ -60,12 +60,8 @@ impl TrustStore {
     /// private to the user (0600, its folder 0700 when made here) and never written through a
     /// symbolic link.
     pub fn trust(&self, root: &Path, manifest_hash: &str) -> std::io::Result<()> {
-        use std::os::unix::fs::DirBuilderExt;
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
+        crate::core::platform::make_dir_all(dir, 0o700)?;
         let _lock = lock_exclusive(&self.path.with_extension("lock"))?;
         let mut file = self.read();
         file.workspaces.insert(key(root), manifest_hash.to_string());

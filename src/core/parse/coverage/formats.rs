@@ -333,7 +333,8 @@ pub(super) fn local_iso_time(text: &str) -> Option<SystemTime> {
             days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
                 - zone_offset(zone)?
         }
-        None => local_to_epoch(year, month, day, hour, minute, second)?,
+        // coverage.py writes its timestamp in local time.
+        None => crate::core::platform::local_time_to_epoch(year, month, day, hour, minute, second)?,
     };
     let secs = u64::try_from(epoch_seconds).ok()?;
     Some(UNIX_EPOCH + Duration::new(secs, nanos))
@@ -358,30 +359,6 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let doy = (153 * mp + 2) / 5 + d - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     era * 146_097 + doe - 719_468
-}
-
-/// A local wall-clock time as seconds since the epoch, through the C library's time zone rules
-/// (`TZ`, /etc/localtime): coverage.py writes its timestamp in local time.
-fn local_to_epoch(
-    year: i64,
-    month: i64,
-    day: i64,
-    hour: i64,
-    minute: i64,
-    second: i64,
-) -> Option<i64> {
-    // SAFETY: a zeroed `tm` is a valid value; mktime reads and normalizes the struct we pass.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    tm.tm_year = i32::try_from(year - 1900).ok()?;
-    tm.tm_mon = i32::try_from(month - 1).ok()?;
-    tm.tm_mday = i32::try_from(day).ok()?;
-    tm.tm_hour = i32::try_from(hour).ok()?;
-    tm.tm_min = i32::try_from(minute).ok()?;
-    tm.tm_sec = i32::try_from(second).ok()?;
-    // Whether daylight saving time applies is for mktime to work out.
-    tm.tm_isdst = -1;
-    let t = unsafe { libc::mktime(&mut tm) };
-    (t != -1).then_some(t as i64)
 }
 
 #[cfg(test)]
