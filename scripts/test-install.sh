@@ -44,6 +44,9 @@ step() {
   step_started=$SECONDS
 }
 contains() { grep -qF -- "$2" <<<"$1"; }
+lacks_folder() { ! grep -q "^$2/" <<<"$1"; } # lacks_folder LISTING FOLDER
+version_at_most() { [ "$(printf '%s\n' "$1" "$2" | sort -V | tail -n 1)" = "$2" ]; } # V MAX
+usage_error() { [ "$1" -eq 2 ] && grep -q "^::error title=qgates action::.*$2" <<<"$3"; } # CODE TEXT OUT
 
 step "tools: ruff and mypy in .venv, the pinned build tools in $cache/venv"
 ./scripts/setup.sh python >/dev/null
@@ -88,7 +91,7 @@ for needed in Cargo.toml Cargo.lock build.rs pyproject.toml src/main.rs presets/
   check "the sdist has $needed" grep -qx -- "$needed" <<<"$listing"
 done
 for unwanted in fixtures tests editors tools scripts target .ci; do
-  check "the sdist has nothing under $unwanted/" bash -c '! grep -q "^$1/" <<<"$2"' _ "$unwanted" "$listing"
+  check "the sdist has nothing under $unwanted/" lacks_folder "$listing" "$unwanted"
 done
 
 step "2. pip install . from the clean checkout into a fresh virtual environment"
@@ -109,7 +112,7 @@ try_binary "the manylinux wheel" "$work/wheel-venv/bin/qgates"
 glibc=$(objdump -T "$work/wheel-venv/bin/qgates" | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -n 1)
 echo "  the wheel's binary needs $glibc"
 check "the wheel needs no glibc newer than 2.17 ($glibc)" \
-  bash -c '[ "$(printf "%s\n" GLIBC_2.17 "$1" | sort -V | tail -n 1)" = GLIBC_2.17 ]' _ "$glibc"
+  version_at_most "$glibc" GLIBC_2.17
 
 step "4. cargo install --path . --locked"
 nice -n 10 cargo install --quiet --locked --path "$src" --root "$work/cargo-root" 2>/dev/null
@@ -196,7 +199,7 @@ for bad_input in "QGATES_ACTION_VERSION=latest|neither checkout, installed nor a
   code=$?
   set -e
   check "${bad_input%%|*}: exit 2 with '${bad_input#*|}'" \
-    bash -c '[ "$1" -eq 2 ] && grep -q "^::error title=qgates action::.*$2" <<<"$3"' _ "$code" "${bad_input#*|}" "$out"
+    usage_error "$code" "${bad_input#*|}" "$out"
 done
 
 step "done"
