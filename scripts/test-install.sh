@@ -43,6 +43,8 @@ step() {
   echo "== $1 (previous step: $((SECONDS - step_started)) s)"
   step_started=$SECONDS
 }
+# A command that stops the script (set -e) says which and counts as a failure.
+trap 'echo "FAILED at line $LINENO: $BASH_COMMAND"; echo "$passed passed, $((failed + 1)) failed"' ERR
 contains() { grep -qF -- "$2" <<<"$1"; }
 lacks_folder() { ! grep -q "^$2/" <<<"$1"; } # lacks_folder LISTING FOLDER
 version_at_most() { [ "$(printf '%s\n' "$1" "$2" | sort -V | tail -n 1)" = "$2" ]; } # V MAX
@@ -84,7 +86,7 @@ try_binary() { # try_binary LABEL PATH-TO-QGATES
 }
 
 step "1. the source distribution"
-(cd "$src" && maturin sdist --quiet --out "$work/sdist" >/dev/null 2>&1)
+(cd "$src" && maturin sdist --out "$work/sdist" >"$work/sdist.log" 2>&1) || { cat "$work/sdist.log"; false; }
 listing=$(tar tzf "$work"/sdist/qgates-"$cargo_version".tar.gz | cut -d/ -f2- | sort)
 for needed in Cargo.toml Cargo.lock build.rs pyproject.toml src/main.rs presets/ruff-lint.yaml \
   src/core/config/default.yaml README.md; do
@@ -101,7 +103,7 @@ try_binary "pip install ." "$work/pip-venv/bin/qgates"
 
 step "3. maturin build --release --zig --compatibility manylinux2014, installed into another venv"
 (cd "$src" && nice -n 10 maturin build --quiet --release --zig --compatibility manylinux2014 \
-  --out "$work/wheels" >/dev/null 2>&1)
+  --out "$work/wheels" >"$work/wheel.log" 2>&1) || { cat "$work/wheel.log"; false; }
 wheel=$(ls "$work"/wheels/qgates-"$cargo_version"-*.whl)
 check "the wheel is tagged manylinux2014 / manylinux_2_17: $(basename "$wheel")" \
   contains "$wheel" "manylinux_2_17_x86_64.manylinux2014_x86_64"
