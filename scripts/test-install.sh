@@ -136,9 +136,9 @@ out=$(cd "$hook_repo" && nice -n 10 pre-commit try-repo "$src" qgates --verbose 
 code=$?
 set -e
 check "the hook fails on a staged unused import (exit $code)" [ "$code" -ne 0 ]
-check "the hook names F401 in app.py" contains "$out" "app.py"
-check "the hook names F401" contains "$out" "F401"
-check "the hook ran the built-in Python default (no quality.yaml)" contains "$out" "ruff_lint"
+check "the hook names the file" contains "$out" "app.py"
+check "the hook names the unused import" contains "$out" "1:8  error  F401  \`os\` imported but unused"
+check "the hook ran the embedded default (no quality.yaml)" contains "$out" "config: embedded default"
 [ "$code" -ne 0 ] || echo "$out"
 printf 'print("hello")\n' >"$hook_repo/app.py"
 git -C "$hook_repo" add app.py
@@ -182,7 +182,7 @@ code=$?
 set -e
 check "the action exits 1 (violations), got $code" [ "$code" -eq 1 ]
 check "the action annotates the unused import" \
-  grep -qE '^::error file=src/app\.py,line=1,col=8,.*title=ruff_lint F401::' <<<"$out"
+  grep -qF "::error file=src/app.py,line=1,col=8,endLine=1,endColumn=10,title=Ruff Lint F401::\`os\` imported but unused" <<<"$out"
 check "the action sets its outputs" \
   grep -qxF "exit-code=1" "$work/github-output"
 check "the action names its SARIF file" grep -qxF "sarif-file=qgates.sarif" "$work/github-output"
@@ -190,7 +190,14 @@ check "the action puts qgates on the job's PATH" grep -qxF "$work/runner-temp/qg
 check "the action writes the summary line" grep -q "1/1 gates failed" "$work/github-summary"
 check "the SARIF file validates against the SARIF 2.1.0 schema" \
   check-jsonschema --schemafile "$src/fixtures/schemas/sarif-schema-2.1.0.json" "$ws/qgates.sarif"
-check "the SARIF file has the F401 result" grep -q '"ruleId":"ruff_lint/F401"' "$ws/qgates.sarif"
+check "the SARIF file has the F401 result at src/app.py:1" python3 -c '
+import json, sys
+(result,) = json.load(open(sys.argv[1]))["runs"][0]["results"]
+place = result["locations"][0]["physicalLocation"]
+assert result["ruleId"] == "ruff_lint/F401", result
+assert place["artifactLocation"]["uri"] == "src/app.py", place
+assert place["region"]["startLine"] == 1, place
+' "$ws/qgates.sarif"
 [ "$passed" -gt 0 ] && [ "$failed" -eq 0 ] || echo "$out"
 # Bad input: each is a usage error (exit 2) with an annotation that says what to change.
 for bad_input in "QGATES_ACTION_VERSION=latest|neither checkout, installed nor a release number" \
