@@ -3,15 +3,18 @@
 # uncommitted changes are not tested), and runs each installed binary:
 #   1. the source distribution carries what building needs and nothing of tests, fixtures, editors;
 #   2. `pip install .` into a fresh virtual environment;
-#   3. `maturin build --release --zig --compatibility manylinux2014`: the wheel installs into
-#      another fresh environment, runs, and needs no glibc newer than manylinux2014's 2.17;
+#   3. the GitHub Action's script (action.yml's steps) on a fixture, as the runner calls it: the
+#      annotations and a SARIF file that validates against the SARIF 2.1.0 schema;
 #   4. `cargo install --path .` gives a stripped binary;
-#   5. `pre-commit try-repo` in a fixture repository: a staged unused import fails the hook, the
-#      fix passes it (no quality.yaml there: the embedded default);
-#   6. the GitHub Action's script (action.yml's steps) on a fixture, as the runner calls it: the
-#      annotations and a SARIF file that validates against the SARIF 2.1.0 schema.
-# The release builds share one CARGO_TARGET_DIR (target/install-test, or $QGATES_INSTALL_TARGET),
-# so the dependencies are compiled once. The build tools (requirements-install.txt) live in a
+#   5. `maturin build --release --zig --compatibility manylinux2014`: the wheel installs into
+#      another fresh environment, runs, and needs no glibc newer than manylinux2014's 2.17;
+#   6. `pre-commit try-repo` in a fixture repository: a staged unused import fails the hook, the
+#      fix passes it (no quality.yaml there: the embedded default).
+# The release builds share one CARGO_TARGET_DIR (target/install-test, or $QGATES_INSTALL_TARGET):
+# 3 and 4 reuse 2's build whole; 5 (zig links for another glibc, so cargo gets an explicit
+# --target) compiles everything again in its own folder; pre-commit builds from a clone of its own,
+# so each of its two environments compiles the qgates crate again but reuses the dependencies. The
+# steps run in that order because building another clone makes cargo redo the qgates crate. The build tools (requirements-install.txt) live in a
 # virtual environment under ~/.cache/qgates-install-test, remade when that file changes. Needs
 # cargo and python3; ruff and mypy come from the repository's .venv (scripts/setup.sh python).
 set -euo pipefail
@@ -43,8 +46,9 @@ step() {
   echo "== $1 (previous step: $((SECONDS - step_started)) s)"
   step_started=$SECONDS
 }
-# A command that stops the script (set -e) says which and counts as a failure.
-trap 'echo "FAILED at line $LINENO: $BASH_COMMAND"; echo "$passed passed, $((failed + 1)) failed"' ERR
+# A command that stops the script (set -e) says which and counts as a failure; in the `set +e`
+# stretches a failing command is expected (its exit code is checked), so it is not reported.
+trap '[[ $- != *e* ]] || { echo "FAILED at line $LINENO: $BASH_COMMAND"; echo "$passed passed, $((failed + 1)) failed"; }' ERR
 contains() { grep -qF -- "$2" <<<"$1"; }
 lacks_folder() { ! grep -q "^$2/" <<<"$1"; } # lacks_folder LISTING FOLDER
 version_at_most() { [ "$(printf '%s\n' "$1" "$2" | sort -V | tail -n 1)" = "$2" ]; } # V MAX
@@ -83,6 +87,7 @@ try_binary() { # try_binary LABEL PATH-TO-QGATES
   check "$1: the example reports the README's summary line" \
     contains "$out" "3/3 gates failed — 7 violations (4 auto-fixable): ruff_format, ruff_lint, mypy"
   check "$1: the binary is stripped" contains "$(file -L "$2")" ", stripped"
+  check "$1: the preset catalog is embedded" contains "$("$2" presets)" "ruff-lint"
 }
 
 step "1. the source distribution"
@@ -101,55 +106,7 @@ python3 -m venv "$work/pip-venv"
 (cd "$src" && nice -n 10 "$work/pip-venv/bin/pip" install --quiet .)
 try_binary "pip install ." "$work/pip-venv/bin/qgates"
 
-step "3. maturin build --release --zig --compatibility manylinux2014, installed into another venv"
-(cd "$src" && nice -n 10 maturin build --quiet --release --zig --compatibility manylinux2014 \
-  --out "$work/wheels" >"$work/wheel.log" 2>&1) || { cat "$work/wheel.log"; false; }
-wheel=$(ls "$work"/wheels/qgates-"$cargo_version"-*.whl)
-check "the wheel is tagged manylinux2014 / manylinux_2_17: $(basename "$wheel")" \
-  contains "$wheel" "manylinux_2_17_x86_64.manylinux2014_x86_64"
-python3 -m venv "$work/wheel-venv"
-"$work/wheel-venv/bin/pip" install --quiet --no-index "$wheel"
-try_binary "the manylinux wheel" "$work/wheel-venv/bin/qgates"
-# The newest glibc symbol version the binary links against is the oldest glibc it runs on.
-glibc=$(objdump -T "$work/wheel-venv/bin/qgates" | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -n 1)
-echo "  the wheel's binary needs $glibc"
-check "the wheel needs no glibc newer than 2.17 ($glibc)" \
-  version_at_most "$glibc" GLIBC_2.17
-
-step "4. cargo install --path . --locked"
-nice -n 10 cargo install --quiet --locked --path "$src" --root "$work/cargo-root" 2>/dev/null
-try_binary "cargo install" "$work/cargo-root/bin/qgates"
-
-step "5. pre-commit try-repo in a fixture repository with no quality.yaml"
-hook_repo=$work/hook-repo
-mkdir -p "$hook_repo"
-git -C "$hook_repo" init --quiet
-git -C "$hook_repo" config user.email test@example.invalid
-git -C "$hook_repo" config user.name test
-printf 'import os\n\nprint("hello")\n' >"$hook_repo/app.py"
-git -C "$hook_repo" add app.py
-# Its own cache, so the hook's environment is built from the checkout; the build reuses
-# CARGO_TARGET_DIR, which pre-commit passes on to pip and maturin.
-export PRE_COMMIT_HOME=$work/pre-commit-home
-set +e
-out=$(cd "$hook_repo" && nice -n 10 pre-commit try-repo "$src" qgates --verbose 2>&1)
-code=$?
-set -e
-check "the hook fails on a staged unused import (exit $code)" [ "$code" -ne 0 ]
-check "the hook names the file" contains "$out" "app.py"
-check "the hook names the unused import" contains "$out" "1:8  error  F401  \`os\` imported but unused"
-check "the hook ran the embedded default (no quality.yaml)" contains "$out" "config: embedded default"
-[ "$code" -ne 0 ] || echo "$out"
-printf 'print("hello")\n' >"$hook_repo/app.py"
-git -C "$hook_repo" add app.py
-set +e
-out=$(cd "$hook_repo" && pre-commit try-repo "$src" qgates --verbose 2>&1)
-code=$?
-set -e
-check "after the fix the hook passes (exit $code)" [ "$code" -eq 0 ]
-[ "$code" -eq 0 ] || echo "$out"
-
-step "6. the GitHub Action's script on a fixture repository"
+step "3. the GitHub Action's script on a fixture repository"
 ws=$work/action-ws
 mkdir -p "$ws/src" "$work/runner-temp"
 git -C "$ws" init --quiet
@@ -210,6 +167,54 @@ for bad_input in "QGATES_ACTION_VERSION=latest|neither checkout, installed nor a
   check "${bad_input%%|*}: exit 2 with '${bad_input#*|}'" \
     usage_error "$code" "${bad_input#*|}" "$out"
 done
+
+step "4. cargo install --path . --locked"
+nice -n 10 cargo install --quiet --locked --path "$src" --root "$work/cargo-root" 2>/dev/null
+try_binary "cargo install" "$work/cargo-root/bin/qgates"
+
+step "5. maturin build --release --zig --compatibility manylinux2014, installed into another venv"
+(cd "$src" && nice -n 10 maturin build --quiet --release --zig --compatibility manylinux2014 \
+  --out "$work/wheels" >"$work/wheel.log" 2>&1) || { cat "$work/wheel.log"; false; }
+wheel=$(ls "$work"/wheels/qgates-"$cargo_version"-*.whl)
+check "the wheel is tagged manylinux2014: $(basename "$wheel")" contains "$wheel" "manylinux2014_x86_64"
+check "the wheel is tagged manylinux_2_17" contains "$wheel" "manylinux_2_17_x86_64"
+python3 -m venv "$work/wheel-venv"
+"$work/wheel-venv/bin/pip" install --quiet --no-index "$wheel"
+try_binary "the manylinux wheel" "$work/wheel-venv/bin/qgates"
+# The newest glibc symbol version the binary links against is the oldest glibc it runs on.
+glibc=$(objdump -T "$work/wheel-venv/bin/qgates" | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -n 1)
+echo "  the wheel's binary needs $glibc"
+check "the wheel needs no glibc newer than 2.17 ($glibc)" \
+  version_at_most "$glibc" GLIBC_2.17
+
+step "6. pre-commit try-repo in a fixture repository with no quality.yaml"
+check "pre-commit accepts .pre-commit-hooks.yaml" pre-commit validate-manifest "$src/.pre-commit-hooks.yaml"
+hook_repo=$work/hook-repo
+mkdir -p "$hook_repo"
+git -C "$hook_repo" init --quiet
+git -C "$hook_repo" config user.email test@example.invalid
+git -C "$hook_repo" config user.name test
+printf 'import os\n\nprint("hello")\n' >"$hook_repo/app.py"
+git -C "$hook_repo" add app.py
+# try-repo clones the checkout and builds the hook's environment in a store of its own each time;
+# the build reuses CARGO_TARGET_DIR, which pre-commit passes on to pip and maturin.
+set +e
+out=$(cd "$hook_repo" && nice -n 10 pre-commit try-repo "$src" qgates --verbose 2>&1)
+code=$?
+set -e
+check "the hook fails on a staged unused import (exit $code)" [ "$code" -ne 0 ]
+check "the hook names the file" contains "$out" "app.py"
+check "the hook names the unused import" contains "$out" "1:8  error  F401  \`os\` imported but unused"
+check "the hook ran the embedded default (no quality.yaml)" contains "$out" "config: embedded default"
+[ "$code" -ne 0 ] || echo "$out"
+printf 'print("hello")\n' >"$hook_repo/app.py"
+git -C "$hook_repo" add app.py
+set +e
+out=$(cd "$hook_repo" && pre-commit try-repo "$src" qgates --verbose 2>&1)
+code=$?
+set -e
+check "after the fix the hook passes (exit $code)" [ "$code" -eq 0 ]
+[ "$code" -eq 0 ] || echo "$out"
 
 step "done"
 echo "install tests took $((SECONDS - started)) s"
