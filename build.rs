@@ -5,7 +5,12 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets");
+    // The folder of the package being built, read when the script runs: `env!` would be the one
+    // this script was compiled in, and cargo reuses a compiled build script for another checkout
+    // that shares its target directory (pip, pre-commit and cargo install building clones).
+    let manifest_dir =
+        std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let dir = Path::new(&manifest_dir).join("presets");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut files: Vec<(String, std::path::PathBuf)> = std::fs::read_dir(&dir)
         .map(|entries| {
@@ -16,7 +21,7 @@ fn main() {
                 .filter_map(|p| Some((p.file_stem()?.to_str()?.to_string(), p)))
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_else(|e| panic!("cannot read the preset catalog {}: {e}", dir.display()));
     files.sort();
     let mut out = String::from(
         "/// Every preset file, by name, sorted.\npub static PRESET_FILES: &[(&str, &str)] = &[\n",
