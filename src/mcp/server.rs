@@ -133,20 +133,15 @@ impl QgatesServer {
         // On its own task, so that a bug that panics in the engine becomes a tool error here
         // instead of a call that never gets an answer.
         let (fix, page) = (args.fix, args.page());
-        let mut work = tokio::spawn(async move {
+        let work = tokio::spawn(async move {
             if fix {
                 run_with_fixes(&config, &request).await
             } else {
                 run(&config, &request).await
             }
         });
-        let joined = tokio::select! {
-            j = &mut work => j,
-            () = context.ct.cancelled() => {
-                // Dropping the run kills the gates' process groups.
-                work.abort();
-                return error_result("The run was cancelled; its result was not recorded.");
-            }
+        let Some(joined) = until_cancelled(work, context).await else {
+            return error_result("The run was cancelled; its result was not recorded.");
         };
         match joined {
             Ok(Ok(report)) => {
@@ -212,16 +207,11 @@ impl QgatesServer {
             Ok((_, manifest)) => manifest,
             Err(e) => return error_result(format!("Clean room at `{rev}`: {e}")),
         };
-        let mut work = tokio::spawn(run_for_server(server_request, move |config, checkout| {
+        let work = tokio::spawn(run_for_server(server_request, move |config, checkout| {
             runs_as_trusted(config, checkout, &trusted)
         }));
-        let joined = tokio::select! {
-            j = &mut work => j,
-            () = context.ct.cancelled() => {
-                // Dropping the run kills the gates' process groups and removes the checkout.
-                work.abort();
-                return error_result("The run was cancelled; its result was not recorded.");
-            }
+        let Some(joined) = until_cancelled(work, context).await else {
+            return error_result("The run was cancelled; its result was not recorded.");
         };
         match joined {
             Ok(Ok(report)) => {
@@ -413,6 +403,21 @@ impl ServerHandler for QgatesServer {
                 format!("unknown tool `{other}`: this server has {RUN} and {LAST}"),
                 None,
             )),
+        }
+    }
+}
+
+/// The run's outcome, or `None` when the client cancelled the call first: the run is then
+/// dropped, which kills the gates' process groups (and removes a clean room's checkout).
+async fn until_cancelled<T>(
+    mut work: tokio::task::JoinHandle<T>,
+    context: &RequestContext<RoleServer>,
+) -> Option<Result<T, tokio::task::JoinError>> {
+    tokio::select! {
+        j = &mut work => Some(j),
+        () = context.ct.cancelled() => {
+            work.abort();
+            None
         }
     }
 }
