@@ -215,6 +215,73 @@ fn mcp_clean_room_runs_when_only_the_installed_tools_differ() {
     assert!(!e.contains("gate lint"), "only what differs is named: {e}");
 }
 
+#[test]
+fn mcp_a_cancelled_clean_room_run_stops_its_gate_and_removes_the_checkout() {
+    // The gate says its pid and waits; cancelling the call must end it and the worktree.
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    tool(
+        root,
+        "tools/wait.sh",
+        "#!/bin/sh\necho $$ > \"$MARK_DIR/pid.tmp\"\nmv \"$MARK_DIR/pid.tmp\" \"$MARK_DIR/pid\"\nexec sleep 60\n",
+    );
+    write(
+        root,
+        "quality.yaml",
+        "version: 1\ngates:\n  wait:\n    command: [tools/wait.sh]\n    pass_files: false\n    parsing: {strategy: exit_code}\n",
+    );
+    write(root, ".gitignore", ".qgates/\n");
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "start"]);
+    let (tmp, marks) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut s = Server::start_with_env(root, &[("TMPDIR", tmp.path()), ("MARK_DIR", marks.path())]);
+    s.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "test", "version": "0"}}),
+    );
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    s.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "run_quality_gates", "arguments": {"clean_room": true}}})
+        .to_string(),
+    );
+    let pid_file = marks.path().join("pid");
+    wait_for("the gate to start", || pid_file.is_file());
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    assert_eq!(
+        worktree_count(root),
+        2,
+        "the clean room is open while the gate runs"
+    );
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"test"}}"#);
+    wait_for("the gate to be stopped", || {
+        !Path::new(&format!("/proc/{pid}")).exists()
+    });
+    wait_for("the checkout to be removed", || {
+        worktree_count(root) == 1 && is_empty(tmp.path())
+    });
+    // The server lives on, and the cancelled call gets no answer (the next one is the first).
+    let r = s.call(3, "last_summary", json!({}));
+    assert!(r.get("content").is_some(), "{r}");
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "waited 30 s for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 fn lsp(root: &Path, tmp: &Path, store: &Path) -> LspClient {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_qgates"));
     cmd.arg("lsp")
