@@ -7,7 +7,7 @@
 //! come first, then the workspace's at the same place, then `PATH`. So "does this commit pass"
 //! is answered with the tools the person has installed, unless the commit installs its own.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
@@ -18,7 +18,7 @@ pub const TOOL_FOLDERS: [&str; 3] = [".venv", "venv", "node_modules"];
 const BIN_DIRS: [&str; 3] = [".venv/bin", "venv/bin", "node_modules/.bin"];
 
 /// Checkout root → the workspace root whose tool folders it borrows.
-static LOANS: Mutex<Option<HashMap<PathBuf, PathBuf>>> = Mutex::new(None);
+static LOANS: Mutex<BTreeMap<PathBuf, PathBuf>> = Mutex::new(BTreeMap::new());
 
 /// The tool folders' program folders for a gate running in `cwd` of the workspace `root`, in
 /// the order they are searched.
@@ -42,16 +42,14 @@ pub fn program_dirs(root: &Path, cwd: &Path) -> Vec<PathBuf> {
 
 fn lender_of(root: &Path) -> Option<PathBuf> {
     let loans = LOANS.lock().unwrap_or_else(PoisonError::into_inner);
-    loans.as_ref()?.get(root).cloned()
+    loans.get(root).cloned()
 }
 
 /// Lets the checkout at `checkout_root` use the tool folders of `workspace_root` until the
 /// returned value is dropped.
 pub fn lend(checkout_root: &Path, workspace_root: &Path) -> Loan {
     let mut loans = LOANS.lock().unwrap_or_else(PoisonError::into_inner);
-    loans
-        .get_or_insert_with(HashMap::new)
-        .insert(checkout_root.to_path_buf(), workspace_root.to_path_buf());
+    loans.insert(checkout_root.to_path_buf(), workspace_root.to_path_buf());
     Loan(checkout_root.to_path_buf())
 }
 
@@ -62,9 +60,7 @@ pub struct Loan(PathBuf);
 impl Drop for Loan {
     fn drop(&mut self) {
         let mut loans = LOANS.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(map) = loans.as_mut() {
-            map.remove(&self.0);
-        }
+        loans.remove(&self.0);
     }
 }
 
