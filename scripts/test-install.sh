@@ -6,19 +6,37 @@
 #   3. the GitHub Action's script (action.yml's steps) on a fixture, as the runner calls it: the
 #      annotations and a SARIF file that validates against the SARIF 2.1.0 schema;
 #   4. `cargo install --path .` gives a stripped binary;
-#   5. `maturin build --release --zig --compatibility manylinux2014`: the wheel installs into
-#      another fresh environment, runs, and needs no glibc newer than manylinux2014's 2.17;
-#   6. `pre-commit try-repo` in a fixture repository: a staged unused import fails the hook, the
-#      fix passes it (no quality.yaml there: the embedded default).
+#   5. a wheel from `maturin build --release` installs into another fresh environment and runs;
+#      by default it is the manylinux2014 wheel (`--zig`), which must need no glibc newer than
+#      2.17;
+#   6. pre-commit, as a repository adopts it: a .pre-commit-config.yaml naming this checkout,
+#      `pre-commit install`, then `git commit` of a staged unused import is refused, and the fix
+#      commits (no quality.yaml there: the embedded default).
+#
+# Usage: scripts/test-install.sh [--one-build]
+#   --one-build  every install comes from one release build (what scripts/test.sh runs): the
+#                wheel of step 5 is maturin's plain build, which reuses pip's. Zig links for
+#                another glibc, so the manylinux2014 wheel is a second whole build (about 7 min on
+#                two cores); it runs without this flag and in the release workflow.
+#
 # The release builds share one CARGO_TARGET_DIR (target/install-test, or $QGATES_INSTALL_TARGET):
-# 3 and 4 reuse 2's build whole; 5 (zig links for another glibc, so cargo gets an explicit
-# --target) compiles everything again in its own folder; pre-commit builds from a clone of its own,
-# so each of its two environments compiles the qgates crate again but reuses the dependencies. The
-# steps run in that order because building another clone makes cargo redo the qgates crate. The build tools (requirements-install.txt) live in a
-# virtual environment under ~/.cache/qgates-install-test, remade when that file changes. Needs
+# 3, 4 and the plain wheel reuse 2's build whole; the zig wheel compiles everything again for an
+# explicit --target; pre-commit builds from a clone of its own, so its environment compiles the
+# qgates crate again but reuses the dependencies. The steps run in that order because building
+# another clone makes cargo redo the qgates crate. The build tools (requirements-install.txt) live
+# in a virtual environment under ~/.cache/qgates-install-test, remade when that file changes. Needs
 # cargo and python3; ruff and mypy come from the repository's .venv (scripts/setup.sh python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+one_build=false
+case "${1:-}" in
+  --one-build) one_build=true ;;
+  "") ;;
+  *)
+    echo "usage: scripts/test-install.sh [--one-build]" >&2
+    exit 2
+    ;;
+esac
 repo=$PWD
 cache=${QGATES_INSTALL_CACHE:-$HOME/.cache/qgates-install-test}
 export CARGO_TARGET_DIR=${QGATES_INSTALL_TARGET:-$repo/target/install-test}
@@ -172,48 +190,70 @@ step "4. cargo install --path . --locked"
 nice -n 10 cargo install --quiet --locked --path "$src" --root "$work/cargo-root" 2>/dev/null
 try_binary "cargo install" "$work/cargo-root/bin/qgates"
 
-step "5. maturin build --release --zig --compatibility manylinux2014, installed into another venv"
-(cd "$src" && nice -n 10 maturin build --quiet --release --zig --compatibility manylinux2014 \
+if $one_build; then
+  step "5. maturin build --release (reusing pip's build), installed into another venv"
+  wheel_args=()
+else
+  step "5. maturin build --release --zig --compatibility manylinux2014, installed into another venv"
+  wheel_args=(--zig --compatibility manylinux2014)
+fi
+(cd "$src" && nice -n 10 maturin build --quiet --release "${wheel_args[@]}" \
   --out "$work/wheels" >"$work/wheel.log" 2>&1) || { cat "$work/wheel.log"; false; }
 wheel=$(ls "$work"/wheels/qgates-"$cargo_version"-*.whl)
-check "the wheel is tagged manylinux2014: $(basename "$wheel")" contains "$wheel" "manylinux2014_x86_64"
-check "the wheel is tagged manylinux_2_17" contains "$wheel" "manylinux_2_17_x86_64"
+check "the wheel is a manylinux wheel: $(basename "$wheel")" contains "$wheel" "-manylinux_"
 python3 -m venv "$work/wheel-venv"
 "$work/wheel-venv/bin/pip" install --quiet --no-index "$wheel"
-try_binary "the manylinux wheel" "$work/wheel-venv/bin/qgates"
+try_binary "the wheel" "$work/wheel-venv/bin/qgates"
 # The newest glibc symbol version the binary links against is the oldest glibc it runs on.
 glibc=$(objdump -T "$work/wheel-venv/bin/qgates" | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -n 1)
 echo "  the wheel's binary needs $glibc"
-check "the wheel needs no glibc newer than 2.17 ($glibc)" \
-  version_at_most "$glibc" GLIBC_2.17
+if ! $one_build; then
+  check "the wheel is tagged manylinux2014" contains "$wheel" "manylinux2014_x86_64"
+  check "the wheel is tagged manylinux_2_17" contains "$wheel" "manylinux_2_17_x86_64"
+  check "the wheel needs no glibc newer than 2.17 ($glibc)" version_at_most "$glibc" GLIBC_2.17
+fi
 
-step "6. pre-commit try-repo in a fixture repository with no quality.yaml"
+step "6. pre-commit in a fixture repository with no quality.yaml: install, commit, fix, commit"
 check "pre-commit accepts .pre-commit-hooks.yaml" pre-commit validate-manifest "$src/.pre-commit-hooks.yaml"
 hook_repo=$work/hook-repo
 mkdir -p "$hook_repo"
 git -C "$hook_repo" init --quiet
 git -C "$hook_repo" config user.email test@example.invalid
 git -C "$hook_repo" config user.name test
+# What a repository adopting the hook writes; `rev` pins the commit under test. pre-commit clones
+# it and pip-installs it into the hook's environment, in a store of this run's own (the build
+# reuses CARGO_TARGET_DIR, which pre-commit passes on to pip and maturin).
+cat >"$hook_repo/.pre-commit-config.yaml" <<EOF
+repos:
+  - repo: $src
+    rev: $(git -C "$src" rev-parse HEAD)
+    hooks:
+      - id: qgates
+EOF
+export PRE_COMMIT_HOME=$work/pre-commit-home
+(cd "$hook_repo" && pre-commit install --hook-type pre-commit >/dev/null)
 printf 'import os\n\nprint("hello")\n' >"$hook_repo/app.py"
-git -C "$hook_repo" add app.py
-# try-repo clones the checkout and builds the hook's environment in a store of its own each time;
-# the build reuses CARGO_TARGET_DIR, which pre-commit passes on to pip and maturin.
+git -C "$hook_repo" add .pre-commit-config.yaml app.py
 set +e
-out=$(cd "$hook_repo" && nice -n 10 pre-commit try-repo "$src" qgates --verbose 2>&1)
+out=$(cd "$hook_repo" && nice -n 10 git commit --quiet -m "add app" 2>&1)
 code=$?
 set -e
-check "the hook fails on a staged unused import (exit $code)" [ "$code" -ne 0 ]
+check "the hook refuses the commit of a staged unused import (exit $code)" [ "$code" -ne 0 ]
+check "nothing was committed" [ -z "$(git -C "$hook_repo" rev-list --all)" ]
 check "the hook names the file" contains "$out" "app.py"
-check "the hook names the unused import" contains "$out" "1:8  error  F401  \`os\` imported but unused"
+check "the hook names the unused import" \
+  contains "$out" "1:8  error  F401  \`os\` imported but unused"
 check "the hook ran the embedded default (no quality.yaml)" contains "$out" "config: embedded default"
 [ "$code" -ne 0 ] || echo "$out"
 printf 'print("hello")\n' >"$hook_repo/app.py"
 git -C "$hook_repo" add app.py
 set +e
-out=$(cd "$hook_repo" && pre-commit try-repo "$src" qgates --verbose 2>&1)
+out=$(cd "$hook_repo" && git commit --quiet -m "add app" 2>&1)
 code=$?
 set -e
-check "after the fix the hook passes (exit $code)" [ "$code" -eq 0 ]
+check "after the fix the commit goes through (exit $code)" [ "$code" -eq 0 ]
+check "the commit holds the fixed file" \
+  [ "$(git -C "$hook_repo" show HEAD:app.py 2>/dev/null)" = 'print("hello")' ]
 [ "$code" -eq 0 ] || echo "$out"
 
 step "done"
