@@ -104,7 +104,64 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "  CPU time: ours {ours_cpu:.2?}, git status {cli_cpu:.2?} ({:.2} ×)",
         ours_cpu.as_secs_f64() / cli_cpu.as_secs_f64()
     );
+    followed(root, runs * 4)?;
     small_repository(runs * 10)?;
+    Ok(())
+}
+
+/// A save in the language server: one tracked file edited and reported to the folder's
+/// `ScopeTracker`, which brings the `auto` scope up to date from that path alone, against
+/// resolving the scope in full (what every save cost before the tracker).
+fn followed(root: &Path, runs: usize) -> Result<(), Box<dyn std::error::Error>> {
+    use qgates::core::config::{ConfigSource, DEFAULT_CONFIG, parse_config};
+    use qgates::core::scope_tracker::ScopeTracker;
+    let config = parse_config(DEFAULT_CONFIG, ConfigSource::Embedded)?;
+    let tracker = ScopeTracker::new(root.to_path_buf(), true);
+    tracker.current(&config)?;
+    let saved = tracked(TRACKED / 2 + 1);
+    let (mut ours, mut full) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    let (mut ours_cpu, mut full_cpu) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    for i in 0..=runs {
+        // Every other save brings the file back to its committed content: it leaves the scope.
+        let value = if i % 2 == 0 { i + 7 } else { TRACKED / 2 + 1 };
+        write(
+            root,
+            &saved,
+            &format!("value_{} = {value}\n", TRACKED / 2 + 1),
+        )?;
+        tracker.changed([root.join(&saved).as_path()]);
+        let cpu = cpu_time(libc::RUSAGE_SELF);
+        let t = Instant::now();
+        let kept = tracker.current(&config)?;
+        let d = t.elapsed();
+        let cpu = cpu_time(libc::RUSAGE_SELF) - cpu;
+        let full_cpu_0 = cpu_time(libc::RUSAGE_SELF);
+        let t = Instant::now();
+        let fresh = resolve(root, &config, &ScopeRequest::Auto)?;
+        let f = t.elapsed();
+        let fcpu = cpu_time(libc::RUSAGE_SELF) - full_cpu_0;
+        if kept != fresh {
+            return Err(format!("save {i}: the followed scope differs from a fresh one").into());
+        }
+        if kept.files.contains(&saved) != (i % 2 == 0) {
+            return Err(format!(
+                "save {i}: {saved} in scope: {}",
+                kept.files.contains(&saved)
+            )
+            .into());
+        }
+        if i > 0 {
+            ours.push(d);
+            full.push(f);
+            ours_cpu.push(cpu);
+            full_cpu.push(fcpu);
+        }
+    }
+    let (ours, full) = (median(ours), median(full));
+    let (ours_cpu, full_cpu) = (median(ours_cpu), median(full_cpu));
+    println!("a save in the language server (one file edited and reported), median of {runs}:");
+    println!("  ScopeTracker::current                        {ours:>10.2?} (CPU {ours_cpu:.2?})");
+    println!("  scope::resolve(Auto) in full                 {full:>10.2?} (CPU {full_cpu:.2?})");
     Ok(())
 }
 

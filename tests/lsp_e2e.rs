@@ -1123,10 +1123,30 @@ fn a_file_opened_right_after_its_folder_was_added_is_checked() {
     c.shutdown();
 }
 
+/// The editor watches files: a file created behind its back is reported by its watcher, and the
+/// next save's scope has it without a status of the repository.
 #[test]
 fn a_save_over_the_remembered_scope_still_checks_a_file_changed_outside_the_editor() {
+    saves_check_a_file_changed_outside_the_editor(true);
+}
+
+/// An editor that does not watch files (Neovim on Linux): nothing reports the new file, and the
+/// scope taken in full after the save finds it.
+#[test]
+fn without_a_file_watcher_a_save_still_checks_a_file_changed_outside_the_editor() {
+    saves_check_a_file_changed_outside_the_editor(false);
+}
+
+fn saves_check_a_file_changed_outside_the_editor(watching: bool) {
     let ws = marker_repo();
-    let (mut c, _t) = trusted_client(ws.path());
+    let trust = tempfile::tempdir().unwrap();
+    let mut c = LspClient::spawn(
+        ws.path(),
+        &trust.path().join("trust.json"),
+        TrustAnswer::NotNow,
+    );
+    c.watches_files = watching;
+    c.initialize(json!({"trusted": true}));
     c.open("a.py");
     c.diagnostics("a.py");
     // A first save: the folder's auto scope is remembered from here on.
@@ -1138,9 +1158,12 @@ fn a_save_over_the_remembered_scope_still_checks_a_file_changed_outside_the_edit
     // The save settled: its scope was resolved after its diagnostics went out, and the run
     // recorded. A file written before that would be caught by this save's own follow-up.
     wait_for_state(ws.path(), |s| s.contains("a.py"));
-    // A new file appears behind the editor's back (a script, a checkout, another editor): no
-    // notification says so, so the remembered scope lacks it.
+    // A new file appears behind the editor's back (a script, a checkout, another editor): the
+    // remembered scope lacks it. A watching editor reports it; no save or open says so.
     write(ws.path(), "b.py", "y = 1\n");
+    if watching {
+        c.files_changed(&[("b.py", 1)]);
+    }
     c.edit_and_save("a.py", 3, "x = 3\n");
     // The save's run over the remembered scope answers a.py; the scope resolved after it has
     // b.py, so a follow-up run checks b.py too.

@@ -28,6 +28,7 @@ pub mod run_logs;
 pub mod runner;
 pub mod safe_fs;
 pub mod scope;
+pub mod scope_tracker;
 pub mod scratch;
 pub mod skips;
 pub mod stamp;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::core::baseline::StateStore;
 use crate::core::config::Config;
-use crate::core::git_changes::{GitError, Repo};
+use crate::core::git_changes::{Changes, GitError, Repo};
 use crate::core::paths::{lexical_clean, relative_posix};
 
 /// What the caller asked for.
@@ -178,86 +178,135 @@ fn resolve_changes(
     } else {
         "branch"
     };
-    let git = |e: GitError| ScopeError::Git(e.to_string());
     let Some(repo) = Repo::discover(root).map_err(git)? else {
-        return Ok(ResolvedScope {
-            mode: "project",
-            files: project_files(root, config),
-            note: Some(format!(
-                "not a git repository, so `{mode}` checked every project file"
-            )),
-            ..Default::default()
-        });
+        return Ok(outside_git(root, config, mode));
     };
-    let head = repo.head_sha();
-    let branch = repo.branch_name().unwrap_or_else(|| DETACHED.to_string());
-    let mut notes: Vec<String> = Vec::new();
-    let mut extra: Vec<String> = Vec::new();
-    let mut base: Option<String> = None;
-    let mut baseline_sha = None;
-    if mode == "auto" {
-        let (state, warning) = StateStore::new(root)
-            .load()
-            .map_err(|e| ScopeError::Git(e.to_string()))?;
-        notes.extend(warning);
-        let entry = state.branches.get(&branch).cloned().unwrap_or_default();
-        extra = entry
-            .failed_files
-            .iter()
-            .filter(|f| root.join(f).is_file())
-            .cloned()
-            .collect();
-        match entry.baseline_sha {
-            Some(sha) if repo.is_ancestor_of_head(&sha) => {
-                base = Some(sha.clone());
-                baseline_sha = Some(sha);
-            }
-            Some(sha) => notes.push(format!(
-                "baseline {} is no longer in this branch's history (rebased or reset?), so changes since the parent branch were checked",
-                short(&sha)
-            )),
-            None => notes.push("no green run recorded on this branch yet, so changes since the parent branch were checked".to_string()),
-        }
+    let plan = ChangePlan::new(&repo, root, config, mode)?;
+    let changes = repo.changed_since(plan.base.as_deref()).map_err(git)?;
+    Ok(plan.scope(changes))
+}
+
+fn git(e: GitError) -> ScopeError {
+    ScopeError::Git(e.to_string())
+}
+
+/// `auto` or `branch` outside a git repository: every project file.
+pub(crate) fn outside_git(root: &Path, config: &Config, mode: &str) -> ResolvedScope {
+    ResolvedScope {
+        mode: "project",
+        files: project_files(root, config),
+        note: Some(format!(
+            "not a git repository, so `{mode}` checked every project file"
+        )),
+        ..Default::default()
     }
-    if base.is_none() {
-        match repo
-            .parent_branch_base(config.parent_branch.as_deref())
-            .map_err(git)?
-        {
-            Some(parent) => {
-                if mode == "branch" {
-                    notes.push(format!(
-                        "changes since {} ({})",
-                        parent.name,
-                        short(&parent.sha)
-                    ));
+}
+
+/// What an `auto` or `branch` scope is taken against: the commit the changed files are compared
+/// with, the branch's failed files, and what the report says about either. Everything the scope
+/// needs but git's status.
+pub(crate) struct ChangePlan {
+    mode: &'static str,
+    /// The commit changes are taken since (`None` before the first commit).
+    pub(crate) base: Option<String>,
+    baseline_sha: Option<String>,
+    notes: Vec<String>,
+    /// The branch's failed files that still exist.
+    extra: Vec<String>,
+    pub(crate) target: BaselineTarget,
+}
+
+impl ChangePlan {
+    pub(crate) fn new(
+        repo: &Repo,
+        root: &Path,
+        config: &Config,
+        mode: &'static str,
+    ) -> Result<ChangePlan, ScopeError> {
+        let head = repo.head_sha();
+        let branch = repo.branch_name().unwrap_or_else(|| DETACHED.to_string());
+        let mut notes: Vec<String> = Vec::new();
+        let mut extra: Vec<String> = Vec::new();
+        let mut base: Option<String> = None;
+        let mut baseline_sha = None;
+        if mode == "auto" {
+            let (state, warning) = StateStore::new(root)
+                .load()
+                .map_err(|e| ScopeError::Git(e.to_string()))?;
+            notes.extend(warning);
+            let entry = state.branches.get(&branch).cloned().unwrap_or_default();
+            extra = entry
+                .failed_files
+                .iter()
+                .filter(|f| root.join(f).is_file())
+                .cloned()
+                .collect();
+            match entry.baseline_sha {
+                Some(sha) if repo.is_ancestor_of_head(&sha) => {
+                    base = Some(sha.clone());
+                    baseline_sha = Some(sha);
                 }
-                base = Some(parent.sha);
-            }
-            None => {
-                base = head.clone();
-                notes.push(match &head {
-                    Some(_) => "no parent branch found, so only uncommitted changes were checked"
-                        .to_string(),
-                    None => "no commit yet: every file git would add was checked".to_string(),
-                });
+                Some(sha) => notes.push(format!(
+                    "baseline {} is no longer in this branch's history (rebased or reset?), so changes since the parent branch were checked",
+                    short(&sha)
+                )),
+                None => notes.push("no green run recorded on this branch yet, so changes since the parent branch were checked".to_string()),
             }
         }
+        if base.is_none() {
+            match repo
+                .parent_branch_base(config.parent_branch.as_deref())
+                .map_err(git)?
+            {
+                Some(parent) => {
+                    if mode == "branch" {
+                        notes.push(format!(
+                            "changes since {} ({})",
+                            parent.name,
+                            short(&parent.sha)
+                        ));
+                    }
+                    base = Some(parent.sha);
+                }
+                None => {
+                    base = head.clone();
+                    notes.push(match &head {
+                        Some(_) => {
+                            "no parent branch found, so only uncommitted changes were checked"
+                                .to_string()
+                        }
+                        None => "no commit yet: every file git would add was checked".to_string(),
+                    });
+                }
+            }
+        }
+        Ok(ChangePlan {
+            mode,
+            base,
+            baseline_sha,
+            notes,
+            extra,
+            target: BaselineTarget { branch, head },
+        })
     }
-    let changes = repo.changed_since(base.as_deref()).map_err(git)?;
-    notes.extend(changes.notes);
-    let mut files = changes.files;
-    files.extend(extra);
-    files.sort_unstable();
-    files.dedup();
-    Ok(ResolvedScope {
-        mode,
-        files,
-        baseline_sha,
-        note: (!notes.is_empty()).then(|| notes.join("; ")),
-        baseline: Some(BaselineTarget { branch, head }),
-        changed_since: base,
-    })
+
+    /// The scope: the files git says changed since the base, and the branch's failed files.
+    pub(crate) fn scope(self, changes: Changes) -> ResolvedScope {
+        let mut notes = self.notes;
+        notes.extend(changes.notes);
+        let mut files = changes.files;
+        files.extend(self.extra);
+        files.sort_unstable();
+        files.dedup();
+        ResolvedScope {
+            mode: self.mode,
+            files,
+            baseline_sha: self.baseline_sha,
+            note: (!notes.is_empty()).then(|| notes.join("; ")),
+            baseline: Some(self.target),
+            changed_since: self.base,
+        }
+    }
 }
 
 fn short(sha: &str) -> &str {

@@ -7,14 +7,14 @@
 //! only recorded for a scope that was current. A save the result cache answers alone
 //! (nothing changed) does no scope work at all.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
 use crate::core::background;
 use crate::core::config::Config;
-use crate::core::scope::{ResolvedScope, ScopeError, ScopeRequest, resolve};
+use crate::core::scope::{ResolvedScope, ScopeError};
+use crate::core::scope_tracker::ScopeTracker;
 
 /// A resolution under way; awaiting it gives the scope (or an error if its thread is gone).
 pub type Resolving = oneshot::Receiver<Result<ResolvedScope, ScopeError>>;
@@ -22,15 +22,16 @@ pub type Resolving = oneshot::Receiver<Result<ResolvedScope, ScopeError>>;
 /// Resolves the `auto` scope in the background, at a lower priority (`core::background`): it
 /// starts as a run's diagnostics go out and must not delay their writing. The scheduler waits
 /// for this scope once the run is published.
-pub fn resolve_auto(root: PathBuf, config: Arc<Config>) -> Resolving {
-    background::spawn_low("qgates-scope", move || {
-        resolve(&root, &config, &ScopeRequest::Auto)
-    })
+pub fn resolve_auto(scope: Arc<ScopeTracker>, config: Arc<Config>) -> Resolving {
+    background::spawn_low("qgates-scope", move || scope.current(&config))
 }
 
 /// Resolves the `auto` scope now: the run waits for it.
-pub async fn resolve_now(root: PathBuf, config: Arc<Config>) -> Result<ResolvedScope, String> {
-    match tokio::task::spawn_blocking(move || resolve(&root, &config, &ScopeRequest::Auto)).await {
+pub async fn resolve_now(
+    scope: Arc<ScopeTracker>,
+    config: Arc<Config>,
+) -> Result<ResolvedScope, String> {
+    match tokio::task::spawn_blocking(move || scope.current(&config)).await {
         Ok(r) => r.map_err(|e| e.to_string()),
         Err(e) => Err(format!("resolving the scope failed: {e}")),
     }
@@ -117,9 +118,9 @@ impl AutoScope {
     }
 
     /// Starts resolving the scope again in the background (the state or the repository changed).
-    pub fn refresh(&mut self, root: PathBuf, config: &Arc<Config>) {
+    pub fn refresh(&mut self, scope: &Arc<ScopeTracker>, config: &Arc<Config>) {
         self.forget();
-        self.set_resolving(config, resolve_auto(root, config.clone()));
+        self.set_resolving(config, resolve_auto(scope.clone(), config.clone()));
     }
 
     /// Forgets the scope (a resolution under way finishes unread).

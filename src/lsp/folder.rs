@@ -15,6 +15,7 @@ use super::locks::{lock, read, write, write_lock};
 use crate::core::cache::ResultCache;
 use crate::core::config::{self, Config, ConfigError, ConfigSource};
 use crate::core::report::Report;
+use crate::core::scope_tracker::ScopeTracker;
 use crate::core::trust::{FileHashes, Manifest};
 
 /// On what grounds a folder's commands may run.
@@ -63,12 +64,15 @@ pub struct Folder {
     pub published: Mutex<HashMap<PathBuf, Published>>,
     /// Gate errors already shown to the user (shown once, not on every save).
     pub shown_errors: Mutex<std::collections::HashSet<String>>,
+    /// The folder's `auto` scope, kept current from saves and the client's file events.
+    pub scope: Arc<ScopeTracker>,
     tx: mpsc::UnboundedSender<Job>,
 }
 
 impl Folder {
     pub fn new(root: PathBuf, tx: mpsc::UnboundedSender<Job>) -> Folder {
         Folder {
+            scope: Arc::new(ScopeTracker::new(root.clone(), false)),
             root,
             config: RwLock::new(None),
             config_error: RwLock::new(None),

@@ -95,7 +95,7 @@ impl Plan {
         match auto.start(config).await {
             Start::Current(scope) => Ok(Plan::Current(scope)),
             Start::Remembered(scope) => Ok(Plan::Remembered(scope)),
-            Start::Unknown => resolve_now(folder.root.clone(), config.clone())
+            Start::Unknown => resolve_now(folder.scope.clone(), config.clone())
                 .await
                 .map(Plan::Current),
         }
@@ -226,7 +226,7 @@ pub async fn run(
             let _ = reply.send(answer);
             if moves_state {
                 // The run may have moved the baseline.
-                auto.refresh(folder.root.clone(), &config);
+                auto.refresh(&folder.scope, &config);
             }
             continue;
         }
@@ -297,7 +297,7 @@ pub async fn run(
                 // gates: on a machine with few cores it would take a core from the tools the
                 // editor waits for.
                 let fresh = (ran_tools && matches!(plan, Plan::Remembered(_)))
-                    .then(|| resolve_auto(folder.root.clone(), config.clone()));
+                    .then(|| resolve_auto(folder.scope.clone(), config.clone()));
                 if done.settle(plan, fresh, &mut auto).await == Settled::FollowUp {
                     pending.restore_files(batch);
                 }
@@ -314,7 +314,7 @@ pub async fn run(
                     Plan::Current(scope) => auto.set(&config, scope),
                     // Tools ran over a remembered scope: the next run starts from a fresh one.
                     Plan::Remembered(_) if ran_tools => {
-                        auto.refresh(folder.root.clone(), &config);
+                        auto.refresh(&folder.scope, &config);
                     }
                     _ => {}
                 }
@@ -353,7 +353,7 @@ impl Done<'_> {
             Plan::Opened(_) => {
                 // The first save after opening files finds the folder's scope resolved.
                 if auto.is_unknown() {
-                    auto.refresh(folder.root.clone(), config);
+                    auto.refresh(&folder.scope, config);
                 }
                 return Settled::Done;
             }
@@ -412,7 +412,7 @@ impl Done<'_> {
         let mut recorded = (*self.report).clone();
         match engine::record_state(&folder.root, config, None, target, &mut recorded) {
             // The state moved: the next scope is resolved from it, in the background.
-            Ok(true) => auto.refresh(folder.root.clone(), config),
+            Ok(true) => auto.refresh(&folder.scope, config),
             Ok(false) => auto.set(config, scope),
             Err(e) => {
                 tracing::warn!("{}: {e}", folder.root.display());

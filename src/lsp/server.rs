@@ -132,13 +132,20 @@ impl LanguageServer for Backend {
     async fn initialized(&self, _: InitializedParams) {
         let s = &self.session;
         if s.caps().watched_files_dynamic {
-            let watchers = ["**/quality.yaml", "**/.qgates/quality.yaml", "**/.git/HEAD"]
-                .into_iter()
-                .map(|g| FileSystemWatcher {
-                    glob_pattern: GlobPattern::String(g.into()),
-                    kind: None,
-                })
-                .collect();
+            // Every file: the folders' `auto` scopes follow what changes on disk, so a save
+            // does not take a status of the whole repository (`core::scope_tracker`).
+            let watchers = [
+                "**/*",
+                "**/quality.yaml",
+                "**/.qgates/quality.yaml",
+                "**/.git/HEAD",
+            ]
+            .into_iter()
+            .map(|g| FileSystemWatcher {
+                glob_pattern: GlobPattern::String(g.into()),
+                kind: None,
+            })
+            .collect();
             let registration = Registration {
                 id: "qgates-watch".into(),
                 method: "workspace/didChangeWatchedFiles".into(),
@@ -147,8 +154,9 @@ impl LanguageServer for Backend {
                 })
                 .ok(),
             };
-            if let Err(e) = s.client.register_capability(vec![registration]).await {
-                tracing::warn!("the client refused file watching: {e}");
+            match s.client.register_capability(vec![registration]).await {
+                Ok(()) => s.files_watched(),
+                Err(e) => tracing::warn!("the client refused file watching: {e}"),
             }
         }
         for folder in s.folders() {
@@ -215,6 +223,7 @@ impl LanguageServer for Backend {
         if folder.is_config_file(&path) {
             self.session.reload_folder(&folder).await;
         } else {
+            folder.scope.changed([path.as_path()]);
             folder.send(Job::Save(path));
         }
     }
@@ -234,6 +243,7 @@ impl LanguageServer for Backend {
             let Some(folder) = self.session.folder_for(&path) else {
                 continue;
             };
+            folder.scope.changed([path.as_path()]);
             if path.ends_with(".git/HEAD") {
                 folder.send(Job::Rescope);
             } else if self.is_config_file(&path)

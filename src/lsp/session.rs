@@ -88,6 +88,9 @@ pub struct Session {
     pub caps: RwLock<ClientCaps>,
     pub options: RwLock<InitOptions>,
     schedulers: Mutex<Vec<(PathBuf, AbortHandle)>>,
+    /// The client reports every file change in the workspace (`workspace/didChangeWatchedFiles`
+    /// for `**/*`), so the folders' scopes follow its events.
+    watching: std::sync::atomic::AtomicBool,
 }
 
 impl Session {
@@ -100,6 +103,7 @@ impl Session {
             caps: RwLock::new(ClientCaps::default()),
             options: RwLock::new(InitOptions::default()),
             schedulers: Mutex::new(Vec::new()),
+            watching: Default::default(),
         }
     }
 
@@ -137,6 +141,15 @@ impl Session {
             .max_by_key(|f| f.root.as_os_str().len())
     }
 
+    /// The client accepted to watch the workspace's files.
+    pub fn files_watched(&self) {
+        self.watching
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        for folder in self.folders() {
+            folder.scope.follow_events(true);
+        }
+    }
+
     /// Adds a workspace folder: loads its configuration, decides trust, starts its scheduler.
     pub fn add_folder(self: &Arc<Self>, root: PathBuf) -> Arc<Folder> {
         if let Some(existing) = self.folders().into_iter().find(|f| f.root == root) {
@@ -158,6 +171,10 @@ impl Session {
         ));
         lock(&self.schedulers).push((root, task.abort_handle()));
         write_lock(&self.folders).push(folder.clone());
+        // After the folder is listed: `files_watched` either finds it or was seen here.
+        folder
+            .scope
+            .follow_events(self.watching.load(std::sync::atomic::Ordering::SeqCst));
         folder
     }
 

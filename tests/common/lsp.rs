@@ -42,6 +42,11 @@ pub struct LspClient {
     pub requests: Vec<(i64, String)>,
     pub child: Option<Child>,
     pub root: PathBuf,
+    /// Whether `initialize` declares that the client watches files for the server
+    /// (`workspace/didChangeWatchedFiles` with dynamic registration), as VS Code does; a test
+    /// that changes files behind the editor's back then reports them (`files_changed`), as the
+    /// editor's watcher would. Neovim on Linux declares no watching.
+    pub watches_files: bool,
 }
 
 /// Frames one message.
@@ -180,6 +185,7 @@ impl LspClient {
             requests: Vec::new(),
             child: None,
             root: root.to_path_buf(),
+            watches_files: true,
         }
     }
 
@@ -247,7 +253,7 @@ impl LspClient {
                         "general": {"positionEncodings": encodings},
                         "window": {"workDoneProgress": true},
                         "workspace": {
-                            "didChangeWatchedFiles": {"dynamicRegistration": true},
+                            "didChangeWatchedFiles": {"dynamicRegistration": self.watches_files},
                             "applyEdit": true,
                             "workspaceFolders": true
                         },
@@ -287,6 +293,19 @@ impl LspClient {
             self.notify("initialized", json!({}));
         }
         answer
+    }
+
+    /// What the editor's file watcher reports: `(path, kind)` with kind 1 created, 2 changed,
+    /// 3 deleted (`FileChangeType`).
+    pub fn files_changed(&mut self, changes: &[(&str, u32)]) {
+        let changes: Vec<Value> = changes
+            .iter()
+            .map(|(rel, kind)| json!({"uri": self.uri(rel), "type": kind}))
+            .collect();
+        self.notify(
+            "workspace/didChangeWatchedFiles",
+            json!({ "changes": changes }),
+        );
     }
 
     /// The method of the request a response answers.

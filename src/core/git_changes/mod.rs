@@ -15,13 +15,14 @@
 //! `quality.yaml`): every path this module returns is relative to that root, and files outside it are
 //! left out, because the workspace's gates cannot check them.
 
-use std::collections::BTreeSet;
+mod status;
+
+pub(crate) use status::Status;
+
 use std::path::{Component, Path, PathBuf};
 
 use gix::ObjectId;
-use gix::bstr::{BStr, BString, ByteSlice};
-use gix::status::index_worktree::Item as WorktreeItem;
-use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
+use gix::bstr::{BStr, ByteSlice};
 
 /// An error reading the repository. Each says in one sentence what went wrong; gitoxide's message
 /// follows for the log.
@@ -143,6 +144,11 @@ impl Repo {
     /// The index file, whose stamp tells when answers of `tracks` may have changed.
     pub fn index_path(&self) -> PathBuf {
         self.repo.index_path()
+    }
+
+    /// The repository's own ignore rules (`info/exclude`, shared by its worktrees).
+    pub fn exclude_path(&self) -> PathBuf {
+        self.repo.common_dir().join("info").join("exclude")
     }
 
     /// HEAD's commit, full hexadecimal; `None` before the first commit.
@@ -277,165 +283,7 @@ impl Repo {
     ///
     /// Submodules are not entered and do not appear: their files belong to another repository.
     pub fn changed_since(&self, base: Option<&str>) -> Result<Changes, GitError> {
-        let tree = match base {
-            Some(sha) => self.base_tree(sha)?,
-            None => ObjectId::empty_tree(self.repo.object_hash()),
-        };
-        // `:(top)` because gix reads patterns relative to the process's current folder, which need
-        // not be the root; `literal` so a folder named with `*` or `[` is not taken for a pattern.
-        // The pattern limits both the index comparison and the walk for untracked files.
-        let patterns: Vec<BString> = if self.prefix.is_empty() {
-            Vec::new()
-        } else {
-            vec![format!(":(top,literal){}", self.prefix).into()]
-        };
-        let index = self
-            .repo
-            .index_or_empty()
-            .map_err(read("reading the index"))?;
-        // Like `git status`, take a valid cache tree (the index's record of the tree it was last
-        // written as) at its word: when it is the base tree and counts every index entry, the
-        // index holds exactly the base tree and the comparison of the two, which reads and
-        // inflates every tree object, can only come out empty.
-        let index_is_base = index_matches_tree(&index, tree);
-        // Git's own rule for its parallel stat: a thread per 500 entries. gix would split even a
-        // 20-file index over every core, and a small repository then spends its time handing work
-        // between threads. At most one core less than there are: the walk for untracked files
-        // runs at the same time on a thread of its own, and stat threads that outnumber the
-        // cores left to them contend in the kernel's path lookup (on 2 cores, 50,000 files: CPU
-        // 80-90 ms with two stat threads, 67-77 ms with one; wall time 1.26-1.39 × `git status`,
-        // 1.08-1.19 ×).
-        let cores = crate::core::cores();
-        let threads = (index.entries().len() / 500).clamp(1, cores.saturating_sub(1).max(1));
-        // One status, like `git status` with the base tree in place of HEAD's: the base tree
-        // against the index, and the index against the working tree (stat first, content only
-        // when the stat changed) alongside the walk for untracked files, all on their own threads.
-        //
-        // No rename detection: it pairs a deletion with an addition but changes neither path, and
-        // the new paths are all this function returns; pairing them would cost a content
-        // comparison of every added file against every deleted one.
-        let platform = self
-            .repo
-            .status(gix::progress::Discard)
-            .map_err(read("preparing the status"))?
-            .index(index.into())
-            .untracked_files(gix::status::UntrackedFiles::Files)
-            .index_worktree_submodules(None)
-            .index_worktree_rewrites(None)
-            .index_worktree_options_mut(|o| o.thread_limit = Some(threads))
-            .tree_index_track_renames(gix::status::tree_index::TrackRenames::Disabled);
-        let compare = read("comparing the baseline with the working tree");
-        let status: Box<dyn Iterator<Item = Result<gix::status::Item, gix::Error>>> =
-            if index_is_base {
-                let iter = platform
-                    .into_index_worktree_iter(patterns)
-                    .map_err(compare)?;
-                Box::new(iter.map(|item| item.map(gix::status::Item::IndexWorktree)))
-            } else {
-                let iter = platform
-                    .head_tree(tree)
-                    .into_iter(patterns)
-                    .map_err(compare)?;
-                Box::new(iter)
-            };
-
-        // Changed between the base and the index, then corrected by the working tree.
-        let mut staged: BTreeSet<BString> = BTreeSet::new();
-        let mut in_worktree: BTreeSet<BString> = BTreeSet::new();
-        let mut removed: BTreeSet<BString> = BTreeSet::new();
-        for item in status {
-            let item = item.map_err(read("comparing the baseline with the working tree"))?;
-            match item {
-                gix::status::Item::TreeIndex(change) => {
-                    use gix::diff::index::ChangeRef;
-                    match change {
-                        ChangeRef::Addition {
-                            location,
-                            entry_mode,
-                            ..
-                        }
-                        | ChangeRef::Modification {
-                            location,
-                            entry_mode,
-                            ..
-                        }
-                        | ChangeRef::Rewrite {
-                            location,
-                            entry_mode,
-                            ..
-                        } => {
-                            // A gitlink is a submodule, no file to check.
-                            if !entry_mode.is_submodule() {
-                                staged.insert(location.into_owned());
-                            }
-                        }
-                        ChangeRef::Deletion { .. } => {}
-                    }
-                }
-                gix::status::Item::IndexWorktree(item) => match item {
-                    WorktreeItem::Modification {
-                        rela_path, status, ..
-                    } => match status {
-                        // Changed since the baseline, then deleted without staging: not checked.
-                        EntryStatus::Change(Change::Removed) => {
-                            removed.insert(rela_path);
-                        }
-                        EntryStatus::Change(Change::SubmoduleModification(_)) => {}
-                        EntryStatus::Change(_) | EntryStatus::IntentToAdd => {
-                            in_worktree.insert(rela_path);
-                        }
-                        // A conflicted path may be deleted on our side of the merge.
-                        EntryStatus::Conflict { .. } => {
-                            if self.exists(rela_path.as_bstr()) {
-                                in_worktree.insert(rela_path);
-                            }
-                        }
-                        // Only the stat changed, the content did not.
-                        EntryStatus::NeedsUpdate(_) => {}
-                    },
-                    WorktreeItem::DirectoryContents { entry, .. }
-                    | WorktreeItem::Rewrite {
-                        dirwalk_entry: entry,
-                        ..
-                    } => {
-                        let is_file = matches!(
-                            entry.disk_kind,
-                            Some(gix::dir::entry::Kind::File | gix::dir::entry::Kind::Symlink)
-                        );
-                        // An untracked nested repository is another project, no file to check.
-                        if is_file && entry.status == gix::dir::entry::Status::Untracked {
-                            in_worktree.insert(entry.rela_path);
-                        }
-                    }
-                },
-            }
-        }
-        let paths = staged
-            .into_iter()
-            .filter(|p| !removed.contains(p))
-            .chain(in_worktree)
-            .collect::<BTreeSet<_>>();
-
-        let mut files = Vec::with_capacity(paths.len());
-        let mut unreadable = 0usize;
-        for bytes in &paths {
-            match bytes.to_str() {
-                Ok(path) => {
-                    if let Some(rel) = self.relative(path) {
-                        files.push(rel.to_owned());
-                    }
-                }
-                Err(_) => unreadable += 1,
-            }
-        }
-
-        let mut notes = self.state_notes();
-        if unreadable > 0 {
-            notes.push(format!(
-                "{unreadable} changed file(s) with a name that is not valid UTF-8 were left out of scope."
-            ));
-        }
-        Ok(Changes { files, notes })
+        Ok(self.status(base)?.changes(self))
     }
 
     fn base_tree(&self, sha: &str) -> Result<ObjectId, GitError> {
@@ -494,18 +342,6 @@ impl Repo {
         }
         notes
     }
-}
-
-/// Whether the index is exactly `tree`: its cache tree is valid, names `tree`, and counts every
-/// entry of the index (an entry the cache tree does not count, such as one added with
-/// `git add -N`, or a conflict's several stages, makes the counts differ).
-fn index_matches_tree(index: &gix::index::State, tree: ObjectId) -> bool {
-    index.tree().is_some_and(|root| {
-        root.id == tree
-            && root
-                .num_entries
-                .is_some_and(|n| usize::try_from(n).is_ok_and(|n| n == index.entries().len()))
-    })
 }
 
 /// Whether discovery failed only because no repository holds the folder.
