@@ -12,17 +12,17 @@
 )]
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
+#[path = "common/big_repo.rs"]
+mod big_repo;
+
+use big_repo::{TRACKED, git, tracked, write};
 use qgates::core::git_changes::Repo;
 use qgates::core::scope::{ScopeRequest, resolve};
 
-const TRACKED: usize = 50_000;
-const PER_DIR: usize = 100;
 const MODIFIED: usize = 100;
 const UNTRACKED: usize = 300;
-const IGNORED: usize = 20_000;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let runs: usize = std::env::var("QGATES_BENCH_RUNS")
@@ -30,21 +30,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .and_then(|v| v.parse().ok())
         .unwrap_or(15);
     let tmp = tempfile::tempdir()?;
-    let kept = std::env::var_os("QGATES_BENCH_REPO").map(std::path::PathBuf::from);
-    let root = kept.as_deref().unwrap_or(tmp.path());
-    let base = if root.join(".git").is_dir() {
-        println!("reusing {}", root.display());
-        git(root, &["rev-parse", "HEAD"])?.trim().to_owned()
-    } else {
-        std::fs::create_dir_all(root)?;
-        let started = Instant::now();
-        let base = generate(root)?;
+    let fresh = std::env::var_os("QGATES_BENCH_REPO")
+        .is_none_or(|r| !std::path::Path::new(&r).join(".git").is_dir());
+    let started = Instant::now();
+    let (root, base) = big_repo::at(tmp.path(), "QGATES_BENCH_REPO", &[])?;
+    let root = root.as_path();
+    if fresh {
+        dirty(root)?;
         println!(
-            "generated {TRACKED} tracked, {MODIFIED} modified, {UNTRACKED} untracked, {IGNORED} ignored files in {:.1?}",
+            "generated {TRACKED} tracked, {MODIFIED} modified, {UNTRACKED} untracked, {} ignored files in {:.1?}",
+            big_repo::IGNORED,
             started.elapsed()
         );
-        base
-    };
+    }
 
     // What each side finds must agree, or the timing compares different work.
     let ours = Repo::discover(root)?
@@ -257,63 +255,15 @@ fn median(mut times: Vec<Duration>) -> Duration {
     times[times.len() / 2]
 }
 
-/// Builds the repository and returns HEAD.
-fn generate(root: &Path) -> Result<String, Box<dyn std::error::Error>> {
-    git(root, &["init", "-q", "-b", "main"])?;
-    git(root, &["config", "user.name", "Bench"])?;
-    git(root, &["config", "user.email", "bench@example.com"])?;
-    std::fs::write(root.join(".gitignore"), "ignored/\n")?;
-    for i in 0..TRACKED {
-        write(root, &tracked(i), &format!("value_{i} = {i}\n"))?;
-    }
-    // Files older than the index are clean by their stat alone; without the pause, files written
-    // in the same instant as the index would be hashed on every run by both sides ("racy git").
-    std::thread::sleep(Duration::from_millis(1100));
-    git(root, &["add", "-A"])?;
-    git(root, &["commit", "-q", "-m", "initial"])?;
-    let head = git(root, &["rev-parse", "HEAD"])?.trim().to_owned();
-
+/// The changes the comparison finds: modified files spread over the tree, as real edits are, and
+/// untracked ones.
+fn dirty(root: &Path) -> Result<(), Box<dyn std::error::Error>> {
     for i in 0..MODIFIED {
-        // Spread over the tree, as real edits are.
         let n = i * (TRACKED / MODIFIED);
         write(root, &tracked(n), &format!("value_{n} = {}\n", n + 1))?;
     }
     for i in 0..UNTRACKED {
         write(root, &format!("d{:03}/new_{i}.py", i % 500), "new = 1\n")?;
     }
-    for i in 0..IGNORED {
-        write(
-            root,
-            &format!("ignored/d{:03}/cache_{i}.bin", i / 200),
-            "ignored\n",
-        )?;
-    }
-    Ok(head)
-}
-
-fn tracked(i: usize) -> String {
-    format!("d{:03}/f{:05}.py", i / PER_DIR, i)
-}
-
-fn write(root: &Path, rel: &str, content: &str) -> std::io::Result<()> {
-    let path = root.join(rel);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::write(path, content)
-}
-
-/// `git` in `root`, without the user's or the system's configuration (an fsmonitor or an untracked
-/// cache there would time something else).
-fn git(root: &Path, args: &[&str]) -> Result<String, Box<dyn std::error::Error>> {
-    let out = Command::new("git")
-        .current_dir(root)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()?;
-    if !out.status.success() {
-        return Err(format!("git {args:?}: {}", String::from_utf8_lossy(&out.stderr)).into());
-    }
-    Ok(String::from_utf8(out.stdout)?)
+    Ok(())
 }

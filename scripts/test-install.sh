@@ -5,7 +5,7 @@
 #   2. `pip install .` into a fresh virtual environment;
 #   3. the GitHub Action's script (action.yml's steps) on a fixture, as the runner calls it: the
 #      annotations and a SARIF file that validates against the SARIF 2.1.0 schema;
-#   4. `cargo install --path .` gives a stripped binary;
+#   4. `cargo install --path .` (and by default `--git`) gives a stripped binary;
 #   5. a wheel from `maturin build --release` installs into another fresh environment and runs;
 #      by default it is the manylinux2014 wheel (`--zig`), which must need no glibc newer than
 #      2.17;
@@ -189,6 +189,12 @@ done
 step "4. cargo install --path . --locked"
 nice -n 10 cargo install --quiet --locked --path "$src" --root "$work/cargo-root" 2>/dev/null
 try_binary "cargo install" "$work/cargo-root/bin/qgates"
+if ! $one_build; then
+  # From a git URL, as without a checkout (cargo clones it: another path, so the qgates crate
+  # builds again).
+  nice -n 10 cargo install --quiet --locked --git "file://$src" qgates --root "$work/cargo-git-root" 2>/dev/null
+  try_binary "cargo install --git" "$work/cargo-git-root/bin/qgates"
+fi
 
 if $one_build; then
   step "5. maturin build --release (reusing pip's build), installed into another venv"

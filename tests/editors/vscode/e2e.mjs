@@ -278,6 +278,23 @@ async function mainScenario(root, vsix, browser) {
       await wb.screenshot('typed-change');
     });
 
+    await check('a file written outside the editor is checked by a later save (VS Code\'s file watcher reports it)', async () => {
+      // The server keeps the auto scope from saves and the watcher's events, without a status of
+      // the repository: nothing but the watcher tells it about this file.
+      fs.writeFileSync(path.join(ws, 'src/outside.py'), 'import os\n');
+      const want = 'src/outside.py:1:8 [Ruff Lint] `os` imported but unused';
+      await wb.openFile('src/clean.py');
+      // The watcher reports on its own schedule: save again until a save's scope has the file.
+      await waitFor(`"${want}" in the Problems panel after a save`, async () => {
+        await page.locator('.editor-group-container.active .monaco-editor .view-lines').click();
+        await page.keyboard.press('Control+End');
+        await page.keyboard.type('#');
+        await page.keyboard.press('Control+S');
+        return (await problemList(wb, path.basename(ws))).includes(want);
+      });
+      await wb.screenshot('outside-file');
+    });
+
     await check('the "Format with ruff" quick fix (Ctrl+.) formats the buffer as ruff format does', async () => {
       const file = path.join(ws, 'src/unformatted.py');
       const original = fs.readFileSync(file, 'utf8');
