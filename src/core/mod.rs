@@ -29,6 +29,7 @@ pub mod runner;
 pub mod safe_fs;
 pub mod scope;
 pub mod scratch;
+pub mod shard;
 pub mod skips;
 pub mod stamp;
 pub mod text_diff;
