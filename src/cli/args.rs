@@ -25,6 +25,12 @@ pub enum Command {
         after_help = "Examples:\n  qgates check\n  qgates check --scope project --format text\n  qgates check src/a.py 'src/my file.py'\n  qgates check --gates ruff_format,ruff_lint --format sarif > qgates.sarif\n  qgates check --root path/to/project\n  qgates check --clean-room         does HEAD pass in a fresh checkout?\n  qgates check --clean-room main~1 --keep-worktree\n\nExit codes: 0 green, 1 violations, 2 configuration or usage error, 3 a gate could not run."
     )]
     Check(CheckArgs),
+    /// Merge the JSON reports of a sharded run (`qgates check --shard i/n`) into the report of
+    /// the whole run.
+    #[command(
+        after_help = "Examples:\n  qgates merge shard-1.json shard-2.json shard-3.json shard-4.json\n  qgates merge shards/*.json --format sarif --out qgates.sarif\n  qgates merge shards/*.json --format github\n\nEvery shard 1..n must be given once, all from the same commit, configuration, scope mode and\nnumber of files; gates that take no file arguments ran in shard 1.\n\nExit codes: 0 green, 1 violations, 2 reports that do not make one run (or are not shard\nreports), 3 a gate could not run (or the output could not be written)."
+    )]
+    Merge(MergeArgs),
     /// Write a quality.yaml for the tools the repository uses (found in its configuration,
     /// dependencies, pre-commit hooks and files), one line per gate with the reason.
     #[command(
@@ -240,9 +246,13 @@ pub struct CheckArgs {
     /// others are reported as skipped.
     #[arg(long, value_delimiter = ',', value_name = "KINDS")]
     pub only_kinds: Option<Vec<String>>,
-    /// Output format. Default: `text` on a terminal, else `summary`.
-    #[arg(long, value_enum)]
-    pub format: Option<FormatArg>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Check only shard I of N of the scope's files (1-based, e.g. `2/4`), for a CI matrix whose
+    /// reports `qgates merge` combines. The split depends only on the files and their sizes;
+    /// gates without file arguments run in shard 1. The baseline state is not advanced.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with = "fix")]
+    pub shard: Option<crate::core::shard::Shard>,
     /// The configuration file (default: quality.yaml or .qgates/quality.yaml in the workspace root,
     /// else the embedded default). It does not move the root: the files checked are still the
     /// workspace's.
@@ -273,6 +283,32 @@ pub struct CheckArgs {
     /// `git worktree remove PATH`.
     #[arg(long, requires = "clean_room")]
     pub keep_worktree: bool,
+}
+
+/// `--shard I/N`, with the rule in the message whatever is wrong.
+fn parse_shard(s: &str) -> Result<crate::core::shard::Shard, String> {
+    s.parse()
+        .map_err(|e| format!("--shard takes i/n with 1 ≤ i ≤ n, e.g. 2/4 ({e})"))
+}
+
+/// How a report is printed: shared by `check` and `merge`.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Output format. Default: `text` on a terminal, else `summary`.
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The JSON reports of the shards (`qgates check --shard i/n --format json`), one per shard.
+    #[arg(required = true, value_name = "REPORT.json")]
+    pub reports: Vec<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Write the report to this file instead of stdout (stdout then gets the summary line).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -3,7 +3,7 @@
 use std::io::IsTerminal;
 use std::path::Path;
 
-use super::args::{CheckArgs, FormatArg, ScopeArg};
+use super::args::{CheckArgs, FormatArg, OutputArgs, ScopeArg};
 use super::output::{print_stderr, print_stdout};
 use super::workspace::{config_file, find_root};
 use crate::core::cache::ResultCache;
@@ -120,7 +120,11 @@ pub fn check(a: CheckArgs) -> i32 {
         .then(|| std::sync::Arc::new(ResultCache::load(&root)));
     let request = match &clean_room {
         Some(c) => match c.request(scope, a.gates.clone(), Trigger::Ci) {
-            Ok(r) => RunRequest { kinds, ..r },
+            Ok(r) => RunRequest {
+                kinds,
+                shard: a.shard,
+                ..r
+            },
             Err(e) => {
                 print_stderr(&format!("qgates: {e}\n"));
                 return exit::USAGE;
@@ -136,6 +140,7 @@ pub fn check(a: CheckArgs) -> i32 {
             also: Vec::new(),
             events: None,
             kinds,
+            shard: a.shard,
         },
     };
     // One thread drives the run: the gates are processes, waited for without blocking it, and
@@ -213,15 +218,24 @@ pub fn check(a: CheckArgs) -> i32 {
             g.skip_reason.as_deref().unwrap_or_default()
         ));
     }
-    let terminal = std::io::stdout().is_terminal();
-    let format = a.format.unwrap_or(if terminal {
+    print_stdout(&rendered(
+        &report,
+        &a.output,
+        std::io::stdout().is_terminal(),
+    ));
+    report.exit_code()
+}
+
+/// A report as `--format` asks, for stdout (`terminal`: whether it is one) or a file. Without
+/// `--format`: `text` on a terminal, else `summary`; colour only on a terminal without `NO_COLOR`.
+pub(super) fn rendered(report: &Report, output: &OutputArgs, terminal: bool) -> String {
+    let format = output.format.unwrap_or(if terminal {
         FormatArg::Text
     } else {
         FormatArg::Summary
     });
     let color = terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    print_stdout(&render(&report, format, color));
-    report.exit_code()
+    render(report, format, color)
 }
 
 /// How the workspace's `.qgates/` may be used; an unsafe one (`qgates_dir::check`) is a usage

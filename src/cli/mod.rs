@@ -1,4 +1,4 @@
-//! The command-line face: `qgates check`, `init`, `schema`, `parse`, `baseline`, `trust`,
+//! The command-line face: `qgates check`, `merge`, `init`, `schema`, `parse`, `baseline`, `trust`,
 //! `status`, `presets`, `completions`, `man`, and `mcp` and `lsp` (which hand over to the
 //! servers).
 
@@ -7,6 +7,7 @@ mod baseline;
 mod check;
 mod init;
 mod manuals;
+mod merge;
 mod output;
 mod parse;
 mod presets;
@@ -42,6 +43,7 @@ pub fn main() -> i32 {
     init_logging();
     let code = match cli.command {
         Command::Check(a) => check::check(a),
+        Command::Merge(a) => merge::merge(a),
         Command::Init(a) => init::init(a),
         Command::Schema => {
             output::print_stdout(&format!("{}\n", crate::core::config::schema::json_schema()));

@@ -18,6 +18,7 @@ use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo, config_name
 use crate::core::run_logs::{RunDir, create_run_dir, resave_report, save_report};
 use crate::core::runner::{GateJob, folder_problem, run_gate};
 use crate::core::scope::{BaselineTarget, ResolvedScope, ScopeError, ScopeRequest, resolve};
+use crate::core::shard::{GateShare, Shard, ShardPlan};
 use crate::core::skips::{errored, skip_reason, skipped, start_never_apply};
 
 /// What to run.
@@ -40,6 +41,8 @@ pub struct RunRequest {
     pub events: Option<tokio::sync::mpsc::UnboundedSender<RunEvent>>,
     /// Which kinds of gates run; the others are reported as skipped.
     pub kinds: KindFilter,
+    /// Check only this shard of the scope's files (`core::shard`); never advances the state.
+    pub shard: Option<Shard>,
 }
 
 impl RunRequest {
@@ -55,6 +58,7 @@ impl RunRequest {
             also: Vec::new(),
             events: None,
             kinds: KindFilter::All,
+            shard: None,
         }
     }
 }
@@ -134,6 +138,9 @@ async fn run_scope(
             None => note,
         });
     }
+    let shard = request
+        .shard
+        .map(|s| ShardPlan::new(&request.root, s, &scope.files));
     // Made when the first gate starts a process; a run the cache answers alone makes it at the
     // end, for its report only.
     let mut run_dir: Option<Arc<RunDir>> = None;
@@ -175,7 +182,28 @@ async fn run_scope(
             results[i] = Some(skipped(gate, reason));
             continue;
         }
-        checked.extend(files.iter().copied());
+        // A shard counts and checks only its own files; a gate without file arguments runs in
+        // one shard over the whole scope's.
+        checked.extend(
+            files
+                .iter()
+                .copied()
+                .filter(|f| shard.as_ref().is_none_or(|p| p.holds(f))),
+        );
+        let (files, in_scope) = match shard.as_ref().map(|p| p.share(gate, &files)) {
+            None => {
+                let n = files.len();
+                (files, n)
+            }
+            Some(GateShare::Run { files, counted }) => {
+                let n = if counted { files.len() } else { 0 };
+                (files, n)
+            }
+            Some(GateShare::Elsewhere(reason)) => {
+                results[i] = Some(skipped(gate, reason));
+                continue;
+            }
+        };
         let cache = request.cache.as_deref().filter(|_| !deps);
         let lookup = if gate.pass_files {
             look_up(cache, &keys, gate, &files)
@@ -185,8 +213,8 @@ async fn run_scope(
         if lookup.misses.is_empty() {
             let mut result = from_cache(gate, lookup);
             if !gate.pass_files {
-                result.files_checked = files.len();
-                result.cached_files = files.len();
+                result.files_checked = in_scope;
+                result.cached_files = in_scope;
             }
             results[i] = Some(result);
             continue;
@@ -216,7 +244,7 @@ async fn run_scope(
                 })
             }),
         };
-        jobs.push((i, job, lookup, files.len(), deps_key));
+        jobs.push((i, job, lookup, in_scope, deps_key));
     }
     // A save checks only what changed: a walk of the whole project on every save would cost
     // what a `git status` of it costs. Runs asked for by a command or CI say it.
@@ -295,7 +323,7 @@ async fn run_scope(
         .collect();
     let info = ScopeInfo {
         mode: scope.mode.to_string(),
-        files_in_scope: scope.files.len(),
+        files_in_scope: shard.as_ref().map_or(scope.files.len(), ShardPlan::len),
         files_checked,
         baseline_sha: scope.baseline_sha,
         note: scope.note,
@@ -318,10 +346,13 @@ async fn run_scope(
         (deps, other) => deps.or(other),
     };
     report.config = config_name(&config.source, &request.root);
+    report.shard = shard.as_ref().map(|plan| plan.info(config, &request.root));
     if let Some(warning) = request.cache.as_deref().and_then(ResultCache::warning) {
         add_note(&mut report, warning.to_string());
     }
+    // One shard is not the whole scope: it neither moves the baseline nor narrows the failed files.
     if request.update_state
+        && shard.is_none()
         && let Some(target) = &scope.baseline
     {
         advance_state(&request.root, target, &selected, &scope.files, &mut report);

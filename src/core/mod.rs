@@ -30,6 +30,7 @@ pub mod safe_fs;
 pub mod scope;
 pub mod scope_tracker;
 pub mod scratch;
+pub mod shard;
 pub mod skips;
 pub mod stamp;
 pub mod text_diff;

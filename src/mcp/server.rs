@@ -289,6 +289,7 @@ impl QgatesServer {
             also: Vec::new(),
             events: None,
             kinds,
+            shard: None,
         })
     }
 

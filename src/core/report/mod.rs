@@ -4,6 +4,7 @@
 mod coverage;
 pub mod github;
 pub mod markdown;
+pub mod merge;
 pub mod page;
 pub mod sarif;
 mod summary;
@@ -169,6 +170,11 @@ pub struct Report {
     /// and how many uncommitted changes it left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clean_room: Option<crate::core::clean_room::CleanRoomInfo>,
+    /// A run of one shard of the scope (`qgates check --shard i/n`): which one, and what
+    /// `qgates merge` checks to know the shards belong together. Left out of an unsharded run
+    /// and of a merged report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::core::shard::ShardInfo>,
 }
 
 /// The file holding a report whole.
@@ -227,6 +233,7 @@ impl Report {
             config: String::new(),
             full_report: None,
             clean_room: None,
+            shard: None,
         }
     }
 

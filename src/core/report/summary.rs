@@ -14,7 +14,8 @@ impl Report {
     /// `❌ 2/3 gates failed — 14 violations: 10 errors, 4 warnings (8 auto-fixable): ruff_format, ruff_lint`.
     /// It ends with which gates the cache answered, the gates that can never run (a mistake in
     /// the configuration that a skip alone would hide), and after a run with `fix`, with how
-    /// many files the fixers rewrote, and for a clean-room run, the commit and what it left out.
+    /// many files the fixers rewrote, which shard of a sharded run it is, and for a clean-room
+    /// run, the commit and what it left out.
     pub fn summary_line(&self) -> String {
         let mut line = self.verdict_line();
         if let Some(tests) = self.tests_phrase() {
@@ -46,6 +47,10 @@ impl Report {
         let fixed = self.fixed.len();
         if fixed > 0 {
             line.push_str(&format!("; fixed {fixed} file{} first", plural(fixed)));
+        }
+        // One machine's share of the run must not read as the whole run.
+        if let Some(shard) = &self.shard {
+            line.push_str(&format!("; shard {} of {}", shard.index, shard.count));
         }
         // Last, so the verdict reads first and the line still says which tree it is about.
         if let Some(clean_room) = &self.clean_room {
