@@ -193,28 +193,34 @@ impl Repo {
     /// `paths` only: files or folders, relative to the workspace root, POSIX. Reads only those
     /// paths, so it costs what they cost, not what the repository does.
     pub(crate) fn worktree_status(&self, paths: &[String]) -> Result<WorktreeChanges, GitError> {
-        let index = self
-            .repo
-            .index_or_empty()
-            .map_err(read("reading the index"))?;
-        let patterns: Vec<BString> = paths
-            .iter()
-            .map(|p| format!(":(top,literal){}", self.repo_path(p)).into())
-            .collect();
-        let mut changes = WorktreeChanges::default();
-        if patterns.is_empty() {
-            return Ok(changes);
+        // gix compares only the index entries under the pathspecs' common prefix: paths in one
+        // top-level folder share one status, while a saved file and a log the last run wrote
+        // elsewhere would otherwise have every entry of the index matched against them.
+        let mut groups: std::collections::BTreeMap<&str, Vec<BString>> = Default::default();
+        for p in paths {
+            let top = p.split('/').next().unwrap_or(p);
+            groups
+                .entry(top)
+                .or_default()
+                .push(format!(":(top,literal){}", self.repo_path(p)).into());
         }
-        let compare = read("comparing the index with the working tree");
-        let items = self
-            .status_platform(index, 1)?
-            .into_index_worktree_iter(patterns)
-            .map_err(compare)?;
-        for item in items {
-            changes.add(
-                self,
-                item.map_err(read("comparing the index with the working tree"))?,
-            );
+        let mut changes = WorktreeChanges::default();
+        for patterns in groups.into_values() {
+            let index = self
+                .repo
+                .index_or_empty()
+                .map_err(read("reading the index"))?;
+            let compare = read("comparing the index with the working tree");
+            let items = self
+                .status_platform(index, 1)?
+                .into_index_worktree_iter(patterns)
+                .map_err(compare)?;
+            for item in items {
+                changes.add(
+                    self,
+                    item.map_err(read("comparing the index with the working tree"))?,
+                );
+            }
         }
         Ok(changes)
     }
