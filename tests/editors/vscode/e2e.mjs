@@ -281,7 +281,10 @@ async function mainScenario(root, vsix, browser) {
     await check('a file written outside the editor is checked by a later save (VS Code\'s file watcher reports it)', async () => {
       // The server keeps the auto scope from saves and the watcher's events, without a status of
       // the repository: nothing but the watcher tells it about this file.
-      fs.writeFileSync(path.join(ws, 'src/outside.py'), 'import os\n');
+      const outside = path.join(ws, 'src/outside.py');
+      const saved = path.join(ws, 'src/clean.py');
+      const before = fs.readFileSync(saved, 'utf8');
+      fs.writeFileSync(outside, 'import os\n');
       const want = 'src/outside.py:1:8 [Ruff Lint] `os` imported but unused';
       await wb.openFile('src/clean.py');
       // The watcher reports on its own schedule: save again until a save's scope has the file.
@@ -293,6 +296,12 @@ async function mainScenario(root, vsix, browser) {
         return (await problemList(wb, path.basename(ws))).includes(want);
       });
       await wb.screenshot('outside-file');
+      // The later checks expect the workspace as the typing check left it.
+      fs.unlinkSync(outside);
+      fs.writeFileSync(saved, before);
+      await waitFor('clean.py back in the editor as it was', async () =>
+        (await activeEditorText(wb)).trimEnd() === before.trimEnd(),
+      );
     });
 
     await check('the "Format with ruff" quick fix (Ctrl+.) formats the buffer as ruff format does', async () => {
