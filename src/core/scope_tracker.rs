@@ -48,7 +48,7 @@ pub struct ScopeTracker {
 #[derive(Default)]
 struct Reported {
     paths: BTreeSet<String>,
-    /// More than `MAX_REPORTED` paths, or a change whose paths are not known.
+    /// More than `MAX_REPORTED` paths.
     everything: bool,
 }
 
@@ -145,14 +145,6 @@ impl ScopeTracker {
         }
     }
 
-    /// A change whose paths are not known: the next answer takes the whole status.
-    pub fn changed_everything(&self) {
-        if let Ok(mut reported) = self.reported.lock() {
-            reported.everything = true;
-            reported.paths.clear();
-        }
-    }
-
     /// The `auto` scope now.
     pub fn current(&self, config: &Config) -> Result<ResolvedScope, ScopeError> {
         let reported = match self.reported.lock() {
@@ -167,34 +159,26 @@ impl ScopeTracker {
             *known = None;
             return resolve(&self.root, config, &ScopeRequest::Auto);
         }
-        match self.update(&mut known, config, &reported) {
-            Ok(Some(scope)) => Ok(scope),
-            Ok(None) => resolve(&self.root, config, &ScopeRequest::Auto),
-            Err(e) => {
-                // The repository changed under the handle (re-created, say): start over once.
-                *known = None;
-                match self.update(&mut known, config, &reported) {
-                    Ok(Some(scope)) => Ok(scope),
-                    Ok(None) => resolve(&self.root, config, &ScopeRequest::Auto),
-                    Err(_) => Err(e),
-                }
-            }
-        }
+        self.update(&mut known, config, &reported).or_else(|e| {
+            // The repository changed under the handle (re-created, say): start over once.
+            *known = None;
+            self.update(&mut known, config, &reported).map_err(|_| e)
+        })
     }
 
-    /// `Ok(None)`: the folder is in no git repository (the scope is a walk, nothing to keep).
+    /// Outside a git repository the scope is a walk, and nothing is kept.
     fn update(
         &self,
         known: &mut Option<Known>,
         config: &Config,
         reported: &Reported,
-    ) -> Result<Option<ResolvedScope>, ScopeError> {
+    ) -> Result<ResolvedScope, ScopeError> {
         let git = |e: crate::core::git_changes::GitError| ScopeError::Git(e.to_string());
         let (repo, previous) = match known.take() {
             Some(k) => (k.repo, Some((k.basis, k.status))),
             None => match Repo::discover(&self.root).map_err(git)? {
                 Some(repo) => (repo, None),
-                None => return Ok(Some(outside_git(&self.root, config, "auto"))),
+                None => return Ok(outside_git(&self.root, config, "auto")),
             },
         };
         // The index and ignore rules are read before the status: a change during it is seen
@@ -236,6 +220,6 @@ impl ScopeTracker {
             basis,
             status,
         });
-        Ok(Some(scope))
+        Ok(scope)
     }
 }
