@@ -169,6 +169,10 @@ pub struct Report {
     /// and how many uncommitted changes it left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clean_room: Option<crate::core::clean_room::CleanRoomInfo>,
+    /// What went wrong around the gates without changing their verdict (a shared cache that
+    /// did not answer), one sentence each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The file holding a report whole.
@@ -227,6 +231,7 @@ impl Report {
             config: String::new(),
             full_report: None,
             clean_room: None,
+            warnings: Vec::new(),
         }
     }
 
