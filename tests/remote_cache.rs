@@ -443,6 +443,46 @@ fn the_editor_gets_a_files_results_from_the_store_without_running_a_tool() {
 }
 
 #[test]
+fn nothing_is_fetched_before_the_workspace_is_trusted() {
+    // Counts the connections made to the "store".
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connections = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = connections.clone();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            held.push(stream);
+        }
+    });
+    let origin = origin(&format!("gates:\n{RUFF}"));
+    let m = Machine::clone_of(origin.path());
+    let trust = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qgates"));
+    cmd.arg("lsp")
+        .current_dir(&m.root)
+        .env("QGATES_TRUST_FILE", trust.path().join("trust.json"))
+        .env("QGATES_REMOTE_CACHE", format!("redis://127.0.0.1:{port}/0"))
+        .env_remove("QGATES_LOG");
+    for (k, v) in m.env() {
+        cmd.env(k, v);
+    }
+    let mut c = LspClient::spawn_command(cmd, &m.root, TrustAnswer::NotNow);
+    c.initialize(json!({}));
+    c.open("src/app/a.py");
+    // A run asked for is refused: the server has judged the folder untrusted.
+    let refused = c.request(
+        "workspace/executeCommand",
+        json!({"command": "qgates.run", "arguments": [{}]}),
+    );
+    assert!(refused.is_err(), "{refused:?}");
+    c.shutdown();
+    assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(m.starts(), Vec::<String>::new());
+}
+
+#[test]
 fn status_names_the_store_and_whether_it_answered() {
     let mut redis = Redis::start();
     let url = redis.url();

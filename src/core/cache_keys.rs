@@ -277,6 +277,63 @@ mod tests {
         assert!(cache.known_hash("a.py", &stamp).is_some());
     }
 
+    #[test]
+    fn a_remembered_tool_identity_is_reused_while_what_it_read_holds() {
+        let (tmp, config) = workspace_with_a_py();
+        let root = tmp.path();
+        let gate = config.gate("ruff_lint").unwrap();
+        let tool = root.join(".venv/bin/ruff");
+        std::fs::create_dir_all(tool.parent().unwrap()).unwrap();
+        std::fs::write(&tool, "#!/bin/sh\necho 0.1\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let cache = ResultCache::in_memory();
+        let key = |reference: Option<SystemTime>| {
+            let mut keys = KeyMaker::new(root, &config).with_stamps(Some(&cache));
+            if let Some(r) = reference {
+                keys.reference = r;
+            }
+            keys.key(gate, "a.py").unwrap()
+        };
+        let later = SystemTime::now() + std::time::Duration::from_millis(50);
+        let first = key(Some(later));
+        let path = tool.display().to_string();
+        let mut remembered = identify(&tool).unwrap();
+        assert_eq!(cache.known_tool(&path), Some(remembered.id.clone()));
+        // An identity no hashing would give: a key built from it proves nothing was read.
+        remembered.id = "feed".into();
+        cache.remember_tool(&path, remembered);
+        assert_ne!(key(None), first, "the remembered identity was used");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&tool, "#!/bin/sh\necho 0.1\n").unwrap();
+        assert_eq!(cache.known_tool(&path), None, "a rewrite changed its stamp");
+        assert_eq!(key(None), first, "the same content, hashed again");
+    }
+
+    /// Every preset of the catalog, configured in two folders: the same definition hashes
+    /// (nothing of the folder is in what is hashed).
+    #[test]
+    fn a_gate_definition_names_no_folder_of_the_machine() {
+        let names: Vec<&str> = crate::core::config::presets::names().collect();
+        let config: String = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| format!("  g{i}: {{ preset: {name} }}\n"))
+            .collect();
+        let load = || {
+            let tmp = tempfile::tempdir().unwrap();
+            let path = tmp.path().join("quality.yaml");
+            std::fs::write(&path, format!("version: 1\ngates:\n{config}")).unwrap();
+            let loaded = crate::core::config::load_file(&path).unwrap();
+            (tmp, loaded)
+        };
+        let ((_a, a), (_b, b)) = (load(), load());
+        assert_eq!(a.gates.len(), names.len());
+        for (ga, gb) in a.gates.iter().zip(&b.gates) {
+            assert_eq!(ga.definition_hash, gb.definition_hash, "{}", ga.id);
+        }
+    }
+
     /// Two workspaces with the same files and tools in other folders, created at other times:
     /// every gate of the default configuration (per file, workspace and whole-workspace alike)
     /// gives the same keys.

@@ -128,6 +128,27 @@ mod tests {
     }
 
     #[test]
+    fn a_file_stamped_at_or_after_the_index_is_racy_and_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        git(root, &["init", "-q"]);
+        std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
+        // Modified "after" the index was written: git's racy-clean rule says its stat proves
+        // nothing, whatever it matches.
+        let future = std::time::SystemTime::now() + std::time::Duration::from_secs(30);
+        let file = std::fs::File::options()
+            .write(true)
+            .open(root.join("a.py"))
+            .unwrap();
+        file.set_modified(future).unwrap();
+        git(root, &["add", "a.py"]);
+        assert_eq!(
+            IndexIds::open(root).blob_id("a.py", &root.join("a.py")),
+            None
+        );
+    }
+
+    #[test]
     fn outside_a_repository_nothing_is_answered() {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("a.py"), "x = 1\n").unwrap();
