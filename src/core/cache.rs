@@ -36,6 +36,10 @@ struct Entry {
     /// Larger is more recent.
     used: u64,
     violations: Vec<Violation>,
+    /// A shared store has it: it came from one, or was written to one. A result a run could
+    /// not share (the store was down, or its deadline came first) is written by a later run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    shared: bool,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -212,6 +216,43 @@ impl ResultCache {
     }
 
     pub fn put(&self, gate: &str, file: &str, key: String, violations: Vec<Violation>) {
+        self.insert(gate, file, key, violations, false);
+    }
+
+    /// Records a result a shared store answered with.
+    pub(crate) fn put_shared(&self, gate: &str, file: &str, key: String, v: Vec<Violation>) {
+        self.insert(gate, file, key, v, true);
+    }
+
+    /// Whether the result under `key` is in a shared store; `None` when there is none.
+    pub(crate) fn is_shared(&self, gate: &str, file: &str, key: &str) -> Option<bool> {
+        let entries = self.entries.lock().ok()?;
+        let entry = entries.gates.get(gate)?.get(file)?;
+        (entry.key == key).then_some(entry.shared)
+    }
+
+    /// Notes that the result under `key` was written to a shared store.
+    pub(crate) fn mark_shared(&self, gate: &str, file: &str, key: &str) {
+        let Ok(mut entries) = self.entries.lock() else {
+            return;
+        };
+        if let Some(entry) = entries.gates.get_mut(gate).and_then(|m| m.get_mut(file))
+            && entry.key == key
+            && !entry.shared
+        {
+            entry.shared = true;
+            self.dirty.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    fn insert(
+        &self,
+        gate: &str,
+        file: &str,
+        key: String,
+        violations: Vec<Violation>,
+        shared: bool,
+    ) {
         let Ok(mut entries) = self.entries.lock() else {
             return;
         };
@@ -224,6 +265,7 @@ impl ResultCache {
                 key,
                 used,
                 violations,
+                shared,
             },
         );
     }
@@ -286,6 +328,7 @@ mod tests {
                     key: "k".into(),
                     used,
                     violations: vec![],
+                    shared: false,
                 },
             );
         }

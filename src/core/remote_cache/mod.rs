@@ -38,7 +38,7 @@ pub const URL_VAR: &str = "QGATES_REMOTE_CACHE";
 pub const READ_ONLY_VAR: &str = "QGATES_REMOTE_CACHE_READ_ONLY";
 
 /// Requests in flight at once: enough to hide a store's latency, few enough not to flood it.
-const CONCURRENCY: usize = 32;
+pub(crate) const CONCURRENCY: usize = 32;
 
 /// After a failure a long-lived process (the language server) leaves the store alone this
 /// long, so a store that is down costs one budget per minute, not one per save.
@@ -209,14 +209,20 @@ impl Session {
         let Some(store) = self.store.clone() else {
             return;
         };
-        let misses: Vec<Wanted> = wanted
-            .into_iter()
-            .filter(|w| self.cache.peek(&w.gate, &w.file, &w.key).is_none())
-            .collect();
+        let mut misses = Vec::new();
+        for w in wanted {
+            match self.cache.is_shared(&w.gate, &w.file, &w.key) {
+                Some(true) => {}
+                // Known here, not yet in the store: written after the run.
+                Some(false) => self.pending.push(w),
+                None => misses.push(w),
+            }
+        }
         if misses.is_empty() {
             return;
         }
         let asked = misses.len();
+        tracing::debug!("shared cache {}: asking for {asked} entries", self.shown);
         let found = Arc::new(AtomicUsize::new(0));
         let started = Instant::now();
         let reads = async {
@@ -229,7 +235,7 @@ impl Session {
         match outcome {
             Ok(Ok(pending)) => {
                 tracing::debug!("shared cache {}: {found} of {asked} found", self.shown);
-                self.pending = pending;
+                self.pending.extend(pending);
             }
             Ok(Err(failure)) => self.fail(&format!("could not be read: {failure}")),
             Err(_) => self.fail(&format!(
@@ -239,7 +245,8 @@ impl Session {
         }
     }
 
-    /// Writes the results the run recorded for the keys the store did not have.
+    /// Writes the results the run recorded for the keys the store did not have, and those an
+    /// earlier run could not share.
     pub async fn write_back(&mut self) {
         let Some(store) = self.store.clone() else {
             return;
@@ -247,12 +254,12 @@ impl Session {
         if self.read_only || self.pending.is_empty() {
             return;
         }
-        let entries: Vec<(String, Vec<u8>)> = std::mem::take(&mut self.pending)
+        let entries: Vec<(Wanted, Vec<u8>)> = std::mem::take(&mut self.pending)
             .into_iter()
             .filter_map(|w| {
                 let violations = self.cache.peek(&w.gate, &w.file, &w.key)?;
-                let key = w.full_key();
-                Some((Store::name_of(&key), encode(&key, &violations)))
+                let bytes = encode(&w.full_key(), &violations);
+                Some((w, bytes))
             })
             .collect();
         if entries.is_empty() {
@@ -263,7 +270,7 @@ impl Session {
         let started = Instant::now();
         let writes = async {
             store.reachable().await?;
-            write_all(store, entries, written.clone()).await
+            write_all(store, entries, self.cache.clone(), written.clone()).await
         };
         let outcome = tokio::time::timeout(self.remaining(), writes).await;
         self.spent += started.elapsed();
@@ -340,7 +347,7 @@ async fn read_all(
                 };
                 match decode(&key, &bytes) {
                     Ok(violations) => {
-                        cache.put(&w.gate, &w.file, w.key.clone(), violations);
+                        cache.put_shared(&w.gate, &w.file, w.key.clone(), violations);
                         found.fetch_add(1, Ordering::Relaxed);
                         Ok(None)
                     }
@@ -368,21 +375,24 @@ async fn read_all(
     }
 }
 
-/// Writes every entry, `CONCURRENCY` at a time; stops at the first failure.
+/// Writes every entry, `CONCURRENCY` at a time, noting each written one in `cache`; stops at
+/// the first failure.
 async fn write_all(
     store: Store,
-    entries: Vec<(String, Vec<u8>)>,
+    entries: Vec<(Wanted, Vec<u8>)>,
+    cache: Arc<ResultCache>,
     written: Arc<AtomicUsize>,
 ) -> Result<(), Failure> {
     let mut tasks = JoinSet::new();
     let mut queue = entries.into_iter();
     loop {
         while tasks.len() < CONCURRENCY
-            && let Some((name, bytes)) = queue.next()
+            && let Some((w, bytes)) = queue.next()
         {
-            let (store, written) = (store.clone(), written.clone());
+            let (store, cache, written) = (store.clone(), cache.clone(), written.clone());
             tasks.spawn(async move {
-                store.put(&name, bytes).await?;
+                store.put(&Store::name_of(&w.full_key()), bytes).await?;
+                cache.mark_shared(&w.gate, &w.file, &w.key);
                 written.fetch_add(1, Ordering::Relaxed);
                 Ok::<(), Failure>(())
             });

@@ -99,9 +99,11 @@ impl Store {
                 db,
             } => {
                 let scheme = if *tls { "rediss" } else { "redis" };
+                // A connection for each request a run has in flight (OpenDAL's default is 10).
                 let mut b = services::Redis::default()
                     .endpoint(&format!("{scheme}://{host}:{port}"))
-                    .db(*db);
+                    .db(*db)
+                    .connection_pool_max_size(super::CONCURRENCY);
                 if let Some(user) = env(USER_VAR) {
                     b = b.username(&user);
                 }
