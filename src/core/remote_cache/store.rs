@@ -179,9 +179,9 @@ impl Store {
         })
     }
 
-    /// Where the entry with this key lives: a hash (keys hold paths and NULs, and no store
-    /// should learn the repository's file names), under a versioned folder, fanned out over
-    /// 256 subfolders so no folder of a file or WebDAV store grows past a few thousand entries.
+    /// Where the entry with this key lives: a hash (keys hold paths with any characters, and
+    /// NULs), under a versioned folder, fanned out over 256 subfolders so no folder of a file
+    /// or WebDAV store grows past a few thousand entries.
     pub fn name_of(full_key: &str) -> String {
         let hex: String = Sha256::digest(full_key.as_bytes())
             .iter()

@@ -532,6 +532,12 @@ mod tests {
         assert_ne!(plain, hash(&base.replace("true", "false")));
         // What is not run (how output is read) does not ask again.
         assert_eq!(plain, hash(&format!("{base}    timeout_s: 5\n")));
+        // The shared cache decides the results shown: naming one, or another, asks again;
+        // how long to wait for it does not.
+        let shared = |url: &str| hash(&format!("cache:\n  remote: {url}\n{base}"));
+        assert_ne!(plain, shared("redis://a:6379"));
+        assert_ne!(shared("redis://a:6379"), shared("redis://b:6379"));
+        assert_eq!(plain, hash(&format!("cache:\n  timeout_ms: 100\n{base}")));
     }
 
     #[test]
