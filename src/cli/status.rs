@@ -10,6 +10,7 @@ use super::args::StatusArgs;
 use super::output::{print_stderr, print_stdout};
 use super::workspace::{config_file, find_root};
 use crate::core::config::{self, ConfigSource};
+use crate::core::remote_cache::{self, Store};
 use crate::core::report::exit;
 use crate::core::runner::process::resolve_program;
 use crate::core::trust::{FileHashes, Manifest, TrustStore};
@@ -90,7 +91,39 @@ fn inspect(root: &Path, explicit: Option<&Path>) -> Value {
         })
         .collect();
     out["gates"] = Value::Array(gates);
+    if let Some(remote) = shared_cache(&config.cache) {
+        out["remote_cache"] = remote;
+    }
     out
+}
+
+/// The shared cache in force (URL without credentials) and whether it answered a read.
+fn shared_cache(settings: &config::CacheSettings) -> Option<Value> {
+    let effective = match remote_cache::effective(settings)? {
+        Ok(e) => e,
+        Err(why) => return Some(json!({"answered": false, "problem": why})),
+    };
+    let mut out = json!({"url": effective.url.to_string(), "read_only": effective.read_only});
+    let answer = Store::open(&effective.url).and_then(|store| {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the runtime: {e}"))?;
+        let probe = async { tokio::time::timeout(effective.timeout, store.probe()).await };
+        match runtime.block_on(probe) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(failure)) => Err(failure.to_string()),
+            Err(_) => Err(format!(
+                "did not answer within {} ms",
+                effective.timeout.as_millis()
+            )),
+        }
+    });
+    out["answered"] = json!(answer.is_ok());
+    if let Err(why) = answer {
+        out["problem"] = json!(why);
+    }
+    Some(out)
 }
 
 fn human(r: &Value) -> String {
@@ -116,6 +149,19 @@ fn human(r: &Value) -> String {
         "trusted: no (the language server asks first; `qgates trust` records it)\n"
     });
     s.push_str(&format!("runs:\n{}", r["runs"].as_str().unwrap_or("")));
+    let remote = &r["remote_cache"];
+    if !remote.is_null() {
+        let url = remote["url"].as_str().unwrap_or("(not usable)");
+        let mode = if remote["read_only"] == Value::Bool(true) {
+            ", read only"
+        } else {
+            ""
+        };
+        match remote["problem"].as_str() {
+            None => s.push_str(&format!("shared cache: {url}{mode}: answered\n")),
+            Some(why) => s.push_str(&format!("shared cache: {url}{mode}: no answer ({why})\n")),
+        }
+    }
     for g in r["gates"].as_array().into_iter().flatten() {
         let id = g["id"].as_str().unwrap_or("");
         match g["path"].as_str() {

@@ -4,21 +4,21 @@
 //! files) a fingerprint of the whole workspace. The language server keeps one in memory; the CLI
 //! persists it under `.qgates/cache/` (bounded, safe to delete, a corrupt file is ignored).
 //!
-//! Beside the results it keeps each file's last content hash under its stamp (size, times,
-//! inode; see `stamp`), so an unchanged re-run stats its files instead of reading them all.
+//! Beside the results it keeps each file's last content identity under its stamp (size, times,
+//! inode; see `stamp`) and each program's identity, so an unchanged re-run stats its files
+//! instead of reading them all. The keys are made in `cache_keys`; a shared cache on another
+//! machine can stand behind this one (`remote_cache`).
 
 use std::collections::HashMap;
-use std::fs::Metadata;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::config::{CachePolicy, Config, Gate};
-use crate::core::hash::stable_hash;
-use crate::core::runner::process::resolve_program;
+pub use crate::core::cache_keys::KeyMaker;
+use crate::core::remote_cache::RemoteTier;
 use crate::core::stamp::Stamp;
+use crate::core::tool_id::ToolId;
 use crate::core::violation::Violation;
 
 /// The "file" a gate without file arguments keeps its one result under: no file has this name.
@@ -27,12 +27,19 @@ pub const WHOLE_WORKSPACE: &str = "";
 /// At most this many (gate, file) results are kept; the least recently used go first.
 pub const MAX_ENTRIES: usize = 50_000;
 
+/// Program identities kept; more means programs came and went (many `.venv`s over time).
+const MAX_TOOLS: usize = 1_000;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Entry {
     key: String,
     /// Larger is more recent.
     used: u64,
     violations: Vec<Violation>,
+    /// A shared store has it: it came from one, or was written to one. A result a run could
+    /// not share (the store was down, or its deadline came first) is written by a later run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    shared: bool,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -42,13 +49,16 @@ struct Entries {
     clock: u64,
     /// `gate id` → root-relative file → entry.
     gates: HashMap<String, HashMap<String, Entry>>,
-    /// Root-relative file → its stamp and content hash when last read.
+    /// Root-relative file → its stamp and content identity when last read.
     #[serde(default)]
     hashes: HashMap<String, (Stamp, String)>,
+    /// A program's path → its identity and the stamps of what that was made of.
+    #[serde(default)]
+    tools: HashMap<String, ToolId>,
 }
 
-/// 2: content hashes by stamp.
-const FORMAT_VERSION: u32 = 2;
+/// 2: content hashes by stamp. 3: portable keys (git blob ids, programs by content).
+const FORMAT_VERSION: u32 = 3;
 
 /// A thread-safe result cache; `persist_to` set for the CLI's on-disk cache.
 #[derive(Debug, Default)]
@@ -60,6 +70,8 @@ pub struct ResultCache {
     dirty: std::sync::atomic::AtomicBool,
     /// Set when the file on disk was not believed (see `load`).
     warning: Option<String>,
+    /// The shared cache behind this one, opened by the first run that has one configured.
+    pub(crate) remote: RemoteTier,
 }
 
 impl ResultCache {
@@ -73,6 +85,7 @@ impl ResultCache {
             persist_to: None,
             dirty: Default::default(),
             warning: None,
+            remote: RemoteTier::default(),
         }
     }
 
@@ -93,6 +106,7 @@ impl ResultCache {
                 persist_to: None,
                 dirty: Default::default(),
                 warning: Some(warning),
+                remote: RemoteTier::default(),
             };
         }
         let entries = std::fs::read(&path)
@@ -105,6 +119,7 @@ impl ResultCache {
             persist_to: Some(path),
             dirty: Default::default(),
             warning: None,
+            remote: RemoteTier::default(),
         }
     }
 
@@ -150,6 +165,31 @@ impl ResultCache {
         Some(entry.violations.clone())
     }
 
+    /// The cached violations of `file` for `gate` under `key`, without counting as a use.
+    pub(crate) fn peek(&self, gate: &str, file: &str, key: &str) -> Option<Vec<Violation>> {
+        let entries = self.entries.lock().ok()?;
+        let entry = entries.gates.get(gate)?.get(file)?;
+        (entry.key == key).then(|| entry.violations.clone())
+    }
+
+    /// The identity recorded for the program at `path`, while what it was made of is unchanged.
+    pub fn known_tool(&self, path: &str) -> Option<String> {
+        let known = self.entries.lock().ok()?.tools.get(path).cloned()?;
+        known.holds().then_some(known.id)
+    }
+
+    /// Records a program's identity (the caller checked its stamps are not racy).
+    pub fn remember_tool(&self, path: &str, id: ToolId) {
+        let Ok(mut entries) = self.entries.lock() else {
+            return;
+        };
+        if entries.tools.get(path) == Some(&id) {
+            return;
+        }
+        self.dirty.store(true, std::sync::atomic::Ordering::Relaxed);
+        entries.tools.insert(path.to_string(), id);
+    }
+
     /// The content hash recorded for `file` while it had this stamp.
     pub fn known_hash(&self, file: &str, stamp: &Stamp) -> Option<String> {
         let entries = self.entries.lock().ok()?;
@@ -176,6 +216,43 @@ impl ResultCache {
     }
 
     pub fn put(&self, gate: &str, file: &str, key: String, violations: Vec<Violation>) {
+        self.insert(gate, file, key, violations, false);
+    }
+
+    /// Records a result a shared store answered with.
+    pub(crate) fn put_shared(&self, gate: &str, file: &str, key: String, v: Vec<Violation>) {
+        self.insert(gate, file, key, v, true);
+    }
+
+    /// Whether the result under `key` is in a shared store; `None` when there is none.
+    pub(crate) fn is_shared(&self, gate: &str, file: &str, key: &str) -> Option<bool> {
+        let entries = self.entries.lock().ok()?;
+        let entry = entries.gates.get(gate)?.get(file)?;
+        (entry.key == key).then_some(entry.shared)
+    }
+
+    /// Notes that the result under `key` was written to a shared store.
+    pub(crate) fn mark_shared(&self, gate: &str, file: &str, key: &str) {
+        let Ok(mut entries) = self.entries.lock() else {
+            return;
+        };
+        if let Some(entry) = entries.gates.get_mut(gate).and_then(|m| m.get_mut(file))
+            && entry.key == key
+            && !entry.shared
+        {
+            entry.shared = true;
+            self.dirty.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    fn insert(
+        &self,
+        gate: &str,
+        file: &str,
+        key: String,
+        violations: Vec<Violation>,
+        shared: bool,
+    ) {
         let Ok(mut entries) = self.entries.lock() else {
             return;
         };
@@ -188,6 +265,7 @@ impl ResultCache {
                 key,
                 used,
                 violations,
+                shared,
             },
         );
     }
@@ -210,6 +288,9 @@ fn prune(entries: &mut Entries, max: usize) {
     if entries.hashes.len() > max {
         entries.hashes.clear();
     }
+    if entries.tools.len() > MAX_TOOLS {
+        entries.tools.clear();
+    }
     let total: usize = entries.gates.values().map(HashMap::len).sum();
     if total <= max {
         return;
@@ -223,164 +304,6 @@ fn prune(entries: &mut Entries, max: usize) {
     let cutoff = ages[total - max];
     for m in entries.gates.values_mut() {
         m.retain(|_, e| e.used >= cutoff);
-    }
-}
-
-/// Computes cache keys for one run; file hashes are read once and shared by every gate.
-pub struct KeyMaker<'a> {
-    root: &'a Path,
-    config: &'a Config,
-    file_hashes: Mutex<HashMap<String, Option<String>>>,
-    /// Per gate: which program runs, and its file's stamp.
-    tools: Mutex<HashMap<String, String>>,
-    workspace: std::sync::OnceLock<String>,
-    /// Where known content hashes are looked up by stamp and recorded (`None`: always read).
-    stamps: Option<&'a ResultCache>,
-    /// Taken before any file is read: the racy-clean rule's reference (see `Stamp::trustworthy`).
-    reference: SystemTime,
-}
-
-impl<'a> KeyMaker<'a> {
-    pub fn new(root: &'a Path, config: &'a Config) -> Self {
-        KeyMaker {
-            root,
-            config,
-            file_hashes: Mutex::new(HashMap::new()),
-            tools: Mutex::new(HashMap::new()),
-            workspace: std::sync::OnceLock::new(),
-            stamps: None,
-            reference: SystemTime::now()
-                .checked_sub(crate::core::stamp::RACY_MARGIN)
-                .unwrap_or(std::time::UNIX_EPOCH),
-        }
-    }
-
-    /// Reuses the content hashes `cache` recorded for files whose stamp has not changed.
-    pub fn with_stamps(mut self, cache: Option<&'a ResultCache>) -> Self {
-        self.stamps = cache;
-        self
-    }
-
-    /// Whether `gate`'s results are cached (else `key` is always `None`).
-    pub fn caches(gate: &Gate) -> bool {
-        gate.cache != CachePolicy::None
-    }
-
-    /// The key of `file` for `gate`; `None` when the gate is not cached or the file cannot be read.
-    /// A gate without file arguments has one result for the whole workspace, kept under
-    /// `WHOLE_WORKSPACE`, and always keyed by the workspace's fingerprint.
-    pub fn key(&self, gate: &Gate, file: &str) -> Option<String> {
-        if !Self::caches(gate) {
-            return None;
-        }
-        let content = if gate.pass_files {
-            self.file_hash(file)?
-        } else {
-            String::new()
-        };
-        let inputs: Vec<String> = gate
-            .cache_inputs
-            .iter()
-            .map(|i| self.file_hash(i).unwrap_or_else(|| "-".to_string()))
-            .collect();
-        let workspace = match gate.cache {
-            _ if !gate.pass_files => self
-                .workspace
-                .get_or_init(|| self.workspace_fingerprint())
-                .as_str(),
-            CachePolicy::Workspace => self
-                .workspace
-                .get_or_init(|| self.workspace_fingerprint())
-                .as_str(),
-            _ => "",
-        };
-        let tool = self.tool_fingerprint(gate);
-        Some(stable_hash(
-            format!(
-                "{}\0{content}\0{}\0{workspace}\0{tool}",
-                gate.definition_hash,
-                inputs.join(",")
-            )
-            .as_bytes(),
-        ))
-    }
-
-    /// The program the gate would run, by path, with its file's stamp: another version of the
-    /// tool (an upgrade, another `.venv`) gives other keys, without starting it to ask its version.
-    fn tool_fingerprint(&self, gate: &Gate) -> String {
-        if let Some(known) = self
-            .tools
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&gate.id).cloned())
-        {
-            return known;
-        }
-        let cwd = gate.cwd_in(self.root);
-        let print = gate
-            .command
-            .first()
-            .and_then(|name| resolve_program(name, self.root, &cwd).ok())
-            .map(|path| {
-                let stamp = std::fs::metadata(&path).ok().map(|m| Stamp::of(&m));
-                format!("{}\0{stamp:?}", path.display())
-            })
-            .unwrap_or_default();
-        if let Ok(mut m) = self.tools.lock() {
-            m.insert(gate.id.clone(), print.clone());
-        }
-        print
-    }
-
-    /// The hash of a file's content (recorded by stamp, else read), once per run.
-    pub fn file_hash(&self, rel: &str) -> Option<String> {
-        if let Ok(map) = self.file_hashes.lock()
-            && let Some(h) = map.get(rel)
-        {
-            return h.clone();
-        }
-        let h = self.content_hash(rel);
-        if let Ok(mut map) = self.file_hashes.lock() {
-            map.insert(rel.to_string(), h.clone());
-        }
-        h
-    }
-
-    /// The hash of a file's content: the recorded one while its stamp holds, else read.
-    fn content_hash(&self, rel: &str) -> Option<String> {
-        let stamp = self.stamps.and_then(|_| {
-            std::fs::metadata(self.root.join(rel))
-                .ok()
-                .filter(Metadata::is_file)
-                .map(|m| Stamp::of(&m))
-        });
-        if let (Some(cache), Some(stamp)) = (self.stamps, &stamp)
-            && let Some(known) = cache.known_hash(rel, stamp)
-        {
-            return Some(known);
-        }
-        let hash = std::fs::read(self.root.join(rel))
-            .ok()
-            .map(|b| stable_hash(&b))?;
-        if let (Some(cache), Some(stamp)) = (self.stamps, stamp)
-            && stamp.trustworthy(self.reference)
-        {
-            cache.remember_hash(rel, stamp, &hash);
-        }
-        Some(hash)
-    }
-
-    /// Changes whenever any project file is added, removed or modified (path and stamp),
-    /// so a `cache: workspace` result never outlives a change elsewhere in the workspace.
-    fn workspace_fingerprint(&self) -> String {
-        let mut acc = String::new();
-        for rel in crate::core::scope::project_files(self.root, self.config) {
-            let stamp = std::fs::metadata(self.root.join(&rel))
-                .ok()
-                .map(|m| Stamp::of(&m));
-            acc.push_str(&format!("{rel}\0{stamp:?}\n"));
-        }
-        stable_hash(acc.as_bytes())
     }
 }
 
@@ -405,6 +328,7 @@ mod tests {
                     key: "k".into(),
                     used,
                     violations: vec![],
+                    shared: false,
                 },
             );
         }
@@ -412,83 +336,6 @@ mod tests {
         let left: Vec<&String> = e.gates["g"].keys().collect();
         assert_eq!(left.len(), 4);
         assert!(e.gates["g"].contains_key("f9"));
-    }
-
-    /// A workspace with the default configuration and one Python file, `a.py`.
-    fn workspace_with_a_py() -> (tempfile::TempDir, crate::core::config::Config) {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path();
-        std::fs::write(
-            root.join("quality.yaml"),
-            crate::core::config::DEFAULT_CONFIG,
-        )
-        .unwrap();
-        std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
-        let config = crate::core::config::load_for_workspace(root, None).unwrap();
-        (tmp, config)
-    }
-
-    #[test]
-    fn a_recorded_hash_is_reused_only_while_the_stamp_holds() {
-        let (tmp, config) = workspace_with_a_py();
-        let root = tmp.path();
-        let gate = config.gate("ruff_lint").unwrap();
-        let cache = ResultCache::in_memory();
-        let stamp = Stamp::of(&std::fs::metadata(root.join("a.py")).unwrap());
-        // A hash no read would give: a key built from it proves the file was not read.
-        cache.remember_hash("a.py", stamp, "feedfeedfeedfeed");
-        let keys = |c| {
-            KeyMaker::new(root, &config)
-                .with_stamps(c)
-                .key(gate, "a.py")
-        };
-        let (shortcut, read) = (keys(Some(&cache)), keys(None));
-        assert_ne!(shortcut, read);
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        std::fs::write(root.join("a.py"), "x = 2\n").unwrap();
-        assert_eq!(
-            keys(Some(&cache)),
-            keys(None),
-            "a same-size rewrite was not read"
-        );
-        assert_ne!(keys(None), read);
-    }
-
-    #[test]
-    fn another_version_of_the_tool_gives_other_keys() {
-        let (tmp, config) = workspace_with_a_py();
-        let root = tmp.path();
-        let gate = config.gate("ruff_lint").unwrap();
-        let key = || KeyMaker::new(root, &config).key(gate, "a.py").unwrap();
-        let tool = root.join(".venv/bin/ruff");
-        std::fs::create_dir_all(tool.parent().unwrap()).unwrap();
-        let install = |script: &str| {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::write(&tool, script).unwrap();
-            std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
-        };
-        install("#!/bin/sh\necho 0.1\n");
-        let first = key();
-        assert_eq!(key(), first, "the same tool gives the same key");
-        install("#!/bin/sh\necho 0.2.0\n");
-        assert_ne!(key(), first, "an upgraded tool reused the old results");
-    }
-
-    #[test]
-    fn a_fresh_file_gets_no_stamp() {
-        let (tmp, config) = workspace_with_a_py();
-        let root = tmp.path();
-        let gate = config.gate("ruff_lint").unwrap();
-        let cache = ResultCache::in_memory();
-        // The default reference is `now - RACY_MARGIN`: the file was written after it.
-        KeyMaker::new(root, &config)
-            .with_stamps(Some(&cache))
-            .key(gate, "a.py");
-        assert!(cache.entries.lock().unwrap().hashes.is_empty());
-        let mut keys = KeyMaker::new(root, &config).with_stamps(Some(&cache));
-        keys.reference = SystemTime::now() + std::time::Duration::from_millis(50);
-        keys.key(gate, "a.py");
-        assert!(cache.entries.lock().unwrap().hashes.contains_key("a.py"));
     }
 
     #[test]

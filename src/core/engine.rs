@@ -14,6 +14,7 @@ use crate::core::config::{Config, Gate, GateKind, Trigger};
 use crate::core::deps_record;
 use crate::core::gate_order::{Pending, deps_failure_note, run_in_order};
 use crate::core::kind_filter::KindFilter;
+use crate::core::remote_cache::{Session, wanted};
 use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo, config_name};
 use crate::core::run_logs::{RunDir, create_run_dir, resave_report, save_report};
 use crate::core::runner::{GateJob, folder_problem, run_gate};
@@ -148,6 +149,7 @@ async fn run_scope(
     let keys = KeyMaker::new(&request.root, config).with_stamps(request.cache.as_deref());
     let mut results: Vec<Option<GateResult>> = vec![None; selected.len()];
     let mut checked = std::collections::HashSet::new();
+    let mut planned = Vec::new();
     let mut jobs = Vec::new();
     for (i, gate) in selected.iter().enumerate() {
         if let Some(reason) = request.kinds.skip_reason(gate.kind) {
@@ -204,7 +206,25 @@ async fn run_scope(
                 continue;
             }
         };
-        let cache = request.cache.as_deref().filter(|_| !deps);
+        planned.push((i, *gate, files, in_scope, deps_key));
+    }
+    // The shared cache answers what the local one misses, before any gate starts.
+    let mut remote = request
+        .cache
+        .as_ref()
+        .and_then(|cache| Session::start(cache, &config.cache));
+    if let Some(remote) = &mut remote {
+        let cached = planned
+            .iter()
+            .filter(|(_, gate, ..)| gate.kind != GateKind::Deps)
+            .map(|(_, gate, files, ..)| (*gate, files.as_slice()));
+        remote.read_through(wanted(&keys, cached)).await;
+    }
+    for (i, gate, files, in_scope, deps_key) in planned {
+        let cache = request
+            .cache
+            .as_deref()
+            .filter(|_| gate.kind != GateKind::Deps);
         let lookup = if gate.pass_files {
             look_up(cache, &keys, gate, &files)
         } else {
@@ -307,6 +327,9 @@ async fn run_scope(
     for (i, result) in finished {
         results[i] = Some(result);
     }
+    if let Some(remote) = &mut remote {
+        remote.write_back().await;
+    }
     if let Some(check) = never_applies {
         for (i, reason) in check.await.unwrap_or_default() {
             if let Some(r) = &mut results[i] {
@@ -350,6 +373,9 @@ async fn run_scope(
     if let Some(warning) = request.cache.as_deref().and_then(ResultCache::warning) {
         add_note(&mut report, warning.to_string());
     }
+    report
+        .warnings
+        .extend(remote.and_then(Session::into_warning));
     // One shard is not the whole scope: it neither moves the baseline nor narrows the failed files.
     if request.update_state
         && shard.is_none()

@@ -4,11 +4,13 @@
 pub mod background;
 pub mod baseline;
 pub mod cache;
+pub mod cache_keys;
 pub mod cache_lookup;
 pub mod changed_lines;
 pub mod clean_room;
 pub mod columns;
 pub mod config;
+pub mod content_id;
 pub mod deps_record;
 pub mod detect;
 pub mod engine;
@@ -22,6 +24,7 @@ pub mod parse;
 pub mod paths;
 pub mod platform;
 pub mod qgates_dir;
+pub mod remote_cache;
 pub mod report;
 pub mod request;
 pub mod run_logs;
@@ -35,9 +38,15 @@ pub mod skips;
 pub mod stamp;
 pub mod text_diff;
 pub mod tool_folders;
+pub mod tool_id;
 pub mod tracked;
 pub mod trust;
 pub mod violation;
+
+/// What is logged without `QGATES_LOG`: warnings, but not OpenDAL's about a write cut short
+/// (a shared cache past its run's deadline has its requests dropped on purpose; the report
+/// says so once).
+pub const DEFAULT_LOG_FILTER: &str = "warn,opendal_core=error";
 
 /// The cores this process may use.
 pub fn cores() -> usize {

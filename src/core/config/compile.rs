@@ -64,12 +64,14 @@ pub(super) fn compile(
         .project_scope
         .as_ref()
         .and_then(|g| compile_globs(g, &mut p));
+    let cache = super::cache_settings::compile_cache(raw.cache.as_ref(), &mut p);
     let config = Config {
         source,
         gates,
         project_scope,
         parent_branch: raw.parent_branch,
         content_hash: stable_hash(text.as_bytes()),
+        cache,
     };
     p.into_result(config)
 }

@@ -1,5 +1,6 @@
 //! `quality.yaml`: the file model, discovery, validation and the compiled configuration.
 
+mod cache_settings;
 mod choices;
 mod compile;
 mod coverage;

@@ -42,12 +42,36 @@ pub struct RawConfig {
     /// The branch `--scope branch` compares with (default: the remote's default branch, else main/master).
     #[serde(default)]
     pub parent_branch: Option<String>,
+    /// The result cache: a store shared across machines (CI, other developers, the editor).
+    #[serde(default)]
+    pub cache: Option<RawCache>,
     /// Gate definitions by id (letters, digits, `_` and `-`; the id names log files).
     #[schemars(
         with = "BTreeMap<String, RawGate>",
         extend("minProperties" = 1, "propertyNames" = { "pattern": "^[A-Za-z0-9_-]+$" })
     )]
     pub gates: Spanned<IndexMap<SpannedString, RawGate>>,
+}
+
+/// The result cache's settings. The local cache (`.qgates/cache/`) needs none; `remote` adds a
+/// store shared across machines behind it (docs/remote-cache.md).
+#[derive(Debug, Default, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawCache {
+    /// The shared store: file:///abs/folder, redis://host:port[/db], s3://bucket[/prefix]?endpoint=…&region=…,
+    /// webdav+http(s)://host[:port]/path, gha (GitHub Actions' cache) or http(s)://… (read only).
+    /// Credentials come from the environment, never from here. The environment variable
+    /// QGATES_REMOTE_CACHE overrides it (an empty value turns it off).
+    #[schemars(with = "Option<String>")]
+    pub remote: Option<SpannedString>,
+    /// Only read the shared store, never write it (e.g. for pull requests from forks);
+    /// QGATES_REMOTE_CACHE_READ_ONLY=1 says the same.
+    #[schemars(with = "Option<bool>", extend("default" = false))]
+    pub read_only: Option<bool>,
+    /// Milliseconds all of one run's work with the shared store may take, reads and writes
+    /// together; past it the run goes on with the local cache (default 2000).
+    #[schemars(with = "Option<u64>", extend("minimum" = 1, "default" = 2000))]
+    pub timeout_ms: Option<Spanned<u64>>,
 }
 
 /// Include and exclude globs, relative to the workspace root (`**` crosses folders).

@@ -30,6 +30,28 @@ pub struct Config {
     pub parent_branch: Option<String>,
     /// Hash of the configuration text (trust and cache keys).
     pub content_hash: String,
+    /// The `cache:` section (the shared store), before the environment's word on it.
+    pub cache: CacheSettings,
+}
+
+/// The `cache:` section as configured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheSettings {
+    /// The shared store, if any.
+    pub remote: Option<crate::core::remote_cache::StoreUrl>,
+    pub read_only: bool,
+    /// For all of one run's work with the shared store.
+    pub timeout: Duration,
+}
+
+impl Default for CacheSettings {
+    fn default() -> Self {
+        CacheSettings {
+            remote: None,
+            read_only: false,
+            timeout: Duration::from_millis(2000),
+        }
+    }
 }
 
 impl Config {

@@ -32,6 +32,9 @@ pub fn render(report: &Report) -> String {
         let _ = write!(scope, " — {}", inline(note));
     }
     let _ = writeln!(out, "{scope}.");
+    for w in &report.warnings {
+        let _ = writeln!(out, "\n⚠️ {}.", inline(w.trim_end_matches('.')));
+    }
     for g in &report.gates {
         if let Some(coverage) = &g.coverage {
             let _ = writeln!(

@@ -122,6 +122,12 @@ pub fn merge(shards: Vec<ShardReport>) -> Result<Report, MergeError> {
     let mut report = Report::new(scope, gates, total_ms, None);
     report.config = first.report.config.clone();
     report.clean_room = first.report.clean_room.clone();
+    // A store that did not answer one shard is still worth saying once for the whole run.
+    for warning in shards.iter().flat_map(|s| &s.report.warnings) {
+        if !report.warnings.contains(warning) {
+            report.warnings.push(warning.clone());
+        }
+    }
     Ok(report)
 }
 

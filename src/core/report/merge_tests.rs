@@ -298,6 +298,16 @@ fn notes_are_said_once() {
 }
 
 #[test]
+fn warnings_are_said_once() {
+    let mut one = shard(1, 2, 5, vec![gate("lint", GateStatus::Passed)]);
+    let mut two = shard(2, 2, 5, vec![gate("lint", GateStatus::Passed)]);
+    one.report.warnings = vec!["store down".into()];
+    two.report.warnings = vec!["store down".into(), "store slow".into()];
+    let merged = merge(vec![one, two]).unwrap();
+    assert_eq!(merged.warnings, ["store down", "store slow"]);
+}
+
+#[test]
 fn reports_that_are_not_one_run_are_refused() {
     let lint = || vec![gate("lint", GateStatus::Passed)];
     let err = |shards: Vec<ShardReport>| merge(shards).unwrap_err().to_string();

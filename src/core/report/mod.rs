@@ -175,6 +175,10 @@ pub struct Report {
     /// and of a merged report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::core::shard::ShardInfo>,
+    /// What went wrong around the gates without changing their verdict (a shared cache that
+    /// did not answer), one sentence each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The file holding a report whole.
@@ -234,6 +238,7 @@ impl Report {
             full_report: None,
             clean_room: None,
             shard: None,
+            warnings: Vec::new(),
         }
     }
 

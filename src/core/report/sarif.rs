@@ -85,6 +85,12 @@ pub fn render(report: &Report) -> String {
         }
     }
 
+    let warnings = report.warnings.iter().map(|w| {
+        json!({
+            "level": "warning",
+            "message": { "text": w },
+        })
+    });
     let notifications: Vec<Value> = report
         .gates
         .iter()
@@ -103,6 +109,7 @@ pub fn render(report: &Report) -> String {
                 "properties": properties,
             })
         })
+        .chain(warnings)
         .collect();
 
     let mut invocation = Map::new();

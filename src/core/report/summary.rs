@@ -52,6 +52,13 @@ impl Report {
         if let Some(shard) = &self.shard {
             line.push_str(&format!("; shard {} of {}", shard.index, shard.count));
         }
+        // Said on the line every face shows first, or a store that is down goes unnoticed.
+        if let Some(first) = self.warnings.first() {
+            line.push_str(&format!("; warning: {first}"));
+            if self.warnings.len() > 1 {
+                line.push_str(&format!(" (+{} more)", self.warnings.len() - 1));
+            }
+        }
         // Last, so the verdict reads first and the line still says which tree it is about.
         if let Some(clean_room) = &self.clean_room {
             line.push_str("; ");

@@ -111,6 +111,13 @@ pub fn render(report: &Report, color: bool) -> String {
     }
     let _ = write!(scope, ". Took {}.", seconds(report.timings.total_ms));
     let _ = writeln!(out, "\n{}", p.paint(sgr::DIM, &visible(&scope)));
+    for w in &report.warnings {
+        let _ = writeln!(
+            out,
+            "{}",
+            p.paint(sgr::YELLOW, &visible(&format!("Warning: {}", sentence(w))))
+        );
+    }
     // One line for the whole run: every gate's output is in the folder, `<gate id>.stdout` and
     // `.stderr`; only a gate that could not run names its own (above), its error needs them.
     if let Some(dir) = &report.log_dir {
@@ -126,6 +133,11 @@ pub fn render(report: &Report, color: bool) -> String {
         );
     }
     out
+}
+
+/// `text` ending with a full stop, whether or not it had one.
+fn sentence(text: &str) -> String {
+    format!("{}.", text.trim_end_matches('.'))
 }
 
 /// One gate's block: a status line, then what a person needs to act on it.

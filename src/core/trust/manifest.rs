@@ -46,6 +46,11 @@ pub struct Manifest {
     /// `quality.yaml`, `.qgates/quality.yaml` or the built-in default.
     pub source: String,
     pub commands: Vec<Command>,
+    /// The shared result cache the configuration names (`cache.remote`): whoever can write it
+    /// decides the results shown, so it is part of what is trusted. Absent from the hash when
+    /// none is named, so the trust given before shared caches existed holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_cache: Option<String>,
     /// SHA-256 (hex) of everything above.
     #[serde(skip)]
     pub hash: String,
@@ -125,6 +130,7 @@ impl Manifest {
         let mut manifest = Manifest {
             source,
             commands,
+            shared_cache: config.cache.remote.as_ref().map(ToString::to_string),
             hash: String::new(),
             portable_hash: String::new(),
         };
@@ -149,6 +155,13 @@ impl Manifest {
         let theirs = trusted.portable();
         let same = |a: &Command, b: &Command| hash_of(a) == hash_of(b);
         let mut out = String::new();
+        if mine.shared_cache != theirs.shared_cache {
+            out.push_str(&format!(
+                "• the shared cache is {} here, {} in what was trusted\n",
+                mine.shared_cache.as_deref().unwrap_or("none"),
+                theirs.shared_cache.as_deref().unwrap_or("none")
+            ));
+        }
         if mine.source != theirs.source {
             out.push_str(&format!(
                 "• the configuration is {} here, {} in what was trusted\n",
@@ -170,7 +183,13 @@ impl Manifest {
 
     /// What will run, for a person to read before trusting it: one paragraph per command.
     pub fn describe(&self) -> String {
-        describe_commands(&self.commands)
+        let mut out = describe_commands(&self.commands);
+        if let Some(url) = &self.shared_cache {
+            out.push_str(&format!(
+                "• results are read from and written to the shared cache {url}\n"
+            ));
+        }
+        out
     }
 }
 
@@ -513,6 +532,12 @@ mod tests {
         assert_ne!(plain, hash(&base.replace("true", "false")));
         // What is not run (how output is read) does not ask again.
         assert_eq!(plain, hash(&format!("{base}    timeout_s: 5\n")));
+        // The shared cache decides the results shown: naming one, or another, asks again;
+        // how long to wait for it does not.
+        let shared = |url: &str| hash(&format!("cache:\n  remote: {url}\n{base}"));
+        assert_ne!(plain, shared("redis://a:6379"));
+        assert_ne!(shared("redis://a:6379"), shared("redis://b:6379"));
+        assert_eq!(plain, hash(&format!("cache:\n  timeout_ms: 100\n{base}")));
     }
 
     #[test]

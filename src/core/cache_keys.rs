@@ -1,0 +1,366 @@
+//! The result cache's keys. One scheme serves the local cache and the shared one
+//! (`remote_cache`), so a key must be PORTABLE: equal on two clones of the same commit on two
+//! machines, whatever their paths, times and inodes. A key hashes:
+//! - the gate's definition (`Gate::definition_hash`: the gate as configured, no machine path);
+//! - the file's content identity (`content_id`: git's blob id, from the index while the file is
+//!   as git recorded it);
+//! - the content identities of the gate's `cache_inputs`;
+//! - the program that runs, by content (`tool_id`);
+//! - for `cache: workspace` gates and gates without file arguments, the workspace fingerprint:
+//!   every project file's path with its content identity.
+//!
+//! The local cache remembers content identities by stamp (`ResultCache::known_hash`) and tool
+//! identities by the stamps of what they read, so a warm run stats files instead of reading them.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+use std::time::SystemTime;
+
+use sha2::{Digest, Sha256};
+
+use crate::core::cache::ResultCache;
+use crate::core::config::{CachePolicy, Config, Gate};
+use crate::core::content_id::{IndexIds, blob_id};
+use crate::core::runner::process::resolve_program;
+use crate::core::stamp::Stamp;
+use crate::core::tool_id::identify;
+
+/// Computes cache keys for one run; content identities are found once and shared by every gate.
+pub struct KeyMaker<'a> {
+    root: &'a Path,
+    config: &'a Config,
+    file_hashes: Mutex<HashMap<String, Option<String>>>,
+    /// Per gate: the identity of the program it runs.
+    tools: Mutex<HashMap<String, String>>,
+    workspace: OnceLock<String>,
+    /// The repository's index, read the first time a file's identity is not known by stamp.
+    index: OnceLock<IndexIds>,
+    /// Where known identities are looked up by stamp and recorded (`None`: always found anew).
+    stamps: Option<&'a ResultCache>,
+    /// Taken before any file is read: the racy-clean rule's reference (see `Stamp::trustworthy`).
+    pub(crate) reference: SystemTime,
+}
+
+impl<'a> KeyMaker<'a> {
+    pub fn new(root: &'a Path, config: &'a Config) -> Self {
+        KeyMaker {
+            root,
+            config,
+            file_hashes: Mutex::new(HashMap::new()),
+            tools: Mutex::new(HashMap::new()),
+            workspace: OnceLock::new(),
+            index: OnceLock::new(),
+            stamps: None,
+            reference: SystemTime::now()
+                .checked_sub(crate::core::stamp::RACY_MARGIN)
+                .unwrap_or(std::time::UNIX_EPOCH),
+        }
+    }
+
+    /// Reuses the identities `cache` recorded for files and programs whose stamps hold.
+    pub fn with_stamps(mut self, cache: Option<&'a ResultCache>) -> Self {
+        self.stamps = cache;
+        self
+    }
+
+    /// Whether `gate`'s results are cached (else `key` is always `None`).
+    pub fn caches(gate: &Gate) -> bool {
+        gate.cache != CachePolicy::None
+    }
+
+    /// The key of `file` for `gate`; `None` when the gate is not cached or the file cannot be read.
+    /// A gate without file arguments has one result for the whole workspace, kept under
+    /// `WHOLE_WORKSPACE`, and always keyed by the workspace's fingerprint.
+    pub fn key(&self, gate: &Gate, file: &str) -> Option<String> {
+        if !Self::caches(gate) {
+            return None;
+        }
+        let content = if gate.pass_files {
+            self.file_hash(file)?
+        } else {
+            String::new()
+        };
+        let inputs: Vec<String> = gate
+            .cache_inputs
+            .iter()
+            .map(|i| self.file_hash(i).unwrap_or_else(|| "-".to_string()))
+            .collect();
+        let workspace = if !gate.pass_files || gate.cache == CachePolicy::Workspace {
+            self.workspace
+                .get_or_init(|| self.workspace_fingerprint())
+                .as_str()
+        } else {
+            ""
+        };
+        let tool = self.tool_fingerprint(gate);
+        let text = format!(
+            "qgates key 3\0{}\0{content}\0{}\0{workspace}\0{tool}",
+            gate.definition_hash,
+            inputs.join(",")
+        );
+        Some(sha256_hex(text.as_bytes()))
+    }
+
+    /// The program the gate would run, by content (see `tool_id`): another version of the tool
+    /// gives other keys, the same tool elsewhere the same ones. Remembered in the local cache
+    /// while the stamps of what it read hold.
+    fn tool_fingerprint(&self, gate: &Gate) -> String {
+        if let Some(known) = self
+            .tools
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&gate.id).cloned())
+        {
+            return known;
+        }
+        let cwd = gate.cwd_in(self.root);
+        let print = gate
+            .command
+            .first()
+            .and_then(|name| resolve_program(name, self.root, &cwd).ok())
+            .and_then(|path| {
+                let key = path.display().to_string();
+                if let Some(known) = self.stamps.and_then(|c| c.known_tool(&key)) {
+                    return Some(known);
+                }
+                let id = identify(&path)?;
+                if let Some(cache) = self.stamps
+                    && id.trustworthy(self.reference)
+                {
+                    cache.remember_tool(&key, id.clone());
+                }
+                Some(id.id)
+            })
+            .unwrap_or_default();
+        if let Ok(mut m) = self.tools.lock() {
+            m.insert(gate.id.clone(), print.clone());
+        }
+        print
+    }
+
+    /// The content identity of a file (see `content_id`), once per run.
+    pub fn file_hash(&self, rel: &str) -> Option<String> {
+        if let Ok(map) = self.file_hashes.lock()
+            && let Some(h) = map.get(rel)
+        {
+            return h.clone();
+        }
+        let h = self.content_hash(rel);
+        if let Ok(mut map) = self.file_hashes.lock() {
+            map.insert(rel.to_string(), h.clone());
+        }
+        h
+    }
+
+    /// The recorded identity while the file's stamp holds, else the index's while the file is
+    /// as git recorded it, else its bytes hashed as git would.
+    fn content_hash(&self, rel: &str) -> Option<String> {
+        let path = self.root.join(rel);
+        let meta = std::fs::metadata(&path).ok().filter(|m| m.is_file())?;
+        let stamp = Stamp::of(&meta);
+        if let Some(known) = self.stamps.and_then(|c| c.known_hash(rel, &stamp)) {
+            return Some(known);
+        }
+        let id = self
+            .index
+            .get_or_init(|| IndexIds::open(self.root))
+            .blob_id(rel, &path)
+            .or_else(|| std::fs::read(&path).ok().and_then(|b| blob_id(&b)))?;
+        if let Some(cache) = self.stamps
+            && stamp.trustworthy(self.reference)
+        {
+            cache.remember_hash(rel, stamp, &id);
+        }
+        Some(id)
+    }
+
+    /// Every project file with its content identity: changes whenever a file is added, removed,
+    /// renamed or edited, so a `cache: workspace` result never outlives a change elsewhere, and
+    /// is the same on two clones of one commit.
+    fn workspace_fingerprint(&self) -> String {
+        let mut acc = String::new();
+        for rel in crate::core::scope::project_files(self.root, self.config) {
+            let id = self.file_hash(&rel).unwrap_or_else(|| "-".to_string());
+            acc.push_str(&format!("{rel}\0{id}\n"));
+        }
+        sha256_hex(acc.as_bytes())
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workspace with the default configuration and one Python file, `a.py`.
+    fn workspace_with_a_py() -> (tempfile::TempDir, Config) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::write(
+            root.join("quality.yaml"),
+            crate::core::config::DEFAULT_CONFIG,
+        )
+        .unwrap();
+        std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
+        let config = crate::core::config::load_for_workspace(root, None).unwrap();
+        (tmp, config)
+    }
+
+    #[test]
+    fn a_recorded_hash_is_reused_only_while_the_stamp_holds() {
+        let (tmp, config) = workspace_with_a_py();
+        let root = tmp.path();
+        let gate = config.gate("ruff_lint").unwrap();
+        let cache = ResultCache::in_memory();
+        let stamp = Stamp::of(&std::fs::metadata(root.join("a.py")).unwrap());
+        // An identity no read would give: a key built from it proves the file was not read.
+        cache.remember_hash("a.py", stamp, "feedfeedfeedfeed");
+        let keys = |c| {
+            KeyMaker::new(root, &config)
+                .with_stamps(c)
+                .key(gate, "a.py")
+        };
+        let (shortcut, read) = (keys(Some(&cache)), keys(None));
+        assert_ne!(shortcut, read);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(root.join("a.py"), "x = 2\n").unwrap();
+        assert_eq!(
+            keys(Some(&cache)),
+            keys(None),
+            "a same-size rewrite was not read"
+        );
+        assert_ne!(keys(None), read);
+    }
+
+    #[test]
+    fn another_version_of_the_tool_gives_other_keys() {
+        let (tmp, config) = workspace_with_a_py();
+        let root = tmp.path();
+        let gate = config.gate("ruff_lint").unwrap();
+        let key = || KeyMaker::new(root, &config).key(gate, "a.py").unwrap();
+        let tool = root.join(".venv/bin/ruff");
+        std::fs::create_dir_all(tool.parent().unwrap()).unwrap();
+        let install = |script: &str| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::write(&tool, script).unwrap();
+            std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        install("#!/bin/sh\necho 0.1\n");
+        let first = key();
+        assert_eq!(key(), first, "the same tool gives the same key");
+        install("#!/bin/sh\necho 0.2.0\n");
+        assert_ne!(key(), first, "an upgraded tool reused the old results");
+    }
+
+    #[test]
+    fn a_fresh_file_gets_no_stamp() {
+        let (tmp, config) = workspace_with_a_py();
+        let root = tmp.path();
+        let gate = config.gate("ruff_lint").unwrap();
+        let cache = ResultCache::in_memory();
+        // The default reference is `now - RACY_MARGIN`: the file was written after it.
+        KeyMaker::new(root, &config)
+            .with_stamps(Some(&cache))
+            .key(gate, "a.py");
+        let stamp = Stamp::of(&std::fs::metadata(root.join("a.py")).unwrap());
+        assert_eq!(cache.known_hash("a.py", &stamp), None);
+        let mut keys = KeyMaker::new(root, &config).with_stamps(Some(&cache));
+        keys.reference = SystemTime::now() + std::time::Duration::from_millis(50);
+        keys.key(gate, "a.py");
+        assert!(cache.known_hash("a.py", &stamp).is_some());
+    }
+
+    #[test]
+    fn a_remembered_tool_identity_is_reused_while_what_it_read_holds() {
+        let (tmp, config) = workspace_with_a_py();
+        let root = tmp.path();
+        let gate = config.gate("ruff_lint").unwrap();
+        let tool = root.join(".venv/bin/ruff");
+        std::fs::create_dir_all(tool.parent().unwrap()).unwrap();
+        std::fs::write(&tool, "#!/bin/sh\necho 0.1\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let cache = ResultCache::in_memory();
+        let key = |reference: Option<SystemTime>| {
+            let mut keys = KeyMaker::new(root, &config).with_stamps(Some(&cache));
+            if let Some(r) = reference {
+                keys.reference = r;
+            }
+            keys.key(gate, "a.py").unwrap()
+        };
+        let later = SystemTime::now() + std::time::Duration::from_millis(50);
+        let first = key(Some(later));
+        let path = tool.display().to_string();
+        let mut remembered = identify(&tool).unwrap();
+        assert_eq!(cache.known_tool(&path), Some(remembered.id.clone()));
+        // An identity no hashing would give: a key built from it proves nothing was read.
+        remembered.id = "feed".into();
+        cache.remember_tool(&path, remembered);
+        assert_ne!(key(None), first, "the remembered identity was used");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&tool, "#!/bin/sh\necho 0.1\n").unwrap();
+        assert_eq!(cache.known_tool(&path), None, "a rewrite changed its stamp");
+        assert_eq!(key(None), first, "the same content, hashed again");
+    }
+
+    /// Every preset of the catalog, configured in two folders: the same definition hashes
+    /// (nothing of the folder is in what is hashed).
+    #[test]
+    fn a_gate_definition_names_no_folder_of_the_machine() {
+        let names: Vec<&str> = crate::core::config::presets::names().collect();
+        let config: String = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| format!("  g{i}: {{ preset: {name} }}\n"))
+            .collect();
+        let load = || {
+            let tmp = tempfile::tempdir().unwrap();
+            let path = tmp.path().join("quality.yaml");
+            std::fs::write(&path, format!("version: 1\ngates:\n{config}")).unwrap();
+            let loaded = crate::core::config::load_file(&path).unwrap();
+            (tmp, loaded)
+        };
+        let ((_a, a), (_b, b)) = (load(), load());
+        assert_eq!(a.gates.len(), names.len());
+        for (ga, gb) in a.gates.iter().zip(&b.gates) {
+            assert_eq!(ga.definition_hash, gb.definition_hash, "{}", ga.id);
+        }
+    }
+
+    /// Two workspaces with the same files and tools in other folders, created at other times:
+    /// every gate of the default configuration (per file, workspace and whole-workspace alike)
+    /// gives the same keys.
+    #[test]
+    fn keys_are_the_same_on_two_machines() {
+        let make = || {
+            let (tmp, config) = workspace_with_a_py();
+            std::fs::create_dir(tmp.path().join("pkg")).unwrap();
+            std::fs::write(tmp.path().join("pkg/b.py"), "y = 2\n").unwrap();
+            let tool = tmp.path().join("venv/bin/ruff");
+            std::fs::create_dir_all(tool.parent().unwrap()).unwrap();
+            std::fs::write(&tool, format!("#!{}/python\nrun()\n", tmp.path().display())).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+            (tmp, config)
+        };
+        let (a, config_a) = make();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let (b, config_b) = make();
+        for (ga, gb) in config_a.gates.iter().zip(&config_b.gates) {
+            assert_eq!(ga.definition_hash, gb.definition_hash, "{}", ga.id);
+            for file in ["a.py", "pkg/b.py"] {
+                let ka = KeyMaker::new(a.path(), &config_a).key(ga, file);
+                let kb = KeyMaker::new(b.path(), &config_b).key(gb, file);
+                assert!(ka.is_some());
+                assert_eq!(ka, kb, "{} {file}", ga.id);
+            }
+        }
+    }
+}

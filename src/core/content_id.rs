@@ -1,0 +1,158 @@
+//! A file's content identity: the id git gives its content, a blob id (SHA-1 of `blob <len>\0`
+//! followed by the bytes). The same content has the same id on every machine whatever its path,
+//! times or inode, so cache keys made of it can be shared between clones.
+//!
+//! A tracked file whose stat (size, times, inode, owner) still matches its index entry has the
+//! index's id, taken without reading the file: a fresh clone keys its files with one `stat` each.
+//! Not when the entry is racily clean (git's rule: modified in the same timestamp tick as the
+//! index was written, so a later same-size edit in that tick would keep the stat), nor for
+//! entries git itself does not keep up to date (assume-unchanged, skip-worktree, intent-to-add),
+//! nor for links: those files are read and hashed the same way, as are untracked files and files
+//! outside a git repository.
+
+use std::path::Path;
+
+use gix::index::entry::{Flags, Mode, Stat, stat};
+
+use crate::core::git_changes::Repo;
+
+/// The blob id of `bytes`, as git computes it (lower-case hex).
+pub fn blob_id(bytes: &[u8]) -> Option<String> {
+    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
+        .ok()
+        .map(|id| id.to_string())
+}
+
+/// The index of the repository holding a workspace, read once; empty outside a repository.
+pub struct IndexIds {
+    index: Option<gix::worktree::Index>,
+    /// The workspace root relative to the working tree, with a trailing `/` (or empty).
+    prefix: String,
+}
+
+/// Every stat field compared, to the nanosecond, whatever `core.trustctime` or `core.checkStat`
+/// say: a stricter match only costs a read.
+const STRICT: stat::Options = stat::Options {
+    trust_ctime: true,
+    check_stat: true,
+    use_nsec: true,
+    use_stdev: false,
+};
+
+impl IndexIds {
+    pub fn open(root: &Path) -> IndexIds {
+        let repo = Repo::discover(root).ok().flatten();
+        let index = repo.as_ref().and_then(|r| r.gix().index_or_empty().ok());
+        let prefix = repo.as_ref().map(|r| r.repo_path("")).unwrap_or_default();
+        IndexIds { index, prefix }
+    }
+
+    /// The index's id of `rel` (relative to the workspace root, POSIX) when the file at `path` is
+    /// as the index recorded it; `None` when it must be read.
+    pub fn blob_id(&self, rel: &str, path: &Path) -> Option<String> {
+        let index = self.index.as_ref()?;
+        let name = format!("{}{rel}", self.prefix);
+        let entry = index.entry_by_path(name.as_str().into())?;
+        let unkept = Flags::ASSUME_VALID | Flags::SKIP_WORKTREE | Flags::INTENT_TO_ADD;
+        if !matches!(entry.mode, Mode::FILE | Mode::FILE_EXECUTABLE)
+            || entry.flags.intersects(unkept)
+        {
+            return None;
+        }
+        let meta = gix::index::fs::Metadata::from_path_no_follow(path).ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        let now = Stat::from_fs(&meta).ok()?;
+        (entry.stat.matches(&now, STRICT) && !entry.stat.is_racy(index.timestamp(), STRICT))
+            .then(|| entry.id.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn git(dir: &Path, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    #[test]
+    fn the_blob_id_is_gits() {
+        // `printf 'hello\n' | git hash-object --stdin`
+        assert_eq!(
+            blob_id(b"hello\n").unwrap(),
+            "ce013625030ba8dba906f756967f9e9ca394464a"
+        );
+    }
+
+    #[test]
+    fn an_index_entry_answers_only_while_the_file_is_as_recorded() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        git(root, &["init", "-q"]);
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/a.py"), "x = 1\n").unwrap();
+        // Modified well before the index is written: not racy.
+        let past = std::time::SystemTime::now() - std::time::Duration::from_secs(5);
+        std::fs::File::options()
+            .write(true)
+            .open(root.join("sub/a.py"))
+            .unwrap()
+            .set_modified(past)
+            .unwrap();
+        git(root, &["add", "."]);
+        let expected = blob_id(b"x = 1\n");
+        // Seen from the repository's root and from a workspace in its subfolder.
+        let ids = IndexIds::open(root);
+        assert_eq!(ids.blob_id("sub/a.py", &root.join("sub/a.py")), expected);
+        let sub = IndexIds::open(&root.join("sub"));
+        assert_eq!(sub.blob_id("a.py", &root.join("sub/a.py")), expected);
+        assert_eq!(ids.blob_id("sub/b.py", &root.join("sub/b.py")), None);
+        // A same-size rewrite changes the stat: the file must be read.
+        std::fs::write(root.join("sub/a.py"), "x = 2\n").unwrap();
+        assert_eq!(
+            IndexIds::open(root).blob_id("sub/a.py", &root.join("sub/a.py")),
+            None
+        );
+    }
+
+    #[test]
+    fn a_file_stamped_at_or_after_the_index_is_racy_and_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        git(root, &["init", "-q"]);
+        std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
+        // Modified "after" the index was written: git's racy-clean rule says its stat proves
+        // nothing, whatever it matches.
+        let future = std::time::SystemTime::now() + std::time::Duration::from_secs(30);
+        let file = std::fs::File::options()
+            .write(true)
+            .open(root.join("a.py"))
+            .unwrap();
+        file.set_modified(future).unwrap();
+        git(root, &["add", "a.py"]);
+        assert_eq!(
+            IndexIds::open(root).blob_id("a.py", &root.join("a.py")),
+            None
+        );
+    }
+
+    #[test]
+    fn outside_a_repository_nothing_is_answered() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("a.py"), "x = 1\n").unwrap();
+        let ids = IndexIds::open(tmp.path());
+        assert_eq!(ids.blob_id("a.py", &tmp.path().join("a.py")), None);
+    }
+}

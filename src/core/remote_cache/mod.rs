@@ -1,0 +1,472 @@
+//! The shared result cache (docs/remote-cache.md): a store other machines read and write — a
+//! folder, Redis, S3, WebDAV, GitHub Actions' cache, or plain HTTP to read — behind the local
+//! cache, under the same portable keys (`cache_keys`).
+//!
+//! A run with a store configured (`cache.remote`, or `QGATES_REMOTE_CACHE`) makes a `Session`:
+//! before the gates start, every key the local cache misses is asked of the store, many at a
+//! time; what the store has goes into the local cache, so the lookup that follows answers it as
+//! its own (`cached_files`) and only the rest runs. After the run, each (gate, file) result the
+//! run recorded is written, red or green alike, unless the store is read-only.
+//!
+//! The store is a help, never a condition: all of one run's work with it shares one budget
+//! (`timeout_ms`), and a store that is down, refuses or hangs costs at most that. The run then
+//! goes on with the local cache and its report carries ONE warning that names the store (by a
+//! URL without credentials) and what went wrong; the exit code is the run's own. An entry that
+//! does not check (`codec`) is not believed: the gate runs for its file, a debug log says why,
+//! and the fresh result replaces it.
+
+mod codec;
+mod store;
+mod url;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinSet;
+
+pub use codec::{Rejected, decode, encode, full_key};
+pub use store::{Failure, PASSWORD_VAR, Store, USER_VAR};
+pub use url::{FORMS, StoreUrl, UrlError, redacted};
+
+use crate::core::cache::{KeyMaker, ResultCache, WHOLE_WORKSPACE};
+use crate::core::config::{CacheSettings, Gate};
+
+/// Overrides `cache.remote` (an empty value turns the shared cache off).
+pub const URL_VAR: &str = "QGATES_REMOTE_CACHE";
+/// `1` (or `true`, `yes`): read the shared cache, never write it.
+pub const READ_ONLY_VAR: &str = "QGATES_REMOTE_CACHE_READ_ONLY";
+
+/// Requests in flight at once: enough to hide a store's latency, few enough not to flood it.
+pub(crate) const CONCURRENCY: usize = 32;
+
+/// After a failure a long-lived process (the language server) leaves the store alone this
+/// long, so a store that is down costs one budget per minute, not one per save.
+const QUIET_AFTER_FAILURE: Duration = Duration::from_secs(60);
+
+/// The shared cache in force for a run: the configuration's, with the environment's word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Effective {
+    pub url: StoreUrl,
+    pub read_only: bool,
+    pub timeout: Duration,
+}
+
+/// `None`: no shared cache. An error names what is wrong with `QGATES_REMOTE_CACHE` (the
+/// configuration's URL was checked when it was read).
+pub fn effective(settings: &CacheSettings) -> Option<Result<Effective, String>> {
+    let url = match std::env::var(URL_VAR) {
+        Ok(text) if text.trim().is_empty() => return None,
+        Ok(text) => match StoreUrl::parse(&text) {
+            Ok(url) => url,
+            Err(e) => return Some(Err(format!("{URL_VAR}: {e}"))),
+        },
+        Err(_) => settings.remote.clone()?,
+    };
+    let env_read_only = std::env::var(READ_ONLY_VAR)
+        .is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes"));
+    Some(Ok(Effective {
+        read_only: settings.read_only || env_read_only || !url.writable(),
+        url,
+        timeout: settings.timeout,
+    }))
+}
+
+/// The store a long-lived cache keeps open between runs, and its last failure.
+#[derive(Debug, Default)]
+pub struct RemoteTier {
+    state: Mutex<Option<Opened>>,
+}
+
+#[derive(Debug)]
+struct Opened {
+    url: StoreUrl,
+    store: Result<Store, String>,
+    failed: Option<(Instant, String)>,
+}
+
+impl RemoteTier {
+    /// The store for `url`, opened once; `Err` says why it cannot be used now.
+    fn open(&self, url: &StoreUrl) -> Result<Store, String> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.as_ref().is_none_or(|o| &o.url != url) {
+            *state = Some(Opened {
+                url: url.clone(),
+                store: Store::open(url),
+                failed: None,
+            });
+        }
+        let opened = state.as_ref().expect("just set");
+        if let Some((at, why)) = &opened.failed
+            && at.elapsed() < QUIET_AFTER_FAILURE
+        {
+            return Err(format!(
+                "not asked: it failed {} s ago ({why}); it is asked again a minute after that",
+                at.elapsed().as_secs()
+            ));
+        }
+        opened.store.clone()
+    }
+
+    fn failed(&self, why: &str) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(opened) = state.as_mut() {
+            opened.failed = Some((Instant::now(), why.to_string()));
+        }
+    }
+}
+
+/// One (gate, file) result a run looks up, by its key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wanted {
+    pub gate: String,
+    pub file: String,
+    pub key: String,
+}
+
+impl Wanted {
+    fn full_key(&self) -> String {
+        full_key(&self.gate, &self.file, &self.key)
+    }
+}
+
+/// The keys a run will look up for these gates and their files (a gate without file arguments
+/// has one, for the whole workspace); gates that are not cached have none.
+pub fn wanted<'a>(
+    keys: &KeyMaker,
+    gates: impl IntoIterator<Item = (&'a Gate, &'a [&'a String])>,
+) -> Vec<Wanted> {
+    let mut out = Vec::new();
+    for (gate, files) in gates {
+        let whole = [WHOLE_WORKSPACE.to_string()];
+        let names: Vec<&String> = if gate.pass_files {
+            files.to_vec()
+        } else {
+            whole.iter().collect()
+        };
+        for file in names {
+            if let Some(key) = keys.key(gate, file) {
+                out.push(Wanted {
+                    gate: gate.id.clone(),
+                    file: file.clone(),
+                    key,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// One run's work with the shared store.
+pub struct Session {
+    cache: Arc<ResultCache>,
+    /// `None` when the store cannot be used (the warning says why).
+    store: Option<Store>,
+    shown: String,
+    read_only: bool,
+    budget: Duration,
+    spent: Duration,
+    /// Asked and not found (or not believed): written after the run, if the run recorded them.
+    pending: Vec<Wanted>,
+    warning: Option<String>,
+}
+
+impl Session {
+    /// The session of a run with `cache`, when a shared cache is configured.
+    pub fn start(cache: &Arc<ResultCache>, settings: &CacheSettings) -> Option<Session> {
+        let mut session = Session {
+            cache: cache.clone(),
+            store: None,
+            shown: String::new(),
+            read_only: true,
+            budget: settings.timeout,
+            spent: Duration::ZERO,
+            pending: Vec::new(),
+            warning: None,
+        };
+        match effective(settings)? {
+            Err(why) => session.warn(format!("the shared cache is not used: {why}")),
+            Ok(e) => {
+                session.shown = e.url.to_string();
+                session.read_only = e.read_only;
+                session.budget = e.timeout;
+                match cache.remote.open(&e.url) {
+                    Ok(store) => session.store = Some(store),
+                    Err(why) => session.problem(&why),
+                }
+            }
+        }
+        Some(session)
+    }
+
+    /// The store as the report names it.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// Fetches the keys the local cache misses and puts what the store has into it.
+    pub async fn read_through(&mut self, wanted: Vec<Wanted>) {
+        let Some(store) = self.store.clone() else {
+            return;
+        };
+        let mut misses = Vec::new();
+        for w in wanted {
+            match self.cache.is_shared(&w.gate, &w.file, &w.key) {
+                Some(true) => {}
+                // Known here, not yet in the store: written after the run.
+                Some(false) => self.pending.push(w),
+                None => misses.push(w),
+            }
+        }
+        if misses.is_empty() {
+            return;
+        }
+        let asked = misses.len();
+        tracing::debug!("shared cache {}: asking for {asked} entries", self.shown);
+        let found = Arc::new(AtomicUsize::new(0));
+        let started = Instant::now();
+        let reads = async {
+            store.reachable().await?;
+            read_all(store, misses, self.cache.clone(), found.clone()).await
+        };
+        let outcome = tokio::time::timeout(self.remaining(), reads).await;
+        self.spent += started.elapsed();
+        let found = found.load(Ordering::Relaxed);
+        match outcome {
+            Ok(Ok(pending)) => {
+                tracing::debug!("shared cache {}: {found} of {asked} found", self.shown);
+                self.pending.extend(pending);
+            }
+            Ok(Err(failure)) => self.fail(&format!("could not be read: {failure}")),
+            Err(_) => self.fail(&format!(
+                "did not answer within {} ms ({found} of {asked} entries read)",
+                self.budget.as_millis()
+            )),
+        }
+    }
+
+    /// Writes the results the run recorded for the keys the store did not have, and those an
+    /// earlier run could not share.
+    pub async fn write_back(&mut self) {
+        let Some(store) = self.store.clone() else {
+            return;
+        };
+        if self.read_only || self.pending.is_empty() {
+            return;
+        }
+        let entries: Vec<(Wanted, Vec<u8>)> = std::mem::take(&mut self.pending)
+            .into_iter()
+            .filter_map(|w| {
+                let violations = self.cache.peek(&w.gate, &w.file, &w.key)?;
+                let bytes = encode(&w.full_key(), &violations);
+                Some((w, bytes))
+            })
+            .collect();
+        if entries.is_empty() {
+            return;
+        }
+        let total = entries.len();
+        let written = Arc::new(AtomicUsize::new(0));
+        let started = Instant::now();
+        let writes = async {
+            store.reachable().await?;
+            write_all(store, entries, self.cache.clone(), written.clone()).await
+        };
+        let outcome = tokio::time::timeout(self.remaining(), writes).await;
+        self.spent += started.elapsed();
+        let written = written.load(Ordering::Relaxed);
+        match outcome {
+            Ok(Ok(())) => tracing::debug!("shared cache {}: {written} entries written", self.shown),
+            Ok(Err(Failure::Refused(why))) => self.warn(format!(
+                "shared cache {}: refused this run's results ({why}); nothing was shared. Where \
+                 that is expected, say so: `cache.read_only: true` or {READ_ONLY_VAR}=1",
+                self.shown
+            )),
+            Ok(Err(Failure::Broken(why))) => self.fail(&format!(
+                "could not be written: {why} ({written} of {total} written)"
+            )),
+            Err(_) => self.fail(&format!(
+                "did not take this run's results within {} ms ({written} of {total} written)",
+                self.budget.as_millis()
+            )),
+        }
+    }
+
+    /// The one warning of the run, if something went wrong.
+    pub fn into_warning(self) -> Option<String> {
+        self.warning
+    }
+
+    fn remaining(&self) -> Duration {
+        self.budget.saturating_sub(self.spent)
+    }
+
+    /// The store failed: no more work with it in this run, nor for a while in this process.
+    fn fail(&mut self, what: &str) {
+        self.cache.remote.failed(what);
+        self.store = None;
+        self.problem(what);
+    }
+
+    fn problem(&mut self, what: &str) {
+        self.store = None;
+        self.warn(format!(
+            "shared cache {}: {what}; the run went on with the local cache only",
+            self.shown
+        ));
+    }
+
+    /// Keeps the first warning only: one problem, said once.
+    fn warn(&mut self, warning: String) {
+        tracing::warn!("{warning}");
+        self.warning.get_or_insert(warning);
+    }
+}
+
+/// Reads every entry, `CONCURRENCY` at a time; a believed entry goes into `cache`. Returns the
+/// keys to write after the run (absent or not believed); stops at the first failure.
+async fn read_all(
+    store: Store,
+    wanted: Vec<Wanted>,
+    cache: Arc<ResultCache>,
+    found: Arc<AtomicUsize>,
+) -> Result<Vec<Wanted>, Failure> {
+    let mut pending = Vec::new();
+    let mut tasks = JoinSet::new();
+    let mut queue = wanted.into_iter();
+    loop {
+        while tasks.len() < CONCURRENCY
+            && let Some(w) = queue.next()
+        {
+            let (store, cache, found) = (store.clone(), cache.clone(), found.clone());
+            tasks.spawn(async move {
+                let key = w.full_key();
+                let bytes = store.get(&Store::name_of(&key)).await?;
+                let Some(bytes) = bytes else {
+                    return Ok(Some(w));
+                };
+                match decode(&key, &bytes) {
+                    Ok(violations) => {
+                        cache.put_shared(&w.gate, &w.file, w.key.clone(), violations);
+                        found.fetch_add(1, Ordering::Relaxed);
+                        Ok(None)
+                    }
+                    Err(why) => {
+                        tracing::debug!(
+                            "shared cache {}: the entry of {} for `{}` is not believed: {why}",
+                            store.url,
+                            w.gate,
+                            w.file
+                        );
+                        Ok(Some(w))
+                    }
+                }
+            });
+        }
+        let Some(done) = tasks.join_next().await else {
+            return Ok(pending);
+        };
+        match done {
+            Ok(Ok(Some(w))) => pending.push(w),
+            Ok(Ok(None)) => {}
+            Ok(Err(failure)) => return Err(failure),
+            Err(e) => return Err(Failure::Broken(format!("a read stopped: {e}"))),
+        }
+    }
+}
+
+/// Writes every entry, `CONCURRENCY` at a time, noting each written one in `cache`; stops at
+/// the first failure.
+async fn write_all(
+    store: Store,
+    entries: Vec<(Wanted, Vec<u8>)>,
+    cache: Arc<ResultCache>,
+    written: Arc<AtomicUsize>,
+) -> Result<(), Failure> {
+    let mut tasks = JoinSet::new();
+    let mut queue = entries.into_iter();
+    loop {
+        while tasks.len() < CONCURRENCY
+            && let Some((w, bytes)) = queue.next()
+        {
+            let (store, cache, written) = (store.clone(), cache.clone(), written.clone());
+            tasks.spawn(async move {
+                store.put(&Store::name_of(&w.full_key()), bytes).await?;
+                cache.mark_shared(&w.gate, &w.file, &w.key);
+                written.fetch_add(1, Ordering::Relaxed);
+                Ok::<(), Failure>(())
+            });
+        }
+        match tasks.join_next().await {
+            None => return Ok(()),
+            Some(Ok(Ok(()))) => {}
+            Some(Ok(Err(failure))) => return Err(failure),
+            Some(Err(e)) => return Err(Failure::Broken(format!("a write stopped: {e}"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(url: &str, read_only: bool) -> CacheSettings {
+        CacheSettings {
+            remote: Some(StoreUrl::parse(url).unwrap()),
+            read_only,
+            timeout: Duration::from_millis(2000),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_folder_store_round_trips_through_the_local_cache() {
+        let store_dir = tempfile::tempdir().unwrap();
+        let url = format!("file://{}", store_dir.path().display());
+        let wanted = vec![Wanted {
+            gate: "lint".into(),
+            file: "a.py".into(),
+            key: "k1".into(),
+        }];
+        // Machine A: nothing in the store; the run records a result; it is written.
+        let a = Arc::new(ResultCache::in_memory());
+        let mut session = Session::start(&a, &settings(&url, false)).unwrap();
+        session.read_through(wanted.clone()).await;
+        a.put("lint", "a.py", "k1".into(), vec![]);
+        session.write_back().await;
+        assert_eq!(session.into_warning(), None);
+        // Machine B: the store answers before any gate runs.
+        let b = Arc::new(ResultCache::in_memory());
+        let mut session = Session::start(&b, &settings(&url, false)).unwrap();
+        session.read_through(wanted).await;
+        assert_eq!(b.get("lint", "a.py", "k1"), Some(vec![]));
+        assert_eq!(session.into_warning(), None);
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_store_gives_one_warning_and_is_left_alone_a_while() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let cache = Arc::new(ResultCache::in_memory());
+        let s = settings(&format!("redis://127.0.0.1:{port}"), false);
+        let wanted = vec![Wanted {
+            gate: "lint".into(),
+            file: "a.py".into(),
+            key: "k1".into(),
+        }];
+        let mut session = Session::start(&cache, &s).unwrap();
+        session.read_through(wanted.clone()).await;
+        session.write_back().await;
+        let warning = session.into_warning().expect("a warning");
+        assert!(
+            warning.contains(&format!("redis://127.0.0.1:{port}/0")),
+            "{warning}"
+        );
+        assert!(warning.contains("not reachable"), "{warning}");
+        let mut again = Session::start(&cache, &s).unwrap();
+        again.read_through(wanted).await;
+        let warning = again.into_warning().unwrap();
+        assert!(warning.contains("not asked"), "{warning}");
+    }
+}

@@ -1,0 +1,243 @@
+//! A shared store opened through OpenDAL: one operator per URL form, credentials from the
+//! environment only, and entries named by a hash of their key.
+
+use opendal::{ErrorKind, Operator, services};
+use sha2::{Digest, Sha256};
+
+use super::url::StoreUrl;
+
+/// The environment variables that hold the user and password of a Redis, WebDAV or HTTP store.
+pub const USER_VAR: &str = "QGATES_REMOTE_CACHE_USER";
+pub const PASSWORD_VAR: &str = "QGATES_REMOTE_CACHE_PASSWORD";
+
+/// An opened store. Opening connects to nothing: the first read does, within the run's budget.
+#[derive(Debug, Clone)]
+pub struct Store {
+    op: Operator,
+    pub url: StoreUrl,
+}
+
+/// What a read or write came to, beside success.
+#[derive(Debug)]
+pub enum Failure {
+    /// The store refused: a read-only token, a bucket policy.
+    Refused(String),
+    /// Anything else: not reachable, a protocol error, a full disk.
+    Broken(String),
+}
+
+impl Failure {
+    fn of(e: &opendal::Error) -> Failure {
+        // The whole of it, for whoever asks for debug logs.
+        tracing::debug!("shared cache: {e}");
+        let why = short(e);
+        match e.kind() {
+            ErrorKind::PermissionDenied => Failure::Refused(why),
+            _ => Failure::Broken(why),
+        }
+    }
+}
+
+/// One line for a report: what kind of failure, and its root cause (`Connection refused`)
+/// or the store's own first words. OpenDAL's whole text holds request headers and a server's
+/// HTML error page.
+fn short(e: &opendal::Error) -> String {
+    let kind = match e.kind() {
+        ErrorKind::PermissionDenied => "permission denied".to_string(),
+        ErrorKind::RateLimited => "rate limited".to_string(),
+        ErrorKind::ConfigInvalid => "not configured right".to_string(),
+        ErrorKind::Unexpected => "failed".to_string(),
+        other => other.to_string(),
+    };
+    let mut root: Option<&dyn std::error::Error> = std::error::Error::source(e);
+    while let Some(next) = root.and_then(std::error::Error::source) {
+        root = Some(next);
+    }
+    let detail = match root {
+        Some(cause) => cause.to_string(),
+        None => e.message().lines().next().unwrap_or("").to_string(),
+    };
+    let detail = detail.trim();
+    if detail.is_empty() || detail.starts_with('<') {
+        return kind;
+    }
+    let detail: String = detail.chars().take(160).collect();
+    format!("{kind}: {detail}")
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Refused(why) | Failure::Broken(why) => f.write_str(why),
+        }
+    }
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+impl Store {
+    /// The operator for `url`; an error says why it cannot be made (GitHub Actions' cache
+    /// outside a workflow, an S3 store without a region).
+    pub fn open(url: &StoreUrl) -> Result<Store, String> {
+        // HTTP needs a process-wide transport and TLS a crypto provider; both are installed once.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        opendal_http_transport_reqwest::install_default();
+        let op = match url {
+            StoreUrl::Folder(dir) => {
+                let root = dir.display().to_string();
+                // Written beside the entries and renamed into place: a reader on another
+                // machine never sees half an entry.
+                let tmp = dir.join(".tmp").display().to_string();
+                Operator::new(services::Fs::default().root(&root).atomic_write_dir(&tmp))
+            }
+            StoreUrl::Redis {
+                tls,
+                host,
+                port,
+                db,
+            } => {
+                let scheme = if *tls { "rediss" } else { "redis" };
+                // A connection for each request a run has in flight (OpenDAL's default is 10).
+                let mut b = services::Redis::default()
+                    .endpoint(&format!("{scheme}://{host}:{port}"))
+                    .db(*db)
+                    .connection_pool_max_size(super::CONCURRENCY);
+                if let Some(user) = env(USER_VAR) {
+                    b = b.username(&user);
+                }
+                if let Some(password) = env(PASSWORD_VAR) {
+                    b = b.password(&password);
+                }
+                Operator::new(b)
+            }
+            StoreUrl::S3 {
+                bucket,
+                prefix,
+                endpoint,
+                region,
+            } => {
+                // Neither ~/.aws nor the instance metadata service: the standard variables only.
+                let mut b = services::S3::default()
+                    .bucket(bucket)
+                    .root(&format!("/{prefix}"))
+                    .disable_config_load()
+                    .disable_ec2_metadata();
+                if let Some(endpoint) = endpoint.clone().or_else(|| env("AWS_ENDPOINT_URL")) {
+                    b = b.endpoint(&endpoint);
+                }
+                if let Some(region) = region
+                    .clone()
+                    .or_else(|| env("AWS_REGION"))
+                    .or_else(|| env("AWS_DEFAULT_REGION"))
+                {
+                    b = b.region(&region);
+                }
+                match (env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY")) {
+                    (Some(id), Some(secret)) => {
+                        b = b.access_key_id(&id).secret_access_key(&secret);
+                        if let Some(token) = env("AWS_SESSION_TOKEN") {
+                            b = b.session_token(&token);
+                        }
+                    }
+                    // A public bucket (read only, as the store will say when written).
+                    _ => b = b.skip_signature(),
+                }
+                Operator::new(b)
+            }
+            StoreUrl::Webdav { endpoint, root } => {
+                let mut b = services::Webdav::default()
+                    .endpoint(endpoint)
+                    .root(&format!("/{root}"));
+                if let Some(user) = env(USER_VAR) {
+                    b = b.username(&user);
+                }
+                if let Some(password) = env(PASSWORD_VAR) {
+                    b = b.password(&password);
+                }
+                Operator::new(b)
+            }
+            StoreUrl::Gha => Operator::new(services::Ghac::default().root("/qgates")),
+            StoreUrl::Http { endpoint, root } => {
+                let mut b = services::Http::default()
+                    .endpoint(endpoint)
+                    .root(&format!("/{root}"));
+                if let Some(user) = env(USER_VAR) {
+                    b = b.username(&user);
+                }
+                if let Some(password) = env(PASSWORD_VAR) {
+                    b = b.password(&password);
+                }
+                Operator::new(b)
+            }
+        };
+        let op = op.map_err(|e| format!("cannot be opened ({})", short(&e)))?;
+        Ok(Store {
+            op,
+            url: url.clone(),
+        })
+    }
+
+    /// Where the entry with this key lives: a hash (keys hold paths with any characters, and
+    /// NULs), under a versioned folder, fanned out over 256 subfolders so no folder of a file
+    /// or WebDAV store grows past a few thousand entries.
+    pub fn name_of(full_key: &str) -> String {
+        let hex: String = Sha256::digest(full_key.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        format!("v1/{}/{}", &hex[..2], &hex[2..])
+    }
+
+    /// The entry's bytes; `None` when the store has none.
+    pub async fn get(&self, name: &str) -> Result<Option<Vec<u8>>, Failure> {
+        match self.op.read(name).await {
+            Ok(buffer) => Ok(Some(buffer.to_vec())),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Failure::of(&e)),
+        }
+    }
+
+    pub async fn put(&self, name: &str, bytes: Vec<u8>) -> Result<(), Failure> {
+        let mut written = self.op.write(name, bytes.clone()).await;
+        // Writers make an entry's folders as they go, many at once: two that make the same
+        // folder together can fail where one alone succeeds (WebDAV's MKCOL). Once more then
+        // finds the folder made.
+        if written.as_ref().is_err_and(opendal::Error::is_temporary) {
+            written = self.op.write(name, bytes).await;
+        }
+        match written {
+            Ok(_) => Ok(()),
+            // Another machine wrote the same entry first (GitHub Actions' cache keeps the first).
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::AlreadyExists | ErrorKind::ConditionNotMatch
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(Failure::of(&e)),
+        }
+    }
+
+    /// Whether the store answers: a read of an entry no one writes (absent is an answer).
+    pub async fn probe(&self) -> Result<(), Failure> {
+        self.reachable().await?;
+        self.get("v1/probe").await.map(|_| ())
+    }
+
+    /// For Redis, whether anything listens: its client retries a refused connection with
+    /// backoff until the run's budget is gone, where one connect says at once what is wrong.
+    /// Other stores say it in their first answer.
+    pub async fn reachable(&self) -> Result<(), Failure> {
+        let StoreUrl::Redis { host, port, .. } = &self.url else {
+            return Ok(());
+        };
+        tokio::net::TcpStream::connect((host.as_str(), *port))
+            .await
+            .map(drop)
+            .map_err(|e| Failure::Broken(format!("not reachable: {e}")))
+    }
+}
