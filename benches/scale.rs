@@ -15,14 +15,17 @@
 //! (c) `qgates check --scope project --no-cache` with one quick gate (`ruff_lint`) over every
 //!     file, against the raw `ruff check .` of the repository and `ruff check` given the same
 //!     files as arguments, as the gate is (reported, no target).
+//! (d), (e) The shared cache on a fresh clone, and 4 shards: `scale/ci.rs`.
 //!
-//! `QGATES_BENCH_RUNS=N` (default 5; (a) takes 10 N saves a side), `QGATES_BENCH_ONLY=abc`,
+//! `QGATES_BENCH_RUNS=N` (default 5; (a) takes 10 N saves a side), `QGATES_BENCH_ONLY=abcde`,
 //! `QGATES_BENCH_SCALE_REPO=<folder>` keeps the generated repository (reused when present).
 
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
 #[path = "common/big_repo.rs"]
 mod big_repo;
+#[path = "scale/ci.rs"]
+mod ci;
 #[path = "../tests/common/mod.rs"]
 mod common;
 #[path = "common/process.rs"]
@@ -46,7 +49,7 @@ const SPACING: Duration = Duration::from_millis(150);
 fn main() -> Result<(), big_repo::Error> {
     let tools = Tools::find();
     let runs = runs_from_env(5);
-    let only = parts_from_env("abc");
+    let only = parts_from_env("abcde");
     let tmp = tempfile::tempdir()?;
     let started = Instant::now();
     let (big, _) = big_repo::at(
@@ -68,6 +71,12 @@ fn main() -> Result<(), big_repo::Error> {
     }
     if only.contains('c') {
         results.push_str(&project_check(&tools, &big, runs)?);
+    }
+    if only.contains('d') {
+        results.push_str(&ci::remote_cache(&tools, &big, tmp.path(), runs)?);
+    }
+    if only.contains('e') {
+        results.push_str(&ci::shards(&tools, &big, runs.div_ceil(2))?);
     }
     println!("\n== Results ==\n{results}");
     Ok(())

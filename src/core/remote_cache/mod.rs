@@ -234,7 +234,11 @@ impl Session {
         let found = found.load(Ordering::Relaxed);
         match outcome {
             Ok(Ok(pending)) => {
-                tracing::debug!("shared cache {}: {found} of {asked} found", self.shown);
+                tracing::debug!(
+                    "shared cache {}: {found} of {asked} found in {} ms",
+                    self.shown,
+                    started.elapsed().as_millis()
+                );
                 self.pending.extend(pending);
             }
             Ok(Err(failure)) => self.fail(&format!("could not be read: {failure}")),
