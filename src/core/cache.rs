@@ -24,8 +24,10 @@ use crate::core::violation::Violation;
 /// The "file" a gate without file arguments keeps its one result under: no file has this name.
 pub const WHOLE_WORKSPACE: &str = "";
 
-/// At most this many (gate, file) results are kept; the least recently used go first.
-pub const MAX_ENTRIES: usize = 50_000;
+/// At most this many (gate, file) results are kept; the least recently used go first. A
+/// monorepo's whole project, 100 000 files under a few gates, fits; the file is then some tens
+/// of megabytes. The bound also applies to the remembered file identities.
+pub const MAX_ENTRIES: usize = 500_000;
 
 /// Program identities kept; more means programs came and went (many `.venv`s over time).
 const MAX_TOOLS: usize = 1_000;
@@ -336,6 +338,27 @@ mod tests {
         let left: Vec<&String> = e.gates["g"].keys().collect();
         assert_eq!(left.len(), 4);
         assert!(e.gates["g"].contains_key("f9"));
+    }
+
+    #[test]
+    fn a_monorepo_s_results_and_file_identities_outlive_a_save() {
+        // 100 000 files under one gate: every result and identity is there after a reload (the
+        // bound once dropped all identities on every save past 50 000 files).
+        let tmp = tempfile::tempdir().unwrap();
+        let stamp = Stamp::of(&std::fs::metadata(tmp.path()).unwrap());
+        let c = ResultCache::load(tmp.path());
+        for i in 0..100_000 {
+            let file = format!("d/f{i}.py");
+            c.put("lint", &file, format!("k{i}"), vec![]);
+            c.remember_hash(&file, stamp, &format!("h{i}"));
+        }
+        c.save();
+        let c = ResultCache::load(tmp.path());
+        for i in [0, 49_999, 50_000, 99_999] {
+            let file = format!("d/f{i}.py");
+            assert_eq!(c.get("lint", &file, &format!("k{i}")), Some(vec![]));
+            assert_eq!(c.known_hash(&file, &stamp), Some(format!("h{i}")));
+        }
     }
 
     #[test]

@@ -77,7 +77,7 @@ pub fn identify(program: &Path) -> Option<ToolId> {
         hasher.update(b"\n");
     }
     Some(ToolId {
-        id: hex(&hasher.finalize()),
+        id: hex::encode(hasher.finalize()),
         inputs,
     })
 }
@@ -176,10 +176,6 @@ fn node_package(program: &Path, extra: &mut Vec<String>, inputs: &mut Vec<(PathB
     let field = |k: &str| json[k].as_str().unwrap_or("").to_string();
     extra.push(format!("node {}@{}", field("name"), field("version")));
     inputs.push((manifest, stamp));
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

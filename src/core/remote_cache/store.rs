@@ -2,7 +2,6 @@
 //! environment only, and entries named by a hash of their key.
 
 use opendal::{ErrorKind, Operator, services};
-use sha2::{Digest, Sha256};
 
 use super::url::StoreUrl;
 
@@ -183,10 +182,7 @@ impl Store {
     /// NULs), under a versioned folder, fanned out over 256 subfolders so no folder of a file
     /// or WebDAV store grows past a few thousand entries.
     pub fn name_of(full_key: &str) -> String {
-        let hex: String = Sha256::digest(full_key.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let hex = crate::core::cache_keys::sha256_hex(full_key.as_bytes());
         format!("v1/{}/{}", &hex[..2], &hex[2..])
     }
 

@@ -209,7 +209,7 @@ impl Command {
 }
 
 fn hash_of(value: &impl Serialize) -> String {
-    hex(&Sha256::digest(
+    hex::encode(Sha256::digest(
         serde_json::to_vec(value).unwrap_or_default(),
     ))
 }
@@ -333,10 +333,6 @@ fn shell_words(argv: &[String]) -> String {
         .join(" ")
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Content hashes of the files manifests cover, reused while a file keeps its `Stamp` (checked
 /// before every run, so an unchanged script is not read again).
 #[derive(Default)]
@@ -382,7 +378,7 @@ impl FileHashes {
         {
             return Some(h.clone());
         }
-        let hash = hex(&Sha256::digest(std::fs::read(path).ok()?));
+        let hash = hex::encode(Sha256::digest(std::fs::read(path).ok()?));
         if stamp.trustworthy(reference) {
             lock(&self.known).insert(path.to_path_buf(), (stamp, hash.clone()));
         }
