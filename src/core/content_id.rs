@@ -70,9 +70,10 @@ impl IndexIds {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
+    /// `git` in `dir` with a fixed author, asserting it succeeds (shared by the engine's unit tests).
     pub(crate) fn git(dir: &Path, args: &[&str]) {
         let ok = std::process::Command::new("git")
             .args(args)
