@@ -12,7 +12,6 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -33,16 +32,8 @@ const WRAPPER: &str =
 
 /// A clone of `origin` at `dir`, with the shared configuration.
 fn clone(origin: &Path, dir: &Path) -> Result<(), big_repo::Error> {
-    let out = Command::new("git")
-        .args(["clone", "-q"])
-        .arg(origin)
-        .arg(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()?;
-    if !out.status.success() {
-        return Err(format!("git clone: {}", String::from_utf8_lossy(&out.stderr)).into());
-    }
+    let dir_arg = dir.to_str().ok_or("a temporary folder that is not UTF-8")?;
+    big_repo::git(origin, &["clone", "-q", ".", dir_arg])?;
     let config = std::fs::read_to_string(dir.join("quality.yaml"))?;
     std::fs::write(dir.join("quality.yaml"), format!("{config}{CACHE}"))?;
     Ok(())
