@@ -124,12 +124,10 @@ async fn run_scope(
     let selected = select_gates(config, request.gates.as_deref())?;
     add_files(&request.root, &request.also, &mut scope.files);
     // A file deleted since the scope was read (a branch switch, a formatter, the user) is not
-    // handed to a tool that would fail on it; the report says so. A project scope's files were
-    // found by the walk a moment ago: a stat each would add a third of a warm run's time.
+    // handed to a tool that would fail on it; the report says so. Project scopes too: the
+    // language server reuses the walk of a folder outside git from an earlier run.
     let before = scope.files.len();
-    if scope.mode != "project" {
-        scope.files.retain(|f| request.root.join(f).is_file());
-    }
+    scope.files.retain(|f| request.root.join(f).is_file());
     let vanished = before - scope.files.len();
     if vanished > 0 {
         let note = format!(
