@@ -271,21 +271,42 @@ fn one_warning_naming(report: &Value, store: &str) -> String {
     w[0].clone()
 }
 
+/// A read-only token: a WebDAV server that refuses writes, and a Redis user whose ACL allows
+/// reading only (given by the user and password variables).
 #[test]
 fn a_store_that_refuses_writes_gives_one_warning_not_an_error() {
-    let dav = WebDav::start_read_only();
     let origin = origin(&format!("gates:\n{RUFF}"));
     let expected = exit_code_without_a_store(origin.path());
-    let (code, report) =
-        Machine::clone_of(origin.path()).check(&[("QGATES_REMOTE_CACHE", &dav.url())]);
-    assert_eq!(code, expected, "{report}");
-    let warning = one_warning_naming(&report, &dav.url());
-    assert!(warning.contains("permission denied"), "{warning}");
-    assert!(
-        warning.contains("QGATES_REMOTE_CACHE_READ_ONLY"),
-        "{warning}"
-    );
+    let dav = WebDav::start_read_only();
+    let redis = Redis::start();
+    let acl = [
+        "ACL", "SETUSER", "reader", "on", ">secret", "~*", "+@read", "+select", "+client", "+ping",
+    ];
+    assert_eq!(redis.cli(&acl), "OK");
+    let redis_url = redis.url();
+    let cases: [(&str, Vec<(&str, &str)>); 2] = [
+        (&dav.url(), vec![]),
+        (
+            &redis_url,
+            vec![
+                ("QGATES_REMOTE_CACHE_USER", "reader"),
+                ("QGATES_REMOTE_CACHE_PASSWORD", "secret"),
+            ],
+        ),
+    ];
+    for (url, mut env) in cases {
+        env.push(("QGATES_REMOTE_CACHE", url));
+        let (code, report) = Machine::clone_of(origin.path()).check(&env);
+        assert_eq!(code, expected, "{report}");
+        let warning = one_warning_naming(&report, url);
+        assert!(warning.contains("permission denied"), "{warning}");
+        assert!(
+            warning.contains("QGATES_REMOTE_CACHE_READ_ONLY"),
+            "{warning}"
+        );
+    }
     assert_eq!(files_in(&dav.dir.path().join("share")), 0);
+    assert_eq!(redis.keys(), Vec::<String>::new());
 }
 
 #[test]

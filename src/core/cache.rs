@@ -138,6 +138,7 @@ impl ResultCache {
         if !self.dirty.swap(false, std::sync::atomic::Ordering::Relaxed) {
             return;
         }
+        let started = std::time::Instant::now();
         let Ok(mut entries) = self.entries.lock() else {
             return;
         };
@@ -151,6 +152,11 @@ impl ResultCache {
         }
         if let Ok(bytes) = serde_json::to_vec(&*entries) {
             let _ = crate::core::safe_fs::write_atomic(path, &bytes, 0o644);
+            tracing::debug!(
+                "local cache: {} kB saved in {} ms",
+                bytes.len() / 1000,
+                started.elapsed().as_millis()
+            );
         }
     }
 

@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
@@ -31,8 +31,11 @@ pub struct KeyMaker<'a> {
     root: &'a Path,
     config: &'a Config,
     file_hashes: Mutex<HashMap<String, Option<String>>>,
-    /// Per gate: the identity of the program it runs.
-    tools: Mutex<HashMap<String, String>>,
+    /// Each file's stat, taken once a run: the engine's check that a file is still there and
+    /// its key's stamp and index match share it (a stat is most of a cached file's cost).
+    stats: Mutex<HashMap<String, Option<std::fs::Metadata>>>,
+    /// Per gate: what its keys hold beside the file's content (`GateParts`).
+    gates: Mutex<HashMap<String, Arc<GateParts>>>,
     workspace: OnceLock<String>,
     /// The repository's index, read the first time a file's identity is not known by stamp.
     index: OnceLock<IndexIds>,
@@ -48,7 +51,8 @@ impl<'a> KeyMaker<'a> {
             root,
             config,
             file_hashes: Mutex::new(HashMap::new()),
-            tools: Mutex::new(HashMap::new()),
+            stats: Mutex::new(HashMap::new()),
+            gates: Mutex::new(HashMap::new()),
             workspace: OnceLock::new(),
             index: OnceLock::new(),
             stamps: None,
@@ -81,6 +85,25 @@ impl<'a> KeyMaker<'a> {
         } else {
             String::new()
         };
+        let parts = self.gate_parts(gate);
+        let mut hasher = Sha256::new();
+        hasher.update(&parts.before);
+        hasher.update(&content);
+        hasher.update(&parts.after);
+        Some(hex::encode(hasher.finalize()))
+    }
+
+    /// A gate's key text around the file's content, the same for all its files: made once a
+    /// run, as the key is asked for every file of the project.
+    fn gate_parts(&self, gate: &Gate) -> Arc<GateParts> {
+        if let Some(known) = self
+            .gates
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&gate.id).cloned())
+        {
+            return known;
+        }
         let inputs: Vec<String> = gate
             .cache_inputs
             .iter()
@@ -94,29 +117,22 @@ impl<'a> KeyMaker<'a> {
             ""
         };
         let tool = self.tool_fingerprint(gate);
-        let text = format!(
-            "qgates key 3\0{}\0{content}\0{}\0{workspace}\0{tool}",
-            gate.definition_hash,
-            inputs.join(",")
-        );
-        Some(sha256_hex(text.as_bytes()))
+        let parts = Arc::new(GateParts {
+            before: format!("qgates key 3\0{}\0", gate.definition_hash),
+            after: format!("\0{}\0{workspace}\0{tool}", inputs.join(",")),
+        });
+        if let Ok(mut m) = self.gates.lock() {
+            m.insert(gate.id.clone(), parts.clone());
+        }
+        parts
     }
 
     /// The program the gate would run, by content (see `tool_id`): another version of the tool
     /// gives other keys, the same tool elsewhere the same ones. Remembered in the local cache
     /// while the stamps of what it read hold.
     fn tool_fingerprint(&self, gate: &Gate) -> String {
-        if let Some(known) = self
-            .tools
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&gate.id).cloned())
-        {
-            return known;
-        }
         let cwd = gate.cwd_in(self.root);
-        let print = gate
-            .command
+        gate.command
             .first()
             .and_then(|name| resolve_program(name, self.root, &cwd).ok())
             .and_then(|path| {
@@ -132,11 +148,7 @@ impl<'a> KeyMaker<'a> {
                 }
                 Some(id.id)
             })
-            .unwrap_or_default();
-        if let Ok(mut m) = self.tools.lock() {
-            m.insert(gate.id.clone(), print.clone());
-        }
-        print
+            .unwrap_or_default()
     }
 
     /// The content identity of a file (see `content_id`), once per run.
@@ -153,11 +165,57 @@ impl<'a> KeyMaker<'a> {
         h
     }
 
+    /// Whether `rel` is a file (or a link to one) now; its stat is kept for its key.
+    pub fn is_file(&self, rel: &str) -> bool {
+        self.stat(rel).is_some()
+    }
+
+    /// Takes the stat of every file in `files` and, where `identify` says so, its content
+    /// identity, on as many threads as there are cores: each is a path lookup in the kernel
+    /// (and an index lookup or a read), and a monorepo has a hundred thousand files.
+    pub fn prepare(&self, files: &[String], identify: &(dyn Fn(&str) -> bool + Sync)) {
+        let one = |part: &[String]| {
+            for rel in part {
+                if identify(rel) {
+                    self.file_hash(rel);
+                } else {
+                    self.stat(rel);
+                }
+            }
+        };
+        // A thread is worth its start from a thousand files on (a save has a few).
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let chunk = files.len().div_ceil(threads).max(1024);
+        if files.len() <= chunk {
+            return one(files);
+        }
+        std::thread::scope(|s| {
+            for part in files.chunks(chunk) {
+                s.spawn(move || one(part));
+            }
+        });
+    }
+
+    fn stat(&self, rel: &str) -> Option<std::fs::Metadata> {
+        if let Ok(map) = self.stats.lock()
+            && let Some(known) = map.get(rel)
+        {
+            return known.clone();
+        }
+        let meta = std::fs::metadata(self.root.join(rel))
+            .ok()
+            .filter(|m| m.is_file());
+        if let Ok(mut map) = self.stats.lock() {
+            map.insert(rel.to_string(), meta.clone());
+        }
+        meta
+    }
+
     /// The recorded identity while the file's stamp holds, else the index's while the file is
     /// as git recorded it, else its bytes hashed as git would.
     fn content_hash(&self, rel: &str) -> Option<String> {
+        let meta = self.stat(rel)?;
         let path = self.root.join(rel);
-        let meta = std::fs::metadata(&path).ok().filter(|m| m.is_file())?;
         let stamp = Stamp::of(&meta);
         if let Some(known) = self.stamps.and_then(|c| c.known_hash(rel, &stamp)) {
             return Some(known);
@@ -165,7 +223,7 @@ impl<'a> KeyMaker<'a> {
         let id = self
             .index
             .get_or_init(|| IndexIds::open(self.root))
-            .blob_id(rel, &path)
+            .blob_id(rel, &meta)
             .or_else(|| std::fs::read(&path).ok().and_then(|b| blob_id(&b)))?;
         if let Some(cache) = self.stamps
             && stamp.trustworthy(self.reference)
@@ -186,6 +244,13 @@ impl<'a> KeyMaker<'a> {
         }
         sha256_hex(acc.as_bytes())
     }
+}
+
+/// The key text of `qgates key 3` is `before`, the file's content identity, then `after`.
+#[derive(Debug)]
+struct GateParts {
+    before: String,
+    after: String,
 }
 
 /// Lower-case hex of the SHA-256 of `bytes`.
@@ -209,6 +274,48 @@ mod tests {
         std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
         let config = crate::core::config::load_for_workspace(root, None).unwrap();
         (tmp, config)
+    }
+
+    /// Prepared on several threads (past a thousand files) as one at a time: each file's stat
+    /// and identity, a vanished file known as such.
+    #[test]
+    fn files_prepared_together_are_known_as_one_by_one() {
+        let (tmp, config) = workspace_with_a_py();
+        let root = tmp.path();
+        let mut files: Vec<String> = (0..2500).map(|i| format!("m{i}.py")).collect();
+        for (i, f) in files.iter().enumerate() {
+            std::fs::write(root.join(f), format!("x = {i}\n")).unwrap();
+        }
+        files.push("gone.py".to_string());
+        let keys = KeyMaker::new(root, &config);
+        keys.prepare(&files, &|f| !f.starts_with("m1"));
+        assert!(!keys.is_file("gone.py"));
+        for (i, f) in files.iter().take(2500).enumerate() {
+            assert!(keys.is_file(f), "{f}");
+            let expected = blob_id(format!("x = {i}\n").as_bytes());
+            assert_eq!(keys.file_hash(f), expected, "{f}");
+        }
+    }
+
+    /// Keys are shared between machines and versions: their text is fixed (`qgates key 3`).
+    #[test]
+    fn a_key_is_the_hash_of_its_documented_text() {
+        let (tmp, config) = workspace_with_a_py();
+        let root = tmp.path();
+        let gate = config.gate("ruff_lint").unwrap();
+        let keys = KeyMaker::new(root, &config);
+        let content = blob_id(b"x = 1\n").unwrap();
+        let tool = keys.tool_fingerprint(gate);
+        let text = format!(
+            "qgates key 3\0{}\0{content}\0{}\0\0{tool}",
+            gate.definition_hash,
+            gate.cache_inputs
+                .iter()
+                .map(|_| "-")
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        assert_eq!(keys.key(gate, "a.py"), Some(sha256_hex(text.as_bytes())));
     }
 
     #[test]

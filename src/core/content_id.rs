@@ -15,6 +15,7 @@ use std::path::Path;
 use gix::index::entry::{Flags, Mode, Stat, stat};
 
 use crate::core::git_changes::Repo;
+use crate::core::platform;
 
 /// The blob id of `bytes`, as git computes it (lower-case hex).
 pub fn blob_id(bytes: &[u8]) -> Option<String> {
@@ -47,9 +48,9 @@ impl IndexIds {
         IndexIds { index, prefix }
     }
 
-    /// The index's id of `rel` (relative to the workspace root, POSIX) when the file at `path` is
-    /// as the index recorded it; `None` when it must be read.
-    pub fn blob_id(&self, rel: &str, path: &Path) -> Option<String> {
+    /// The index's id of `rel` (relative to the workspace root, POSIX) when the file, whose
+    /// stat the caller took (`meta`), is as the index recorded it; `None` when it must be read.
+    pub fn blob_id(&self, rel: &str, meta: &std::fs::Metadata) -> Option<String> {
         let index = self.index.as_ref()?;
         let name = format!("{}{rel}", self.prefix);
         let entry = index.entry_by_path(name.as_str().into())?;
@@ -59,13 +60,33 @@ impl IndexIds {
         {
             return None;
         }
-        let meta = gix::index::fs::Metadata::from_path_no_follow(path).ok()?;
         if !meta.is_file() {
             return None;
         }
-        let now = Stat::from_fs(&meta).ok()?;
+        let now = stat_of(meta);
         (entry.stat.matches(&now, STRICT) && !entry.stat.is_racy(index.timestamp(), STRICT))
             .then(|| entry.id.to_string())
+    }
+}
+
+/// The index's view of a stat, as `Stat::from_fs` makes it (times, inode and size truncated to
+/// 32 bits as git does), from the stat the caller already has rather than a second one. The
+/// device is left out: it is not compared (`STRICT.use_stdev`).
+fn stat_of(meta: &std::fs::Metadata) -> Stat {
+    let (mtime, mtime_ns, ctime, ctime_ns, inode) = platform::file_identity(meta);
+    let (uid, gid) = platform::owner_ids(meta);
+    let time = |secs: i64, nsecs: i64| stat::Time {
+        secs: secs as u32,
+        nsecs: nsecs as u32,
+    };
+    Stat {
+        mtime: time(mtime, mtime_ns),
+        ctime: time(ctime, ctime_ns),
+        dev: 0,
+        ino: inode as u32,
+        uid,
+        gid,
+        size: meta.len() as u32,
     }
 }
 
@@ -86,6 +107,21 @@ pub(crate) mod tests {
             .unwrap()
             .success();
         assert!(ok, "git {args:?}");
+    }
+
+    fn meta(path: &Path) -> std::fs::Metadata {
+        std::fs::metadata(path).unwrap()
+    }
+
+    /// The stat made from the caller's is the one gix makes itself: an entry it wrote matches.
+    #[test]
+    fn the_stat_made_here_is_gixs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("a.py");
+        std::fs::write(&path, "x = 1\n").unwrap();
+        let theirs =
+            Stat::from_fs(&gix::index::fs::Metadata::from_path_no_follow(&path).unwrap()).unwrap();
+        assert_eq!(stat_of(&meta(&path)), Stat { dev: 0, ..theirs });
     }
 
     #[test]
@@ -116,14 +152,18 @@ pub(crate) mod tests {
         let expected = blob_id(b"x = 1\n");
         // Seen from the repository's root and from a workspace in its subfolder.
         let ids = IndexIds::open(root);
-        assert_eq!(ids.blob_id("sub/a.py", &root.join("sub/a.py")), expected);
+        assert_eq!(
+            ids.blob_id("sub/a.py", &meta(&root.join("sub/a.py"))),
+            expected
+        );
         let sub = IndexIds::open(&root.join("sub"));
-        assert_eq!(sub.blob_id("a.py", &root.join("sub/a.py")), expected);
-        assert_eq!(ids.blob_id("sub/b.py", &root.join("sub/b.py")), None);
+        assert_eq!(sub.blob_id("a.py", &meta(&root.join("sub/a.py"))), expected);
+        // A name the index does not hold, whatever its stat.
+        assert_eq!(ids.blob_id("sub/b.py", &meta(&root.join("sub/a.py"))), None);
         // A same-size rewrite changes the stat: the file must be read.
         std::fs::write(root.join("sub/a.py"), "x = 2\n").unwrap();
         assert_eq!(
-            IndexIds::open(root).blob_id("sub/a.py", &root.join("sub/a.py")),
+            IndexIds::open(root).blob_id("sub/a.py", &meta(&root.join("sub/a.py"))),
             None
         );
     }
@@ -144,7 +184,7 @@ pub(crate) mod tests {
         file.set_modified(future).unwrap();
         git(root, &["add", "a.py"]);
         assert_eq!(
-            IndexIds::open(root).blob_id("a.py", &root.join("a.py")),
+            IndexIds::open(root).blob_id("a.py", &meta(&root.join("a.py"))),
             None
         );
     }
@@ -154,6 +194,6 @@ pub(crate) mod tests {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("a.py"), "x = 1\n").unwrap();
         let ids = IndexIds::open(tmp.path());
-        assert_eq!(ids.blob_id("a.py", &tmp.path().join("a.py")), None);
+        assert_eq!(ids.blob_id("a.py", &meta(&tmp.path().join("a.py"))), None);
     }
 }

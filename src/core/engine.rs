@@ -101,6 +101,12 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
     let scope = tokio::task::spawn_blocking(move || resolve(&root, &cfg, &req))
         .await
         .expect("resolving the scope panicked")?;
+    tracing::debug!(
+        "scope {}: {} files in {} ms",
+        scope.mode,
+        scope.files.len(),
+        started.elapsed().as_millis()
+    );
     run_scope(config, request, scope, started).await
 }
 
@@ -123,11 +129,25 @@ async fn run_scope(
 ) -> Result<Report, RunError> {
     let selected = select_gates(config, request.gates.as_deref())?;
     add_files(&request.root, &request.also, &mut scope.files);
+    let keys = KeyMaker::new(&request.root, config).with_stamps(request.cache.as_deref());
     // A file deleted since the scope was read (a branch switch, a formatter, the user) is not
     // handed to a tool that would fail on it; the report says so. Project scopes too: the
-    // language server reuses the walk of a folder outside git from an earlier run.
+    // language server reuses the walk of a folder outside git from an earlier run. The stat
+    // is kept for the file's key.
     let before = scope.files.len();
-    scope.files.retain(|f| request.root.join(f).is_file());
+    let cached: Vec<&Gate> = selected
+        .iter()
+        .filter(|g| request.cache.is_some() && g.pass_files && KeyMaker::caches(g))
+        .copied()
+        .collect();
+    let t = Instant::now();
+    keys.prepare(&scope.files, &|f| cached.iter().any(|g| g.applies_to(f)));
+    tracing::debug!(
+        "{} files' stats and identities in {} ms",
+        scope.files.len(),
+        t.elapsed().as_millis()
+    );
+    scope.files.retain(|f| keys.is_file(f));
     let vanished = before - scope.files.len();
     if vanished > 0 {
         let note = format!(
@@ -147,7 +167,6 @@ async fn run_scope(
     // end, for its report only.
     let mut run_dir: Option<Arc<RunDir>> = None;
     let root: Arc<Path> = Arc::from(request.root.as_path());
-    let keys = KeyMaker::new(&request.root, config).with_stamps(request.cache.as_deref());
     let mut results: Vec<Option<GateResult>> = vec![None; selected.len()];
     let mut checked = std::collections::HashSet::new();
     let mut planned = Vec::new();

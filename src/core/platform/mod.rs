@@ -123,6 +123,13 @@ pub fn file_identity(meta: &Metadata) -> (i64, i64, i64, i64, u64) {
     imp::file_identity(meta)
 }
 
+/// The user and the group that own a file, as git's index records them (a tracked file whose
+/// owners changed is read again). Windows: none; git records 0 for both, so `(0, 0)`. macOS:
+/// the same fields.
+pub fn owner_ids(meta: &Metadata) -> (u32, u32) {
+    imp::owner_ids(meta)
+}
+
 // ---- Processes: groups, reaping, exit signals ----
 
 /// Makes the command's process lead a new process group (`setpgid(0, 0)` in the child), so

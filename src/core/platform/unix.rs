@@ -87,6 +87,10 @@ pub fn file_identity(meta: &Metadata) -> (i64, i64, i64, i64, u64) {
     )
 }
 
+pub fn owner_ids(meta: &Metadata) -> (u32, u32) {
+    (meta.uid(), meta.gid())
+}
+
 pub fn lead_new_process_group(cmd: &mut Command) -> &mut Command {
     cmd.process_group(0)
 }

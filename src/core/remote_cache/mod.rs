@@ -16,6 +16,7 @@
 //! and the fresh result replaces it.
 
 mod codec;
+mod redis_store;
 mod store;
 mod url;
 
@@ -36,9 +37,6 @@ use crate::core::config::{CacheSettings, Gate};
 pub const URL_VAR: &str = "QGATES_REMOTE_CACHE";
 /// `1` (or `true`, `yes`): read the shared cache, never write it.
 pub const READ_ONLY_VAR: &str = "QGATES_REMOTE_CACHE_READ_ONLY";
-
-/// Requests in flight at once: enough to hide a store's latency, few enough not to flood it.
-pub(crate) const CONCURRENCY: usize = 32;
 
 /// After a failure a long-lived process (the language server) leaves the store alone this
 /// long, so a store that is down costs one budget per minute, not one per save.
@@ -225,10 +223,7 @@ impl Session {
         tracing::debug!("shared cache {}: asking for {asked} entries", self.shown);
         let found = Arc::new(AtomicUsize::new(0));
         let started = Instant::now();
-        let reads = async {
-            store.reachable().await?;
-            read_all(store, misses, self.cache.clone(), found.clone()).await
-        };
+        let reads = read_all(store, misses, self.cache.clone(), found.clone());
         let outcome = tokio::time::timeout(self.remaining(), reads).await;
         self.spent += started.elapsed();
         let found = found.load(Ordering::Relaxed);
@@ -272,10 +267,7 @@ impl Session {
         let total = entries.len();
         let written = Arc::new(AtomicUsize::new(0));
         let started = Instant::now();
-        let writes = async {
-            store.reachable().await?;
-            write_all(store, entries, self.cache.clone(), written.clone()).await
-        };
+        let writes = write_all(store, entries, self.cache.clone(), written.clone());
         let outcome = tokio::time::timeout(self.remaining(), writes).await;
         self.spent += started.elapsed();
         let written = written.load(Ordering::Relaxed);
@@ -327,77 +319,91 @@ impl Session {
     }
 }
 
-/// Reads every entry, `CONCURRENCY` at a time; a believed entry goes into `cache`. Returns the
-/// keys to write after the run (absent or not believed); stops at the first failure.
+/// Reads every entry, in the store's batches, a few batches at a time; a believed entry goes
+/// into `cache`. Returns the keys to write after the run (absent or not believed); stops at the
+/// first failure.
 async fn read_all(
     store: Store,
     wanted: Vec<Wanted>,
     cache: Arc<ResultCache>,
     found: Arc<AtomicUsize>,
 ) -> Result<Vec<Wanted>, Failure> {
+    let (batch, in_flight) = store.batching();
     let mut pending = Vec::new();
     let mut tasks = JoinSet::new();
-    let mut queue = wanted.into_iter();
+    let mut queue = wanted.into_iter().peekable();
     loop {
-        while tasks.len() < CONCURRENCY
-            && let Some(w) = queue.next()
-        {
+        while tasks.len() < in_flight && queue.peek().is_some() {
+            let chunk: Vec<Wanted> = queue.by_ref().take(batch).collect();
             let (store, cache, found) = (store.clone(), cache.clone(), found.clone());
             tasks.spawn(async move {
-                let key = w.full_key();
-                let bytes = store.get(&Store::name_of(&key)).await?;
-                let Some(bytes) = bytes else {
-                    return Ok(Some(w));
-                };
-                match decode(&key, &bytes) {
-                    Ok(violations) => {
-                        cache.put_shared(&w.gate, &w.file, w.key.clone(), violations);
-                        found.fetch_add(1, Ordering::Relaxed);
-                        Ok(None)
-                    }
-                    Err(why) => {
-                        tracing::debug!(
-                            "shared cache {}: the entry of {} for `{}` is not believed: {why}",
-                            store.url,
-                            w.gate,
-                            w.file
-                        );
-                        Ok(Some(w))
+                let keys: Vec<String> = chunk.iter().map(Wanted::full_key).collect();
+                let names: Vec<String> = keys.iter().map(|k| Store::name_of(k)).collect();
+                let values = store.get_many(&names).await?;
+                let mut absent = Vec::new();
+                for ((w, key), bytes) in chunk.into_iter().zip(&keys).zip(values) {
+                    let Some(bytes) = bytes else {
+                        absent.push(w);
+                        continue;
+                    };
+                    match decode(key, &bytes) {
+                        Ok(violations) => {
+                            cache.put_shared(&w.gate, &w.file, w.key.clone(), violations);
+                            found.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(why) => {
+                            tracing::debug!(
+                                "shared cache {}: the entry of {} for `{}` is not believed: {why}",
+                                store.url,
+                                w.gate,
+                                w.file
+                            );
+                            absent.push(w);
+                        }
                     }
                 }
+                Ok::<_, Failure>(absent)
             });
         }
         let Some(done) = tasks.join_next().await else {
             return Ok(pending);
         };
         match done {
-            Ok(Ok(Some(w))) => pending.push(w),
-            Ok(Ok(None)) => {}
+            Ok(Ok(absent)) => pending.extend(absent),
             Ok(Err(failure)) => return Err(failure),
             Err(e) => return Err(Failure::Broken(format!("a read stopped: {e}"))),
         }
     }
 }
 
-/// Writes every entry, `CONCURRENCY` at a time, noting each written one in `cache`; stops at
-/// the first failure.
+/// Writes every entry, in the store's batches, a few batches at a time, noting each written
+/// one in `cache`; stops at the first failure.
 async fn write_all(
     store: Store,
     entries: Vec<(Wanted, Vec<u8>)>,
     cache: Arc<ResultCache>,
     written: Arc<AtomicUsize>,
 ) -> Result<(), Failure> {
+    let (batch, in_flight) = store.batching();
     let mut tasks = JoinSet::new();
-    let mut queue = entries.into_iter();
+    let mut queue = entries.into_iter().peekable();
     loop {
-        while tasks.len() < CONCURRENCY
-            && let Some((w, bytes)) = queue.next()
-        {
+        while tasks.len() < in_flight && queue.peek().is_some() {
+            let (chunk, named): (Vec<Wanted>, Vec<(String, Vec<u8>)>) = queue
+                .by_ref()
+                .take(batch)
+                .map(|(w, bytes)| {
+                    let name = Store::name_of(&w.full_key());
+                    (w, (name, bytes))
+                })
+                .unzip();
             let (store, cache, written) = (store.clone(), cache.clone(), written.clone());
             tasks.spawn(async move {
-                store.put(&Store::name_of(&w.full_key()), bytes).await?;
-                cache.mark_shared(&w.gate, &w.file, &w.key);
-                written.fetch_add(1, Ordering::Relaxed);
+                store.put_many(&named).await?;
+                for w in &chunk {
+                    cache.mark_shared(&w.gate, &w.file, &w.key);
+                }
+                written.fetch_add(chunk.len(), Ordering::Relaxed);
                 Ok::<(), Failure>(())
             });
         }

@@ -1,8 +1,12 @@
-//! A shared store opened through OpenDAL: one operator per URL form, credentials from the
-//! environment only, and entries named by a hash of their key.
+//! A shared store: Redis spoken to directly (`redis_store`), every other form through an
+//! OpenDAL operator; credentials from the environment only, and entries named by a hash of
+//! their key.
+
+use std::sync::Arc;
 
 use opendal::{ErrorKind, Operator, services};
 
+use super::redis_store::{self, RedisStore};
 use super::url::StoreUrl;
 
 /// The environment variables that hold the user and password of a Redis, WebDAV or HTTP store.
@@ -12,9 +16,19 @@ pub const PASSWORD_VAR: &str = "QGATES_REMOTE_CACHE_PASSWORD";
 /// An opened store. Opening connects to nothing: the first read does, within the run's budget.
 #[derive(Debug, Clone)]
 pub struct Store {
-    op: Operator,
+    backend: Backend,
     pub url: StoreUrl,
 }
+
+#[derive(Debug, Clone)]
+enum Backend {
+    Dal(Operator),
+    Redis(Arc<RedisStore>),
+}
+
+/// Requests an OpenDAL store has in flight at once: enough to hide its latency, few enough not
+/// to flood it.
+const DAL_IN_FLIGHT: usize = 32;
 
 /// What a read or write came to, beside success.
 #[derive(Debug)]
@@ -97,19 +111,12 @@ impl Store {
                 port,
                 db,
             } => {
-                let scheme = if *tls { "rediss" } else { "redis" };
-                // A connection for each request a run has in flight (OpenDAL's default is 10).
-                let mut b = services::Redis::default()
-                    .endpoint(&format!("{scheme}://{host}:{port}"))
-                    .db(*db)
-                    .connection_pool_max_size(super::CONCURRENCY);
-                if let Some(user) = env(USER_VAR) {
-                    b = b.username(&user);
-                }
-                if let Some(password) = env(PASSWORD_VAR) {
-                    b = b.password(&password);
-                }
-                Operator::new(b)
+                let store =
+                    RedisStore::open(*tls, host, *port, *db, env(USER_VAR), env(PASSWORD_VAR))?;
+                return Ok(Store {
+                    backend: Backend::Redis(Arc::new(store)),
+                    url: url.clone(),
+                });
             }
             StoreUrl::S3 {
                 bucket,
@@ -173,7 +180,7 @@ impl Store {
         };
         let op = op.map_err(|e| format!("cannot be opened ({})", short(&e)))?;
         Ok(Store {
-            op,
+            backend: Backend::Dal(op),
             url: url.clone(),
         })
     }
@@ -186,54 +193,73 @@ impl Store {
         format!("v1/{}/{}", &hex[..2], &hex[2..])
     }
 
-    /// The entry's bytes; `None` when the store has none.
-    pub async fn get(&self, name: &str) -> Result<Option<Vec<u8>>, Failure> {
-        match self.op.read(name).await {
-            Ok(buffer) => Ok(Some(buffer.to_vec())),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(Failure::of(&e)),
+    /// How many entries one request carries, and how many requests a run keeps in flight.
+    pub fn batching(&self) -> (usize, usize) {
+        match self.backend {
+            Backend::Dal(_) => (1, DAL_IN_FLIGHT),
+            Backend::Redis(_) => (redis_store::BATCH, redis_store::IN_FLIGHT),
         }
     }
 
-    pub async fn put(&self, name: &str, bytes: Vec<u8>) -> Result<(), Failure> {
-        let mut written = self.op.write(name, bytes.clone()).await;
-        // Writers make an entry's folders as they go, many at once: two that make the same
-        // folder together can fail where one alone succeeds (WebDAV's MKCOL). Once more then
-        // finds the folder made.
-        if written.as_ref().is_err_and(opendal::Error::is_temporary) {
-            written = self.op.write(name, bytes).await;
+    /// Each named entry's bytes, in order; `None` where the store has none.
+    pub async fn get_many(&self, names: &[String]) -> Result<Vec<Option<Vec<u8>>>, Failure> {
+        match &self.backend {
+            Backend::Redis(r) => r.get_many(names).await,
+            Backend::Dal(op) => {
+                let mut out = Vec::with_capacity(names.len());
+                for name in names {
+                    out.push(dal_get(op, name).await?);
+                }
+                Ok(out)
+            }
         }
-        match written {
-            Ok(_) => Ok(()),
-            // Another machine wrote the same entry first (GitHub Actions' cache keeps the first).
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::AlreadyExists | ErrorKind::ConditionNotMatch
-                ) =>
-            {
+    }
+
+    pub async fn put_many(&self, entries: &[(String, Vec<u8>)]) -> Result<(), Failure> {
+        match &self.backend {
+            Backend::Redis(r) => r.put_many(entries).await,
+            Backend::Dal(op) => {
+                for (name, bytes) in entries {
+                    dal_put(op, name, bytes.clone()).await?;
+                }
                 Ok(())
             }
-            Err(e) => Err(Failure::of(&e)),
         }
     }
 
     /// Whether the store answers: a read of an entry no one writes (absent is an answer).
     pub async fn probe(&self) -> Result<(), Failure> {
-        self.reachable().await?;
-        self.get("v1/probe").await.map(|_| ())
+        self.get_many(&["v1/probe".to_string()]).await.map(drop)
     }
+}
 
-    /// For Redis, whether anything listens: its client retries a refused connection with
-    /// backoff until the run's budget is gone, where one connect says at once what is wrong.
-    /// Other stores say it in their first answer.
-    pub async fn reachable(&self) -> Result<(), Failure> {
-        let StoreUrl::Redis { host, port, .. } = &self.url else {
-            return Ok(());
-        };
-        tokio::net::TcpStream::connect((host.as_str(), *port))
-            .await
-            .map(drop)
-            .map_err(|e| Failure::Broken(format!("not reachable: {e}")))
+async fn dal_get(op: &Operator, name: &str) -> Result<Option<Vec<u8>>, Failure> {
+    match op.read(name).await {
+        Ok(buffer) => Ok(Some(buffer.to_vec())),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Failure::of(&e)),
+    }
+}
+
+async fn dal_put(op: &Operator, name: &str, bytes: Vec<u8>) -> Result<(), Failure> {
+    let mut written = op.write(name, bytes.clone()).await;
+    // Writers make an entry's folders as they go, many at once: two that make the same
+    // folder together can fail where one alone succeeds (WebDAV's MKCOL). Once more then
+    // finds the folder made.
+    if written.as_ref().is_err_and(opendal::Error::is_temporary) {
+        written = op.write(name, bytes).await;
+    }
+    match written {
+        Ok(_) => Ok(()),
+        // Another machine wrote the same entry first (GitHub Actions' cache keeps the first).
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::AlreadyExists | ErrorKind::ConditionNotMatch
+            ) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(Failure::of(&e)),
     }
 }

@@ -1,0 +1,132 @@
+//! Redis, spoken to directly: entries are fetched with MGET and written with pipelined SETs,
+//! many to a round trip, over one multiplexed connection. (A pooled client that checks each
+//! connection before each request makes every entry two round trips: 50 000 entries then take
+//! seconds, past a run's budget.)
+
+use redis::aio::MultiplexedConnection;
+use redis::{ConnectionAddr, ErrorKind, IntoConnectionInfo, RedisError, ServerErrorKind};
+
+use super::store::Failure;
+
+/// Entries asked for, or written, in one command.
+pub(super) const BATCH: usize = 512;
+/// Commands in flight at once on the one connection.
+pub(super) const IN_FLIGHT: usize = 4;
+
+#[derive(Debug)]
+pub(super) struct RedisStore {
+    client: redis::Client,
+    /// Made by the first request, within the run's budget; dropped after a failure so the
+    /// next run connects again.
+    conn: tokio::sync::Mutex<Option<MultiplexedConnection>>,
+}
+
+impl RedisStore {
+    pub(super) fn open(
+        tls: bool,
+        host: &str,
+        port: u16,
+        db: i64,
+        user: Option<String>,
+        password: Option<String>,
+    ) -> Result<RedisStore, String> {
+        let addr = if tls {
+            ConnectionAddr::TcpTls {
+                host: host.to_string(),
+                port,
+                insecure: false,
+                tls_params: None,
+            }
+        } else {
+            ConnectionAddr::Tcp(host.to_string(), port)
+        };
+        let mut settings = redis::RedisConnectionInfo::default().set_db(db);
+        if let Some(user) = user {
+            settings = settings.set_username(user);
+        }
+        if let Some(password) = password {
+            settings = settings.set_password(password);
+        }
+        let info = addr
+            .into_connection_info()
+            .map(|info| info.set_redis_settings(settings))
+            .and_then(redis::Client::open)
+            .map_err(|e| format!("cannot be opened ({})", short(&e)))?;
+        Ok(RedisStore {
+            client: info,
+            conn: tokio::sync::Mutex::new(None),
+        })
+    }
+
+    async fn conn(&self) -> Result<MultiplexedConnection, Failure> {
+        let mut conn = self.conn.lock().await;
+        if let Some(c) = conn.as_ref() {
+            return Ok(c.clone());
+        }
+        // The run's budget bounds every wait; the client's own timeouts (half a second for an
+        // answer) would cut a large MGET short.
+        let config = redis::AsyncConnectionConfig::new()
+            .set_connection_timeout(None)
+            .set_response_timeout(None);
+        let made = self
+            .client
+            .get_multiplexed_async_connection_with_config(&config)
+            .await
+            .map_err(|e| match e.kind() {
+                ErrorKind::Io => Failure::Broken(format!("not reachable: {}", short(&e))),
+                _ => failure(&e),
+            })?;
+        *conn = Some(made.clone());
+        Ok(made)
+    }
+
+    /// Forgets the connection after a failure: it may be the connection that broke.
+    async fn forget(&self) {
+        *self.conn.lock().await = None;
+    }
+
+    pub(super) async fn get_many(&self, names: &[String]) -> Result<Vec<Option<Vec<u8>>>, Failure> {
+        let mut conn = self.conn().await?;
+        let answer = redis::cmd("MGET").arg(names).query_async(&mut conn).await;
+        match answer {
+            Ok(values) => Ok(values),
+            Err(e) => {
+                self.forget().await;
+                Err(failure(&e))
+            }
+        }
+    }
+
+    pub(super) async fn put_many(&self, entries: &[(String, Vec<u8>)]) -> Result<(), Failure> {
+        let mut conn = self.conn().await?;
+        let mut pipe = redis::pipe();
+        for (name, bytes) in entries {
+            pipe.set(name, bytes).ignore();
+        }
+        match pipe.query_async::<()>(&mut conn).await {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.forget().await;
+                Err(failure(&e))
+            }
+        }
+    }
+}
+
+fn failure(e: &RedisError) -> Failure {
+    tracing::debug!("shared cache: {e}");
+    match e.kind() {
+        // An ACL that allows reading only, or a replica.
+        ErrorKind::Server(ServerErrorKind::NoPerm | ServerErrorKind::ReadOnly) => {
+            Failure::Refused(format!("permission denied: {}", short(e)))
+        }
+        _ => Failure::Broken(short(e)),
+    }
+}
+
+/// One line, of a bounded length, for a report.
+fn short(e: &RedisError) -> String {
+    let text = e.to_string();
+    let line = text.lines().next().unwrap_or("").trim();
+    line.chars().take(160).collect()
+}
