@@ -47,13 +47,13 @@ impl RedisStore {
         if let Some(password) = password {
             settings = settings.set_password(password);
         }
-        let info = addr
+        let client = addr
             .into_connection_info()
             .map(|info| info.set_redis_settings(settings))
             .and_then(redis::Client::open)
             .map_err(|e| format!("cannot be opened ({})", short(&e)))?;
         Ok(RedisStore {
-            client: info,
+            client,
             conn: tokio::sync::Mutex::new(None),
         })
     }
