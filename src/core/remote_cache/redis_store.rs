@@ -130,3 +130,67 @@ fn short(e: &RedisError) -> String {
     let line = text.lines().next().unwrap_or("").trim();
     line.chars().take(160).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::process::{Child, Command, Stdio};
+
+    use super::*;
+
+    /// A redis-server, stopped when dropped (a failed assertion leaves none behind).
+    struct Server(Child);
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    /// Debian's redis-server on `port`, once it accepts connections.
+    fn serve(port: u16, dir: &Path) -> Server {
+        let server = Server(
+            Command::new("redis-server")
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                .args(["--save", "", "--appendonly", "no", "--dir"])
+                .arg(dir)
+                .stdout(Stdio::null())
+                .spawn()
+                .expect("redis-server is missing: run scripts/setup.sh"),
+        );
+        for _ in 0..1000 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return server;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("redis-server did not start on port {port}");
+    }
+
+    /// The language server keeps its store between runs: a Redis restarted under its
+    /// connection fails one request, and the next connects again.
+    #[tokio::test]
+    async fn a_restarted_store_is_connected_to_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let store = RedisStore::open(false, "127.0.0.1", port, 0, None, None).unwrap();
+        let entry = [("k".to_string(), b"v".to_vec())];
+        let names = ["k".to_string()];
+        let server = serve(port, dir.path());
+        store.put_many(&entry).await.unwrap();
+        assert_eq!(store.get_many(&names).await.unwrap(), [Some(b"v".to_vec())]);
+        drop(server);
+        assert!(store.get_many(&names).await.is_err());
+        // Restarted empty (it saves nothing): an answer, from a new connection (the old one
+        // is broken).
+        let _server = serve(port, dir.path());
+        let again =
+            tokio::time::timeout(std::time::Duration::from_secs(10), store.get_many(&names));
+        assert_eq!(again.await.expect("an answer").unwrap(), [None]);
+    }
+}
