@@ -183,12 +183,14 @@ impl<'a> KeyMaker<'a> {
                 }
             }
         };
-        // A thread is worth its start from a thousand files on (a save has a few).
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let chunk = files.len().div_ceil(threads).max(1024);
-        if files.len() <= chunk {
+        // A thread is worth its start from a thousand files on; a save has a few, and does not
+        // ask for the core count either (on Linux that reads the cgroup's files).
+        const SMALL: usize = 1024;
+        if files.len() <= SMALL {
             return one(files);
         }
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let chunk = files.len().div_ceil(threads).max(SMALL);
         std::thread::scope(|s| {
             for part in files.chunks(chunk) {
                 s.spawn(move || one(part));
