@@ -2,30 +2,30 @@
 # Installs qgates every way a user would, from what is committed (a `git clone` of HEAD, so
 # uncommitted changes are not tested), and runs each installed binary:
 #   1. the source distribution carries what building needs and nothing of tests, fixtures, editors;
-#   2. `pip install .` into a fresh virtual environment;
-#   3. the GitHub Action's script (action.yml's steps) on a fixture, as the runner calls it: the
-#      annotations and a SARIF file that validates against the SARIF 2.1.0 schema;
-#   4. `cargo install --path .` (and by default `--git`) gives a stripped binary;
-#   5. a wheel from `maturin build --release` installs into another fresh environment and runs;
-#      by default it is the manylinux2014 wheel (`--zig`), which must need no glibc newer than
-#      2.17;
-#   6. pre-commit, as a repository adopts it: a .pre-commit-config.yaml naming this checkout,
+#   2. pre-commit, as a repository adopts it: a .pre-commit-config.yaml naming this checkout,
 #      `pre-commit install`, then `git commit` of a staged unused import is refused, and the fix
-#      commits (no quality.yaml there: the embedded default).
+#      commits (no quality.yaml there: the embedded default);
+#   3. `pip install .` into a fresh virtual environment;
+#   4. the GitHub Action's script (action.yml's steps) on a fixture, as the runner calls it: the
+#      annotations and a SARIF file that validates against the SARIF 2.1.0 schema;
+#   5. `cargo install --path .` (and by default `--git`) gives a stripped binary;
+#   6. a wheel from `maturin build --release` installs into another fresh environment and runs;
+#      by default it is the manylinux2014 wheel (`--zig`), which must need no glibc newer than
+#      2.17.
 #
 # Usage: scripts/test-install.sh [--one-build]
 #   --one-build  every install comes from one release build (what scripts/test.sh runs): the
-#                wheel of step 5 is maturin's plain build, which reuses pip's. Zig links for
+#                wheel of step 6 is maturin's plain build, which reuses the others'. Zig links for
 #                another glibc, so the manylinux2014 wheel is a second whole build (about 7 min on
 #                two cores); it runs without this flag and in the release workflow.
 #
 # The release builds share one CARGO_TARGET_DIR (target/install-test, or $QGATES_INSTALL_TARGET):
-# 3, 4 and the plain wheel reuse 2's build whole; the zig wheel compiles everything again for an
-# explicit --target; pre-commit builds from a clone of its own, so its environment compiles the
-# qgates crate again but reuses the dependencies. The steps run in that order because building
-# another clone makes cargo redo the qgates crate. The build tools (requirements-install.txt) live
-# in a virtual environment under ~/.cache/qgates-install-test, remade when that file changes. Needs
-# cargo and python3; ruff and mypy come from the repository's .venv (scripts/setup.sh python).
+# pre-commit's environment builds first, and 3, 4, 5 and the plain wheel reuse that build whole
+# (cargo rebuilds a crate only when its sources are newer than its build, and the clean checkout
+# is older than pre-commit's clone); the zig wheel compiles everything again for an explicit
+# --target. The build tools (requirements-install.txt) live in a virtual environment under
+# ~/.cache/qgates-install-test, remade when that file changes. Needs cargo and python3; ruff and
+# mypy come from the repository's .venv (scripts/setup.sh python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 one_build=false
@@ -119,12 +119,57 @@ for unwanted in fixtures tests editors tools scripts target .ci; do
   check "the sdist has nothing under $unwanted/" lacks_folder "$listing" "$unwanted"
 done
 
-step "2. pip install . from the clean checkout into a fresh virtual environment"
+step "2. pre-commit in a fixture repository with no quality.yaml: install, commit, fix, commit"
+check "pre-commit accepts .pre-commit-hooks.yaml" pre-commit validate-manifest "$src/.pre-commit-hooks.yaml"
+hook_repo=$work/hook-repo
+mkdir -p "$hook_repo"
+git -C "$hook_repo" init --quiet
+git -C "$hook_repo" config user.email test@example.invalid
+git -C "$hook_repo" config user.name test
+# What a repository adopting the hook writes; `rev` pins the commit under test. pre-commit clones
+# it and pip-installs it into the hook's environment, in a store of this run's own. This is the
+# release build the later steps reuse (CARGO_TARGET_DIR, which pre-commit passes on to pip and
+# maturin): cargo rebuilds a crate whose sources are newer than its build, and pre-commit's
+# clone is made after the clean checkout, so its build must come first.
+cat >"$hook_repo/.pre-commit-config.yaml" <<EOF
+repos:
+  - repo: $src
+    rev: $(git -C "$src" rev-parse HEAD)
+    hooks:
+      - id: qgates
+EOF
+export PRE_COMMIT_HOME=$work/pre-commit-home
+(cd "$hook_repo" && pre-commit install --hook-type pre-commit >/dev/null)
+printf 'import os\n\nprint("hello")\n' >"$hook_repo/app.py"
+git -C "$hook_repo" add .pre-commit-config.yaml app.py
+set +e
+out=$(cd "$hook_repo" && nice -n 10 git commit --quiet -m "add app" 2>&1)
+code=$?
+set -e
+check "the hook refuses the commit of a staged unused import (exit $code)" [ "$code" -ne 0 ]
+check "nothing was committed" [ -z "$(git -C "$hook_repo" rev-list --all)" ]
+check "the hook names the file" contains "$out" "app.py"
+check "the hook names the unused import" \
+  contains "$out" "1:8  error  F401  \`os\` imported but unused"
+check "the hook ran the embedded default (no quality.yaml)" contains "$out" "config: embedded default"
+[ "$code" -ne 0 ] || echo "$out"
+printf 'print("hello")\n' >"$hook_repo/app.py"
+git -C "$hook_repo" add app.py
+set +e
+out=$(cd "$hook_repo" && git commit --quiet -m "add app" 2>&1)
+code=$?
+set -e
+check "after the fix the commit goes through (exit $code)" [ "$code" -eq 0 ]
+check "the commit holds the fixed file" \
+  [ "$(git -C "$hook_repo" show HEAD:app.py 2>/dev/null)" = 'print("hello")' ]
+[ "$code" -eq 0 ] || echo "$out"
+
+step "3. pip install . from the clean checkout into a fresh virtual environment"
 python3 -m venv "$work/pip-venv"
 (cd "$src" && nice -n 10 "$work/pip-venv/bin/pip" install --quiet .)
 try_binary "pip install ." "$work/pip-venv/bin/qgates"
 
-step "3. the GitHub Action's script on a fixture repository"
+step "4. the GitHub Action's script on a fixture repository"
 ws=$work/action-ws
 mkdir -p "$ws/src" "$work/runner-temp"
 git -C "$ws" init --quiet
@@ -186,7 +231,7 @@ for bad_input in "QGATES_ACTION_VERSION=latest|neither checkout, installed nor a
     usage_error "$code" "${bad_input#*|}" "$out"
 done
 
-step "4. cargo install --path . --locked"
+step "5. cargo install --path . --locked"
 nice -n 10 cargo install --quiet --locked --path "$src" --root "$work/cargo-root" 2>/dev/null
 try_binary "cargo install" "$work/cargo-root/bin/qgates"
 if ! $one_build; then
@@ -197,10 +242,10 @@ if ! $one_build; then
 fi
 
 if $one_build; then
-  step "5. maturin build --release (reusing pip's build), installed into another venv"
+  step "6. maturin build --release (reusing the build), installed into another venv"
   wheel_args=()
 else
-  step "5. maturin build --release --zig --compatibility manylinux2014, installed into another venv"
+  step "6. maturin build --release --zig --compatibility manylinux2014, installed into another venv"
   wheel_args=(--zig --compatibility manylinux2014)
 fi
 (cd "$src" && nice -n 10 maturin build --quiet --release "${wheel_args[@]}" \
@@ -218,49 +263,6 @@ if ! $one_build; then
   check "the wheel is tagged manylinux_2_17" contains "$wheel" "manylinux_2_17_x86_64"
   check "the wheel needs no glibc newer than 2.17 ($glibc)" version_at_most "$glibc" GLIBC_2.17
 fi
-
-step "6. pre-commit in a fixture repository with no quality.yaml: install, commit, fix, commit"
-check "pre-commit accepts .pre-commit-hooks.yaml" pre-commit validate-manifest "$src/.pre-commit-hooks.yaml"
-hook_repo=$work/hook-repo
-mkdir -p "$hook_repo"
-git -C "$hook_repo" init --quiet
-git -C "$hook_repo" config user.email test@example.invalid
-git -C "$hook_repo" config user.name test
-# What a repository adopting the hook writes; `rev` pins the commit under test. pre-commit clones
-# it and pip-installs it into the hook's environment, in a store of this run's own (the build
-# reuses CARGO_TARGET_DIR, which pre-commit passes on to pip and maturin).
-cat >"$hook_repo/.pre-commit-config.yaml" <<EOF
-repos:
-  - repo: $src
-    rev: $(git -C "$src" rev-parse HEAD)
-    hooks:
-      - id: qgates
-EOF
-export PRE_COMMIT_HOME=$work/pre-commit-home
-(cd "$hook_repo" && pre-commit install --hook-type pre-commit >/dev/null)
-printf 'import os\n\nprint("hello")\n' >"$hook_repo/app.py"
-git -C "$hook_repo" add .pre-commit-config.yaml app.py
-set +e
-out=$(cd "$hook_repo" && nice -n 10 git commit --quiet -m "add app" 2>&1)
-code=$?
-set -e
-check "the hook refuses the commit of a staged unused import (exit $code)" [ "$code" -ne 0 ]
-check "nothing was committed" [ -z "$(git -C "$hook_repo" rev-list --all)" ]
-check "the hook names the file" contains "$out" "app.py"
-check "the hook names the unused import" \
-  contains "$out" "1:8  error  F401  \`os\` imported but unused"
-check "the hook ran the embedded default (no quality.yaml)" contains "$out" "config: embedded default"
-[ "$code" -ne 0 ] || echo "$out"
-printf 'print("hello")\n' >"$hook_repo/app.py"
-git -C "$hook_repo" add app.py
-set +e
-out=$(cd "$hook_repo" && git commit --quiet -m "add app" 2>&1)
-code=$?
-set -e
-check "after the fix the commit goes through (exit $code)" [ "$code" -eq 0 ]
-check "the commit holds the fixed file" \
-  [ "$(git -C "$hook_repo" show HEAD:app.py 2>/dev/null)" = 'print("hello")' ]
-[ "$code" -eq 0 ] || echo "$out"
 
 step "done"
 echo "install tests took $((SECONDS - started)) s"

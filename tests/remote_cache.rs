@@ -372,6 +372,39 @@ fn an_unreachable_store_costs_one_warning_and_not_the_run() {
     }
 }
 
+/// Results recorded while the store was down are the local cache's own: the next run that
+/// reaches a store answers them locally, starting no tool, and shares them then.
+#[test]
+fn results_a_run_could_not_share_are_shared_by_the_next() {
+    let origin = origin(&format!("gates:\n{RUFF}"));
+    let a = Machine::clone_of(origin.path());
+    let down = format!("redis://127.0.0.1:{}/0", free_port());
+    let (code, report) = a.check(&[("QGATES_REMOTE_CACHE", &down)]);
+    assert_eq!(code, 1, "{report}");
+    one_warning_naming(&report, &down);
+    let started = a.starts();
+    assert!(!started.is_empty(), "A ran the tools");
+
+    let redis = Redis::start();
+    let store = [("QGATES_REMOTE_CACHE", redis.url())];
+    let store: Vec<(&str, &str)> = store.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (again, report_again) = a.check(&store);
+    assert_eq!(again, code);
+    assert_eq!(a.starts(), started, "the local cache answered");
+    assert_eq!(warnings(&report_again), Vec::<String>::new());
+    assert_eq!(
+        redis.keys().len(),
+        FILES.len() * 2,
+        "one entry per gate and file"
+    );
+
+    let b = Machine::clone_of(origin.path());
+    let (code_b, report_b) = b.check(&store);
+    assert_eq!(b.starts(), Vec::<String>::new(), "B started a tool");
+    assert_eq!(code_b, code);
+    assert_eq!(verdict(&report_b), verdict(&report));
+}
+
 #[test]
 fn a_url_qgates_cannot_use_is_a_warning_from_the_environment_and_an_error_in_the_file() {
     let origin_ok = origin(&format!("gates:\n{RUFF}"));

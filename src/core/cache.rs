@@ -162,6 +162,16 @@ impl ResultCache {
 
     /// The cached violations of `file` for `gate`, if its key still matches.
     pub fn get(&self, gate: &str, file: &str, key: &str) -> Option<Vec<Violation>> {
+        self.get_noting_shared(gate, file, key).map(|(v, _)| v)
+    }
+
+    /// As `get`, with whether a shared store has the result.
+    pub(crate) fn get_noting_shared(
+        &self,
+        gate: &str,
+        file: &str,
+        key: &str,
+    ) -> Option<(Vec<Violation>, bool)> {
         let mut entries = self.entries.lock().ok()?;
         entries.clock += 1;
         let now = entries.clock;
@@ -170,7 +180,7 @@ impl ResultCache {
             return None;
         }
         entry.used = now;
-        Some(entry.violations.clone())
+        Some((entry.violations.clone(), entry.shared))
     }
 
     /// The cached violations of `file` for `gate` under `key`, without counting as a use.
@@ -230,13 +240,6 @@ impl ResultCache {
     /// Records a result a shared store answered with.
     pub(crate) fn put_shared(&self, gate: &str, file: &str, key: String, v: Vec<Violation>) {
         self.insert(gate, file, key, v, true);
-    }
-
-    /// Whether the result under `key` is in a shared store; `None` when there is none.
-    pub(crate) fn is_shared(&self, gate: &str, file: &str, key: &str) -> Option<bool> {
-        let entries = self.entries.lock().ok()?;
-        let entry = entries.gates.get(gate)?.get(file)?;
-        (entry.key == key).then_some(entry.shared)
     }
 
     /// Notes that the result under `key` was written to a shared store.

@@ -30,14 +30,14 @@ use crate::core::tool_id::identify;
 pub struct KeyMaker<'a> {
     root: &'a Path,
     config: &'a Config,
-    file_hashes: Mutex<HashMap<String, Option<String>>>,
-    /// Each file's stat, taken once a run: the engine's check that a file is still there and
-    /// its key's stamp and index match share it (a stat is most of a cached file's cost).
-    stats: Mutex<HashMap<String, Option<std::fs::Metadata>>>,
+    /// What the run knows of each file it has looked at: one stat a run serves the engine's
+    /// check that a file is still there, its key's stamp and the index match alike.
+    files: Mutex<HashMap<String, Facts>>,
     /// Per gate: what its keys hold beside the file's content (`GateParts`).
     gates: Mutex<HashMap<String, Arc<GateParts>>>,
     workspace: OnceLock<String>,
-    /// The repository's index, read the first time a file's identity is not known by stamp.
+    /// The repository's index, read the first time many files' identities are not known by
+    /// stamp (a few are read instead: see `identify_all`).
     index: OnceLock<IndexIds>,
     /// Where known identities are looked up by stamp and recorded (`None`: always found anew).
     stamps: Option<&'a ResultCache>,
@@ -45,13 +45,31 @@ pub struct KeyMaker<'a> {
     pub(crate) reference: SystemTime,
 }
 
+/// A file as a run found it.
+#[derive(Debug, Clone)]
+struct Facts {
+    /// `None`: not a file (or a link to one) when it was looked at.
+    meta: Option<std::fs::Metadata>,
+    /// Its content identity once asked for (the inner `None`: it could not be read).
+    id: Option<Option<String>>,
+}
+
+/// Below this many files a run's per-file work is done on the caller's thread: a save has a
+/// few, and a thread is worth its start from about a thousand on.
+const SMALL: usize = 1024;
+
+/// At most this many unknown files, together at most `READ_BYTES`, are read and hashed rather
+/// than matched against the index: reading a monorepo's index costs more than opening a few
+/// source files (a save's one file, for one).
+const READ_FILES: usize = 64;
+const READ_BYTES: u64 = 1 << 20;
+
 impl<'a> KeyMaker<'a> {
     pub fn new(root: &'a Path, config: &'a Config) -> Self {
         KeyMaker {
             root,
             config,
-            file_hashes: Mutex::new(HashMap::new()),
-            stats: Mutex::new(HashMap::new()),
+            files: Mutex::new(HashMap::new()),
             gates: Mutex::new(HashMap::new()),
             workspace: OnceLock::new(),
             index: OnceLock::new(),
@@ -153,86 +171,126 @@ impl<'a> KeyMaker<'a> {
 
     /// The content identity of a file (see `content_id`), once per run.
     pub fn file_hash(&self, rel: &str) -> Option<String> {
-        if let Ok(map) = self.file_hashes.lock()
-            && let Some(h) = map.get(rel)
+        if let Ok(map) = self.files.lock()
+            && let Some(id) = map.get(rel).and_then(|f| f.id.clone())
         {
-            return h.clone();
+            return id;
         }
-        let h = self.content_hash(rel);
-        if let Ok(mut map) = self.file_hashes.lock() {
-            map.insert(rel.to_string(), h.clone());
+        let known = self.facts(rel);
+        let id = match &known.meta {
+            Some(meta) => self.identify_all(&[(rel, meta)]).pop().flatten(),
+            None => None,
+        };
+        if let Ok(mut map) = self.files.lock()
+            && let Some(facts) = map.get_mut(rel)
+        {
+            facts.id = Some(id.clone());
         }
-        h
+        id
     }
 
     /// Whether `rel` is a file (or a link to one) now; its stat is kept for its key.
     pub fn is_file(&self, rel: &str) -> bool {
-        self.stat(rel).is_some()
+        self.facts(rel).meta.is_some()
     }
 
-    /// Takes the stat of every file in `files` and, where `identify` says so, its content
-    /// identity, on as many threads as there are cores: each is a path lookup in the kernel
-    /// (and an index lookup or a read), and a monorepo has a hundred thousand files.
-    pub fn prepare(&self, files: &[String], identify: &(dyn Fn(&str) -> bool + Sync)) {
-        let one = |part: &[String]| {
-            for rel in part {
-                if identify(rel) {
-                    self.file_hash(rel);
-                } else {
-                    self.stat(rel);
-                }
-            }
-        };
-        // A thread is worth its start from a thousand files on; a save has a few, and does not
-        // ask for the core count either (on Linux that reads the cgroup's files).
-        const SMALL: usize = 1024;
-        if files.len() <= SMALL {
-            return one(files);
-        }
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let chunk = files.len().div_ceil(threads).max(SMALL);
-        std::thread::scope(|s| {
-            for part in files.chunks(chunk) {
-                s.spawn(move || one(part));
-            }
-        });
-    }
-
-    fn stat(&self, rel: &str) -> Option<std::fs::Metadata> {
-        if let Ok(map) = self.stats.lock()
+    /// What the run knows of `rel`, its stat taken the first time.
+    fn facts(&self, rel: &str) -> Facts {
+        if let Ok(map) = self.files.lock()
             && let Some(known) = map.get(rel)
         {
             return known.clone();
         }
-        let meta = std::fs::metadata(self.root.join(rel))
-            .ok()
-            .filter(|m| m.is_file());
-        if let Ok(mut map) = self.stats.lock() {
-            map.insert(rel.to_string(), meta.clone());
+        let facts = Facts {
+            meta: self.stat(rel),
+            id: None,
+        };
+        if let Ok(mut map) = self.files.lock() {
+            map.insert(rel.to_string(), facts.clone());
         }
-        meta
+        facts
     }
 
-    /// The recorded identity while the file's stamp holds, else the index's while the file is
-    /// as git recorded it, else its bytes hashed as git would.
-    fn content_hash(&self, rel: &str) -> Option<String> {
-        let meta = self.stat(rel)?;
-        let path = self.root.join(rel);
-        let stamp = Stamp::of(&meta);
-        if let Some(known) = self.stamps.and_then(|c| c.known_hash(rel, &stamp)) {
-            return Some(known);
+    /// Takes the stat of every file in `files` and, where `identify` says so, its content
+    /// identity, many files at a time: a monorepo has a hundred thousand, and each is a path
+    /// lookup in the kernel.
+    pub fn prepare(&self, files: &[String], identify: &(dyn Fn(&str) -> bool + Sync)) {
+        let stats = in_parallel(files, |rel| {
+            let meta = self.stat(rel);
+            let wanted = meta.is_some() && identify(rel);
+            (meta, wanted)
+        });
+        let wanted: Vec<(&str, &std::fs::Metadata)> = files
+            .iter()
+            .zip(&stats)
+            .filter_map(|(rel, (meta, wanted))| {
+                Some((rel.as_str(), meta.as_ref()?)).filter(|_| *wanted)
+            })
+            .collect();
+        let mut ids = self.identify_all(&wanted).into_iter();
+        let Ok(mut map) = self.files.lock() else {
+            return;
+        };
+        map.reserve(files.len());
+        for (rel, (meta, wanted)) in files.iter().zip(stats) {
+            let id = if wanted { ids.next() } else { None };
+            map.insert(rel.clone(), Facts { meta, id });
         }
-        let id = self
-            .index
-            .get_or_init(|| IndexIds::open(self.root))
-            .blob_id(rel, &meta)
-            .or_else(|| std::fs::read(&path).ok().and_then(|b| blob_id(&b)))?;
-        if let Some(cache) = self.stamps
-            && stamp.trustworthy(self.reference)
-        {
-            cache.remember_hash(rel, stamp, &id);
+    }
+
+    fn stat(&self, rel: &str) -> Option<std::fs::Metadata> {
+        std::fs::metadata(self.root.join(rel))
+            .ok()
+            .filter(|m| m.is_file())
+    }
+
+    /// The content identities of files whose stat the caller took, in order: the one recorded
+    /// while the file's stamp holds, else the index's while the file is as git recorded it,
+    /// else its bytes hashed as git would. Identities found by reading are recorded under
+    /// their stamps; the index's are not, as reading the index again costs less than keeping
+    /// a monorepo's worth of them in the cache file.
+    fn identify_all(&self, files: &[(&str, &std::fs::Metadata)]) -> Vec<Option<String>> {
+        let mut ids: Vec<Option<String>> = files
+            .iter()
+            .map(|(rel, meta)| {
+                self.stamps
+                    .and_then(|c| c.known_hash(rel, &Stamp::of(meta)))
+            })
+            .collect();
+        let unknown: Vec<usize> = (0..files.len()).filter(|&i| ids[i].is_none()).collect();
+        if unknown.is_empty() {
+            return ids;
         }
-        Some(id)
+        let bytes: u64 = unknown.iter().map(|&i| files[i].1.len()).sum();
+        let index = (unknown.len() > READ_FILES || bytes > READ_BYTES)
+            .then(|| self.index.get_or_init(|| IndexIds::open(self.root)));
+        let found = in_parallel(&unknown, |&i| {
+            let (rel, meta) = files[i];
+            if let Some(id) = index.and_then(|index| index.blob_id(rel, meta)) {
+                return (Some(id), false);
+            }
+            let read = std::fs::read(self.root.join(rel))
+                .ok()
+                .and_then(|b| blob_id(&b));
+            (read, true)
+        });
+        let reads = found.iter().filter(|(_, read)| *read).count();
+        tracing::debug!(
+            "identities: {} known by stamp, {} from the index, {reads} read",
+            files.len() - unknown.len(),
+            unknown.len() - reads
+        );
+        for (i, (id, read)) in unknown.into_iter().zip(found) {
+            let stamp = Stamp::of(files[i].1);
+            if read
+                && let (Some(cache), Some(id)) = (self.stamps, &id)
+                && stamp.trustworthy(self.reference)
+            {
+                cache.remember_hash(files[i].0, stamp, id);
+            }
+            ids[i] = id;
+        }
+        ids
     }
 
     /// Every project file with its content identity: changes whenever a file is added, removed,
@@ -246,6 +304,28 @@ impl<'a> KeyMaker<'a> {
         }
         sha256_hex(acc.as_bytes())
     }
+}
+
+/// `f` of every item, in order; on as many threads as there are cores when there are many.
+fn in_parallel<I: Sync, T: Send>(items: &[I], f: impl Fn(&I) -> T + Sync) -> Vec<T> {
+    // A save has a few files, and does not ask for the core count either (on Linux that reads
+    // the cgroup's files).
+    if items.len() <= SMALL {
+        return items.iter().map(f).collect();
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = items.len().div_ceil(threads).max(SMALL);
+    let f = &f;
+    std::thread::scope(|s| {
+        let parts: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(f).collect::<Vec<T>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
 }
 
 /// The key text of `qgates key 3` is `before`, the file's content identity, then `after`.
@@ -297,6 +377,44 @@ mod tests {
             let expected = blob_id(format!("x = {i}\n").as_bytes());
             assert_eq!(keys.file_hash(f), expected, "{f}");
         }
+    }
+
+    /// In a repository, many files as git recorded them take the index's identity and are not
+    /// remembered (the index answers again next time); a file edited since is read, and its
+    /// identity remembered under its stamp. A save's few files are read without the index.
+    #[test]
+    fn the_index_answers_for_many_files_and_a_read_is_remembered() {
+        let (tmp, config) = workspace_with_a_py();
+        let root = tmp.path();
+        let files: Vec<String> = (0..READ_FILES + 1).map(|i| format!("m{i}.py")).collect();
+        for f in &files {
+            std::fs::write(root.join(f), format!("{f}\n")).unwrap();
+        }
+        crate::core::content_id::tests::git(root, &["init", "-q"]);
+        crate::core::content_id::tests::git(root, &["add", "-A"]);
+        crate::core::content_id::tests::git(root, &["commit", "-q", "-m", "files"]);
+        std::fs::write(root.join("m0.py"), "edited\n").unwrap();
+        let cache = ResultCache::in_memory();
+        let mut keys = KeyMaker::new(root, &config).with_stamps(Some(&cache));
+        keys.reference = SystemTime::now() + std::time::Duration::from_millis(50);
+        keys.prepare(&files, &|_| true);
+        assert!(keys.index.get().is_some(), "the index was read");
+        let stamp = |f: &str| Stamp::of(&std::fs::metadata(root.join(f)).unwrap());
+        assert_eq!(keys.file_hash("m0.py"), blob_id(b"edited\n"));
+        assert_eq!(
+            cache.known_hash("m0.py", &stamp("m0.py")),
+            blob_id(b"edited\n")
+        );
+        assert_eq!(keys.file_hash("m1.py"), blob_id(b"m1.py\n"));
+        assert_eq!(cache.known_hash("m1.py", &stamp("m1.py")), None);
+
+        let few = KeyMaker::new(root, &config);
+        few.prepare(&files[..3], &|_| true);
+        assert!(
+            few.index.get().is_none(),
+            "a few files were matched against the index"
+        );
+        assert_eq!(few.file_hash("m1.py"), blob_id(b"m1.py\n"));
     }
 
     /// Keys are shared between machines and versions: their text is fixed (`qgates key 3`).

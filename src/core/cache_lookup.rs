@@ -7,17 +7,110 @@ use std::sync::Arc;
 
 use crate::core::cache::{KeyMaker, ResultCache, WHOLE_WORKSPACE};
 use crate::core::config::Gate;
+use crate::core::remote_cache::{Session, Wanted};
 use crate::core::report::{GateResult, GateStatus};
 use crate::core::runner::render_fix_hint;
 use crate::core::skips::skipped;
+use crate::core::violation::Violation;
 
 /// A gate's files split into those the cache answers and those that must run.
 #[derive(Debug, Default)]
 pub(crate) struct Lookup {
-    pub(crate) hits: Vec<(String, Vec<crate::core::violation::Violation>)>,
-    pub(crate) misses: Vec<String>,
-    /// The keys of the misses, to record their fresh results under.
-    pub(crate) keys: HashMap<String, String>,
+    pub(crate) hits: Vec<(String, Vec<Violation>)>,
+    /// The files that must run, each with the key to record its fresh result under (none when
+    /// the gate's results are not cached).
+    pub(crate) misses: Vec<(String, Option<String>)>,
+    /// Hits no shared store has yet, with their keys: a run with one writes them after it.
+    pub(crate) unshared: Vec<(String, String)>,
+}
+
+impl Lookup {
+    /// The files that must run.
+    pub(crate) fn files_to_run(&self) -> Vec<String> {
+        self.misses.iter().map(|(f, _)| f.clone()).collect()
+    }
+
+    /// Adds what a shared store is asked for (each miss with a key) and what it is given after
+    /// the run (the unshared hits) for `gate`.
+    pub(crate) fn wanted(&self, gate: &Gate, asked: &mut Vec<Wanted>, given: &mut Vec<Wanted>) {
+        let wanted = |file: &String, key: &String| Wanted {
+            gate: gate.id.clone(),
+            file: file.clone(),
+            key: key.clone(),
+        };
+        asked.extend(
+            self.misses
+                .iter()
+                .filter_map(|(f, k)| k.as_ref().map(|k| wanted(f, k))),
+        );
+        given.extend(self.unshared.iter().map(|(f, k)| wanted(f, k)));
+    }
+
+    /// Moves the files a shared store answered for `gate` from the misses to the hits; an
+    /// answer is believed as a local entry is (`believed`).
+    pub(crate) fn answer(&mut self, gate: &Gate, mut found: Vec<(String, Vec<Violation>)>) {
+        found.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut answers: Vec<Option<Vec<Violation>>> = found
+            .iter_mut()
+            .map(|(_, v)| Some(std::mem::take(v)))
+            .collect();
+        let misses = std::mem::take(&mut self.misses);
+        for (file, key) in misses {
+            let answer = key
+                .is_some()
+                .then(|| found.binary_search_by(|(f, _)| f.cmp(&file)).ok())
+                .flatten()
+                .and_then(|at| answers[at].take())
+                .filter(|v| believed(&file, v));
+            match answer {
+                Some(mut v) => {
+                    set_gate(gate, &mut v);
+                    self.hits.push((file, v));
+                }
+                None => self.misses.push((file, key)),
+            }
+        }
+    }
+
+    fn record(&mut self, cache: &ResultCache, gate: &Gate, file: &str, key: String) {
+        match cache
+            .get_noting_shared(&gate.id, file, &key)
+            .filter(|(v, _)| believed(file, v))
+        {
+            Some((mut v, shared)) => {
+                set_gate(gate, &mut v);
+                if !shared {
+                    self.unshared.push((file.to_string(), key));
+                }
+                self.hits.push((file.to_string(), v));
+            }
+            None => self.misses.push((file.to_string(), Some(key))),
+        }
+    }
+}
+
+/// An entry is believed only for the file it is kept under: the run that recorded it checked
+/// that every violation named that file (`merge_with_cache`), a file in the workspace, as
+/// fresh ones are checked when parsed. The one result of a gate without file arguments only
+/// when every violation names a file inside the workspace, or none. Anything else is not
+/// qgates' own and runs again.
+fn believed(file: &str, violations: &[Violation]) -> bool {
+    if file == WHOLE_WORKSPACE {
+        let inside =
+            |f: &str| !f.starts_with('/') && !f.split('/').any(|c| c == ".." || c.is_empty());
+        violations
+            .iter()
+            .all(|x| x.file.as_deref().is_none_or(inside))
+    } else {
+        violations.iter().all(|x| x.file.as_deref() == Some(file))
+    }
+}
+
+fn set_gate(gate: &Gate, violations: &mut [Violation]) {
+    let id: Arc<str> = gate.id.as_str().into();
+    for x in violations {
+        x.gate = id.clone();
+    }
 }
 
 pub(crate) fn look_up(
@@ -28,63 +121,41 @@ pub(crate) fn look_up(
 ) -> Lookup {
     let mut lookup = Lookup::default();
     for f in files {
-        let key = cache.and_then(|_| keys.key(gate, f));
-        match (cache, key) {
-            // An entry is believed only for the file it is kept under: the run that recorded it
-            // checked that every violation named that file (`merge_with_cache`), a file in the
-            // workspace, as fresh ones are checked when parsed. Anything else is not qgates' own
-            // and runs again.
-            (Some(cache), Some(key)) => match cache
-                .get(&gate.id, f, &key)
-                .filter(|v| v.iter().all(|x| x.file.as_deref() == Some(f.as_str())))
-            {
-                Some(mut v) => {
-                    let id: Arc<str> = gate.id.as_str().into();
-                    for x in &mut v {
-                        x.gate = id.clone();
-                    }
-                    lookup.hits.push(((*f).clone(), v));
-                }
-                None => {
-                    lookup.keys.insert((*f).clone(), key);
-                    lookup.misses.push((*f).clone());
-                }
-            },
-            _ => lookup.misses.push((*f).clone()),
+        match cache.and_then(|c| Some((c, keys.key(gate, f)?))) {
+            Some((cache, key)) => lookup.record(cache, gate, f, key),
+            None => lookup.misses.push(((*f).clone(), None)),
         }
     }
     lookup
 }
 
-/// The one result of a gate without file arguments. An entry is believed only when every
-/// violation names a file inside the workspace (or none), as fresh ones do when parsed.
+/// The one result of a gate without file arguments, kept under `WHOLE_WORKSPACE`.
 pub(crate) fn look_up_whole(cache: Option<&ResultCache>, keys: &KeyMaker, gate: &Gate) -> Lookup {
     let mut lookup = Lookup::default();
     let whole = WHOLE_WORKSPACE.to_string();
-    let key = cache.and_then(|_| keys.key(gate, &whole));
-    let inside = |f: &str| !f.starts_with('/') && !f.split('/').any(|c| c == ".." || c.is_empty());
-    let hit = match (cache, &key) {
-        (Some(cache), Some(key)) => cache
-            .get(&gate.id, &whole, key)
-            .filter(|v| v.iter().all(|x| x.file.as_deref().is_none_or(inside))),
-        _ => None,
-    };
-    match hit {
-        Some(mut v) => {
-            let id: Arc<str> = gate.id.as_str().into();
-            for x in &mut v {
-                x.gate = id.clone();
-            }
-            lookup.hits.push((whole, v));
-        }
-        None => {
-            if let Some(key) = key {
-                lookup.keys.insert(whole.clone(), key);
-            }
-            lookup.misses.push(whole);
-        }
+    match cache.and_then(|c| Some((c, keys.key(gate, &whole)?))) {
+        Some((cache, key)) => lookup.record(cache, gate, &whole, key),
+        None => lookup.misses.push((whole, None)),
     }
     lookup
+}
+
+/// Asks a shared store, for every gate at once, for what the local cache missed, and moves
+/// what it answers into the hits.
+pub(crate) async fn read_shared(remote: &mut Session, lookups: Vec<(&Gate, &mut Lookup)>) {
+    let (mut asked, mut given) = (Vec::new(), Vec::new());
+    for (gate, lookup) in &lookups {
+        lookup.wanted(gate, &mut asked, &mut given);
+    }
+    let mut found: HashMap<String, Vec<(String, Vec<Violation>)>> = HashMap::new();
+    for (w, violations) in remote.read_through(asked, given).await {
+        found.entry(w.gate).or_default().push((w.file, violations));
+    }
+    for (gate, lookup) in lookups {
+        if let Some(answers) = found.remove(&gate.id) {
+            lookup.answer(gate, answers);
+        }
+    }
 }
 
 /// A gate answered entirely from the cache: no process runs.
@@ -110,33 +181,37 @@ pub(crate) fn merge_with_cache(
         // Only when every violation belongs to a file this run checked: a file-less finding or
         // one about another file cannot be replayed per file, so such a run is not recorded.
         // A gate without file arguments records its whole result as one.
-        let per_file = result.violations.iter().all(|v| {
-            v.file
-                .as_deref()
-                .is_some_and(|f| lookup.keys.contains_key(f))
-        });
+        let keyed: HashMap<&str, &String> = lookup
+            .misses
+            .iter()
+            .filter_map(|(f, k)| Some((f.as_str(), k.as_ref()?)))
+            .collect();
+        let per_file = result
+            .violations
+            .iter()
+            .all(|v| v.file.as_deref().is_some_and(|f| keyed.contains_key(f)));
         if !gate.pass_files {
-            if let Some(key) = lookup.keys.get(WHOLE_WORKSPACE) {
+            if let Some(key) = keyed.get(WHOLE_WORKSPACE) {
                 cache.put(
                     &gate.id,
                     WHOLE_WORKSPACE,
-                    key.clone(),
+                    (*key).clone(),
                     result.violations.clone(),
                 );
             }
         } else if per_file {
-            let mut by_file: HashMap<&str, Vec<crate::core::violation::Violation>> = HashMap::new();
+            let mut by_file: HashMap<&str, Vec<Violation>> = HashMap::new();
             for v in &result.violations {
                 if let Some(f) = &v.file {
                     by_file.entry(f).or_default().push(v.clone());
                 }
             }
-            for (file, key) in &lookup.keys {
+            for (file, key) in keyed {
                 cache.put(
                     &gate.id,
                     file,
                     key.clone(),
-                    by_file.remove(file.as_str()).unwrap_or_default(),
+                    by_file.remove(file).unwrap_or_default(),
                 );
             }
         }
@@ -163,4 +238,56 @@ pub(crate) fn merge_with_cache(
             .map(|h| render_fix_hint(h, &result.violations, &checked));
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate() -> Gate {
+        use crate::core::config::{ConfigSource, DEFAULT_CONFIG, parse_config};
+        let config = parse_config(DEFAULT_CONFIG, ConfigSource::Embedded).unwrap();
+        config.gate("ruff_lint").unwrap().clone()
+    }
+
+    fn naming(file: &str) -> Violation {
+        Violation {
+            file: Some(file.into()),
+            ..Violation::message_only("elsewhere", "found")
+        }
+    }
+
+    /// The store's answers move their files to the hits, whatever order they come in; a file
+    /// it did not answer, an answer about another file, and a file without a key still run.
+    #[test]
+    fn a_shared_answer_replaces_only_its_own_miss() {
+        let gate = gate();
+        let mut lookup = Lookup::default();
+        for (file, key) in [
+            ("a.py", Some("ka")),
+            ("b.py", Some("kb")),
+            ("c.py", Some("kc")),
+        ] {
+            lookup.misses.push((file.into(), key.map(String::from)));
+        }
+        lookup.misses.push(("d.py".into(), None));
+        let (mut asked, mut given) = (Vec::new(), Vec::new());
+        lookup.wanted(&gate, &mut asked, &mut given);
+        let asked: Vec<&str> = asked.iter().map(|w| w.file.as_str()).collect();
+        assert_eq!(asked, ["a.py", "b.py", "c.py"]);
+        lookup.answer(
+            &gate,
+            vec![
+                ("c.py".into(), vec![naming("c.py")]),
+                ("a.py".into(), vec![]),
+                ("b.py".into(), vec![naming("a.py")]),
+                ("d.py".into(), vec![]),
+            ],
+        );
+        let hits: Vec<&str> = lookup.hits.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(hits, ["a.py", "c.py"]);
+        assert_eq!(&*lookup.hits[1].1[0].gate, "ruff_lint");
+        assert_eq!(lookup.files_to_run(), ["b.py", "d.py"]);
+        assert_eq!(lookup.misses[0].1.as_deref(), Some("kb"));
+    }
 }

@@ -8,13 +8,15 @@ use std::time::Instant;
 
 use crate::core::baseline::{RunOutcome, StateStore, advance};
 use crate::core::cache::{KeyMaker, ResultCache};
-use crate::core::cache_lookup::{from_cache, look_up, look_up_whole, merge_with_cache};
+use crate::core::cache_lookup::{
+    Lookup, from_cache, look_up, look_up_whole, merge_with_cache, read_shared,
+};
 use crate::core::changed_lines::DiffBase;
 use crate::core::config::{Config, Gate, GateKind, Trigger};
 use crate::core::deps_record;
 use crate::core::gate_order::{Pending, deps_failure_note, run_in_order};
 use crate::core::kind_filter::KindFilter;
-use crate::core::remote_cache::{Session, wanted};
+use crate::core::remote_cache::Session;
 use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo, config_name};
 use crate::core::run_logs::{RunDir, create_run_dir, resave_report, save_report};
 use crate::core::runner::{GateJob, folder_problem, run_gate};
@@ -228,28 +230,31 @@ async fn run_scope(
         };
         planned.push((i, *gate, files, in_scope, deps_key));
     }
-    // The shared cache answers what the local one misses, before any gate starts.
+    // Each file's key is made once: the local cache answers first, the shared one what it
+    // misses, before any gate starts.
+    let mut lookups: Vec<Lookup> = planned
+        .iter()
+        .map(|(_, gate, files, ..)| {
+            let cache = request
+                .cache
+                .as_deref()
+                .filter(|_| gate.kind != GateKind::Deps);
+            if gate.pass_files {
+                look_up(cache, &keys, gate, files)
+            } else {
+                look_up_whole(cache, &keys, gate)
+            }
+        })
+        .collect();
     let mut remote = request
         .cache
         .as_ref()
         .and_then(|cache| Session::start(cache, &config.cache));
     if let Some(remote) = &mut remote {
-        let cached = planned
-            .iter()
-            .filter(|(_, gate, ..)| gate.kind != GateKind::Deps)
-            .map(|(_, gate, files, ..)| (*gate, files.as_slice()));
-        remote.read_through(wanted(&keys, cached)).await;
+        let gates = planned.iter().map(|(_, gate, ..)| *gate);
+        read_shared(remote, gates.zip(&mut lookups).collect()).await;
     }
-    for (i, gate, files, in_scope, deps_key) in planned {
-        let cache = request
-            .cache
-            .as_deref()
-            .filter(|_| gate.kind != GateKind::Deps);
-        let lookup = if gate.pass_files {
-            look_up(cache, &keys, gate, &files)
-        } else {
-            look_up_whole(cache, &keys, gate)
-        };
+    for ((i, gate, files, in_scope, deps_key), lookup) in planned.into_iter().zip(lookups) {
         if lookup.misses.is_empty() {
             let mut result = from_cache(gate, lookup);
             if !gate.pass_files {
@@ -271,7 +276,7 @@ async fn run_scope(
             gate: Arc::new((*gate).clone()),
             root: root.clone(),
             files: if gate.pass_files {
-                lookup.misses.clone()
+                lookup.files_to_run()
             } else {
                 Vec::new()
             },

@@ -3,6 +3,7 @@
 //! workspace (honouring .gitignore) through the `project_scope` globs, `files` takes the paths given.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::core::baseline::StateStore;
 use crate::core::config::Config;
@@ -107,7 +108,12 @@ pub fn project_files(root: &Path, config: &Config) -> Vec<String> {
 /// How qgates walks a workspace: .gitignore honoured (in or out of a git repository), hidden
 /// files included, links never followed, `NEVER_WALK` folders left out.
 pub(crate) fn project_walker(start: &Path) -> ignore::Walk {
-    ignore::WalkBuilder::new(start)
+    project_walk(start).build()
+}
+
+fn project_walk(start: &Path) -> ignore::WalkBuilder {
+    let mut builder = ignore::WalkBuilder::new(start);
+    builder
         .hidden(false)
         .require_git(false)
         .follow_links(false)
@@ -116,21 +122,62 @@ pub(crate) fn project_walker(start: &Path) -> ignore::Walk {
             let never = |n: &&str| e.file_name() == *n;
             !((e.file_type().is_some_and(|t| t.is_dir()) && NEVER_WALK.iter().any(never))
                 || e.file_name() == ".git")
-        })
-        .build()
+        });
+    builder
 }
 
+/// The files under `start`, relative to `root`, sorted; folders are read on every core (a
+/// monorepo has thousands).
 fn walk(root: &Path, start: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    for entry in project_walker(start).flatten() {
-        if entry.file_type().is_some_and(|t| t.is_file())
-            && let Some(rel) = relative_posix(root, entry.path())
-        {
-            out.push(rel);
-        }
-    }
+    let found = Mutex::new(Vec::new());
+    project_walk(start).build_parallel().visit(&mut Collect {
+        root,
+        found: &found,
+    });
+    let mut out = found.into_inner().unwrap_or_else(|e| e.into_inner());
     out.sort_unstable();
     out
+}
+
+/// Gathers the walk's files: each walking thread keeps its own and hands them over at its end.
+struct Collect<'a> {
+    root: &'a Path,
+    found: &'a Mutex<Vec<String>>,
+}
+
+impl<'a> ignore::ParallelVisitorBuilder<'a> for Collect<'a> {
+    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 'a> {
+        Box::new(CollectOnOneThread {
+            root: self.root,
+            found: self.found,
+            mine: Vec::new(),
+        })
+    }
+}
+
+struct CollectOnOneThread<'a> {
+    root: &'a Path,
+    found: &'a Mutex<Vec<String>>,
+    mine: Vec<String>,
+}
+
+impl ignore::ParallelVisitor for CollectOnOneThread<'_> {
+    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
+        if let Ok(entry) = entry
+            && entry.file_type().is_some_and(|t| t.is_file())
+            && let Some(rel) = relative_posix(self.root, entry.path())
+        {
+            self.mine.push(rel);
+        }
+        ignore::WalkState::Continue
+    }
+}
+
+impl Drop for CollectOnOneThread<'_> {
+    fn drop(&mut self) {
+        let mut found = self.found.lock().unwrap_or_else(|e| e.into_inner());
+        found.append(&mut self.mine);
+    }
 }
 
 fn explicit_files(root: &Path, paths: &[PathBuf]) -> Result<Vec<String>, ScopeError> {

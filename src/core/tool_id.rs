@@ -53,20 +53,9 @@ fn stamp_of(path: &Path) -> Option<Stamp> {
 /// read.
 pub fn identify(program: &Path) -> Option<ToolId> {
     let mut inputs = vec![(program.to_path_buf(), stamp_of(program)?)];
-    let bytes = std::fs::read(program).ok()?;
-    let script = bytes.starts_with(b"#!");
-    let body = if script {
-        bytes
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(&[][..], |nl| &bytes[nl + 1..])
-    } else {
-        &bytes[..]
-    };
     let mut hasher = Sha256::new();
     hasher.update(b"qgates tool 1\0");
-    hasher.update((body.len() as u64).to_le_bytes());
-    hasher.update(body);
+    let script = hash_body(program, &mut hasher)?;
     let mut extra = Vec::new();
     if script && let Some(venv) = virtual_environment(program) {
         python_packages(&venv, &mut extra, &mut inputs);
@@ -80,6 +69,53 @@ pub fn identify(program: &Path) -> Option<ToolId> {
         id: hex::encode(hasher.finalize()),
         inputs,
     })
+}
+
+/// Hashes the program's length and bytes after any `#!` line into `hasher`; says whether it is a
+/// script. A binary is hashed as it is read, without holding tens of megabytes; one that
+/// changes while it is read (its length no longer its stat's) has no identity.
+fn hash_body(program: &Path, hasher: &mut Sha256) -> Option<bool> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(program).ok()?;
+    let len = file.metadata().ok()?.len();
+    let mut buf = vec![0; 1 << 16];
+    let first = read_full(&mut file, &mut buf)?;
+    if buf[..first].starts_with(b"#!") {
+        let mut bytes = buf[..first].to_vec();
+        file.read_to_end(&mut bytes).ok()?;
+        let body = bytes
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(&[][..], |nl| &bytes[nl + 1..]);
+        hasher.update((body.len() as u64).to_le_bytes());
+        hasher.update(body);
+        return Some(true);
+    }
+    hasher.update(len.to_le_bytes());
+    let mut read = first;
+    hasher.update(&buf[..first]);
+    loop {
+        let n = file.read(&mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        read += n;
+    }
+    (read as u64 == len).then_some(false)
+}
+
+/// Fills `buf` as far as the file goes; the count read.
+fn read_full(file: &mut std::fs::File, buf: &mut [u8]) -> Option<usize> {
+    use std::io::Read;
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..]).ok()? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Some(n)
 }
 
 /// `<venv>` for a program at `<venv>/bin/NAME` (`Scripts` on Windows) with a `pyvenv.cfg`.
@@ -189,6 +225,31 @@ mod tests {
 
     fn id(program: &Path) -> String {
         identify(program).unwrap().id
+    }
+
+    /// Identities are shared between machines and versions: the hash of a fixed text.
+    #[test]
+    fn an_identity_is_the_hash_of_its_documented_text() {
+        let tmp = tempfile::tempdir().unwrap();
+        let expected = |body: &[u8]| {
+            let mut text = b"qgates tool 1\0".to_vec();
+            text.extend((body.len() as u64).to_le_bytes());
+            text.extend(body);
+            hex::encode(Sha256::digest(&text))
+        };
+        // A binary longer than one read, and one shorter.
+        let big: Vec<u8> = (0..200_003u32).map(|i| (i % 251) as u8).collect();
+        for bytes in [&big[..], b"\x7fELF tiny"] {
+            let path = tmp.path().join("bin");
+            std::fs::write(&path, bytes).unwrap();
+            assert_eq!(id(&path), expected(bytes));
+        }
+        // A script, without its interpreter line, however long.
+        let mut script = b"#!/usr/bin/env python3\n".to_vec();
+        script.extend(std::iter::repeat_n(b'x', 70_000));
+        let path = tmp.path().join("script");
+        std::fs::write(&path, &script).unwrap();
+        assert_eq!(id(&path), expected(&script[23..]));
     }
 
     #[test]

@@ -30,8 +30,9 @@ pub use codec::{Rejected, decode, encode, full_key};
 pub use store::{Failure, PASSWORD_VAR, Store, USER_VAR};
 pub use url::{FORMS, StoreUrl, UrlError, redacted};
 
-use crate::core::cache::{KeyMaker, ResultCache, WHOLE_WORKSPACE};
-use crate::core::config::{CacheSettings, Gate};
+use crate::core::cache::ResultCache;
+use crate::core::config::CacheSettings;
+use crate::core::violation::Violation;
 
 /// Overrides `cache.remote` (an empty value turns the shared cache off).
 pub const URL_VAR: &str = "QGATES_REMOTE_CACHE";
@@ -128,33 +129,6 @@ impl Wanted {
     }
 }
 
-/// The keys a run will look up for these gates and their files (a gate without file arguments
-/// has one, for the whole workspace); gates that are not cached have none.
-pub fn wanted<'a>(
-    keys: &KeyMaker,
-    gates: impl IntoIterator<Item = (&'a Gate, &'a [&'a String])>,
-) -> Vec<Wanted> {
-    let mut out = Vec::new();
-    for (gate, files) in gates {
-        let whole = [WHOLE_WORKSPACE.to_string()];
-        let names: Vec<&String> = if gate.pass_files {
-            files.to_vec()
-        } else {
-            whole.iter().collect()
-        };
-        for file in names {
-            if let Some(key) = keys.key(gate, file) {
-                out.push(Wanted {
-                    gate: gate.id.clone(),
-                    file: file.clone(),
-                    key,
-                });
-            }
-        }
-    }
-    out
-}
-
 /// One run's work with the shared store.
 pub struct Session {
     cache: Arc<ResultCache>,
@@ -202,35 +176,35 @@ impl Session {
         &self.shown
     }
 
-    /// Fetches the keys the local cache misses and puts what the store has into it.
-    pub async fn read_through(&mut self, wanted: Vec<Wanted>) {
+    /// Asks the store for what the local cache misses (`asked`), and returns what it has and
+    /// is believed, each recorded in the local cache too. `given`: results the local cache has
+    /// that no store has yet, written after the run with the fresh ones.
+    pub async fn read_through(
+        &mut self,
+        asked: Vec<Wanted>,
+        given: Vec<Wanted>,
+    ) -> Vec<(Wanted, Vec<Violation>)> {
         let Some(store) = self.store.clone() else {
-            return;
+            return Vec::new();
         };
-        let mut misses = Vec::new();
-        for w in wanted {
-            match self.cache.is_shared(&w.gate, &w.file, &w.key) {
-                Some(true) => {}
-                // Known here, not yet in the store: written after the run.
-                Some(false) => self.pending.push(w),
-                None => misses.push(w),
-            }
+        self.pending.extend(given);
+        if asked.is_empty() {
+            return Vec::new();
         }
-        if misses.is_empty() {
-            return;
-        }
-        let asked = misses.len();
-        tracing::debug!("shared cache {}: asking for {asked} entries", self.shown);
-        let found = Arc::new(AtomicUsize::new(0));
+        let count = asked.len();
+        tracing::debug!("shared cache {}: asking for {count} entries", self.shown);
+        let found = Arc::new(Mutex::new(Vec::new()));
         let started = Instant::now();
-        let reads = read_all(store, misses, self.cache.clone(), found.clone());
+        let reads = read_all(store, asked, self.cache.clone(), found.clone());
         let outcome = tokio::time::timeout(self.remaining(), reads).await;
         self.spent += started.elapsed();
-        let found = found.load(Ordering::Relaxed);
+        // What was read before a failure or the deadline is as good as any.
+        let found = std::mem::take(&mut *found.lock().unwrap_or_else(|e| e.into_inner()));
+        let got = found.len();
         match outcome {
             Ok(Ok(pending)) => {
                 tracing::debug!(
-                    "shared cache {}: {found} of {asked} found in {} ms",
+                    "shared cache {}: {got} of {count} found in {} ms",
                     self.shown,
                     started.elapsed().as_millis()
                 );
@@ -238,10 +212,11 @@ impl Session {
             }
             Ok(Err(failure)) => self.fail(&format!("could not be read: {failure}")),
             Err(_) => self.fail(&format!(
-                "did not answer within {} ms ({found} of {asked} entries read)",
+                "did not answer within {} ms ({got} of {count} entries read)",
                 self.budget.as_millis()
             )),
         }
+        found
     }
 
     /// Writes the results the run recorded for the keys the store did not have, and those an
@@ -319,14 +294,17 @@ impl Session {
     }
 }
 
+/// The believed entries of a read so far, with their violations.
+type Found = Arc<Mutex<Vec<(Wanted, Vec<Violation>)>>>;
+
 /// Reads every entry, in the store's batches, a few batches at a time; a believed entry goes
-/// into `cache`. Returns the keys to write after the run (absent or not believed); stops at the
-/// first failure.
+/// into `cache` and `found`. Returns the keys to write after the run (absent or not believed);
+/// stops at the first failure.
 async fn read_all(
     store: Store,
     wanted: Vec<Wanted>,
     cache: Arc<ResultCache>,
-    found: Arc<AtomicUsize>,
+    found: Found,
 ) -> Result<Vec<Wanted>, Failure> {
     let (batch, in_flight) = store.batching();
     let mut pending = Vec::new();
@@ -341,6 +319,7 @@ async fn read_all(
                 let names: Vec<String> = keys.iter().map(|k| Store::name_of(k)).collect();
                 let values = store.get_many(&names).await?;
                 let mut absent = Vec::new();
+                let mut believed = Vec::new();
                 for ((w, key), bytes) in chunk.into_iter().zip(&keys).zip(values) {
                     let Some(bytes) = bytes else {
                         absent.push(w);
@@ -348,8 +327,8 @@ async fn read_all(
                     };
                     match decode(key, &bytes) {
                         Ok(violations) => {
-                            cache.put_shared(&w.gate, &w.file, w.key.clone(), violations);
-                            found.fetch_add(1, Ordering::Relaxed);
+                            cache.put_shared(&w.gate, &w.file, w.key.clone(), violations.clone());
+                            believed.push((w, violations));
                         }
                         Err(why) => {
                             tracing::debug!(
@@ -362,6 +341,10 @@ async fn read_all(
                         }
                     }
                 }
+                found
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend(believed);
                 Ok::<_, Failure>(absent)
             });
         }
@@ -440,14 +423,15 @@ mod tests {
         // Machine A: nothing in the store; the run records a result; it is written.
         let a = Arc::new(ResultCache::in_memory());
         let mut session = Session::start(&a, &settings(&url, false)).unwrap();
-        session.read_through(wanted.clone()).await;
+        assert_eq!(session.read_through(wanted.clone(), vec![]).await, vec![]);
         a.put("lint", "a.py", "k1".into(), vec![]);
         session.write_back().await;
         assert_eq!(session.into_warning(), None);
         // Machine B: the store answers before any gate runs.
         let b = Arc::new(ResultCache::in_memory());
         let mut session = Session::start(&b, &settings(&url, false)).unwrap();
-        session.read_through(wanted).await;
+        let found = session.read_through(wanted.clone(), vec![]).await;
+        assert_eq!(found, vec![(wanted[0].clone(), vec![])]);
         assert_eq!(b.get("lint", "a.py", "k1"), Some(vec![]));
         assert_eq!(session.into_warning(), None);
     }
@@ -466,7 +450,7 @@ mod tests {
             key: "k1".into(),
         }];
         let mut session = Session::start(&cache, &s).unwrap();
-        session.read_through(wanted.clone()).await;
+        session.read_through(wanted.clone(), vec![]).await;
         session.write_back().await;
         let warning = session.into_warning().expect("a warning");
         assert!(
@@ -475,7 +459,7 @@ mod tests {
         );
         assert!(warning.contains("not reachable"), "{warning}");
         let mut again = Session::start(&cache, &s).unwrap();
-        again.read_through(wanted).await;
+        again.read_through(wanted, vec![]).await;
         let warning = again.into_warning().unwrap();
         assert!(warning.contains("not asked"), "{warning}");
     }
