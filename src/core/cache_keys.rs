@@ -191,6 +191,11 @@ impl<'a> KeyMaker<'a> {
 
     /// Whether `rel` is a file (or a link to one) now; its stat is kept for its key.
     pub fn is_file(&self, rel: &str) -> bool {
+        if let Ok(map) = self.files.lock()
+            && let Some(known) = map.get(rel)
+        {
+            return known.meta.is_some();
+        }
         self.facts(rel).meta.is_some()
     }
 
