@@ -5,13 +5,14 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    // The folder of the package being built, read when the script runs: `env!` would be the one
-    // this script was compiled in, and cargo reuses a compiled build script for another checkout
-    // that shares its target directory (pip, pre-commit and cargo install building clones).
+    // Paths are said relative to the package (cargo resolves them against the package being
+    // built): cargo reuses this script's output for another checkout that shares its target
+    // directory (pre-commit, pip and cargo install building clones), and an absolute path would
+    // name the first checkout's files, and make every other checkout build the crate again.
     let manifest_dir =
         std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let dir = Path::new(&manifest_dir).join("presets");
-    println!("cargo:rerun-if-changed={}", dir.display());
+    println!("cargo:rerun-if-changed=presets");
     let mut files: Vec<(String, std::path::PathBuf)> = std::fs::read_dir(&dir)
         .map(|entries| {
             entries
@@ -27,11 +28,15 @@ fn main() {
         "/// Every preset file, by name, sorted.\npub static PRESET_FILES: &[(&str, &str)] = &[\n",
     );
     for (name, path) in &files {
-        println!("cargo:rerun-if-changed={}", path.display());
+        let file = path
+            .file_name()
+            .and_then(|f| f.to_str())
+            .expect("a preset's file name is its name plus .yaml");
+        println!("cargo:rerun-if-changed=presets/{file}");
         let _ = writeln!(
             out,
-            "    ({name:?}, include_str!({:?})),",
-            path.display().to_string()
+            "    ({name:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), {:?}))),",
+            format!("/presets/{file}")
         );
     }
     out.push_str("];\n");

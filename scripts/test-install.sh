@@ -22,7 +22,8 @@
 # The release builds share one CARGO_TARGET_DIR (target/install-test, or $QGATES_INSTALL_TARGET):
 # pre-commit's environment builds first, and 3, 4, 5 and the plain wheel reuse that build whole
 # (cargo rebuilds a crate only when its sources are newer than its build, and the clean checkout
-# is older than pre-commit's clone); the zig wheel compiles everything again for an explicit
+# is older than pre-commit's clone; build.rs names the preset files relative to the package, so
+# its output holds for every checkout); the zig wheel compiles everything again for an explicit
 # --target. The build tools (requirements-install.txt) live in a virtual environment under
 # ~/.cache/qgates-install-test, remade when that file changes. Needs cargo and python3; ruff and
 # mypy come from the repository's .venv (scripts/setup.sh python).
