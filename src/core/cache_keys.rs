@@ -22,6 +22,7 @@ use sha2::{Digest, Sha256};
 use crate::core::cache::ResultCache;
 use crate::core::config::{CachePolicy, Config, Gate};
 use crate::core::content_id::{IndexIds, blob_id};
+use crate::core::parallel::in_parallel;
 use crate::core::runner::process::resolve_program;
 use crate::core::stamp::Stamp;
 use crate::core::tool_id::identify;
@@ -53,10 +54,6 @@ struct Facts {
     /// Its content identity once asked for (the inner `None`: it could not be read).
     id: Option<Option<String>>,
 }
-
-/// Below this many files a run's per-file work is done on the caller's thread: a save has a
-/// few, and a thread is worth its start from about a thousand on.
-const SMALL: usize = 1024;
 
 /// At most this many unknown files, together at most `READ_BYTES`, are read and hashed rather
 /// than matched against the index: reading a monorepo's index costs more than opening a few
@@ -302,35 +299,25 @@ impl<'a> KeyMaker<'a> {
     /// renamed or edited, so a `cache: workspace` result never outlives a change elsewhere, and
     /// is the same on two clones of one commit.
     fn workspace_fingerprint(&self) -> String {
+        let files = crate::core::scope::project_files(self.root, self.config);
+        // Those not identified yet are identified together (one at a time, each would be read).
+        let unknown: Vec<String> = files
+            .iter()
+            .filter(|f| {
+                self.files.lock().map_or(true, |map| {
+                    map.get(f.as_str()).is_none_or(|k| k.id.is_none())
+                })
+            })
+            .cloned()
+            .collect();
+        self.prepare(&unknown, &|_| true);
         let mut acc = String::new();
-        for rel in crate::core::scope::project_files(self.root, self.config) {
+        for rel in files {
             let id = self.file_hash(&rel).unwrap_or_else(|| "-".to_string());
             acc.push_str(&format!("{rel}\0{id}\n"));
         }
         sha256_hex(acc.as_bytes())
     }
-}
-
-/// `f` of every item, in order; on as many threads as there are cores when there are many.
-fn in_parallel<I: Sync, T: Send>(items: &[I], f: impl Fn(&I) -> T + Sync) -> Vec<T> {
-    // A save has a few files, and does not ask for the core count either (on Linux that reads
-    // the cgroup's files).
-    if items.len() <= SMALL {
-        return items.iter().map(f).collect();
-    }
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = items.len().div_ceil(threads).max(SMALL);
-    let f = &f;
-    std::thread::scope(|s| {
-        let parts: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(f).collect::<Vec<T>>()))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
 }
 
 /// The key text of `qgates key 3` is `before`, the file's content identity, then `after`.
@@ -412,6 +399,18 @@ mod tests {
         );
         assert_eq!(keys.file_hash("m1.py"), blob_id(b"m1.py\n"));
         assert_eq!(cache.known_hash("m1.py", &stamp("m1.py")), None);
+
+        // A workspace gate's key identifies every project file, together.
+        let workspace = KeyMaker::new(root, &config);
+        assert!(
+            workspace
+                .key(config.gate("mypy").unwrap(), "m1.py")
+                .is_some()
+        );
+        assert!(
+            workspace.index.get().is_some(),
+            "the project was read file by file"
+        );
 
         let few = KeyMaker::new(root, &config);
         few.prepare(&files[..3], &|_| true);

@@ -20,6 +20,7 @@ pub mod gate_order;
 pub mod git_changes;
 pub mod hash;
 pub mod kind_filter;
+pub mod parallel;
 pub mod parse;
 pub mod paths;
 pub mod platform;
