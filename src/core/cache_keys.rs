@@ -47,7 +47,7 @@ pub struct KeyMaker<'a> {
 }
 
 /// A file as a run found it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Facts {
     /// `None`: not a file (or a link to one) when it was looked at.
     meta: Option<std::fs::Metadata>,
@@ -173,11 +173,9 @@ impl<'a> KeyMaker<'a> {
         {
             return id;
         }
-        let known = self.facts(rel);
-        let id = match &known.meta {
-            Some(meta) => self.identify_all(&[(rel, meta)]).pop().flatten(),
-            None => None,
-        };
+        let id = self
+            .meta(rel)
+            .and_then(|meta| self.identify_all(&[(rel, &meta)]).pop().flatten());
         if let Ok(mut map) = self.files.lock()
             && let Some(facts) = map.get_mut(rel)
         {
@@ -188,29 +186,28 @@ impl<'a> KeyMaker<'a> {
 
     /// Whether `rel` is a file (or a link to one) now; its stat is kept for its key.
     pub fn is_file(&self, rel: &str) -> bool {
-        if let Ok(map) = self.files.lock()
-            && let Some(known) = map.get(rel)
-        {
-            return known.meta.is_some();
-        }
-        self.facts(rel).meta.is_some()
+        self.meta(rel).is_some()
     }
 
-    /// What the run knows of `rel`, its stat taken the first time.
-    fn facts(&self, rel: &str) -> Facts {
+    /// The stat of `rel` (`None`: not a file), taken the first time it is asked for.
+    fn meta(&self, rel: &str) -> Option<std::fs::Metadata> {
         if let Ok(map) = self.files.lock()
             && let Some(known) = map.get(rel)
         {
-            return known.clone();
+            return known.meta.clone();
         }
-        let facts = Facts {
-            meta: self.stat(rel),
-            id: None,
-        };
+        let meta = self.stat(rel);
         if let Ok(mut map) = self.files.lock() {
-            map.insert(rel.to_string(), facts.clone());
+            let id = None;
+            map.insert(
+                rel.to_string(),
+                Facts {
+                    meta: meta.clone(),
+                    id,
+                },
+            );
         }
-        facts
+        meta
     }
 
     /// Takes the stat of every file in `files` and, where `identify` says so, its content
