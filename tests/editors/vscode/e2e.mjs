@@ -296,9 +296,18 @@ async function mainScenario(root, vsix, browser) {
         return (await problemList(wb, path.basename(ws))).includes(want);
       });
       await wb.screenshot('outside-file');
-      // The later checks expect the workspace as the typing check left it.
+      // The later checks expect the workspace as the typing check left it. The last save may
+      // still be under way: a write to the file before it ends would be overwritten by it, or
+      // leave the editor with its own text beside a newer file.
+      await waitFor('the last save to reach the disk', async () =>
+        !(await page.locator('.editor-group-container.active .tab.active.dirty').count())
+        && (await activeEditorText(wb)).trimEnd() === fs.readFileSync(saved, 'utf8').trimEnd(),
+      );
       fs.unlinkSync(outside);
       fs.writeFileSync(saved, before);
+      // The editor reloads a saved file that changed on disk when its watcher reports it; a
+      // revert reloads it now.
+      await wb.command('File: Revert File');
       await waitFor('clean.py back in the editor as it was', async () =>
         (await activeEditorText(wb)).trimEnd() === before.trimEnd(),
       );
