@@ -14,10 +14,11 @@
 #      2.17.
 #
 # Usage: scripts/test-install.sh [--one-build]
-#   --one-build  every install comes from one release build (what scripts/test.sh runs): the
-#                wheel of step 6 is maturin's plain build, which reuses the others'. Zig links for
-#                another glibc, so the manylinux2014 wheel is a second whole build (about 7 min on
-#                two cores); it runs without this flag and in the release workflow.
+#   --one-build  every install comes from one release build, unoptimized (what scripts/test.sh
+#                runs): the wheel of step 6 is maturin's plain build, which reuses the others'.
+#                Zig links for another glibc, so the manylinux2014 wheel is a second whole build
+#                (about 7 min on two cores); it runs without this flag and in the release
+#                workflow.
 #
 # The release builds share one CARGO_TARGET_DIR (target/install-test, or $QGATES_INSTALL_TARGET):
 # pre-commit's environment builds first, and 3, 4, 5 and the plain wheel reuse that build whole
@@ -40,6 +41,12 @@ case "${1:-}" in
 esac
 repo=$PWD
 cache=${QGATES_INSTALL_CACHE:-$HOME/.cache/qgates-install-test}
+if $one_build; then
+  # These steps check how each install goes and that what it installs runs, not how fast it runs:
+  # the one build is unoptimized (about 2 min on two cores, against about 7 min for the shipped
+  # opt-level 3). Without --one-build, and in the release workflow, the shipped profile is built.
+  export CARGO_PROFILE_RELEASE_OPT_LEVEL=0
+fi
 export CARGO_TARGET_DIR=${QGATES_INSTALL_TARGET:-$repo/target/install-test}
 work=$(mktemp -d "${TMPDIR:-/tmp}/qgates-install.XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -5,9 +5,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Every tool: the preset catalog is tested against each real tool (tests/presets_real_tools.rs).
-./scripts/setup.sh
+# The installs are mostly downloads and the lints mostly CPU, so they run side by side; the tests
+# need both. The installs' output is shown when they end.
+setup_log=$(mktemp)
+./scripts/setup.sh >"$setup_log" 2>&1 &
+setup=$!
+trap 'kill "$setup" 2>/dev/null || true; rm -f "$setup_log"' EXIT
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
+if ! wait "$setup"; then
+  cat "$setup_log" >&2
+  echo "test: scripts/setup.sh failed (its output is above)" >&2
+  exit 1
+fi
+cat "$setup_log"
+rm -f "$setup_log"
+trap - EXIT
 cargo test
 # The editors, end to end, against the binary `cargo test` just built.
 ./scripts/test-nvim.sh
