@@ -130,54 +130,20 @@ fn project_walk(start: &Path) -> ignore::WalkBuilder {
 /// monorepo has thousands).
 fn walk(root: &Path, start: &Path) -> Vec<String> {
     let found = Mutex::new(Vec::new());
-    project_walk(start).build_parallel().visit(&mut Collect {
-        root,
-        found: &found,
+    project_walk(start).build_parallel().run(|| {
+        Box::new(|entry| {
+            if let Ok(entry) = entry
+                && entry.file_type().is_some_and(|t| t.is_file())
+                && let Some(rel) = relative_posix(root, entry.path())
+            {
+                found.lock().unwrap_or_else(|e| e.into_inner()).push(rel);
+            }
+            ignore::WalkState::Continue
+        })
     });
     let mut out = found.into_inner().unwrap_or_else(|e| e.into_inner());
     out.sort_unstable();
     out
-}
-
-/// Gathers the walk's files: each walking thread keeps its own and hands them over at its end.
-struct Collect<'a> {
-    root: &'a Path,
-    found: &'a Mutex<Vec<String>>,
-}
-
-impl<'a> ignore::ParallelVisitorBuilder<'a> for Collect<'a> {
-    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 'a> {
-        Box::new(CollectOnOneThread {
-            root: self.root,
-            found: self.found,
-            mine: Vec::new(),
-        })
-    }
-}
-
-struct CollectOnOneThread<'a> {
-    root: &'a Path,
-    found: &'a Mutex<Vec<String>>,
-    mine: Vec<String>,
-}
-
-impl ignore::ParallelVisitor for CollectOnOneThread<'_> {
-    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
-        if let Ok(entry) = entry
-            && entry.file_type().is_some_and(|t| t.is_file())
-            && let Some(rel) = relative_posix(self.root, entry.path())
-        {
-            self.mine.push(rel);
-        }
-        ignore::WalkState::Continue
-    }
-}
-
-impl Drop for CollectOnOneThread<'_> {
-    fn drop(&mut self) {
-        let mut found = self.found.lock().unwrap_or_else(|e| e.into_inner());
-        found.append(&mut self.mine);
-    }
 }
 
 fn explicit_files(root: &Path, paths: &[PathBuf]) -> Result<Vec<String>, ScopeError> {
