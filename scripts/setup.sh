@@ -5,6 +5,8 @@
 #            older MCP SDK than the one tests/mcp_server.rs drives qgates with
 #   node     tools/node_modules: the npm tools (tools/package.json, exact versions in its lock file)
 #   debian   Debian packages (tools/apt-packages.txt); needs root when one is missing
+#   go       the Go tools (tools/go-tools.txt), built by `go install` with the machine's Go into
+#            tools/go-bin
 #   rust     checks that clippy and rustfmt came with the Rust toolchain
 # then links into tools/bin the tools that live outside .venv/bin or under another name, so that
 # `.venv/bin` and `tools/bin` on PATH give every tool by its usual name.
@@ -69,6 +71,20 @@ debian_part() {
     fail "could not install the Debian packages ${wanted[*]}"
 }
 
+go_part() {
+  up_to_date tools/go-bin/.pins.sha256 tools/go-tools.txt && return 0
+  command -v go >/dev/null || fail "go is missing: install Go 1.22 or newer (https://go.dev/dl, or Debian's golang-go)"
+  local line
+  while read -r line; do
+    line=${line%%#*}
+    line=${line//[[:space:]]/}
+    [ -n "$line" ] || continue
+    GOBIN="$PWD/tools/go-bin" go install "$line" ||
+      fail "could not build $line (is the Go module proxy reachable?)"
+  done <tools/go-tools.txt
+  stamp tools/go-bin/.pins.sha256 tools/go-tools.txt
+}
+
 rust_part() {
   cargo clippy --version >/dev/null 2>&1 || fail "cargo clippy is missing: rustup component add clippy"
   rustfmt --version >/dev/null 2>&1 || fail "rustfmt is missing: rustup component add rustfmt"
@@ -82,21 +98,21 @@ link_tools() {
     [ -e "tools/node_modules/.bin/$name" ] && ln -sfn "../node_modules/.bin/$name" "tools/bin/$name"
   done
   [ -e tools/semgrep-venv/bin/semgrep ] && ln -sfn ../semgrep-venv/bin/semgrep tools/bin/semgrep
-  # Debian names staticcheck `go-staticcheck`.
-  [ -e /usr/bin/go-staticcheck ] && ln -sfn /usr/bin/go-staticcheck tools/bin/staticcheck
+  [ -e tools/go-bin/staticcheck ] && ln -sfn ../go-bin/staticcheck tools/bin/staticcheck
   return 0
 }
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(debian python semgrep node rust)
+[ ${#parts[@]} -gt 0 ] || parts=(debian python semgrep node go rust)
 for part in "${parts[@]}"; do
   case $part in
     python) pip_part .venv requirements-tools.txt ;;
     semgrep) pip_part tools/semgrep-venv tools/requirements-semgrep.txt ;;
     node) node_part ;;
     debian) debian_part ;;
+    go) go_part ;;
     rust) rust_part ;;
-    *) fail "unknown part '$part': the parts are python, semgrep, node, debian and rust" ;;
+    *) fail "unknown part '$part': the parts are python, semgrep, node, debian, go and rust" ;;
   esac
 done
 link_tools

@@ -168,6 +168,33 @@ fn a_log_cut_by_the_file_size_limit_is_an_error_of_its_gate() {
     assert!(msg.contains("file-size limit of 65536"), "{msg}");
 }
 
+/// Under `ulimit -f 0` nothing can be written: a tool that prints nothing and exits clean has
+/// lost nothing and passes; one that found something could keep none of it, and says so.
+#[test]
+fn under_a_file_size_limit_of_zero_a_silent_clean_tool_passes() {
+    let ws = repo_with_gate(
+        "#!/bin/sh
+exit 0
+",
+    );
+    let out = check_with(with_file_size_limit(0), ws.path(), &["--scope", "project"]);
+    let report = report_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert_eq!(gate(&report, "lint")["status"], "passed", "{report}");
+
+    let ws = repo_with_gate(
+        "#!/bin/sh
+echo 'a.py:1:1: E1 one finding'
+exit 1
+",
+    );
+    let out = check_with(with_file_size_limit(0), ws.path(), &["--scope", "project"]);
+    let report = report_of(&out);
+    assert_eq!(out.status.code(), Some(3), "{report}");
+    let msg = gate(&report, "lint")["error"].as_str().unwrap().to_owned();
+    assert!(msg.contains("file-size limit of 0 bytes"), "{msg}");
+}
+
 #[test]
 #[allow(clippy::print_stderr, reason = "a skipped test says why")]
 fn a_log_cut_by_a_full_disk_is_an_error_of_its_gate() {

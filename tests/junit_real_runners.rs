@@ -270,11 +270,12 @@ const NEXTEST_LIB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n
 fn cargo_nextest_at_the_panic_with_nextests_counts() {
     let has_nextest = Command::new("cargo")
         .args(["nextest", "--version"])
+        .env("PATH", path_with_catalog_tools())
         .output()
         .is_ok_and(|o| o.status.success());
     assert!(
         has_nextest,
-        "`cargo nextest` is missing: install cargo-nextest (cargo install cargo-nextest --locked)"
+        "`cargo nextest` is missing: run scripts/setup.sh (it installs cargo-nextest into .venv)"
     );
     let ws = tempfile::tempdir().unwrap();
     let target = tempfile::tempdir().unwrap();
@@ -327,5 +328,41 @@ fn cargo_nextest_at_the_panic_with_nextests_counts() {
     assert_eq!(
         g["tests"],
         json!({"total": 2, "failed": 1, "errored": 0, "skipped": 0})
+    );
+}
+
+// ---- a runner that cannot start ----
+
+/// The pytest preset in a workspace whose virtual environment has no pytest: Python says so and
+/// exits 1 (a "findings" code), writing no report. The gate's error quotes Python's reason
+/// instead of only asking to check `output_file`.
+#[test]
+fn a_pytest_gate_without_pytest_says_why() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    write(
+        root,
+        "quality.yaml",
+        "version: 1\ngates:\n  t: { preset: pytest }\n",
+    );
+    write(root, "test_a.py", "def test_a():\n    assert True\n");
+    let venv = Command::new("python3")
+        .args(["-m", "venv", "--without-pip", ".venv"])
+        .current_dir(root)
+        .status()
+        .expect("python3 -m venv");
+    assert!(venv.success());
+    let mut cmd = qgates(root);
+    cmd.env("PATH", path_with_catalog_tools());
+    let (code, report) = check_json_with(cmd, &["--scope", "project", "--no-state"]);
+    assert_eq!(code, 3, "{report}");
+    let g = gate(&report, "t");
+    assert_eq!(g["status"], "error", "{g}");
+    let error = g["error"].as_str().unwrap();
+    assert!(
+        error.contains("wrote no report")
+            && error.contains("It said: ")
+            && error.contains("No module named pytest"),
+        "{error}"
     );
 }

@@ -57,6 +57,7 @@ fn gate(id: &str, name: &str, status: GateStatus) -> GateResult {
         cached_files: 0,
         coverage: None,
         tests: None,
+        incomplete: false,
     }
 }
 

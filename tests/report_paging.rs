@@ -119,6 +119,62 @@ fn total_violations(report: &Value) -> usize {
 // ---------------------------------------------------------------------------------------------
 // The summary line and the CLI
 
+/// `qgates check --format summary` (the default when stdout is not a terminal) pages as the
+/// agent server does: `--max-violations` from `--offset`, errors first, the summary line saying
+/// what was left out and how to get it; `--format json` stays whole.
+#[test]
+fn the_summary_format_pages_and_json_stays_whole() {
+    let ws = seven();
+    let root = ws.path();
+    let summary = |args: &[&str]| {
+        let out = qgates(root)
+            .args([
+                "check",
+                "--scope",
+                "project",
+                "--no-state",
+                "--format",
+                "summary",
+            ])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let text = String::from_utf8(out.stdout).unwrap();
+        let (line, json) = text.split_once('\n').unwrap();
+        (
+            line.to_string(),
+            serde_json::from_str::<Value>(json).unwrap(),
+        )
+    };
+    let (line, page) = summary(&["--max-violations", "3"]);
+    assert_eq!(page["shown"], 3, "{page}");
+    assert_eq!(page["total"], 7);
+    assert_eq!(codes_in_reading_order(&page), ["L3", "T2", "L1"]);
+    assert!(
+        line.ends_with(&format!(
+            "showing 3 of 7 violations; the rest: --offset 3, or {}",
+            page["full_report"].as_str().unwrap()
+        )),
+        "{line}"
+    );
+    let (line, rest) = summary(&["--max-violations", "3", "--offset", "3"]);
+    assert_eq!(codes_in_reading_order(&rest), ["T1", "S2", "L2"], "{line}");
+    let (line, counts) = summary(&["--max-violations", "0"]);
+    assert_eq!(counts["shown"], 0);
+    assert!(
+        line.contains("7 violations not shown (--max-violations 0)"),
+        "{line}"
+    );
+    // By default 50: all seven here, and the line is the report's own.
+    let (line, all) = summary(&[]);
+    assert_eq!(all["shown"], 7);
+    assert!(!line.contains("showing"), "{line}");
+    let (_, whole) = check_json(root, &["--scope", "project", "--no-state"]);
+    assert_eq!(total_violations(&whole), 7);
+    assert!(whole.get("shown").is_none(), "{whole}");
+}
+
 #[test]
 fn five_failing_gates_are_named_three_and_two_more() {
     let gates = ["g1", "g2", "g3", "g4", "g5", "clean"];

@@ -297,6 +297,14 @@ pub struct OutputArgs {
     /// Output format. Default: `text` on a terminal, else `summary`.
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
+    /// `summary` shows at most this many violations, the most serious first (0: the counts
+    /// only); its summary line says how many were left out and where the whole report is.
+    #[arg(long, value_name = "N", default_value_t = crate::core::report::page::DEFAULT_MAX_VIOLATIONS)]
+    pub max_violations: usize,
+    /// `summary` shows the violations from this place in that order (the summary line gives
+    /// the next page's).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub offset: usize,
 }
 
 #[derive(Debug, Args)]

@@ -13,6 +13,7 @@ use crate::core::engine::{RunRequest, run};
 use crate::core::fix::run_with_fixes;
 use crate::core::kind_filter::KindFilter;
 use crate::core::qgates_dir::{self, Access};
+use crate::core::report::page::PageRequest;
 use crate::core::report::{self, Report, exit};
 use crate::core::request::{ScopeChoiceError, scope_request};
 use crate::core::runner::children;
@@ -240,6 +241,17 @@ pub(super) fn rendered(report: &Report, output: &OutputArgs, terminal: bool) -> 
         FormatArg::Summary
     });
     let color = terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    if format == FormatArg::Summary {
+        // Pages as the agent server does: a report of thousands of findings is read by a
+        // script or an agent as well, and neither reads megabytes of it well.
+        let page = report
+            .page(PageRequest {
+                max_violations: output.max_violations,
+                offset: output.offset,
+            })
+            .for_command_line();
+        return format!("{}\n{}\n", page.summary_line(), page.to_json());
+    }
     render(report, format, color)
 }
 

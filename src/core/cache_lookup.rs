@@ -175,8 +175,11 @@ pub(crate) fn merge_with_cache(
     lookup: Lookup,
     cache: Option<&ResultCache>,
 ) -> GateResult {
+    // A run that stopped early did not check every file it was given: none is recorded, not
+    // even the ones with findings (what it would say of them is not all said).
     if let Some(cache) = cache
         && matches!(result.status, GateStatus::Passed | GateStatus::Failed)
+        && !result.incomplete
     {
         // Only when every violation belongs to a file this run checked: a file-less finding or
         // one about another file cannot be replayed per file, so such a run is not recorded.

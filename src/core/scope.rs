@@ -7,6 +7,7 @@ use std::sync::Mutex;
 
 use crate::core::baseline::StateStore;
 use crate::core::config::Config;
+use crate::core::foreign_dirs::{ForeignFilter, is_foreign};
 use crate::core::git_changes::{Changes, GitError, Repo};
 use crate::core::paths::{lexical_clean, relative_posix};
 
@@ -57,22 +58,6 @@ pub enum ScopeError {
     Git(String),
 }
 
-/// Folders never walked in project scope: tool caches, virtual environments, VCS data.
-const NEVER_WALK: [&str; 12] = [
-    ".git",
-    ".hg",
-    ".qgates",
-    ".venv",
-    "venv",
-    "node_modules",
-    "__pycache__",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".pytest_cache",
-    ".tox",
-    ".nox",
-];
-
 /// The state key of a detached HEAD.
 pub const DETACHED: &str = "(detached HEAD)";
 
@@ -88,11 +73,21 @@ pub fn resolve(
             files: project_files(root, config),
             ..Default::default()
         }),
-        ScopeRequest::Files(paths) => Ok(ResolvedScope {
-            mode: "files",
-            files: explicit_files(root, paths)?,
-            ..Default::default()
-        }),
+        ScopeRequest::Files(paths) => {
+            let mut files = explicit_files(root, paths)?;
+            let left_out = ForeignFilter::new(root).retain(&mut files);
+            Ok(ResolvedScope {
+                mode: "files",
+                files,
+                note: (left_out > 0).then(|| {
+                    format!(
+                        "{left_out} of the files given {} inside tools' folders (a virtual environment, node_modules, a cache) or another repository, and left out",
+                        if left_out == 1 { "is" } else { "are" }
+                    )
+                }),
+                ..Default::default()
+            })
+        }
     }
 }
 
@@ -106,7 +101,8 @@ pub fn project_files(root: &Path, config: &Config) -> Vec<String> {
 }
 
 /// How qgates walks a workspace: .gitignore honoured (in or out of a git repository), hidden
-/// files included, links never followed, `NEVER_WALK` folders left out.
+/// files included, links never followed, tools' folders and nested repositories left out
+/// (`foreign_dirs`).
 pub(crate) fn project_walker(start: &Path) -> ignore::Walk {
     project_walk(start).build()
 }
@@ -119,9 +115,9 @@ fn project_walk(start: &Path) -> ignore::WalkBuilder {
         .follow_links(false)
         .filter_entry(|e| {
             // In a linked worktree (a clean room's, or the user's own) `.git` is a file.
-            let never = |n: &&str| e.file_name() == *n;
-            !((e.file_type().is_some_and(|t| t.is_dir()) && NEVER_WALK.iter().any(never))
-                || e.file_name() == ".git")
+            let folder = e.file_type().is_some_and(|t| t.is_dir());
+            e.file_name() != ".git"
+                && (e.depth() == 0 || !folder || !is_foreign(e.path(), e.file_name()))
         });
     builder
 }
@@ -227,6 +223,7 @@ pub(crate) struct ChangePlan {
     /// The branch's failed files that still exist.
     extra: Vec<String>,
     pub(crate) target: BaselineTarget,
+    root: PathBuf,
 }
 
 impl ChangePlan {
@@ -300,10 +297,12 @@ impl ChangePlan {
             notes,
             extra,
             target: BaselineTarget { branch, head },
+            root: root.to_path_buf(),
         })
     }
 
-    /// The scope: the files git says changed since the base, and the branch's failed files.
+    /// The scope: the files git says changed since the base, and the branch's failed files,
+    /// less what lies in tools' folders (a failed file from a run before they were left out too).
     pub(crate) fn scope(self, changes: Changes) -> ResolvedScope {
         let mut notes = self.notes;
         notes.extend(changes.notes);
@@ -311,6 +310,7 @@ impl ChangePlan {
         files.extend(self.extra);
         files.sort_unstable();
         files.dedup();
+        ForeignFilter::new(&self.root).retain(&mut files);
         ResolvedScope {
             mode: self.mode,
             files,

@@ -54,6 +54,7 @@ pub fn skipped(gate: &Gate, reason: String) -> GateResult {
         cached_files: 0,
         coverage: None,
         tests: None,
+        incomplete: false,
     }
 }
 

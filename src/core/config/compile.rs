@@ -241,7 +241,7 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
     let before = p.count();
     let command = check_command(id, g, p);
     check_numbers(id, g, p);
-    let (exit_codes_ok, exit_codes_findings) = check_exit_codes(id, g, p);
+    let (exit_codes_ok, exit_codes_findings, exit_codes_incomplete) = check_exit_codes(id, g, p);
     check_strings(id, g, p);
     let scope = g.scope.as_ref().and_then(|s| compile_globs(s, p));
     let files = match &g.files {
@@ -297,6 +297,7 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
         fix_hint: g.fix_hint.clone(),
         exit_codes_ok,
         exit_codes_findings,
+        exit_codes_incomplete,
         timeout: Duration::from_secs_f64(g.timeout_s.as_ref().map_or(120.0, |t| t.value)),
         env: g.env.clone().unwrap_or_default(),
         cwd: g.cwd.as_ref().map(PathBuf::from),
@@ -343,6 +344,7 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
             CachePolicy::Workspace
         }),
         cache_inputs: g.cache_inputs.clone().unwrap_or_default(),
+        own_selection: g.own_selection.clone().unwrap_or_default(),
         exclusive: g.exclusive.unwrap_or(false),
         definition_hash: definition_hash(id, g),
     })
@@ -465,12 +467,22 @@ fn check_numbers(id: &str, g: &RawGate, p: &mut Problems) {
     }
 }
 
-/// The exit codes of a run without and with findings. An exit code means one thing: "ran,
-/// found nothing" or "ran, found something".
-fn check_exit_codes(id: &str, g: &RawGate, p: &mut Problems) -> (Vec<i32>, Vec<i32>) {
+/// The exit codes of a run without and with findings, and of one that stopped early. An exit
+/// code means one thing: "ran, found nothing" or "ran, found something" (an incomplete run
+/// found something too).
+fn check_exit_codes(id: &str, g: &RawGate, p: &mut Problems) -> (Vec<i32>, Vec<i32>, Vec<i32>) {
     let s = g.success.clone().unwrap_or_default();
     let ok = s.exit_codes_ok.unwrap_or_else(|| vec![0]);
     let findings = s.exit_codes_findings.unwrap_or_else(|| vec![1]);
+    let incomplete = s.exit_codes_incomplete.unwrap_or_default();
+    let path = ["gates", id, "success", "exit_codes_incomplete"];
+    for code in incomplete.iter().filter(|c| ok.contains(c)) {
+        let at = p
+            .tree
+            .item(&path, &code.to_string())
+            .unwrap_or_else(|| p.value(&path));
+        p.at(at, format!("gate `{id}`: exit code {code} is in success.exit_codes_ok and success.exit_codes_incomplete, but a run that stopped early is no clean run. Keep it in one list."));
+    }
     // A list the gate does not write comes from its preset (or the default): say so, or the
     // user is told to fix a list they cannot see.
     let preset = g.preset.as_ref().map(|n| n.value.as_str());
@@ -504,11 +516,22 @@ fn check_exit_codes(id: &str, g: &RawGate, p: &mut Problems) -> (Vec<i32>, Vec<i
         let at = p.value(&["gates", id, "success", "exit_codes_ok"]);
         p.at(at, format!("gate `{id}`: success.exit_codes_ok is empty, so the gate could never pass. List the exit code of a clean run, e.g. [0]."));
     }
-    (ok, findings)
+    (ok, findings, incomplete)
 }
 
-/// Strings whose contents qgates reads: placeholders in `fix_hint`, the `cwd` path, `run_on`.
+/// Strings whose contents qgates reads: placeholders in `fix_hint`, the `cwd` path, `run_on`,
+/// the places of `own_selection`.
 fn check_strings(id: &str, g: &RawGate, p: &mut Problems) {
+    for place in g.own_selection.iter().flatten() {
+        if let Some(problem) = crate::core::own_selection::check_place(place) {
+            let path = ["gates", id, "own_selection"];
+            let at = p.tree.item(&path, place).unwrap_or_else(|| p.value(&path));
+            p.at(
+                at,
+                format!("gate `{id}`: own_selection `{place}` {problem}."),
+            );
+        }
+    }
     if let Some(hint) = &g.fix_hint {
         for field in Template::parse(hint).fields().filter(|f| *f != "files") {
             let at = p.value(&["gates", id, "fix_hint"]);

@@ -400,6 +400,10 @@ fn expectation(path: &[Seg]) -> Option<(&'static str, &'static str)> {
         (_, "command") => ("a list of strings (argv)", "[\"ruff\", \"check\"]"),
         (_, "file_types") => ("a list of file endings", "[\".py\", \".pyi\"]"),
         (_, "cache_inputs") => ("a list of file paths", "[pyproject.toml]"),
+        (_, "own_selection") => (
+            "a list of files or FILE#KEY places",
+            "[\"pyproject.toml#tool.mypy.files\"]",
+        ),
         (_, "parsing") => (
             "a mapping with at least `strategy`",
             "{ strategy: exit_code }",
@@ -412,7 +416,9 @@ fn expectation(path: &[Seg]) -> Option<(&'static str, &'static str)> {
             "a mapping with exit_codes_ok and exit_codes_findings",
             "{ exit_codes_ok: [0], exit_codes_findings: [1] }",
         ),
-        (_, "exit_codes_ok" | "exit_codes_findings") => ("a list of whole numbers", "[0]"),
+        (_, "exit_codes_ok" | "exit_codes_findings" | "exit_codes_incomplete") => {
+            ("a list of whole numbers", "[0]")
+        }
         (_, "timeout_s") => ("a positive number of seconds", "300"),
         (_, "env") => (
             "a mapping of variable names to strings",
@@ -476,8 +482,9 @@ fn item_expectation(key: &str) -> &'static str {
         "file_types" => "a file ending such as \".py\"",
         "include_globs" | "exclude_globs" => "a glob string",
         "cache_inputs" => "a file path",
+        "own_selection" => "a file, or FILE#KEY",
         "active_gates" => "a gate id",
-        "exit_codes_ok" | "exit_codes_findings" => "a whole number",
+        "exit_codes_ok" | "exit_codes_findings" | "exit_codes_incomplete" => "a whole number",
         "run_on" => "one of save, command, ci",
         _ => "a single value",
     }

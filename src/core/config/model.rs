@@ -302,6 +302,12 @@ pub struct RawSuccess {
     #[schemars(with = "Vec<i32>", extend("default" = [1]))]
     #[serde(default, deserialize_with = "present")]
     pub exit_codes_findings: Option<Vec<i32>>,
+    /// The tool found something and stopped before checking every file it was given (mypy's
+    /// blocking errors: 2). Its findings count, and nothing of the run is cached: a file it did
+    /// not reach is not clean (default []).
+    #[schemars(with = "Vec<i32>", extend("default" = []))]
+    #[serde(default, deserialize_with = "present")]
+    pub exit_codes_incomplete: Option<Vec<i32>>,
 }
 
 /// One gate. Every key but `command` and `parsing` has a default; a `preset` gives those two and
@@ -400,6 +406,14 @@ pub struct RawGate {
     #[schemars(with = "bool", extend("default" = true))]
     #[serde(default, deserialize_with = "present")]
     pub pass_files: Option<bool>,
+    /// Where the tool's own configuration chooses its files, relative to `cwd`: `FILE` (it
+    /// exists) or `FILE#KEY` (a dotted key in a TOML, JSON or INI file), e.g.
+    /// ["pyproject.toml#tool.mypy.files", "mypy.ini#mypy.files"]. When one is set, the tool runs
+    /// without file arguments, as the project runs it, and its findings are kept for the files
+    /// in scope.
+    #[schemars(with = "Vec<String>")]
+    #[serde(default, deserialize_with = "present")]
+    pub own_selection: Option<Vec<String>>,
     /// When the gate runs: on save, on command, in CI. Default all three, but [command, ci] for
     /// `kind: test` and `kind: e2e`.
     #[schemars(with = "Vec<Trigger>", extend("default" = ["save", "command", "ci"]))]

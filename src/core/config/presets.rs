@@ -140,6 +140,7 @@ pub fn merge(gate: RawGate, preset: &RawGate) -> RawGate {
             (Some(g), Some(p)) => Some(RawSuccess {
                 exit_codes_ok: g.exit_codes_ok.or(p.exit_codes_ok),
                 exit_codes_findings: g.exit_codes_findings.or(p.exit_codes_findings),
+                exit_codes_incomplete: g.exit_codes_incomplete.or(p.exit_codes_incomplete),
             }),
             (g, p) => g.or(p),
         },
@@ -151,6 +152,7 @@ pub fn merge(gate: RawGate, preset: &RawGate) -> RawGate {
         allow_fail: gate.allow_fail.or(p.allow_fail),
         fail_on: gate.fail_on.or(p.fail_on),
         pass_files: gate.pass_files.or(p.pass_files),
+        own_selection: gate.own_selection.or(p.own_selection),
         run_on: gate.run_on.or(p.run_on),
         max_files_per_run: gate.max_files_per_run.or(p.max_files_per_run),
         column_unit: gate.column_unit.or(p.column_unit),

@@ -102,6 +102,8 @@ pub struct Gate {
     pub fix_hint: Option<String>,
     pub exit_codes_ok: Vec<i32>,
     pub exit_codes_findings: Vec<i32>,
+    /// The tool found something and did not check every file (never cached).
+    pub exit_codes_incomplete: Vec<i32>,
     pub timeout: Duration,
     pub env: BTreeMap<String, String>,
     /// Relative to the workspace root.
@@ -116,6 +118,8 @@ pub struct Gate {
     /// The least severity that fails the gate.
     pub fail_on: Severity,
     pub pass_files: bool,
+    /// Where the tool's own configuration chooses its files (`core::own_selection`).
+    pub own_selection: Vec<String>,
     pub run_on: Vec<Trigger>,
     pub max_files_per_run: Option<usize>,
     pub column_unit: ColumnUnit,

@@ -21,6 +21,7 @@
 
 mod cache;
 mod manifests;
+pub(crate) use manifests::read_text;
 mod render;
 pub mod rules;
 mod walk;

@@ -60,6 +60,13 @@ pub fn render(report: &Report) -> String {
         if let (false, Some(hint)) = (hint_everywhere, &g.fix_hint) {
             let _ = writeln!(out, "\nGate fix hint: {}", inline(hint));
         }
+        if g.incomplete {
+            let _ = writeln!(
+                out,
+                "\nStopped early: {} did not check every file it was given; fix these first, then the rest are checked.",
+                inline(&g.name)
+            );
+        }
         if g.outside_root > 0 {
             let _ = writeln!(
                 out,

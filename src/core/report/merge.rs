@@ -269,6 +269,7 @@ fn merge_gate(shards: &[ShardReport], index: usize) -> GateResult {
     merged.files_checked = results.iter().map(|g| g.files_checked).sum();
     merged.cached_files = results.iter().map(|g| g.cached_files).sum();
     merged.outside_root = results.iter().map(|g| g.outside_root).sum();
+    merged.incomplete = results.iter().any(|g| g.incomplete);
     merged.duration_ms = results.iter().map(|g| g.duration_ms).max().unwrap_or(0);
     merged.tests = results
         .iter()

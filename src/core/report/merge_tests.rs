@@ -26,6 +26,7 @@ fn gate(id: &str, status: GateStatus) -> GateResult {
         cached_files: 0,
         coverage: None,
         tests: None,
+        incomplete: false,
     }
 }
 

@@ -89,6 +89,11 @@ pub struct GateResult {
     /// What a test gate's report counted (`strategy: junit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tests: Option<crate::core::parse::TestCounts>,
+    /// The tool stopped before checking every file (`success.exit_codes_incomplete`, e.g.
+    /// mypy's blocking errors): a file without findings was not necessarily checked, and
+    /// nothing of the run was cached.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub incomplete: bool,
 }
 
 impl GateResult {

@@ -70,6 +70,11 @@ pub struct ReportPage {
     #[serde(skip)]
     #[schemars(skip)]
     whole_summary: String,
+    /// How the summary line names the paging arguments: the agent's (`offset=50`) or the
+    /// command line's (`--offset 50`).
+    #[serde(skip)]
+    #[schemars(skip)]
+    command_line: bool,
 }
 
 impl Report {
@@ -112,11 +117,28 @@ impl Report {
             left_out,
             full_report: self.full_report.as_ref().map(|f| f.display.clone()),
             whole_summary: self.summary_line(),
+            command_line: false,
         }
     }
 }
 
 impl ReportPage {
+    /// The page as `qgates check` prints it: its summary line names `--offset` and
+    /// `--max-violations` rather than the agent tool's arguments.
+    pub fn for_command_line(mut self) -> Self {
+        self.command_line = true;
+        self
+    }
+
+    /// How an argument is written where the page is read: `offset=50` or `--offset 50`.
+    fn arg(&self, name: &str, value: usize) -> String {
+        if self.command_line {
+            format!("--{} {value}", name.replace('_', "-"))
+        } else {
+            format!("{name}={value}")
+        }
+    }
+
     /// The report's summary line; when violations are left out, it goes on to say how many and
     /// where the rest are: `…; showing 50 of 213 violations; the rest: offset=50, or <path>`.
     pub fn summary_line(&self) -> String {
@@ -134,12 +156,16 @@ impl ReportPage {
                 Some(path) => format!("; all of them: {path}"),
                 None => String::new(),
             };
-            return format!("{line}; {total} not shown (max_violations=0){file}");
+            return format!(
+                "{line}; {total} not shown ({}){file}",
+                self.arg("max_violations", 0)
+            );
         }
         if self.shown == 0 {
             return format!(
-                "{line}; showing 0 of {total}: offset {} is past the last one (offset=0 starts over)",
-                self.offset
+                "{line}; showing 0 of {total}: offset {} is past the last one ({} starts over)",
+                self.offset,
+                self.arg("offset", 0)
             );
         }
         let from = match self.offset {
@@ -148,8 +174,9 @@ impl ReportPage {
         };
         match self.next_offset {
             Some(next) => format!(
-                "{line}; showing {} of {total}{from}; the rest: offset={next}{or_file}",
-                self.shown
+                "{line}; showing {} of {total}{from}; the rest: {}{or_file}",
+                self.shown,
+                self.arg("offset", next)
             ),
             None => format!(
                 "{line}; showing {} of {total}{from}, the last ones",

@@ -192,6 +192,14 @@ fn write_gate(out: &mut String, p: &Paint, g: &GateResult) {
             indent(&visible(error), 9)
         );
     }
+    if g.incomplete {
+        let _ = writeln!(
+            out,
+            "  Stopped early: {} did not check every file it was given (exit code {}); fix these findings first, then the rest are checked",
+            visible(&g.name),
+            g.exit_code.map_or("?".to_string(), |c| c.to_string())
+        );
+    }
     if g.outside_root > 0 {
         let _ = writeln!(
             out,

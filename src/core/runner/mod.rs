@@ -8,12 +8,14 @@ pub mod process;
 pub mod reaper;
 pub mod report_files;
 
+use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::core::config::Gate;
+use crate::core::own_selection;
 use crate::core::parse::{
     DiffBase, OutputSource, ParseContext, SavedOutput, TestCounts, parse_saved_with_reports,
 };
@@ -45,6 +47,8 @@ struct BatchResult {
     exit_code: Option<i32>,
     coverage: Option<crate::core::report::CoverageTotals>,
     tests: Option<TestCounts>,
+    /// The tool stopped before checking every file (`success.exit_codes_incomplete`).
+    incomplete: bool,
 }
 
 /// Runs a gate over its files and judges the result.
@@ -68,6 +72,7 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         cached_files: 0,
         coverage: None,
         tests: None,
+        incomplete: false,
     };
     if let Some(problem) = folder_problem(gate, &job.root) {
         result.status = GateStatus::Error;
@@ -100,7 +105,19 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         .iter()
         .map(|f| file_argument(f, &job.root, &cwd))
         .collect();
-    let batches = if gate.pass_files {
+    // A tool whose configuration chooses its files runs as the project runs it: once, without
+    // file arguments; its findings are kept for the files asked about (after the run).
+    let own_selection = gate
+        .pass_files
+        .then(|| own_selection::configured(&gate.own_selection, &cwd))
+        .flatten();
+    if let Some(place) = own_selection {
+        tracing::debug!(
+            "{}: runs over its own selection of files ({place})",
+            gate.id
+        );
+    }
+    let batches = if gate.pass_files && own_selection.is_none() {
         let fixed_bytes =
             program.as_os_str().len() + fixed_args.iter().map(|a| a.len() + 9).sum::<usize>();
         batch::split(
@@ -170,6 +187,7 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         };
         result.coverage = batch.coverage.or(result.coverage.take());
         result.outside_root += batch.outside_root;
+        result.incomplete |= batch.incomplete;
         last_exit = batch.exit_code.or(last_exit);
         match batch.status {
             GateStatus::Error if first_error.is_none() => {
@@ -178,6 +196,12 @@ pub async fn run_gate(job: GateJob) -> GateResult {
             GateStatus::Failed => any_failed = true,
             _ => {}
         }
+    }
+    if own_selection.is_some() {
+        let asked: HashSet<&str> = job.files.iter().map(String::as_str).collect();
+        own_selection::keep_in_scope(&mut result.violations, &asked);
+        // Judged again on what is kept: findings about other files fail nothing here.
+        any_failed = false;
     }
     // Tools print in their own (often parallel, so varying) order; reports should not.
     result.violations.sort_by(|a, b| {
@@ -275,6 +299,7 @@ async fn judge(
         exit_code: code,
         coverage: None,
         tests: None,
+        incomplete: false,
     };
     let name = &gate.name;
     let code = match outcome {
@@ -301,7 +326,8 @@ async fn judge(
     };
     // The tool wrote straight into its logs: a write that failed there cut its output, and
     // what is left would pass for all of it.
-    if let Some(why) = log_cut(stdout).or_else(|| log_cut(stderr)) {
+    let clean = gate.exit_codes_ok.contains(&code);
+    if let Some(why) = log_cut(stdout, clean).or_else(|| log_cut(stderr, clean)) {
         return err(
             format!(
                 "{name}'s output could not all be written to its log ({why}), so its findings would be incomplete; see {log_hint}"
@@ -315,6 +341,8 @@ async fn judge(
             gate.exit_codes_ok, gate.exit_codes_findings
         )
     };
+    let incomplete = gate.exit_codes_incomplete.contains(&code);
+    let findings_code = incomplete || gate.exit_codes_findings.contains(&code);
     // Off the runtime's threads, as the output's parsing: a report may be large.
     let (plan, dir) = (reports.clone(), run_dir.clone());
     let collected = tokio::task::spawn_blocking(move || plan.collect(&dir))
@@ -323,15 +351,18 @@ async fn judge(
     let collected = match collected {
         Ok(c) => c,
         // A tool that could not run wrote no report: its exit code says more.
-        Err(_)
-            if !gate.exit_codes_ok.contains(&code) && !gate.exit_codes_findings.contains(&code) =>
-        {
+        Err(_) if !gate.exit_codes_ok.contains(&code) && !findings_code => {
             return err(unexpected_exit(), Some(code));
         }
+        // Its last words usually say why (`No module named pytest`).
         Err(why) => {
+            let said = last_line(stderr)
+                .or_else(|| last_line(stdout))
+                .map(|l| format!(". It said: {l}"))
+                .unwrap_or_default();
             return err(
                 format!(
-                    "{name} ran (exit code {code}) but {why}; what it printed is in {log_hint}"
+                    "{name} ran (exit code {code}) but {why}{said}; what it printed is in {log_hint}"
                 ),
                 Some(code),
             );
@@ -379,11 +410,12 @@ async fn judge(
         exit_code: Some(code),
         coverage: parsed.coverage,
         tests: parsed.tests,
+        incomplete,
     };
     if gate.exit_codes_ok.contains(&code) {
         return batch;
     }
-    if gate.exit_codes_findings.contains(&code) {
+    if findings_code {
         if !found && parsed.outside_root == 0 {
             batch.status = GateStatus::Error;
             batch.error = Some(format!(
@@ -424,15 +456,31 @@ fn parse_logs(
 }
 
 /// Why a log may hold less than the tool wrote to it: it reached the file-size limit (`ulimit
-/// -f`, inherited by the tool), or the disk holding it is full.
-fn log_cut(log: &Path) -> Option<String> {
+/// -f`, inherited by the tool), or the disk holding it is full. An empty log under a limit of 0
+/// is cut only when the run was not `clean`: a tool that printed nothing and says it found
+/// nothing has lost nothing.
+fn log_cut(log: &Path, clean: bool) -> Option<String> {
     let size = std::fs::metadata(log).ok()?.len();
     if let Some(limit) = crate::core::platform::file_size_limit()
         && size >= limit
+        && (size > 0 || !clean)
     {
         return Some(format!("it reached the file-size limit of {limit} bytes"));
     }
     crate::core::platform::disk_full(log)?.then(|| "the disk holding it is full".to_string())
+}
+
+/// The last line with text in the last 4 KiB of a log, at most 300 characters of it.
+fn last_line(log: &Path) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(log).ok()?;
+    let len = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(4096))).ok()?;
+    let mut tail = Vec::new();
+    file.read_to_end(&mut tail).ok()?;
+    let text = String::from_utf8_lossy(&tail);
+    let line = text.lines().rev().map(str::trim).find(|l| !l.is_empty())?;
+    Some(line.chars().take(300).collect())
 }
 
 /// Fills `{files}` in a gate's fix hint with the files that have violations (shell-quoted), or

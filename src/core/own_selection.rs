@@ -1,0 +1,283 @@
+//! A tool whose own configuration chooses the files it checks (mypy's `files`, pyright's
+//! `include`) answers differently when it is handed a list of files: the list replaces its
+//! selection, so files the project leaves out get checked and modules it checks together get
+//! checked apart. A gate's `own_selection` names where that configuration lives; when one of
+//! those places is set, the gate runs without file arguments, as the project runs the tool, and
+//! keeps the findings for the files in scope (docs/design.md, "The tool's own file selection").
+//!
+//! A place is `FILE` (the file exists) or `FILE#KEY`, a dotted key inside it: a table path for
+//! TOML (`pyproject.toml#tool.mypy.files`), section then key for INI (`setup.cfg#mypy.files`:
+//! section `[mypy]`, key `files`; any file not ending in `.toml` or `.json` is read as INI), an
+//! object path for JSON (`pyrightconfig.json#include`). Paths are relative to the gate's `cwd`.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use crate::core::detect::read_text;
+use crate::core::violation::Violation;
+
+/// Checks a place as written in `own_selection`: the problem, if any, to report at it.
+pub fn check_place(place: &str) -> Option<String> {
+    let (file, key) = split(place);
+    if file.is_empty() {
+        return Some("names no file".into());
+    }
+    let path = Path::new(file);
+    if path.is_absolute() || path.components().any(|c| c.as_os_str() == "..") {
+        return Some("must be a path inside the gate's cwd, without `..`".into());
+    }
+    if key.is_some_and(|k| k.is_empty() || k.split('.').any(str::is_empty)) {
+        return Some("has an empty key after `#` (write FILE or FILE#section.key)".into());
+    }
+    None
+}
+
+/// The first of `places` that is set in the folder `cwd`, as written.
+pub fn configured<'p>(places: &'p [String], cwd: &Path) -> Option<&'p str> {
+    places
+        .iter()
+        .find(|place| is_set(place, cwd))
+        .map(String::as_str)
+}
+
+/// Keeps the findings about the files in scope, and those about no file (a configuration error,
+/// a blocking error): the tool checked its whole selection, the run asked about these files.
+pub fn keep_in_scope(violations: &mut Vec<Violation>, in_scope: &HashSet<&str>) {
+    violations.retain(|v| v.file.as_deref().is_none_or(|f| in_scope.contains(f)));
+}
+
+fn split(place: &str) -> (&str, Option<&str>) {
+    match place.split_once('#') {
+        Some((file, key)) => (file, Some(key)),
+        None => (place, None),
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Format {
+    Toml,
+    Json,
+    Ini,
+}
+
+/// By the file's ending; anything but TOML and JSON is read as INI (`setup.cfg`, `mypy.ini`,
+/// `.codespellrc`, `.pylintrc`).
+fn format(file: &str) -> Format {
+    let ext = Path::new(file).extension().and_then(|e| e.to_str());
+    match ext.map(str::to_ascii_lowercase).as_deref() {
+        Some("toml") => Format::Toml,
+        Some("json") => Format::Json,
+        _ => Format::Ini,
+    }
+}
+
+fn is_set(place: &str, cwd: &Path) -> bool {
+    let (file, key) = split(place);
+    let path = cwd.join(file);
+    let Some(key) = key else {
+        return path.symlink_metadata().is_ok_and(|m| m.is_file());
+    };
+    // A file that cannot be read, or does not parse, chooses nothing: the tool will say why
+    // when it runs.
+    let Ok(text) = read_text(&path) else {
+        return false;
+    };
+    match format(file) {
+        Format::Toml => toml_has(&text, key),
+        Format::Json => json_has(&text, key),
+        Format::Ini => ini_has(&text, key),
+    }
+}
+
+fn toml_has(text: &str, key: &str) -> bool {
+    let Ok(doc) = text.parse::<toml_edit::DocumentMut>() else {
+        return false;
+    };
+    let mut item = doc.as_item();
+    for part in key.split('.') {
+        match item.get(part) {
+            Some(next) => item = next,
+            None => return false,
+        }
+    }
+    true
+}
+
+fn json_has(text: &str, key: &str) -> bool {
+    // pyrightconfig.json and tsconfig.json allow comments and trailing commas; a file that
+    // strict JSON cannot read is read without its comments.
+    let value: Option<serde_json::Value> = serde_json::from_str(text)
+        .ok()
+        .or_else(|| serde_json::from_str(&strip_json_comments(text)).ok());
+    let Some(mut value) = value.as_ref() else {
+        return false;
+    };
+    for part in key.split('.') {
+        match value.get(part) {
+            Some(next) => value = next,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// JSON with `//` and `/* */` comments and trailing commas, as pyright and TypeScript read it,
+/// made plain JSON (strings left as they are).
+fn strip_json_comments(text: &str) -> String {
+    let mut plain = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            plain.push(c);
+            match c {
+                '\\' => plain.extend(chars.next()),
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('/', Some('/')) => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        plain.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut last = ' ';
+                for c in chars.by_ref() {
+                    if last == '*' && c == '/' {
+                        break;
+                    }
+                    last = c;
+                }
+            }
+            _ => {
+                in_string = c == '"';
+                plain.push(c);
+            }
+        }
+    }
+    // A comma before a closing bracket is dropped; commas inside strings stay.
+    let mut out = String::with_capacity(plain.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in plain.char_indices() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c == '"' {
+            in_string = true;
+        } else if c == ',' && matches!(plain[i + 1..].trim_start().chars().next(), Some(']' | '}'))
+        {
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `section.key` in an INI file: the key set (to anything) in the section `[section]`.
+fn ini_has(text: &str, key: &str) -> bool {
+    let Some((section, name)) = key.rsplit_once('.') else {
+        return false;
+    };
+    let mut current: Option<&str> = None;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with(['#', ';']) {
+            continue;
+        }
+        if let Some(header) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            current = Some(header.trim());
+            continue;
+        }
+        if current == Some(section)
+            && let Some((k, _)) = line.split_once(['=', ':'])
+            && k.trim().eq_ignore_ascii_case(name)
+        {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn places(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_place_is_set_by_its_file_or_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path();
+        let mypy = places(&[
+            "pyproject.toml#tool.mypy.files",
+            "mypy.ini#mypy.files",
+            "setup.cfg#mypy.files",
+        ]);
+        std::fs::write(cwd.join("pyproject.toml"), "[tool.mypy]\nstrict = true\n").unwrap();
+        assert_eq!(configured(&mypy, cwd), None);
+        std::fs::write(
+            cwd.join("setup.cfg"),
+            "[metadata]\nfiles = x\n[mypy]\n; files = no\nFiles: src, tests\n",
+        )
+        .unwrap();
+        assert_eq!(configured(&mypy, cwd), Some("setup.cfg#mypy.files"));
+        std::fs::write(
+            cwd.join("pyproject.toml"),
+            "[tool.mypy]\nfiles = [\"src\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            configured(&mypy, cwd),
+            Some("pyproject.toml#tool.mypy.files")
+        );
+
+        let pyright = places(&["pyrightconfig.json#include", "pyproject.toml#tool.pyright"]);
+        assert_eq!(configured(&pyright, cwd), None);
+        std::fs::write(
+            cwd.join("pyrightconfig.json"),
+            "{\n  // the sources\n  \"include\": [\"src\", \"a//b\",], /* done */\n}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            configured(&pyright, cwd),
+            Some("pyrightconfig.json#include")
+        );
+        assert_eq!(configured(&places(&["tsconfig.json"]), cwd), None);
+        std::fs::write(cwd.join("tsconfig.json"), "{}").unwrap();
+        assert_eq!(
+            configured(&places(&["tsconfig.json"]), cwd),
+            Some("tsconfig.json")
+        );
+    }
+
+    #[test]
+    fn a_broken_file_chooses_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("pyproject.toml"), "[tool.mypy\nfiles = 1").unwrap();
+        assert_eq!(
+            configured(&places(&["pyproject.toml#tool.mypy.files"]), dir.path()),
+            None
+        );
+    }
+
+    #[test]
+    fn places_are_checked_as_written() {
+        assert_eq!(check_place("pyproject.toml#tool.mypy.files"), None);
+        assert_eq!(check_place("sub/mypy.ini"), None);
+        assert!(check_place("../x.toml").is_some());
+        assert!(check_place("/etc/x.toml").is_some());
+        assert!(check_place("x.toml#").is_some());
+        assert!(check_place("x.toml#a..b").is_some());
+        assert!(check_place("#x").is_some());
+    }
+}

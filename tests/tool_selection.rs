@@ -1,0 +1,330 @@
+//! Each tool answers as the repository's own invocation of it would: a run that stopped early
+//! caches nothing, the tool's own file selection (`files`, `include`, `exclude`, `skip`, binary
+//! files) wins over the files qgates hands it, and no scope holds the files of tools' folders.
+//! Against the real tools, in real git repositories.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{check_json_with, gate, git, path_with_catalog_tools, qgates, workspace, write};
+use serde_json::Value;
+
+fn check(dir: &Path, args: &[&str]) -> (i32, Value) {
+    let mut cmd = qgates(dir);
+    cmd.env("PATH", path_with_catalog_tools());
+    check_json_with(cmd, args)
+}
+
+/// `(file, line, column, code)` of a gate's violations, sorted.
+fn places(report: &Value, id: &str) -> Vec<(String, u64, u64, String)> {
+    let mut out: Vec<_> = gate(report, id)["violations"]
+        .as_array()
+        .map(|v| v.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .map(|v| {
+            (
+                v["file"].as_str().unwrap_or_default().to_string(),
+                v["line"].as_u64().unwrap_or(0),
+                v["column"].as_u64().unwrap_or(0),
+                v["code"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A tool run as the repository runs it, in `dir`, with the catalog's tools on PATH.
+fn tool_output(dir: &Path, argv: &[&str]) -> (i32, String) {
+    let out = Command::new(argv[0])
+        .args(&argv[1..])
+        .current_dir(dir)
+        .env("PATH", path_with_catalog_tools())
+        .output()
+        .expect("run the tool");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn commit_all(dir: &Path) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "init"]);
+}
+
+const MYPY: &str = "version: 1\ngates:\n  mypy: { preset: mypy }\n";
+
+/// mypy stops at a blocking error (two modules named `conftest`) and reports that alone. The
+/// run is marked incomplete and caches nothing: a later check of a file it never reached runs
+/// mypy, and answers as `--no-cache` does.
+#[test]
+fn a_blocked_mypy_run_caches_nothing() {
+    let ws = workspace(&[
+        ("quality.yaml", MYPY),
+        ("tests/conftest.py", "import os\n"),
+        ("examples/x/conftest.py", "import sys\n"),
+        ("src/m.py", "x: int = \"a\"\n"),
+    ]);
+    let dir = ws.path();
+    commit_all(dir);
+    let (code, blocked) = check(dir, &["--scope", "project"]);
+    assert_eq!(code, 1, "{blocked}");
+    let mypy = gate(&blocked, "mypy");
+    assert_eq!(mypy["incomplete"], true, "{mypy}");
+    assert_eq!(mypy["exit_code"], 2);
+    let found = places(&blocked, "mypy");
+    assert_eq!(found.len(), 1, "only the blocking error: {found:?}");
+    assert!(found[0].0.ends_with("conftest.py"), "{found:?}");
+
+    let (code, cached) = check(dir, &["src/m.py"]);
+    let (_, fresh) = check(dir, &["src/m.py", "--no-cache"]);
+    assert_eq!(code, 1, "{cached}");
+    assert_eq!(
+        gate(&cached, "mypy")["cached_files"],
+        Value::Null,
+        "{cached}"
+    );
+    assert_eq!(
+        places(&cached, "mypy"),
+        vec![("src/m.py".to_string(), 1, 10, "assignment".to_string())]
+    );
+    assert_eq!(places(&cached, "mypy"), places(&fresh, "mypy"));
+    // A clean run after the fix is cached as usual.
+    write(dir, "examples/x/conftest.py", "");
+    std::fs::remove_file(dir.join("examples/x/conftest.py")).unwrap();
+    write(dir, "src/m.py", "x: int = 1\n");
+    let (code, green) = check(dir, &["--scope", "project"]);
+    assert_eq!(code, 0, "{green}");
+    let (_, again) = check(dir, &["--scope", "project"]);
+    assert_eq!(gate(&again, "mypy")["cached_files"], 2, "{again}");
+}
+
+/// With `[tool.mypy] files` the repository runs a bare `mypy`: `files` and `exclude` choose
+/// what it checks. So does the gate, and it reports for each file in scope what that run says
+/// of it: nothing for a file outside `files` or excluded, even when named on the command line.
+#[test]
+fn mypy_runs_over_its_configured_files() {
+    let ws = workspace(&[
+        ("quality.yaml", MYPY),
+        (
+            "pyproject.toml",
+            "[tool.mypy]\nfiles = [\"src\"]\nexclude = [\"^src/gen/\"]\n",
+        ),
+        ("src/m.py", "x: int = \"a\"\n"),
+        ("src/ok.py", "y: int = 1\n"),
+        ("src/gen/g.py", "z: int = \"generated\"\n"),
+        ("scripts/s.py", "w: int = \"script\"\n"),
+    ]);
+    let dir = ws.path();
+    commit_all(dir);
+    let (_, own) = tool_output(
+        dir,
+        &[
+            "mypy",
+            "--no-native-parser",
+            "--output",
+            "json",
+            "--no-error-summary",
+        ],
+    );
+    assert!(
+        own.contains("src/m.py") && !own.contains("g.py") && !own.contains("s.py"),
+        "{own}"
+    );
+    let want = vec![("src/m.py".to_string(), 1, 10, "assignment".to_string())];
+    let (_, project) = check(dir, &["--scope", "project", "--no-cache"]);
+    assert_eq!(places(&project, "mypy"), want);
+    for file in ["scripts/s.py", "src/gen/g.py", "src/ok.py"] {
+        let (code, report) = check(dir, &[file, "--no-cache"]);
+        assert_eq!(code, 0, "{file}: {report}");
+        assert_eq!(places(&report, "mypy"), vec![], "{file}");
+    }
+    let (_, one) = check(dir, &["src/m.py"]);
+    assert_eq!(places(&one, "mypy"), want);
+    // The cached answer is the same.
+    let (_, cached) = check(dir, &["src/m.py"]);
+    assert_eq!(gate(&cached, "mypy")["cached_files"], 1, "{cached}");
+    assert_eq!(places(&cached, "mypy"), want);
+}
+
+/// pyright honours `exclude` for the files it is given but not `include`: a repository with
+/// `include` runs a bare `pyright`, and so does the gate.
+#[test]
+fn pyright_runs_over_its_included_files() {
+    let ws = workspace(&[
+        (
+            "quality.yaml",
+            "version: 1\ngates:\n  pyright: { preset: pyright }\n",
+        ),
+        ("pyproject.toml", "[tool.pyright]\ninclude = [\"src\"]\n"),
+        ("src/m.py", "x: int = \"a\"\n"),
+        ("tests/t.py", "y: int = \"b\"\n"),
+    ]);
+    let dir = ws.path();
+    commit_all(dir);
+    let (code, own) = tool_output(dir, &["pyright", "--outputjson"]);
+    assert_eq!(code, 1, "{own}");
+    let own: Value = serde_json::from_str(&own).unwrap();
+    let own_files: Vec<&str> = own["generalDiagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["file"].as_str().unwrap())
+        .collect();
+    assert!(
+        own_files.iter().all(|f| f.ends_with("src/m.py")),
+        "{own_files:?}"
+    );
+    let (_, project) = check(dir, &["--scope", "project"]);
+    let found = places(&project, "pyright");
+    assert_eq!(found.len(), own_files.len(), "{found:?}");
+    assert!(found.iter().all(|f| f.0 == "src/m.py"), "{found:?}");
+    let (code, outside) = check(dir, &["tests/t.py"]);
+    assert_eq!(code, 0, "{outside}");
+}
+
+/// ruff's `extend-exclude` applies to the files it is handed (`--force-exclude`, as the
+/// repository's pre-commit hook passes it), typos' `extend-exclude` and its binary check too.
+#[test]
+fn excluded_files_given_by_name_report_nothing() {
+    let ws = workspace(&[
+        (
+            "quality.yaml",
+            "version: 1\ngates:\n  ruff_lint: { preset: ruff-lint }\n  ruff_format: { preset: ruff-format }\n  typos: { preset: typos }\n",
+        ),
+        (
+            "pyproject.toml",
+            "[tool.ruff]\nextend-exclude = [\"alembic\"]\n",
+        ),
+        ("_typos.toml", "[files]\nextend-exclude = [\"vendor\"]\n"),
+        ("alembic/env.py", "import os\nx=1\n"),
+        ("app/main.py", "import os\n"),
+        ("vendor/notes.txt", "teh cat\n"),
+        ("README.md", "recieve\n"),
+    ]);
+    let dir = ws.path();
+    // A PNG whose text chunk holds misspellings: typos reads it as text when named, unless
+    // told to apply its own rules to named files.
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x02\0\0\0".to_vec();
+    png.extend_from_slice(b"\0\0\0\x1ftEXtComment\0teh cat will recieve it");
+    std::fs::write(dir.join("logo.png"), &png).unwrap();
+    commit_all(dir);
+    let (code, report) = check(dir, &["--scope", "project", "--no-cache"]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(
+        places(&report, "ruff_lint"),
+        vec![("app/main.py".to_string(), 1, 8, "F401".to_string())]
+    );
+    assert_eq!(places(&report, "ruff_format"), vec![]);
+    assert_eq!(
+        places(&report, "typos"),
+        vec![("README.md".to_string(), 1, 1, "typo".to_string())]
+    );
+    // Named alone, they report nothing either.
+    let (code, named) = check(
+        dir,
+        &[
+            "alembic/env.py",
+            "vendor/notes.txt",
+            "logo.png",
+            "--no-cache",
+        ],
+    );
+    assert_eq!(code, 0, "{named}");
+    // As the repository's own runs: ruff over the project, typos over the project.
+    let (_, ruff) = tool_output(dir, &["ruff", "check", "--output-format", "concise", "."]);
+    assert!(
+        ruff.contains("app/main.py") && !ruff.contains("alembic"),
+        "{ruff}"
+    );
+}
+
+/// codespell's `skip` names a folder; given a file in it by name, codespell would check it. The
+/// repository runs a bare `codespell`, and so does the gate.
+#[test]
+fn codespell_skips_what_its_configuration_skips() {
+    let ws = workspace(&[
+        (
+            "quality.yaml",
+            "version: 1\ngates:\n  codespell: { preset: codespell }\n",
+        ),
+        (".codespellrc", "[codespell]\nskip = ./vendor\n"),
+        ("vendor/a.txt", "teh cat\n"),
+        ("notes.txt", "recieve\n"),
+    ]);
+    let dir = ws.path();
+    commit_all(dir);
+    let (_, own) = tool_output(dir, &["codespell"]);
+    assert_eq!(own.trim(), "./notes.txt:1: recieve ==> receive");
+    let (_, project) = check(dir, &["--scope", "project"]);
+    assert_eq!(
+        places(&project, "codespell"),
+        vec![("notes.txt".to_string(), 1, 0, "misspelling".to_string())]
+    );
+    let (code, named) = check(dir, &["vendor/a.txt", "--no-cache"]);
+    assert_eq!(code, 0, "{named}");
+}
+
+/// A virtual environment and `node_modules/` that git does not ignore (Python before 3.13
+/// writes no `.gitignore` into a venv) are no files of the project: the default scope of a
+/// fresh clone, `branch`, `project` and folders given by name leave them out alike.
+#[test]
+fn no_scope_holds_the_files_of_tools_folders() {
+    let ws = workspace(&[
+        (
+            "quality.yaml",
+            "version: 1\ngates:\n  ruff_lint: { preset: ruff-lint }\n",
+        ),
+        ("app.py", "x = 1\n"),
+    ]);
+    let dir = ws.path();
+    commit_all(dir);
+    git(dir, &["checkout", "-q", "-b", "work"]);
+    write(dir, "app.py", "import os\n");
+    write(dir, "env/pyvenv.cfg", "home = /usr/bin\n");
+    write(dir, "env/lib/site-packages/pkg/mod.py", "import sys\n");
+    write(dir, ".venv/lib/x.py", "import re\n");
+    write(dir, "node_modules/pkg/tool.py", "import json\n");
+    write(dir, "web/node_modules/pkg/index.js", "x\n");
+    write(
+        dir,
+        "target/CACHEDIR.TAG",
+        "Signature: 8a477f597d28d172789f06886806bc55\n",
+    );
+    write(dir, "target/gen.py", "import io\n");
+    // Every Python file outside tools' folders imports something it does not use: ruff names
+    // each file of the scope that it was given.
+    for args in [
+        vec![],
+        vec!["--scope", "branch"],
+        vec!["--scope", "project"],
+        vec!["."],
+    ] {
+        let mut args = args.clone();
+        args.extend(["--no-state", "--no-cache"]);
+        let (code, report) = check(dir, &args);
+        assert_eq!(code, 1, "{args:?}: {report}");
+        let files: Vec<String> = places(&report, "ruff_lint")
+            .into_iter()
+            .map(|p| p.0)
+            .collect();
+        assert_eq!(files, ["app.py"], "{args:?}");
+        if args.len() == 2 {
+            assert_eq!(report["scope"]["files_in_scope"], 1, "{report}");
+        }
+    }
+    // Named by hand, a file in a tool's folder is left out with a note.
+    let (code, named) = check(dir, &["env/lib/site-packages/pkg/mod.py", "--no-state"]);
+    assert_eq!(code, 0, "{named}");
+    assert!(
+        named["scope"]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("tools' folders")),
+        "{named}"
+    );
+}
