@@ -4,6 +4,7 @@
 //! file of at most `MAX_MANIFEST_BYTES`; one that does not parse is noted and skipped. A reason
 //! names a file from the root (`backend/pyproject.toml has [tool.ruff]`).
 
+use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::Path;
 
@@ -13,19 +14,20 @@ use toml_edit::{Item, TableLike};
 use super::Evidence;
 use super::precommit;
 use super::rules::{self, lookup};
-use super::subprojects::Subproject;
+use super::shown;
 use crate::core::platform;
 
 /// A manifest larger than this is not read (no real one comes close).
 pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 
-/// Reads every manifest the subproject `sub` of `root` has.
-pub fn read_all(root: &Path, sub: &Subproject, ev: &mut Evidence) {
+/// Reads every manifest the subproject in the folder `dir` of `root` has among `names` (the
+/// folder's file names).
+pub fn read_all(root: &Path, dir: &str, names: &BTreeSet<String>, ev: &mut Evidence) {
     let read = |name: &str, ev: &mut Evidence| -> Option<String> {
-        if !sub.names.contains(name) {
+        if !names.contains(name) {
             return None;
         }
-        let shown = sub.shown(name);
+        let shown = shown(dir, name);
         let path = root.join(&shown);
         ev.read.push(path.clone());
         match read_text(&path) {
@@ -37,37 +39,36 @@ pub fn read_all(root: &Path, sub: &Subproject, ev: &mut Evidence) {
         }
     };
     if let Some(text) = read("pyproject.toml", ev) {
-        pyproject(&text, &sub.shown("pyproject.toml"), ev);
+        pyproject(&text, &shown(dir, "pyproject.toml"), ev);
     }
     if let Some(text) = read("setup.cfg", ev) {
-        setup_cfg(&text, &sub.shown("setup.cfg"), ev);
+        setup_cfg(&text, &shown(dir, "setup.cfg"), ev);
     }
-    let requirements: Vec<&String> = sub
-        .names
+    let requirements: Vec<&String> = names
         .iter()
         .filter(|n| n.contains("requirements") && n.ends_with(".txt"))
         .collect();
     for name in requirements {
         if let Some(text) = read(name, ev) {
-            requirements_txt(&sub.shown(name), &text, ev);
+            requirements_txt(&shown(dir, name), &text, ev);
         }
     }
     if let Some(text) = read("package.json", ev) {
-        let umbrella = sub.names.contains("pnpm-workspace.yaml");
-        package_json(&text, &sub.shown("package.json"), umbrella, ev);
+        let umbrella = names.contains("pnpm-workspace.yaml");
+        package_json(&text, &shown(dir, "package.json"), umbrella, ev);
     }
     if let Some(text) = read("go.mod", ev) {
         for (module, presets) in rules::GO_MOD_REQUIRES {
             if text.contains(module) {
                 ev.add(
                     presets,
-                    format!("{} requires {module}", sub.shown("go.mod")),
+                    format!("{} requires {module}", shown(dir, "go.mod")),
                 );
             }
         }
     }
     // pre-commit reads its configuration at the root of the repository only.
-    if sub.dir.is_empty()
+    if dir.is_empty()
         && let Some(text) = read(precommit::FILE, ev)
     {
         pre_commit(&text, ev);

@@ -91,6 +91,16 @@ impl Proposal {
     }
 }
 
+/// How a reason names the file `name` of the subproject in `dir`: `backend/pyproject.toml`, or
+/// `pyproject.toml` at the root.
+fn shown(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
 /// A folder as the start of a gate id, which may hold letters, digits, `_` and `-` only.
 fn id_of_dir(dir: &str) -> String {
     dir.chars()
@@ -232,7 +242,13 @@ fn detect_at_most(root: &Path, max_files: usize) -> Detection {
         watched.append(&mut ev.read);
         hooks.append(&mut ev.hooks);
     }
-    tune(&mut proposals, &hooks);
+    let python_files: Vec<&str> = inv
+        .hits
+        .iter()
+        .filter(|h| h.is_python())
+        .map(|h| h.rel.as_str())
+        .collect();
+    tune(&mut proposals, &hooks, &python_files);
     Detection {
         proposals,
         notes,
@@ -276,7 +292,7 @@ fn gather(
             ev.other_python(tool);
         }
     }
-    manifests::read_all(root, sub, &mut ev);
+    manifests::read_all(root, &sub.dir, &sub.names, &mut ev);
     for (i, (kind, presets, noun)) in rules::FILE_RULES.iter().enumerate() {
         let wide = presets.iter().all(|p| rules::REPOSITORY_WIDE.contains(p));
         let found = match (wide, everywhere) {
@@ -314,16 +330,32 @@ fn distinct_ids(subs: Vec<Subproject>, notes: &mut Vec<String>) -> Vec<Subprojec
 
 /// The pre-commit hooks of each gate's tool carried into it, and the subprojects inside a
 /// gate's folder that have a gate of the same preset left to it: one file, one gate per tool.
-fn tune(proposals: &mut [Proposal], hooks: &[precommit::Hook]) {
+/// A Python gate that only a hook proposed, whose folder has no Python file left to it, is
+/// dropped: the hook's tool runs in the subprojects' gates, with the hook's selection.
+fn tune(proposals: &mut Vec<Proposal>, hooks: &[precommit::Hook], python_files: &[&str]) {
+    let mut idle = Vec::new();
     for i in 0..proposals.len() {
         let (preset, dir) = (proposals[i].preset, proposals[i].dir.clone());
+        let inside = |rel: &str| dir.is_empty() || is_inside(rel, &dir);
         let nested: Vec<String> = proposals
             .iter()
-            .filter(|q| q.preset == preset && !q.dir.is_empty() && q.dir != dir)
-            .filter(|q| dir.is_empty() || is_inside(&q.dir, &dir))
-            .map(|q| format!("{}/**", q.dir))
+            .filter(|q| q.preset == preset && !q.dir.is_empty() && q.dir != dir && inside(&q.dir))
+            .map(|q| q.dir.clone())
             .collect();
-        let command = presets::find(preset)
+        let catalog = presets::find(preset);
+        let for_python = catalog.is_some_and(|p| p.about.languages == ["python"]);
+        let left = python_files
+            .iter()
+            .any(|f| inside(f) && !nested.iter().any(|n| is_inside(f, n)));
+        if for_python
+            && !left
+            && !nested.is_empty()
+            && proposals[i].why.starts_with(precommit::FILE)
+        {
+            idle.push(i);
+            continue;
+        }
+        let command = catalog
             .and_then(|p| p.gate.command.as_ref())
             .map_or(&[][..], |c| &c.value[..]);
         let tuning = &mut proposals[i].tuning;
@@ -332,7 +364,12 @@ fn tune(proposals: &mut [Proposal], hooks: &[precommit::Hook]) {
                 precommit::carry(hook, preset, command, &dir, tuning);
             }
         }
-        tuning.exclude_globs.extend(nested);
+        tuning
+            .exclude_globs
+            .extend(nested.iter().map(|n| format!("{n}/**")));
+    }
+    for i in idle.into_iter().rev() {
+        proposals.remove(i);
     }
 }
 
@@ -394,5 +431,7 @@ fn one_line(text: &str) -> String {
         .collect()
 }
 
+#[cfg(test)]
+mod subprojects_tests;
 #[cfg(test)]
 mod tests;

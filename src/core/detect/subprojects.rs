@@ -32,11 +32,7 @@ pub struct Subproject {
 impl Subproject {
     /// How a reason names a file of it: `backend/pyproject.toml`, or `pyproject.toml` at the root.
     pub fn shown(&self, name: &str) -> String {
-        if self.dir.is_empty() {
-            name.to_string()
-        } else {
-            format!("{}/{name}", self.dir)
-        }
+        super::shown(&self.dir, name)
     }
 
     /// Whether it is `other` or holds it.
