@@ -525,7 +525,7 @@ fn the_format_preset_reports_a_file_ruff_cannot_parse_beside_the_files_to_format
         found,
         [
             json!(["broken.py", "invalid-syntax", 2, start + 1]),
-            json!(["ugly.py", "FORMAT", null, null])
+            json!(["ugly.py", "FORMAT", 1, 2])
         ],
         "{report}"
     );

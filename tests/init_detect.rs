@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::path::Path;
 
-use common::{qgates, tool, tools_bin, workspace, write};
+use common::{catalog_tools_bin, git, qgates, tool, tools_bin, workspace, write};
 use serde_json::Value;
 
 fn run_with_path(dir: &Path, args: &[&str], path: Option<&OsStr>) -> (i32, String, String) {
@@ -500,4 +500,245 @@ fn a_repository_with_vitest_gets_a_test_gate() {
         Some("vitest (vitest): npm install --save-dev vitest"),
         "{err}"
     );
+}
+
+/// The pre-commit configuration of the full-stack FastAPI template's shape.
+const FASTAPI_PRE_COMMIT: &str = r#"repos:
+  - repo: https://github.com/crate-ci/typos
+    rev: v1.48.0
+    hooks:
+      - id: typos
+        args: [--force-exclude]
+  - repo: https://github.com/pre-commit/pre-commit-hooks
+    rev: v6.0.0
+    hooks:
+      - id: end-of-file-fixer
+        exclude: |
+            (?x)^(
+                frontend/src/client/.*|
+                backend/app/email-templates/.*
+            )$
+"#;
+
+/// A repository shaped as the public full-stack-fastapi-template: a Python backend and a
+/// TypeScript frontend in folders of their own, pre-commit at the root; a git repository.
+fn fastapi() -> tempfile::TempDir {
+    let ws = workspace(&[
+        (
+            "backend/pyproject.toml",
+            "[project]\nname = \"app\"\nversion = \"0.1.0\"\n\n[tool.mypy]\nstrict = true\nexclude = [\"venv\", \".venv\", \"alembic\"]\n\n[tool.ruff]\ntarget-version = \"py310\"\nexclude = [\"alembic\"]\n",
+        ),
+        ("backend/app/__init__.py", ""),
+        ("backend/app/main.py", "x = 1\n"),
+        ("backend/uv.lock", "version = 1\n"),
+        (
+            "frontend/package.json",
+            r#"{"name": "frontend", "devDependencies": {"@biomejs/biome": "2.2.4", "typescript": "^5.2.2"}}"#,
+        ),
+        ("frontend/biome.json", "{}\n"),
+        ("frontend/tsconfig.json", "{\"include\": [\"src\"]}\n"),
+        ("frontend/bun.lock", "{}\n"),
+        ("frontend/src/main.ts", "export const x = 1;\n"),
+        (".pre-commit-config.yaml", FASTAPI_PRE_COMMIT),
+        ("README.md", "# app\n"),
+    ]);
+    git(ws.path(), &["init", "-q"]);
+    ws
+}
+
+/// The gates of a file `qgates init` wrote, in order: (id, preset, cwd, reason), the reason
+/// being the comment on the gate's first line.
+fn written_gates(text: &str) -> Vec<(String, String, String, String)> {
+    let config: Value = serde_saphyr::from_str(text).expect("YAML");
+    text.lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("  ")?;
+            if rest.starts_with([' ', '#']) {
+                return None;
+            }
+            let (id, _) = rest.split_once(':')?;
+            let (_, why) = rest.split_once(" # ")?;
+            let gate = &config["gates"][id];
+            Some((
+                id.to_string(),
+                gate["preset"].as_str()?.to_string(),
+                gate["cwd"].as_str().unwrap_or_default().to_string(),
+                why.to_string(),
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn a_repository_of_subprojects_gets_gates_in_each_folder_with_its_package_manager() {
+    let ws = fastapi();
+    let empty = tempfile::tempdir().unwrap();
+    let (code, out, err) = run_with_path(ws.path(), &["init"], Some(empty.path().as_os_str()));
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(ws.path().join("quality.yaml")).unwrap();
+    let expected = [
+        (
+            "typos",
+            "typos",
+            "",
+            ".pre-commit-config.yaml has the typos hook",
+        ),
+        (
+            "backend_ruff_format",
+            "ruff-format",
+            "backend",
+            "2 Python files in backend/ and no Python formatter configured (the Python default)",
+        ),
+        (
+            "backend_ruff_lint",
+            "ruff-lint",
+            "backend",
+            "backend/pyproject.toml has [tool.ruff]",
+        ),
+        (
+            "backend_mypy",
+            "mypy",
+            "backend",
+            "backend/pyproject.toml has [tool.mypy]",
+        ),
+        (
+            "frontend_biome_format",
+            "biome-format",
+            "frontend",
+            "frontend/biome.json",
+        ),
+        (
+            "frontend_biome_lint",
+            "biome-lint",
+            "frontend",
+            "frontend/biome.json",
+        ),
+        ("frontend_tsc", "tsc", "frontend", "frontend/tsconfig.json"),
+    ];
+    let catalog = catalog();
+    let expected: Vec<(String, String, String, String)> = expected
+        .iter()
+        .filter(|(_, preset, _, _)| catalog.contains(*preset))
+        .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c.to_string(), d.to_string()))
+        .collect();
+    assert_eq!(written_gates(&text), expected, "{text}");
+    // No Python gate at the root, where there is no Python.
+    assert!(!text.contains("no Python linter configured"), "{text}");
+
+    // It loads, and runs each gate in its folder; typos keeps the hook's --force-exclude
+    // (the preset's own, or added).
+    let (code, status_out, status_err) = run_with_path(
+        ws.path(),
+        &["status", "--json"],
+        Some(empty.path().as_os_str()),
+    );
+    assert_eq!(code, 0, "{status_out}{status_err}");
+    let status: Value = serde_json::from_str(&status_out).unwrap();
+    assert_eq!(status["config_ok"], true, "{status}");
+    let ids: Vec<&str> = status["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["id"].as_str().unwrap())
+        .collect();
+    let written: Vec<&str> = expected.iter().map(|(id, _, _, _)| id.as_str()).collect();
+    assert_eq!(ids, written);
+    let store = tempfile::tempdir().unwrap();
+    let trust = qgates(ws.path())
+        .env("QGATES_TRUST_FILE", store.path().join("trust.json"))
+        .args(["trust", "--yes", "."])
+        .output()
+        .expect("qgates trust");
+    let trust_out = String::from_utf8_lossy(&trust.stdout);
+    assert!(
+        trust_out.contains("gate typos: typos ") && trust_out.contains("--force-exclude"),
+        "{trust_out}"
+    );
+    assert!(
+        trust_out.contains("in backend") || trust_out.contains("backend"),
+        "{trust_out}"
+    );
+
+    // The tools are missing: each is advised in its subproject's own package manager.
+    let advice = |program: &str| {
+        missing_line(&out, program)
+            .map(str::trim)
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        advice("biome"),
+        "biome (frontend_biome_format, frontend_biome_lint): bun add -d --exact @biomejs/biome (in frontend/)",
+        "{out}"
+    );
+    assert_eq!(
+        advice("tsc"),
+        "tsc (frontend_tsc): bun add -d typescript (in frontend/)"
+    );
+    assert_eq!(
+        advice("ruff"),
+        "ruff (backend_ruff_format, backend_ruff_lint): uv add --dev ruff (in backend/)"
+    );
+    assert!(!out.contains("npm install"), "{out}");
+}
+
+#[test]
+fn a_repository_without_package_json_is_never_advised_to_make_one() {
+    let ws = workspace(&[
+        ("pyproject.toml", "[project]\nname = \"x\"\n"),
+        ("app.py", "x = 1\n"),
+        ("pyrightconfig.json", "{}\n"),
+        (".markdownlint.yaml", "default: true\n"),
+        ("README.md", "# x\n"),
+    ]);
+    let empty = tempfile::tempdir().unwrap();
+    let (code, out, err) = run_with_path(
+        ws.path(),
+        &["init", "--dry-run"],
+        Some(empty.path().as_os_str()),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("--save-dev"), "{err}");
+    for program in ["pyright", "markdownlint-cli2"] {
+        if catalog().contains(program) {
+            let line = missing_line(&err, program).unwrap_or_default();
+            assert!(line.contains(&format!("npm install -g {program}")), "{err}");
+        }
+    }
+    assert!(!out.is_empty());
+}
+
+#[test]
+fn the_written_file_is_as_prettier_writes_it() {
+    let prettier = catalog_tools_bin().join("prettier");
+    assert!(
+        prettier.is_file(),
+        "{} is missing: run scripts/setup.sh first",
+        prettier.display()
+    );
+    let with_subprojects = fastapi();
+    // A hook whose exclude has no exact glob: its gate is written as a block with a comment.
+    write(
+        with_subprojects.path(),
+        ".pre-commit-config.yaml",
+        &format!(
+            "{FASTAPI_PRE_COMMIT}  - repo: https://github.com/codespell-project/codespell\n    rev: v2.4.1\n    hooks:\n      - id: codespell\n        args: [--exclude-file, backend/words.txt]\n        exclude: '^(?!backend/)'\n"
+        ),
+    );
+    for ws in [polyglot(), with_subprojects] {
+        let (code, _, err) = run(ws.path(), &["init"]);
+        assert_eq!(code, 0, "{err}");
+        let out = std::process::Command::new(&prettier)
+            .arg("--check")
+            .arg("quality.yaml")
+            .current_dir(ws.path())
+            .output()
+            .expect("run prettier");
+        let text = std::fs::read_to_string(ws.path().join("quality.yaml")).unwrap();
+        assert!(
+            out.status.success(),
+            "{}{}\n{text}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

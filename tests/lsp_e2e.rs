@@ -68,12 +68,19 @@ fn opened_files_get_the_tools_exact_diagnostics_in_utf16() {
         token_span(&text, 3, ";", Unit::Utf16),
         token_span(&text, 3, "\"3\"", Unit::Utf16),
     );
-    let first_line = Unit::Utf16.len(text.lines().next().unwrap()) as u64;
+    // ruff format's finding: from the `;` it breaks the line at, over it and the space after.
     assert_eq!(
         shape(&c.diagnostics("src/unicode_line.py")),
         vec![
             row("E702", 2, semi.0 as u64, 2, semi.1 as u64, "Ruff Lint"),
-            row("FORMAT", 0, 0, 0, first_line, "Ruff Format"),
+            row(
+                "FORMAT",
+                2,
+                semi.0 as u64,
+                2,
+                semi.0 as u64 + 2,
+                "Ruff Format"
+            ),
             row("assignment", 2, three.0 as u64, 2, three.1 as u64, "Mypy"),
         ]
     );

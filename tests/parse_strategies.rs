@@ -249,20 +249,19 @@ fn ruff_absolute_paths_outside_the_root_are_counted() {
     assert_eq!((parsed.violations.len(), parsed.outside_root), (0, 7));
 }
 
-// ---------- ruff format (text_violations, default gate) ----------
+// ---------- ruff format (json_violations, default gate) ----------
 
 #[test]
 fn ruff_format_capture() {
     let gate = default_gate("ruff_format");
-    let stdout = capture("ruff_format.stdout");
-    let stderr = capture("ruff_format.stderr");
-    let parsed = run_in(&gate, &project(), &stdout, &stderr).expect("text never fails");
+    let parsed = run(&gate, &project(), &capture("ruff_format.jsonl"));
+    // From the first changed character to the last, as ruff printed them.
     let format = |file: &str| Violation {
         file: Some(file.into()),
-        line: None,
-        column: None,
-        end_line: None,
-        end_column: None,
+        line: Some(2),
+        column: Some(1),
+        end_line: Some(if file.ends_with("cli.py") { 4 } else { 9 }),
+        end_column: Some(if file.ends_with("cli.py") { 26 } else { 32 }),
         code: Some("FORMAT".into()),
         message: format!("File requires formatting. Fix: ruff format {file}").into(),
         severity: Severity::Error,

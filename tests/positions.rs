@@ -125,11 +125,19 @@ fn check_json_columns_are_the_tokens_code_points() {
         json!([{"line": FIX_LINE, "column": start + 1, "end_line": FIX_LINE,
                 "end_column": end + 1, "content": FIXED}])
     );
-    // ruff format's finding is about the whole file: no place on a line to get wrong.
+    // ruff format's finding starts at the first character it would change, as ruff prints it
+    // (characters from 1).
     let format = &gate(&r, "ruff_format")["violations"][0];
+    assert_eq!(&format["file"], &json!(FILE));
+    let own = std::process::Command::new(common::tools_bin().join("ruff"))
+        .args(["format", "--check", "--output-format", "json-lines", FILE])
+        .current_dir(ws.path())
+        .output()
+        .unwrap();
+    let own: Value = serde_json::from_slice(&own.stdout).unwrap();
     assert_eq!(
-        (&format["file"], &format["column"]),
-        (&json!(FILE), &Value::Null)
+        (&format["line"], &format["column"]),
+        (&own["location"]["row"], &own["location"]["column"])
     );
 }
 

@@ -84,10 +84,11 @@ fn explain(root: &Path, detection: &Detection) -> String {
         let _ = writeln!(out, "  {:<width$}  {}", p.gate_id(), p.why);
     }
     out.push_str(&notes(detection));
-    // One line per program: ruff_format and ruff_lint need the same ruff.
-    let mut missing: Vec<(String, Vec<String>, String)> = Vec::new();
+    // One line per program and advice: ruff_format and ruff_lint need the same ruff, while
+    // backend/ and frontend/ may install theirs apart.
+    let mut missing: Vec<(String, Vec<String>, detect::Advice)> = Vec::new();
     for p in &gates {
-        let Some(status) = detect::tool_status(root, p.preset) else {
+        let Some(status) = detect::tool_status(root, p) else {
             continue;
         };
         if status.found.is_ok() {
@@ -95,7 +96,7 @@ fn explain(root: &Path, detection: &Detection) -> String {
         }
         match missing
             .iter_mut()
-            .find(|(program, _, _)| *program == status.program)
+            .find(|(program, _, advice)| *program == status.program && *advice == status.install)
         {
             Some((_, ids, _)) => ids.push(p.gate_id()),
             None => missing.push((status.program, vec![p.gate_id()], status.install)),
@@ -103,11 +104,20 @@ fn explain(root: &Path, detection: &Detection) -> String {
     }
     if !missing.is_empty() {
         out.push_str(
-            "Not installed (looked in .venv/bin, venv/bin, node_modules/.bin and PATH); these gates fail until they are:\n",
+            "Not installed (looked in the gate's folder's and the root's .venv/bin, venv/bin and node_modules/.bin, then PATH); these gates fail until they are:\n",
         );
     }
-    for (program, ids, install) in missing {
-        let _ = writeln!(out, "  {program} ({}): {install}", ids.join(", "));
+    for (program, ids, advice) in missing {
+        let folder = match advice.folder.as_deref() {
+            Some(dir) if !dir.is_empty() => format!(" (in {dir}/)"),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "  {program} ({}): {}{folder}",
+            ids.join(", "),
+            advice.command
+        );
     }
     out
 }

@@ -1,8 +1,10 @@
-//! Reading the manifests at the root: pyproject.toml and setup.cfg tool sections and dependency
-//! lists, requirements files, package.json dependencies, keys and scripts, go.mod and
-//! .pre-commit-config.yaml hooks. Each is read only when it is a regular file of at most
-//! `MAX_MANIFEST_BYTES`; one that does not parse is noted and skipped.
+//! Reading a subproject's manifests: pyproject.toml and setup.cfg tool sections and dependency
+//! lists, requirements files, package.json dependencies, keys and scripts, go.mod, and at the
+//! root .pre-commit-config.yaml hooks (`precommit.rs`). Each is read only when it is a regular
+//! file of at most `MAX_MANIFEST_BYTES`; one that does not parse is noted and skipped. A reason
+//! names a file from the root (`backend/pyproject.toml has [tool.ruff]`).
 
+use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::Path;
 
@@ -10,33 +12,37 @@ use serde_json::Value;
 use toml_edit::{Item, TableLike};
 
 use super::Evidence;
+use super::precommit;
 use super::rules::{self, lookup};
+use super::shown;
 use crate::core::platform;
 
 /// A manifest larger than this is not read (no real one comes close).
 pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 
-/// Reads every manifest `root` has among `names` (the root's file names).
-pub fn read_all(root: &Path, names: &std::collections::BTreeSet<String>, ev: &mut Evidence) {
+/// Reads every manifest the subproject in the folder `dir` of `root` has among `names` (the
+/// folder's file names).
+pub fn read_all(root: &Path, dir: &str, names: &BTreeSet<String>, ev: &mut Evidence) {
     let read = |name: &str, ev: &mut Evidence| -> Option<String> {
         if !names.contains(name) {
             return None;
         }
-        let path = root.join(name);
+        let shown = shown(dir, name);
+        let path = root.join(&shown);
         ev.read.push(path.clone());
         match read_text(&path) {
             Ok(text) => Some(text),
             Err(why) => {
-                ev.notes.push(format!("{name} was not read: {why}"));
+                ev.notes.push(format!("{shown} was not read: {why}"));
                 None
             }
         }
     };
     if let Some(text) = read("pyproject.toml", ev) {
-        pyproject(&text, ev);
+        pyproject(&text, &shown(dir, "pyproject.toml"), ev);
     }
     if let Some(text) = read("setup.cfg", ev) {
-        setup_cfg(&text, ev);
+        setup_cfg(&text, &shown(dir, "setup.cfg"), ev);
     }
     let requirements: Vec<&String> = names
         .iter()
@@ -44,20 +50,27 @@ pub fn read_all(root: &Path, names: &std::collections::BTreeSet<String>, ev: &mu
         .collect();
     for name in requirements {
         if let Some(text) = read(name, ev) {
-            requirements_txt(name, &text, ev);
+            requirements_txt(&shown(dir, name), &text, ev);
         }
     }
     if let Some(text) = read("package.json", ev) {
-        package_json(&text, ev);
+        let umbrella = names.contains("pnpm-workspace.yaml");
+        package_json(&text, &shown(dir, "package.json"), umbrella, ev);
     }
     if let Some(text) = read("go.mod", ev) {
         for (module, presets) in rules::GO_MOD_REQUIRES {
             if text.contains(module) {
-                ev.add(presets, format!("go.mod requires {module}"));
+                ev.add(
+                    presets,
+                    format!("{} requires {module}", shown(dir, "go.mod")),
+                );
             }
         }
     }
-    if let Some(text) = read(".pre-commit-config.yaml", ev) {
+    // pre-commit reads its configuration at the root of the repository only.
+    if dir.is_empty()
+        && let Some(text) = read(precommit::FILE, ev)
+    {
         pre_commit(&text, ev);
     }
 }
@@ -89,14 +102,14 @@ pub fn read_text(path: &Path) -> Result<String, String> {
     Ok(text)
 }
 
-fn pyproject(text: &str, ev: &mut Evidence) {
+fn pyproject(text: &str, file: &str, ev: &mut Evidence) {
     let doc = match text.parse::<toml_edit::DocumentMut>() {
         Ok(d) => d,
         Err(e) => {
             let first = e.to_string();
             let first = first.lines().next().unwrap_or_default();
             ev.notes.push(format!(
-                "pyproject.toml is not valid TOML ({first}); its tool sections were not read"
+                "{file} is not valid TOML ({first}); its tool sections were not read"
             ));
             return;
         }
@@ -104,21 +117,21 @@ fn pyproject(text: &str, ev: &mut Evidence) {
     let table = doc.as_table();
     for section in ["project", "tool.poetry"] {
         if sub_table(table, section).is_some() {
-            ev.python(format!("pyproject.toml has [{section}]"));
+            ev.python(format!("{file} has [{section}]"));
         }
     }
     let Some(tool) = sub_table(table, "tool") else {
-        return dependencies(table, ev);
+        return dependencies(table, file, ev);
     };
     for (name, presets) in rules::PYPROJECT_TOOLS {
         if sub_table(tool, name).is_some() {
-            ev.add(presets, format!("pyproject.toml has [tool.{name}]"));
+            ev.add(presets, format!("{file} has [tool.{name}]"));
         }
     }
     for (name, _) in tool.iter() {
         ev.other_python(name);
     }
-    dependencies(table, ev);
+    dependencies(table, file, ev);
 }
 
 /// The table at a dotted path, e.g. `ruff.format` under `tool`.
@@ -129,7 +142,7 @@ fn sub_table<'a>(table: &'a dyn TableLike, dotted: &str) -> Option<&'a dyn Table
 }
 
 /// The dependency lists of pyproject.toml: PEP 621, PEP 735 groups, uv, PDM and Poetry.
-fn dependencies(table: &dyn TableLike, ev: &mut Evidence) {
+fn dependencies(table: &dyn TableLike, file: &str, ev: &mut Evidence) {
     let mut lists: Vec<(String, &Item)> = Vec::new();
     for path in [
         "project.optional-dependencies",
@@ -153,11 +166,7 @@ fn dependencies(table: &dyn TableLike, ev: &mut Evidence) {
             .filter_map(|v| v.as_str())
             .map(requirement_name);
         for name in names {
-            python_package(
-                &name,
-                &format!("pyproject.toml lists {name} in {where_}"),
-                ev,
-            );
+            python_package(&name, &format!("{file} lists {name} in {where_}"), ev);
         }
     }
     // Poetry: tables keyed by package name.
@@ -178,7 +187,7 @@ fn dependencies(table: &dyn TableLike, ev: &mut Evidence) {
         };
         for (key, _) in t.iter() {
             let name = normalize(key);
-            python_package(&name, &format!("pyproject.toml lists {name} in {path}"), ev);
+            python_package(&name, &format!("{file} lists {name} in {path}"), ev);
         }
     }
 }
@@ -217,8 +226,8 @@ fn normalize(name: &str) -> String {
     out
 }
 
-fn setup_cfg(text: &str, ev: &mut Evidence) {
-    ev.python("setup.cfg".to_string());
+fn setup_cfg(text: &str, file: &str, ev: &mut Evidence) {
+    ev.python(file.to_string());
     let sections = text.lines().filter_map(|l| {
         l.trim()
             .strip_prefix('[')
@@ -232,7 +241,7 @@ fn setup_cfg(text: &str, ev: &mut Evidence) {
                 None => section == *name,
             };
             if hit {
-                ev.add(presets, format!("setup.cfg has [{section}]"));
+                ev.add(presets, format!("{file} has [{section}]"));
             }
             ev.other_python(section);
         }
@@ -250,27 +259,34 @@ fn requirements_txt(file: &str, text: &str, ev: &mut Evidence) {
     }
 }
 
-fn package_json(text: &str, ev: &mut Evidence) {
+/// `umbrella`: the folder is a pnpm workspace's root (`pnpm-workspace.yaml`); a package.json
+/// with `workspaces` is one too. There a `typescript` dependency proposes no tsc: it serves the
+/// members, which run their own, and a root tsc with no tsconfig.json checks nothing.
+fn package_json(text: &str, file: &str, umbrella: bool, ev: &mut Evidence) {
     let json: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
             ev.notes.push(format!(
-                "package.json is not valid JSON ({e}); its dependencies were not read"
+                "{file} is not valid JSON ({e}); its dependencies were not read"
             ));
             return;
         }
     };
+    let umbrella = umbrella || json.get("workspaces").is_some();
     for list in ["dependencies", "devDependencies"] {
         for name in json[list].as_object().into_iter().flat_map(|o| o.keys()) {
+            if umbrella && name == "typescript" {
+                continue;
+            }
             ev.add(
                 lookup(rules::NPM_PACKAGES, name),
-                format!("package.json {list} has {name}"),
+                format!("{file} {list} has {name}"),
             );
         }
     }
     for (key, presets) in rules::PACKAGE_JSON_KEYS {
         if json.get(key).is_some() {
-            ev.add(presets, format!("package.json has \"{key}\""));
+            ev.add(presets, format!("{file} has \"{key}\""));
         }
     }
     let scripts = json["scripts"].as_object().into_iter().flatten();
@@ -282,7 +298,7 @@ fn package_json(text: &str, ev: &mut Evidence) {
         for word in words {
             ev.add(
                 lookup(rules::SCRIPT_PROGRAMS, word),
-                format!("package.json script \"{script}\" runs {word}"),
+                format!("{file} script \"{script}\" runs {word}"),
             );
         }
     }
@@ -300,15 +316,15 @@ fn pre_commit(text: &str, ev: &mut Evidence) {
             return;
         }
     };
-    let repos = config["repos"].as_array().into_iter().flatten();
-    let hooks = repos.flat_map(|r| r["hooks"].as_array().into_iter().flatten());
-    for id in hooks.filter_map(|h| h["id"].as_str()) {
-        ev.other_python(id);
+    let hooks = precommit::hooks(&config);
+    for hook in &hooks {
+        ev.other_python(&hook.id);
         ev.add(
-            lookup(rules::PRE_COMMIT_HOOKS, id),
-            format!(".pre-commit-config.yaml has the {id} hook"),
+            lookup(rules::PRE_COMMIT_HOOKS, &hook.id),
+            format!("{} has the {} hook", precommit::FILE, hook.id),
         );
     }
+    ev.hooks = hooks;
 }
 
 #[cfg(test)]

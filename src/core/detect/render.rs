@@ -5,8 +5,9 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use super::install_advice::{Advice, install_advice};
 use super::rules::PYTHON_DEFAULT;
-use super::{Detection, Proposal, detect_cached};
+use super::{Detection, Proposal, detect_cached, one_line};
 use crate::core::config::{DEFAULT_CONFIG, Trigger, presets};
 use crate::core::runner::process::resolve_program;
 
@@ -30,7 +31,10 @@ pub fn embedded_text(detection: &Detection) -> Cow<'static, str> {
         .filter(|p| !runs_a_suite(p.preset))
         .collect();
     let names: Vec<&str> = gates.iter().map(|p| p.preset).collect();
-    if gates.is_empty() || names == PYTHON_DEFAULT {
+    let plain = gates
+        .iter()
+        .all(|p| p.dir.is_empty() && p.tuning.is_empty());
+    if gates.is_empty() || (names == PYTHON_DEFAULT && plain) {
         return Cow::Borrowed(DEFAULT_CONFIG);
     }
     let mut text = String::from(
@@ -38,12 +42,7 @@ pub fn embedded_text(detection: &Detection) -> Cow<'static, str> {
          # `qgates init` writes it out with the reasons.\nversion: 1\ngates:\n",
     );
     for p in gates {
-        let _ = writeln!(
-            text,
-            "  {}: {{ preset: {}, optional: true }}",
-            p.gate_id(),
-            p.preset
-        );
+        text.push_str(&gate_yaml(p, true, None));
     }
     Cow::Owned(text)
 }
@@ -57,25 +56,104 @@ fn runs_a_suite(preset: &str) -> bool {
     })
 }
 
-/// The `quality.yaml` `qgates init` writes: one line per gate, with its reason as a comment.
-/// `None` when nothing was detected.
+/// The `quality.yaml` `qgates init` writes: one gate a line, with its reason as a comment, or a
+/// block for a gate with more to say. `None` when nothing was detected.
 pub fn init_file(detection: &Detection) -> Option<String> {
     let gates = detection.gates();
     if gates.is_empty() {
         return None;
     }
-    let entries: Vec<String> = gates
-        .iter()
-        .map(|p| format!("{}: {{ preset: {} }}", p.gate_id(), p.preset))
-        .collect();
-    let width = entries.iter().map(String::len).max().unwrap_or(0);
     let mut text = String::from(
         "# Written by `qgates init` from what it found here; edit freely (`qgates presets` lists the tools it knows).\nversion: 1\ngates:\n",
     );
-    for (entry, p) in entries.iter().zip(&gates) {
-        let _ = writeln!(text, "  {entry:<width$}  # {}", p.why);
+    for p in gates {
+        text.push_str(&gate_yaml(p, false, Some(&p.why)));
     }
     Some(text)
+}
+
+/// Past this width Prettier breaks a flow mapping or sequence over lines (its default
+/// `printWidth`; a comment after it does not count): the file `qgates init` writes is left as
+/// Prettier would write it, so a repository that checks its YAML with Prettier stays clean.
+const WIDTH: usize = 80;
+
+/// One gate: `  id: { preset: P, cwd: D } # why` when that fits, else a block.
+fn gate_yaml(p: &Proposal, optional: bool, why: Option<&str>) -> String {
+    let id = p.gate_id();
+    let mut keys = vec![("preset", p.preset.to_string())];
+    if !p.dir.is_empty() {
+        keys.push(("cwd", scalar(&p.dir)));
+    }
+    if optional {
+        keys.push(("optional", "true".to_string()));
+    }
+    let comment = why.map_or_else(String::new, |w| format!(" # {w}"));
+    let pairs: Vec<String> = keys.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    let line = format!("  {id}: {{ {} }}", pairs.join(", "));
+    if p.tuning.is_empty() && line.len() <= WIDTH {
+        return format!("{line}{comment}\n");
+    }
+    let mut out = format!("  {id}:{comment}\n");
+    for (k, v) in keys {
+        let _ = writeln!(out, "    {k}: {v}");
+    }
+    for note in &p.tuning.comments {
+        let _ = writeln!(out, "    # {}", one_line(note));
+    }
+    if !p.tuning.args.is_empty() {
+        let mut command: Vec<String> = presets::find(p.preset)
+            .and_then(|preset| preset.gate.command.as_ref())
+            .map(|c| c.value.clone())
+            .unwrap_or_default();
+        command.extend(p.tuning.args.iter().cloned());
+        let words: Vec<String> = command.iter().map(|w| scalar(w)).collect();
+        out.push_str(&list("    ", "command", &words));
+    }
+    let globs = [
+        ("include_globs", &p.tuning.include_globs),
+        ("exclude_globs", &p.tuning.exclude_globs),
+    ];
+    if globs.iter().any(|(_, g)| !g.is_empty()) {
+        out.push_str("    scope:\n");
+        for (key, list_of) in globs.into_iter().filter(|(_, g)| !g.is_empty()) {
+            let quoted: Vec<String> = list_of.iter().map(|g| quote(g)).collect();
+            out.push_str(&list("      ", key, &quoted));
+        }
+    }
+    out
+}
+
+/// `key: [a, b]` when it fits in `WIDTH`, else a block sequence.
+fn list(indent: &str, key: &str, items: &[String]) -> String {
+    let flow = format!("{indent}{key}: [{}]\n", items.join(", "));
+    if flow.len() <= WIDTH + 1 {
+        return flow;
+    }
+    let mut out = format!("{indent}{key}:\n");
+    for item in items {
+        let _ = writeln!(out, "{indent}  - {item}");
+    }
+    out
+}
+
+/// A string as a YAML scalar: plain when nothing in it means anything to YAML (a path, an
+/// option), else double-quoted.
+fn scalar(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_./=+-".contains(c);
+    let starts_well = s.starts_with(|c: char| c.is_ascii_alphabetic() || "_./".contains(c))
+        || s.starts_with("--")
+        || (s.starts_with('-') && s[1..].starts_with(|c: char| c.is_ascii_alphabetic()));
+    let reserved = ["true", "false", "null", "yes", "no", "on", "off", "y", "n"];
+    if s.chars().all(safe) && starts_well && !reserved.contains(&s.to_ascii_lowercase().as_str()) {
+        s.to_string()
+    } else {
+        quote(s)
+    }
+}
+
+/// A double-quoted YAML scalar (a JSON string is one).
+fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
 }
 
 /// Whether a preset's program is installed where a gate would look for it.
@@ -84,20 +162,20 @@ pub struct ToolStatus {
     pub program: String,
     /// Where it was found, or why it was not.
     pub found: Result<PathBuf, String>,
-    /// How to install it (the preset's `about.install`).
-    pub install: String,
+    /// How to install it, in the subproject's package manager.
+    pub install: Advice,
 }
 
 /// `None` for a preset the catalog does not have.
-pub fn tool_status(root: &Path, preset: &str) -> Option<ToolStatus> {
-    let preset = presets::find(preset)?;
+pub fn tool_status(root: &Path, proposal: &Proposal) -> Option<ToolStatus> {
+    let preset = presets::find(proposal.preset)?;
     let command: &[String] = preset.gate.command.as_ref().map_or(&[], |c| &c.value);
-    let cwd = preset
-        .gate
-        .cwd
-        .as_ref()
-        .map_or_else(|| root.to_path_buf(), |c| root.join(c));
-    let install = preset.about.install.clone();
+    let cwd = match (&proposal.dir, &preset.gate.cwd) {
+        (dir, _) if !dir.is_empty() => root.join(dir),
+        (_, Some(c)) => root.join(c),
+        _ => root.to_path_buf(),
+    };
+    let install = install_advice(root, &proposal.dir, &preset.about.install);
     Some(match command {
         [python, flag, module, ..] if flag == "-m" && python.starts_with("python") => ToolStatus {
             found: python_module(python, module, root, &cwd),

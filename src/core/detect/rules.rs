@@ -159,6 +159,39 @@ pub const CONFIG_FILES: &[(&str, &[&str])] = &[
     (".semgrep.yml", &["semgrep"]),
 ];
 
+/// Manifests that make their folder a project: a folder below the root holding one of these, or
+/// a file of `CONFIG_FILES`, is a subproject with gates of its own (`subprojects.rs`).
+pub const PROJECT_MANIFESTS: [&str; 5] = [
+    "pyproject.toml",
+    "package.json",
+    "go.mod",
+    "Cargo.toml",
+    "setup.cfg",
+];
+
+/// Whether a file of this name makes its folder a subproject.
+pub fn marks_a_subproject(name: &str) -> bool {
+    PROJECT_MANIFESTS.contains(&name) || CONFIG_FILES.iter().any(|(file, _)| *file == name)
+}
+
+/// The files of a Cargo package that a Cargo workspace's root covers: `cargo clippy` and
+/// `rustfmt` there check every member, so a member holding only these is no subproject.
+pub const CARGO_FILES: [&str; 5] = [
+    "Cargo.toml",
+    "rustfmt.toml",
+    ".rustfmt.toml",
+    "clippy.toml",
+    ".clippy.toml",
+];
+
+/// Folders whose manifests are test data (a fixture project, Go's `testdata`), never a subproject.
+pub const DATA_FOLDERS: [&str; 4] = ["testdata", "fixtures", "__fixtures__", "__snapshots__"];
+
+/// The presets of `FILE_RULES` that check files wherever they are, with no project around them:
+/// they stay at the root. The others (rustfmt, gofmt, pytest) go to the subproject that holds
+/// the files.
+pub const REPOSITORY_WIDE: [&str; 3] = ["shellcheck", "hadolint", "actionlint"];
+
 /// Files at the root that configure a Python tool with no preset (see `PythonRole::others`).
 pub const OTHER_PYTHON_FILES: &[(&str, &str)] = &[(".flake8", "flake8")];
 

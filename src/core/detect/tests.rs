@@ -7,7 +7,7 @@ use std::path::Path;
 use super::*;
 use crate::core::config::{ConfigSource, DEFAULT_CONFIG, parse_config};
 
-fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+pub(super) fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     for (path, text) in files {
         let p = tmp.path().join(path);
@@ -396,6 +396,7 @@ fn a_file_name_cannot_break_out_of_its_comment() {
         proposals: vec![Proposal {
             preset: "mypy",
             why: d.proposals[0].why.clone(),
+            ..Default::default()
         }],
         ..Default::default()
     };
@@ -412,24 +413,27 @@ fn the_texts_written_load_and_say_why() {
             Proposal {
                 preset: "ruff-lint",
                 why: "ruff.toml".into(),
+                ..Default::default()
             },
             Proposal {
                 preset: "mypy",
                 why: "pyproject.toml has [tool.mypy]".into(),
+                ..Default::default()
             },
             // Not in any catalog: left out of what is written.
             Proposal {
                 preset: "no-such-tool",
                 why: "x".into(),
+                ..Default::default()
             },
         ],
         ..Default::default()
     };
     let text = init_file(&detection).unwrap();
+    // One space before a comment, no columns: as Prettier writes YAML.
     assert!(
-        text.contains("  ruff_lint: { preset: ruff-lint }  # ruff.toml\n")
-            && text
-                .contains("  mypy: { preset: mypy }            # pyproject.toml has [tool.mypy]\n"),
+        text.contains("  ruff_lint: { preset: ruff-lint } # ruff.toml\n")
+            && text.contains("  mypy: { preset: mypy } # pyproject.toml has [tool.mypy]\n"),
         "{text}"
     );
     let config = parse_config(&text, ConfigSource::Embedded).unwrap();

@@ -318,13 +318,23 @@ impl<'c> Normalizer<'c> {
                 }
             })
             .unwrap_or(Severity::Error);
+        // A workspace file the tool named by its absolute path (ruff's `filename`, rendered into
+        // a message by `defaults` or `templates`) is named as the report names it.
+        let printed = raw
+            .file
+            .as_deref()
+            .map(str::trim)
+            .filter(|f| f.starts_with('/'));
         let message = match raw
             .message
             .as_deref()
             .map(str::trim)
             .filter(|m| !m.is_empty())
         {
-            Some(m) => self.strings.get(m),
+            Some(m) => match (printed, &file) {
+                (Some(abs), Some(rel)) if m.contains(abs) => self.strings.get(&m.replace(abs, rel)),
+                _ => self.strings.get(m),
+            },
             None => self.strings.get(&format!(
                 "{} reported a problem without a message",
                 ctx.gate.name

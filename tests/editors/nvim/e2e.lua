@@ -275,8 +275,8 @@ function scenarios.main()
   -- (the report's 1-based lines are the diagnostics' 0-based lnum + 1).
   local expected = {
     unused_import = { { 'F401', 2, 'Ruff Lint' } },
-    unformatted = { { 'FORMAT', 0, 'Ruff Format' } },
-    unicode_line = { { 'E702', 2, 'Ruff Lint' }, { 'FORMAT', 0, 'Ruff Format' }, { 'assignment', 2, 'Mypy' } },
+    unformatted = { { 'FORMAT', 4, 'Ruff Format' } },
+    unicode_line = { { 'E702', 2, 'Ruff Lint' }, { 'FORMAT', 2, 'Ruff Format' }, { 'assignment', 2, 'Mypy' } },
     type_error = { { 'return-value', 4, 'Mypy' } },
   }
   for f, want in pairs(expected) do
@@ -336,7 +336,8 @@ function scenarios.main()
 
   -- The format quick fix: code actions for the FORMAT diagnostic, "Format with ruff" applied.
   local unformatted = edit(files.unformatted)
-  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  -- On the line of the FORMAT diagnostic: ruff's first change (the `+` on line 5).
+  vim.api.nvim_win_set_cursor(0, { 5, 0 })
   local formatted = tool_output(ws, { 'ruff', 'format', '--stdin-filename', 'src/unformatted.py', '-' }, original_unformatted)
   check('ruff format changes the fixture (the test means something)', formatted ~= original_unformatted)
   local titles = {}

@@ -50,8 +50,8 @@ const columnOf = (file, line, token) =>
 // mypy: every default gate contributes. `file`, 1-based line and character, gate name, message.
 const EXPECTED_PROJECT = [
   ['src/type_error.py', 5, 12, 'Mypy', 'Incompatible return value type (got "list[str]", expected "int")'],
-  ['src/unformatted.py', 1, 1, 'Ruff Format', 'File requires formatting. Fix: ruff format src/unformatted.py'],
-  ['src/unicode_line.py', 1, 1, 'Ruff Format', 'File requires formatting. Fix: ruff format src/unicode_line.py'],
+  ['src/unformatted.py', 5, columnOf('src/unformatted.py', 5, '+'), 'Ruff Format', 'File requires formatting. Fix: ruff format src/unformatted.py'],
+  ['src/unicode_line.py', 3, columnOf('src/unicode_line.py', 3, ';'), 'Ruff Format', 'File requires formatting. Fix: ruff format src/unicode_line.py'],
   ['src/unicode_line.py', 3, columnOf('src/unicode_line.py', 3, ';'), 'Ruff Lint', 'Multiple statements on one line (semicolon)'],
   ['src/unicode_line.py', 3, columnOf('src/unicode_line.py', 3, '"3"'), 'Mypy', 'Incompatible types in assignment (expression has type "str", variable has type "int")'],
   ['src/unused_import.py', 3, 8, 'Ruff Lint', '`os` imported but unused'],
@@ -321,9 +321,11 @@ async function mainScenario(root, vsix, browser) {
       }).stdout;
       assert(expected !== original, 'ruff format would not change the fixture: the check would prove nothing');
       await wb.openFile('src/unformatted.py');
-      // The formatter's finding covers line 1; put the cursor there and ask for quick fixes.
+      // The formatter's finding starts at its first change, on line 5; put the cursor there and
+      // ask for quick fixes.
       await page.locator('.editor-group-container.active .monaco-editor .view-lines').click();
       await page.keyboard.press('Control+Home');
+      for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
       const item = page.locator('.action-widget .monaco-list-row', { hasText: 'Format with ruff' }).first();
       await waitFor('"Format with ruff" among the quick fixes', async () => {
         if (!(await item.isVisible())) {
@@ -436,7 +438,8 @@ async function mainScenario(root, vsix, browser) {
       await waitFor('the clean room\'s report in the qgates output channel', async () => {
         // The long summary line wraps: compare with the line breaks as spaces.
         const text = editorLines((await output.allInnerTexts()).join(' ')).replace(/\s+/g, ' ');
-        return text.includes(want) && text.includes('src/unformatted.py FORMAT File requires formatting');
+        return text.includes(want)
+          && text.includes(`src/unformatted.py:5:${columnOf('src/unformatted.py', 5, '+')} FORMAT File requires formatting`);
       });
       await wb.screenshot('clean-room-output');
       await wb.command('View: Toggle Maximized Panel');
