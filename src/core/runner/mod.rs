@@ -98,37 +98,8 @@ pub async fn run_gate(job: GateJob) -> GateResult {
             return result;
         }
     };
-    // Only for the batch split's budget; each batch fills in its own `{report_dir}`.
-    let fixed_args: Vec<OsString> = gate.command[1..].iter().map(OsString::from).collect();
-    let file_args: Vec<OsString> = job
-        .files
-        .iter()
-        .map(|f| file_argument(f, &job.root, &cwd))
-        .collect();
-    // A tool whose configuration chooses its files runs as the project runs it: once, without
-    // file arguments; its findings are kept for the files asked about (after the run).
-    let own_selection = gate
-        .pass_files
-        .then(|| own_selection::configured(&gate.own_selection, &cwd))
-        .flatten();
-    if let Some(place) = own_selection {
-        tracing::debug!(
-            "{}: runs over its own selection of files ({place})",
-            gate.id
-        );
-    }
-    let batches = if gate.pass_files && own_selection.is_none() {
-        let fixed_bytes =
-            program.as_os_str().len() + fixed_args.iter().map(|a| a.len() + 9).sum::<usize>();
-        batch::split(
-            &file_args,
-            fixed_bytes,
-            gate.max_files_per_run,
-            batch::argument_budget(),
-        )
-    } else {
-        vec![Vec::new()]
-    };
+    let own_selection = own_selection_of(gate, &cwd);
+    let batches = batches(&job, &program, &cwd, own_selection.is_some());
     let env: Vec<(String, String)> = gate
         .env
         .iter()
@@ -231,6 +202,44 @@ pub async fn run_gate(job: GateJob) -> GateResult {
     }
     result.duration_ms = started.elapsed().as_millis() as u64;
     result
+}
+
+/// Where the tool's own configuration chooses its files, when it does: such a tool runs as the
+/// project runs it, once and without file arguments; its findings are kept for the files asked
+/// about (after the run).
+fn own_selection_of<'g>(gate: &'g Gate, cwd: &Path) -> Option<&'g str> {
+    let place = gate
+        .pass_files
+        .then(|| own_selection::configured(&gate.own_selection, cwd))
+        .flatten()?;
+    tracing::debug!(
+        "{}: runs over its own selection of files ({place})",
+        gate.id
+    );
+    Some(place)
+}
+
+/// The file arguments of each process: batches within the system's argument budget, or one
+/// process without any.
+fn batches(job: &GateJob, program: &Path, cwd: &Path, own_selection: bool) -> Vec<Vec<OsString>> {
+    let gate = &job.gate;
+    if !gate.pass_files || own_selection {
+        return vec![Vec::new()];
+    }
+    // Only for the budget; each batch fills in its own `{report_dir}`.
+    let fixed_bytes =
+        program.as_os_str().len() + gate.command[1..].iter().map(|a| a.len() + 9).sum::<usize>();
+    let file_args: Vec<OsString> = job
+        .files
+        .iter()
+        .map(|f| file_argument(f, &job.root, cwd))
+        .collect();
+    batch::split(
+        &file_args,
+        fixed_bytes,
+        gate.max_files_per_run,
+        batch::argument_budget(),
+    )
 }
 
 /// What is wrong with the folders a gate names (`cwd`, `paths_relative_to`), if one is not a
