@@ -152,6 +152,53 @@ fn mypy_runs_over_its_configured_files() {
     assert_eq!(places(&cached, "mypy"), want);
 }
 
+/// Without `files`, mypy's `exclude` applies only when it walks: the backend of the full-stack
+/// FastAPI template runs `mypy app` in `backend/` and never checks `app/alembic/`. The gate
+/// hands mypy the files in scope less those `exclude` leaves out, in its `cwd`.
+#[test]
+fn mypy_is_not_handed_what_its_exclude_leaves_out() {
+    let ws = workspace(&[
+        (
+            "quality.yaml",
+            "version: 1\ngates:\n  mypy: { preset: mypy, cwd: backend }\n",
+        ),
+        (
+            "backend/pyproject.toml",
+            "[tool.mypy]\nexclude = [\"venv\", \".venv\", \"alembic\"]\n",
+        ),
+        ("backend/app/main.py", "x: int = \"a\"\n"),
+        ("backend/app/alembic/env.py", "y: int = \"b\"\n"),
+    ]);
+    let dir = ws.path();
+    commit_all(dir);
+    let (_, own) = tool_output(
+        &dir.join("backend"),
+        &[
+            "mypy",
+            "--no-native-parser",
+            "--output",
+            "json",
+            "--no-error-summary",
+            "app",
+        ],
+    );
+    assert!(
+        own.contains("app/main.py") && !own.contains("alembic"),
+        "{own}"
+    );
+    let want = vec![(
+        "backend/app/main.py".to_string(),
+        1,
+        10,
+        "assignment".to_string(),
+    )];
+    let (_, project) = check(dir, &["--scope", "project", "--no-cache"]);
+    assert_eq!(places(&project, "mypy"), want);
+    let (code, named) = check(dir, &["backend/app/alembic/env.py", "--no-cache"]);
+    assert_eq!(code, 0, "{named}");
+    assert_eq!(gate(&named, "mypy")["status"], "passed", "{named}");
+}
+
 /// pyright honours `exclude` for the files it is given but not `include`: a repository with
 /// `include` runs a bare `pyright`, and so does the gate.
 #[test]

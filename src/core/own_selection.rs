@@ -73,52 +73,59 @@ fn format(file: &str) -> Format {
 
 fn is_set(place: &str, cwd: &Path) -> bool {
     let (file, key) = split(place);
-    let path = cwd.join(file);
-    let Some(key) = key else {
-        return path.symlink_metadata().is_ok_and(|m| m.is_file());
-    };
-    // A file that cannot be read, or does not parse, chooses nothing: the tool will say why
-    // when it runs.
-    let Ok(text) = read_text(&path) else {
-        return false;
-    };
+    if key.is_none() {
+        return cwd.join(file).symlink_metadata().is_ok_and(|m| m.is_file());
+    }
+    values(place, cwd).is_some()
+}
+
+/// The strings set at a `FILE#KEY` place: a string, or each string of a list. `None` when the
+/// key is not set; a file that cannot be read or does not parse sets nothing (the tool will say
+/// why when it runs).
+fn values(place: &str, cwd: &Path) -> Option<Vec<String>> {
+    let (file, key) = split(place);
+    let text = read_text(&cwd.join(file)).ok()?;
     match format(file) {
-        Format::Toml => toml_has(&text, key),
-        Format::Json => json_has(&text, key),
-        Format::Ini => ini_has(&text, key),
+        Format::Toml => toml_values(&text, key?),
+        Format::Json => json_values(&text, key?),
+        Format::Ini => ini_values(&text, key?),
     }
 }
 
-fn toml_has(text: &str, key: &str) -> bool {
-    let Ok(doc) = text.parse::<toml_edit::DocumentMut>() else {
-        return false;
-    };
+fn toml_values(text: &str, key: &str) -> Option<Vec<String>> {
+    let doc = text.parse::<toml_edit::DocumentMut>().ok()?;
     let mut item = doc.as_item();
     for part in key.split('.') {
-        match item.get(part) {
-            Some(next) => item = next,
-            None => return false,
-        }
+        item = item.get(part)?;
     }
-    true
+    Some(match item.as_value() {
+        Some(toml_edit::Value::String(s)) => vec![s.value().clone()],
+        Some(toml_edit::Value::Array(list)) => list
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    })
 }
 
-fn json_has(text: &str, key: &str) -> bool {
+fn json_values(text: &str, key: &str) -> Option<Vec<String>> {
     // pyrightconfig.json and tsconfig.json allow comments and trailing commas; a file that
     // strict JSON cannot read is read without its comments.
-    let value: Option<serde_json::Value> = serde_json::from_str(text)
+    let value: serde_json::Value = serde_json::from_str(text)
         .ok()
-        .or_else(|| serde_json::from_str(&strip_json_comments(text)).ok());
-    let Some(mut value) = value.as_ref() else {
-        return false;
-    };
+        .or_else(|| serde_json::from_str(&strip_json_comments(text)).ok())?;
+    let mut value = &value;
     for part in key.split('.') {
-        match value.get(part) {
-            Some(next) => value = next,
-            None => return false,
-        }
+        value = value.get(part)?;
     }
-    true
+    Some(match value {
+        serde_json::Value::String(s) => vec![s.clone()],
+        serde_json::Value::Array(list) => list
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    })
 }
 
 /// JSON with `//` and `/* */` comments and trailing commas, as pyright and TypeScript read it,
@@ -181,29 +188,73 @@ fn strip_json_comments(text: &str) -> String {
     out
 }
 
-/// `section.key` in an INI file: the key set (to anything) in the section `[section]`.
-fn ini_has(text: &str, key: &str) -> bool {
-    let Some((section, name)) = key.rsplit_once('.') else {
-        return false;
-    };
+/// `section.key` in an INI file: the value set in the section `[section]`, with its indented
+/// continuation lines (mypy's multi-line `exclude`), as one string.
+fn ini_values(text: &str, key: &str) -> Option<Vec<String>> {
+    let (section, name) = key.rsplit_once('.')?;
     let mut current: Option<&str> = None;
+    let mut found: Option<String> = None;
     for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with(['#', ';']) {
+        if let Some(value) = found.as_mut() {
+            if line.starts_with([' ', '\t']) && !line.trim().is_empty() {
+                value.push('\n');
+                value.push_str(line.trim());
+                continue;
+            }
+            break;
+        }
+        let trimmed = line.trim();
+        if trimmed.starts_with(['#', ';']) {
             continue;
         }
-        if let Some(header) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+        if let Some(header) = trimmed.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
             current = Some(header.trim());
             continue;
         }
         if current == Some(section)
-            && let Some((k, _)) = line.split_once(['=', ':'])
+            && let Some((k, v)) = trimmed.split_once(['=', ':'])
             && k.trim().eq_ignore_ascii_case(name)
         {
-            return true;
+            found = Some(v.trim().to_string());
         }
     }
-    false
+    found.map(|v| vec![v])
+}
+
+/// The paths a tool leaves out when it walks its folders, as its configuration writes them:
+/// regular expressions searched for in each path relative to the gate's `cwd`, as mypy's
+/// `exclude` is (docs/design.md, "The tool's own file selection").
+pub struct OwnExcludes(Vec<regex::Regex>);
+
+impl OwnExcludes {
+    /// The patterns set at `places`. A pattern this regex engine cannot read (a look-around) is
+    /// left out with a warning: the tool is then handed the file, as before.
+    pub fn read(places: &[String], cwd: &Path) -> OwnExcludes {
+        let mut patterns = Vec::new();
+        for place in places {
+            for pattern in values(place, cwd).into_iter().flatten() {
+                match regex::Regex::new(&pattern) {
+                    Ok(re) => patterns.push(re),
+                    Err(e) => tracing::warn!(
+                        "{place}: the pattern `{pattern}` cannot be read here ({e}); files it excludes are still handed to the tool"
+                    ),
+                }
+            }
+        }
+        OwnExcludes(patterns)
+    }
+
+    /// Whether the tool leaves out `rel` (relative to its `cwd`, `/`-separated): the path or a
+    /// folder on the way to it (written with a trailing `/`, as mypy matches folders) matches.
+    pub fn leave_out(&self, rel: &str) -> bool {
+        if self.0.is_empty() {
+            return false;
+        }
+        let folders = rel.match_indices('/').map(|(i, _)| &rel[..=i]);
+        std::iter::once(rel)
+            .chain(folders)
+            .any(|p| self.0.iter().any(|re| re.is_match(p)))
+    }
 }
 
 #[cfg(test)]
@@ -258,6 +309,32 @@ mod tests {
             configured(&places(&["tsconfig.json"]), cwd),
             Some("tsconfig.json")
         );
+    }
+
+    #[test]
+    fn excludes_are_searched_in_the_path_and_its_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path();
+        std::fs::write(
+            cwd.join("pyproject.toml"),
+            "[tool.mypy]\nexclude = [\"venv\", \"^app/alembic/\", \"(?<=x)y\"]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            cwd.join("mypy.ini"),
+            "[mypy]\nexclude = (?x)(\n    ^one\\.py$\n    | two\\.pyi$\n  )\nstrict = True\n",
+        )
+        .unwrap();
+        let toml = OwnExcludes::read(&places(&["pyproject.toml#tool.mypy.exclude"]), cwd);
+        assert!(toml.leave_out("app/alembic/env.py"));
+        assert!(toml.leave_out("src/venv/lib/x.py"));
+        assert!(!toml.leave_out("app/main.py"));
+        assert!(!toml.leave_out("app/alembic.py"));
+        let ini = OwnExcludes::read(&places(&["mypy.ini#mypy.exclude"]), cwd);
+        assert!(ini.leave_out("one.py") && ini.leave_out("a/two.pyi"));
+        assert!(!ini.leave_out("a/one.py") && !ini.leave_out("three.py"));
+        let none = OwnExcludes::read(&places(&["setup.cfg#mypy.exclude"]), cwd);
+        assert!(!none.leave_out("one.py"));
     }
 
     #[test]

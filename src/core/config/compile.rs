@@ -345,6 +345,7 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
         }),
         cache_inputs: g.cache_inputs.clone().unwrap_or_default(),
         own_selection: g.own_selection.clone().unwrap_or_default(),
+        own_exclude: g.own_exclude.clone().unwrap_or_default(),
         exclusive: g.exclusive.unwrap_or(false),
         definition_hash: definition_hash(id, g),
     })
@@ -520,16 +521,21 @@ fn check_exit_codes(id: &str, g: &RawGate, p: &mut Problems) -> (Vec<i32>, Vec<i
 }
 
 /// Strings whose contents qgates reads: placeholders in `fix_hint`, the `cwd` path, `run_on`,
-/// the places of `own_selection`.
+/// the places of `own_selection` and `own_exclude`.
 fn check_strings(id: &str, g: &RawGate, p: &mut Problems) {
-    for place in g.own_selection.iter().flatten() {
-        if let Some(problem) = crate::core::own_selection::check_place(place) {
-            let path = ["gates", id, "own_selection"];
+    for (key, places) in [
+        ("own_selection", &g.own_selection),
+        ("own_exclude", &g.own_exclude),
+    ] {
+        for place in places.iter().flatten() {
+            let problem = crate::core::own_selection::check_place(place).or_else(|| {
+                (key == "own_exclude" && !place.contains('#'))
+                    .then(|| "names no key: write FILE#section.key".to_string())
+            });
+            let Some(problem) = problem else { continue };
+            let path = ["gates", id, key];
             let at = p.tree.item(&path, place).unwrap_or_else(|| p.value(&path));
-            p.at(
-                at,
-                format!("gate `{id}`: own_selection `{place}` {problem}."),
-            );
+            p.at(at, format!("gate `{id}`: {key} `{place}` {problem}."));
         }
     }
     if let Some(hint) = &g.fix_hint {

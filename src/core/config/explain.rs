@@ -400,6 +400,10 @@ fn expectation(path: &[Seg]) -> Option<(&'static str, &'static str)> {
         (_, "command") => ("a list of strings (argv)", "[\"ruff\", \"check\"]"),
         (_, "file_types") => ("a list of file endings", "[\".py\", \".pyi\"]"),
         (_, "cache_inputs") => ("a list of file paths", "[pyproject.toml]"),
+        (_, "own_exclude") => (
+            "a list of FILE#KEY places",
+            "[\"pyproject.toml#tool.mypy.exclude\"]",
+        ),
         (_, "own_selection") => (
             "a list of files or FILE#KEY places",
             "[\"pyproject.toml#tool.mypy.files\"]",
@@ -483,6 +487,7 @@ fn item_expectation(key: &str) -> &'static str {
         "include_globs" | "exclude_globs" => "a glob string",
         "cache_inputs" => "a file path",
         "own_selection" => "a file, or FILE#KEY",
+        "own_exclude" => "a FILE#KEY place",
         "active_gates" => "a gate id",
         "exit_codes_ok" | "exit_codes_findings" | "exit_codes_incomplete" => "a whole number",
         "run_on" => "one of save, command, ci",

@@ -414,6 +414,12 @@ pub struct RawGate {
     #[schemars(with = "Vec<String>")]
     #[serde(default, deserialize_with = "present")]
     pub own_selection: Option<Vec<String>>,
+    /// Where the tool's configuration lists regular expressions of the paths it leaves out when
+    /// it walks its folders, relative to `cwd` (`FILE#KEY`), e.g. ["pyproject.toml#tool.mypy.exclude"].
+    /// A file that matches is not handed to the tool, and reports nothing.
+    #[schemars(with = "Vec<String>")]
+    #[serde(default, deserialize_with = "present")]
+    pub own_exclude: Option<Vec<String>>,
     /// When the gate runs: on save, on command, in CI. Default all three, but [command, ci] for
     /// `kind: test` and `kind: e2e`.
     #[schemars(with = "Vec<Trigger>", extend("default" = ["save", "command", "ci"]))]

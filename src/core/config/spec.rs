@@ -120,6 +120,8 @@ pub struct Gate {
     pub pass_files: bool,
     /// Where the tool's own configuration chooses its files (`core::own_selection`).
     pub own_selection: Vec<String>,
+    /// Where the tool's configuration lists the paths it leaves out (`core::own_selection`).
+    pub own_exclude: Vec<String>,
     pub run_on: Vec<Trigger>,
     pub max_files_per_run: Option<usize>,
     pub column_unit: ColumnUnit,

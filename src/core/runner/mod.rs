@@ -99,7 +99,12 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         }
     };
     let own_selection = own_selection_of(gate, &cwd);
-    let batches = batches(&job, &program, &cwd, own_selection.is_some());
+    let files = handed_over(&job, &cwd, own_selection.is_some());
+    if gate.pass_files && files.is_empty() && own_selection.is_none() {
+        // Every file is one the tool's configuration leaves out: it says nothing of them.
+        return result;
+    }
+    let batches = batches(&job, &files, &program, &cwd, own_selection.is_some());
     let env: Vec<(String, String)> = gate
         .env
         .iter()
@@ -219,9 +224,40 @@ fn own_selection_of<'g>(gate: &'g Gate, cwd: &Path) -> Option<&'g str> {
     Some(place)
 }
 
+/// The files handed to the tool: the job's, less those its configuration leaves out when it
+/// walks (`own_exclude`), which a file named on its command line would bypass.
+fn handed_over<'j>(job: &'j GateJob, cwd: &Path, own_selection: bool) -> Vec<&'j str> {
+    let gate = &job.gate;
+    if !gate.pass_files || own_selection || gate.own_exclude.is_empty() {
+        return job.files.iter().map(String::as_str).collect();
+    }
+    let excludes = own_selection::OwnExcludes::read(&gate.own_exclude, cwd);
+    let in_cwd = cwd
+        .strip_prefix(&*job.root)
+        .ok()
+        .map(|c| c.to_string_lossy().into_owned());
+    job.files
+        .iter()
+        .map(String::as_str)
+        .filter(|f| {
+            let rel = match in_cwd.as_deref() {
+                Some(c) if !c.is_empty() => f.strip_prefix(c).and_then(|r| r.strip_prefix('/')),
+                _ => Some(*f),
+            };
+            rel.is_none_or(|r| !excludes.leave_out(r))
+        })
+        .collect()
+}
+
 /// The file arguments of each process: batches within the system's argument budget, or one
 /// process without any.
-fn batches(job: &GateJob, program: &Path, cwd: &Path, own_selection: bool) -> Vec<Vec<OsString>> {
+fn batches(
+    job: &GateJob,
+    files: &[&str],
+    program: &Path,
+    cwd: &Path,
+    own_selection: bool,
+) -> Vec<Vec<OsString>> {
     let gate = &job.gate;
     if !gate.pass_files || own_selection {
         return vec![Vec::new()];
@@ -229,8 +265,7 @@ fn batches(job: &GateJob, program: &Path, cwd: &Path, own_selection: bool) -> Ve
     // Only for the budget; each batch fills in its own `{report_dir}`.
     let fixed_bytes =
         program.as_os_str().len() + gate.command[1..].iter().map(|a| a.len() + 9).sum::<usize>();
-    let file_args: Vec<OsString> = job
-        .files
+    let file_args: Vec<OsString> = files
         .iter()
         .map(|f| file_argument(f, &job.root, cwd))
         .collect();
