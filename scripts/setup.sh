@@ -98,7 +98,9 @@ link_tools() {
     [ -e "tools/node_modules/.bin/$name" ] && ln -sfn "../node_modules/.bin/$name" "tools/bin/$name"
   done
   [ -e tools/semgrep-venv/bin/semgrep ] && ln -sfn ../semgrep-venv/bin/semgrep tools/bin/semgrep
-  [ -e tools/go-bin/staticcheck ] && ln -sfn ../go-bin/staticcheck tools/bin/staticcheck
+  for name in staticcheck shfmt; do
+    [ -e "tools/go-bin/$name" ] && ln -sfn "../go-bin/$name" "tools/bin/$name"
+  done
   return 0
 }
 

@@ -291,6 +291,35 @@ fn excluded_files_given_by_name_report_nothing() {
     );
 }
 
+/// shfmt applies an EditorConfig `ignore = true` only when it walks, unless told to apply it to
+/// the files it is given (`--apply-ignore`, shfmt 3.8 and later).
+#[test]
+fn shfmt_leaves_out_what_editorconfig_ignores() {
+    let ws = workspace(&[
+        (
+            "quality.yaml",
+            "version: 1\ngates:\n  shfmt: { preset: shfmt }\n",
+        ),
+        (
+            ".editorconfig",
+            "root = true\n\n[vendor/**]\nignore = true\n",
+        ),
+        ("vendor/v.sh", "x=1;   echo  $x\n"),
+        ("run.sh", "y=2;   echo  $y\n"),
+    ]);
+    let dir = ws.path();
+    commit_all(dir);
+    let (_, own) = tool_output(dir, &["shfmt", "-d", "."]);
+    assert!(own.contains("run.sh") && !own.contains("vendor"), "{own}");
+    let (_, project) = check(dir, &["--scope", "project", "--no-cache"]);
+    assert_eq!(
+        places(&project, "shfmt"),
+        vec![("run.sh".to_string(), 1, 0, "FORMAT".to_string())]
+    );
+    let (code, named) = check(dir, &["vendor/v.sh", "--no-cache"]);
+    assert_eq!(code, 0, "{named}");
+}
+
 /// codespell's `skip` names a folder; given a file in it by name, codespell would check it. The
 /// repository runs a bare `codespell`, and so does the gate.
 #[test]
