@@ -320,6 +320,69 @@ fn shfmt_leaves_out_what_editorconfig_ignores() {
     assert_eq!(code, 0, "{named}");
 }
 
+/// Bandit reads `[tool.bandit]` only with `-c pyproject.toml`, as the repository runs it: its
+/// `skips` and `exclude_dirs` apply then, to the files given too.
+#[test]
+fn bandit_reads_its_configuration_as_the_repository_runs_it() {
+    let ws = workspace(&[
+        (
+            "quality.yaml",
+            "version: 1\ngates:\n  bandit: { preset: bandit }\n",
+        ),
+        (
+            "pyproject.toml",
+            "[tool.bandit]\nskips = [\"B101\"]\nexclude_dirs = [\"vendor\"]\n",
+        ),
+        (
+            "app.py",
+            "import subprocess\nassert True\nsubprocess.call('ls', shell=True)\n",
+        ),
+        ("vendor/v.py", "import pickle\npickle.loads(b'')\n"),
+    ]);
+    let dir = ws.path();
+    commit_all(dir);
+    let (_, own) = tool_output(
+        dir,
+        &[
+            "bandit",
+            "-c",
+            "pyproject.toml",
+            "-r",
+            ".",
+            "-f",
+            "json",
+            "-q",
+        ],
+    );
+    let own: Value = serde_json::from_str(&own).unwrap();
+    let mut want: Vec<(String, u64, u64, String)> = own["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["filename"]
+                    .as_str()
+                    .unwrap()
+                    .trim_start_matches("./")
+                    .to_string(),
+                r["line_number"].as_u64().unwrap(),
+                r["col_offset"].as_u64().unwrap() + 1,
+                r["test_id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    want.sort();
+    assert!(
+        !want.is_empty() && want.iter().all(|w| w.0 == "app.py" && w.3 != "B101"),
+        "{want:?}"
+    );
+    let (_, project) = check(dir, &["--scope", "project", "--no-cache"]);
+    assert_eq!(places(&project, "bandit"), want);
+    let (code, named) = check(dir, &["vendor/v.py", "--no-cache"]);
+    assert_eq!(code, 0, "{named}");
+}
+
 /// codespell's `skip` names a folder; given a file in it by name, codespell would check it. The
 /// repository runs a bare `codespell`, and so does the gate.
 #[test]

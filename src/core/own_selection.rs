@@ -71,7 +71,8 @@ fn format(file: &str) -> Format {
     }
 }
 
-fn is_set(place: &str, cwd: &Path) -> bool {
+/// Whether `place` is set in the folder `cwd`: the file exists, or the key is set in it.
+pub fn is_set(place: &str, cwd: &Path) -> bool {
     let (file, key) = split(place);
     if key.is_none() {
         return cwd.join(file).symlink_metadata().is_ok_and(|m| m.is_file());

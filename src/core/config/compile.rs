@@ -346,6 +346,12 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
         cache_inputs: g.cache_inputs.clone().unwrap_or_default(),
         own_selection: g.own_selection.clone().unwrap_or_default(),
         own_exclude: g.own_exclude.clone().unwrap_or_default(),
+        args_when: g
+            .args_when
+            .iter()
+            .flatten()
+            .map(|(place, args)| (place.clone(), args.clone()))
+            .collect(),
         exclusive: g.exclusive.unwrap_or(false),
         definition_hash: definition_hash(id, g),
     })
@@ -521,11 +527,13 @@ fn check_exit_codes(id: &str, g: &RawGate, p: &mut Problems) -> (Vec<i32>, Vec<i
 }
 
 /// Strings whose contents qgates reads: placeholders in `fix_hint`, the `cwd` path, `run_on`,
-/// the places of `own_selection` and `own_exclude`.
+/// the places of `own_selection`, `own_exclude` and `args_when`.
 fn check_strings(id: &str, g: &RawGate, p: &mut Problems) {
+    let conditions: Option<Vec<String>> = g.args_when.as_ref().map(|m| m.keys().cloned().collect());
     for (key, places) in [
         ("own_selection", &g.own_selection),
         ("own_exclude", &g.own_exclude),
+        ("args_when", &conditions),
     ] {
         for place in places.iter().flatten() {
             let problem = crate::core::own_selection::check_place(place).or_else(|| {

@@ -400,6 +400,10 @@ fn expectation(path: &[Seg]) -> Option<(&'static str, &'static str)> {
         (_, "command") => ("a list of strings (argv)", "[\"ruff\", \"check\"]"),
         (_, "file_types") => ("a list of file endings", "[\".py\", \".pyi\"]"),
         (_, "cache_inputs") => ("a list of file paths", "[pyproject.toml]"),
+        (_, "args_when") => (
+            "a mapping of places (FILE or FILE#KEY) to lists of arguments",
+            "{ \"pyproject.toml#tool.bandit\": [-c, pyproject.toml] }",
+        ),
         (_, "own_exclude") => (
             "a list of FILE#KEY places",
             "[\"pyproject.toml#tool.mypy.exclude\"]",

@@ -420,6 +420,12 @@ pub struct RawGate {
     #[schemars(with = "Vec<String>")]
     #[serde(default, deserialize_with = "present")]
     pub own_exclude: Option<Vec<String>>,
+    /// Arguments added after `command` when a place is set in `cwd` (`FILE`, or `FILE#KEY` as in
+    /// `own_selection`): for a tool that reads its configuration only when told where, e.g.
+    /// { "pyproject.toml#tool.bandit": [-c, pyproject.toml] }.
+    #[schemars(with = "BTreeMap<String, Vec<String>>")]
+    #[serde(default, deserialize_with = "present")]
+    pub args_when: Option<IndexMap<String, Vec<String>>>,
     /// When the gate runs: on save, on command, in CI. Default all three, but [command, ci] for
     /// `kind: test` and `kind: e2e`.
     #[schemars(with = "Vec<Trigger>", extend("default" = ["save", "command", "ci"]))]

@@ -154,6 +154,7 @@ pub fn merge(gate: RawGate, preset: &RawGate) -> RawGate {
         pass_files: gate.pass_files.or(p.pass_files),
         own_selection: gate.own_selection.or(p.own_selection),
         own_exclude: gate.own_exclude.or(p.own_exclude),
+        args_when: gate.args_when.or(p.args_when),
         run_on: gate.run_on.or(p.run_on),
         max_files_per_run: gate.max_files_per_run.or(p.max_files_per_run),
         column_unit: gate.column_unit.or(p.column_unit),

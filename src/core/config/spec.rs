@@ -122,6 +122,8 @@ pub struct Gate {
     pub own_selection: Vec<String>,
     /// Where the tool's configuration lists the paths it leaves out (`core::own_selection`).
     pub own_exclude: Vec<String>,
+    /// Arguments added when a place is set (`core::own_selection`), in the order written.
+    pub args_when: Vec<(String, Vec<String>)>,
     pub run_on: Vec<Trigger>,
     pub max_files_per_run: Option<usize>,
     pub column_unit: ColumnUnit,

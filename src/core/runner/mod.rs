@@ -105,6 +105,7 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         return result;
     }
     let batches = batches(&job, &files, &program, &cwd, own_selection.is_some());
+    let extra = args_when(gate, &cwd);
     let env: Vec<(String, String)> = gate
         .env
         .iter()
@@ -137,6 +138,7 @@ pub async fn run_gate(job: GateJob) -> GateResult {
             args: plan
                 .args(&gate.command[1..])
                 .into_iter()
+                .chain(extra.iter().cloned())
                 .chain(files)
                 .collect(),
             cwd: cwd.clone(),
@@ -222,6 +224,16 @@ fn own_selection_of<'g>(gate: &'g Gate, cwd: &Path) -> Option<&'g str> {
         gate.id
     );
     Some(place)
+}
+
+/// The arguments `args_when` adds for the places set in `cwd`: a tool that reads its
+/// configuration only when told where (bandit's `-c pyproject.toml`).
+fn args_when(gate: &Gate, cwd: &Path) -> Vec<OsString> {
+    gate.args_when
+        .iter()
+        .filter(|(place, _)| own_selection::is_set(place, cwd))
+        .flat_map(|(_, args)| args.iter().map(OsString::from))
+        .collect()
 }
 
 /// The files handed to the tool: the job's, less those its configuration leaves out when it

@@ -67,6 +67,9 @@ pub struct Command {
     /// As configured; a gate that is given files gets them after these.
     pub argv: Vec<String>,
     pub pass_files: bool,
+    /// Arguments added when a place is set (`args_when`), as configured.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub args_when: Vec<(String, Vec<String>)>,
     pub env: BTreeMap<String, String>,
     /// Root-relative, `.` for the root.
     pub cwd: String,
@@ -219,6 +222,12 @@ fn describe_commands(commands: &[Command]) -> String {
     for c in commands {
         let files = if c.pass_files { " FILES…" } else { "" };
         out.push_str(&format!("• {}: {}{files}\n", c.role, shell_words(&c.argv)));
+        for (place, args) in &c.args_when {
+            out.push_str(&format!(
+                "    and {} when {place} is set\n",
+                shell_words(args)
+            ));
+        }
         match &c.program {
             Ok(p) => {
                 out.push_str(&format!("    program: {}", p.path.display()));
@@ -266,6 +275,12 @@ fn command(
     hashes: &FileHashes,
 ) -> Command {
     let cwd = gate.cwd_in(root);
+    // The fixer's command is its own; `args_when` is the gate's.
+    let args_when = if role.starts_with("gate ") {
+        gate.args_when.clone()
+    } else {
+        Vec::new()
+    };
     let program = argv
         .first()
         .ok_or_else(|| "empty command".to_string())
@@ -286,6 +301,7 @@ fn command(
         role,
         argv: argv.to_vec(),
         pass_files,
+        args_when,
         env: gate.env.clone(),
         cwd: gate
             .cwd
@@ -526,6 +542,10 @@ mod tests {
         assert_ne!(plain, hash(&format!("{base}    env: {{A: \"1\"}}\n")));
         assert_ne!(plain, hash(&format!("{base}    cwd: sub\n")));
         assert_ne!(plain, hash(&base.replace("true", "false")));
+        // Arguments added when a file is there are run too.
+        let when = |args: &str| hash(&format!("{base}    args_when: {{ x.toml: [{args}] }}\n"));
+        assert_ne!(plain, when("-c, x.toml"));
+        assert_ne!(when("-c, x.toml"), when("--exec, evil"));
         // What is not run (how output is read) does not ask again.
         assert_eq!(plain, hash(&format!("{base}    timeout_s: 5\n")));
         // The shared cache decides the results shown: naming one, or another, asks again;
