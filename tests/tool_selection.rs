@@ -383,6 +383,41 @@ fn bandit_reads_its_configuration_as_the_repository_runs_it() {
     assert_eq!(code, 0, "{named}");
 }
 
+/// pylint's `ignore` names folders it skips when it walks, not files it is given: the gate does
+/// not hand it their files.
+#[test]
+fn pylint_leaves_out_the_folders_its_ignore_names() {
+    let ws = workspace(&[
+        (
+            "quality.yaml",
+            "version: 1\ngates:\n  pylint: { preset: pylint }\n",
+        ),
+        (
+            "pyproject.toml",
+            "[tool.pylint.main]\nignore = [\"migrations\"]\ndisable = [\"C\"]\n",
+        ),
+        ("app/__init__.py", ""),
+        ("app/views.py", "import os\n"),
+        ("app/migrations/__init__.py", ""),
+        ("app/migrations/m1.py", "import sys\n"),
+    ]);
+    let dir = ws.path();
+    commit_all(dir);
+    let (_, own) = tool_output(dir, &["pylint", "--output-format=json2", "app"]);
+    assert!(
+        own.contains("app/views.py") && !own.contains("m1.py"),
+        "{own}"
+    );
+    let (_, project) = check(dir, &["--scope", "project", "--no-cache"]);
+    let files: Vec<String> = places(&project, "pylint")
+        .into_iter()
+        .map(|p| p.0)
+        .collect();
+    assert_eq!(files, ["app/views.py"]);
+    let (code, named) = check(dir, &["app/migrations/m1.py", "--no-cache"]);
+    assert_eq!(code, 0, "{named}");
+}
+
 /// codespell's `skip` names a folder; given a file in it by name, codespell would check it. The
 /// repository runs a bare `codespell`, and so does the gate.
 #[test]

@@ -18,7 +18,7 @@ use crate::core::violation::Violation;
 
 /// Checks a place as written in `own_selection`: the problem, if any, to report at it.
 pub fn check_place(place: &str) -> Option<String> {
-    let (file, key) = split(place);
+    let (file, key) = split(place.strip_prefix(NAMES).unwrap_or(place));
     if file.is_empty() {
         return Some("names no file".into());
     }
@@ -222,9 +222,14 @@ fn ini_values(text: &str, key: &str) -> Option<Vec<String>> {
     found.map(|v| vec![v])
 }
 
+/// An `own_exclude` place written `names:FILE#KEY` holds names of files or folders (pylint's
+/// `ignore`, a list or a comma-separated string) rather than regular expressions.
+const NAMES: &str = "names:";
+
 /// The paths a tool leaves out when it walks its folders, as its configuration writes them:
 /// regular expressions searched for in each path relative to the gate's `cwd`, as mypy's
-/// `exclude` is (docs/design.md, "The tool's own file selection").
+/// `exclude` is, or names of files and folders (docs/design.md, "The tool's own file
+/// selection").
 pub struct OwnExcludes(Vec<regex::Regex>);
 
 impl OwnExcludes {
@@ -233,7 +238,22 @@ impl OwnExcludes {
     pub fn read(places: &[String], cwd: &Path) -> OwnExcludes {
         let mut patterns = Vec::new();
         for place in places {
-            for pattern in values(place, cwd).into_iter().flatten() {
+            let (names, place) = match place.strip_prefix(NAMES) {
+                Some(rest) => (true, rest),
+                None => (false, place.as_str()),
+            };
+            let mut found = values(place, cwd).unwrap_or_default();
+            if names {
+                // A name is a whole part of the path: the file's or a folder's on the way.
+                found = found
+                    .iter()
+                    .flat_map(|v| v.split(','))
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .map(|n| format!("(^|/){}(/|$)", regex::escape(n)))
+                    .collect();
+            }
+            for pattern in found {
                 match regex::Regex::new(&pattern) {
                     Ok(re) => patterns.push(re),
                     Err(e) => tracing::warn!(
@@ -336,6 +356,14 @@ mod tests {
         assert!(!ini.leave_out("a/one.py") && !ini.leave_out("three.py"));
         let none = OwnExcludes::read(&places(&["setup.cfg#mypy.exclude"]), cwd);
         assert!(!none.leave_out("one.py"));
+        std::fs::write(
+            cwd.join(".pylintrc"),
+            "[MAIN]\nignore=CVS, migrations,a.b\n",
+        )
+        .unwrap();
+        let names = OwnExcludes::read(&places(&["names:.pylintrc#MAIN.ignore"]), cwd);
+        assert!(names.leave_out("app/migrations/0001.py") && names.leave_out("x/a.b"));
+        assert!(!names.leave_out("app/migrations.py") && !names.leave_out("x/aab"));
     }
 
     #[test]

@@ -415,8 +415,9 @@ pub struct RawGate {
     #[serde(default, deserialize_with = "present")]
     pub own_selection: Option<Vec<String>>,
     /// Where the tool's configuration lists regular expressions of the paths it leaves out when
-    /// it walks its folders, relative to `cwd` (`FILE#KEY`), e.g. ["pyproject.toml#tool.mypy.exclude"].
-    /// A file that matches is not handed to the tool, and reports nothing.
+    /// it walks its folders, relative to `cwd` (`FILE#KEY`), e.g. ["pyproject.toml#tool.mypy.exclude"];
+    /// `names:FILE#KEY` lists names of files and folders instead (pylint's `ignore`). A file that
+    /// matches is not handed to the tool, and reports nothing.
     #[schemars(with = "Vec<String>")]
     #[serde(default, deserialize_with = "present")]
     pub own_exclude: Option<Vec<String>>,
