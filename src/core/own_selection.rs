@@ -170,7 +170,11 @@ fn strip_json_comments(text: &str) -> String {
             }
         }
     }
-    // A comma before a closing bracket is dropped; commas inside strings stay.
+    without_trailing_commas(&plain)
+}
+
+/// A comma before a closing bracket dropped; commas inside strings stay.
+fn without_trailing_commas(plain: &str) -> String {
     let mut out = String::with_capacity(plain.len());
     let mut in_string = false;
     let mut escaped = false;
