@@ -43,6 +43,9 @@ fn tool_output(dir: &Path, argv: &[&str]) -> (i32, String) {
         .args(&argv[1..])
         .current_dir(dir)
         .env("PATH", path_with_catalog_tools())
+        // semgrep otherwise waits about 100 s for a version check over the network.
+        .env("SEMGREP_ENABLE_VERSION_CHECK", "0")
+        .env("SEMGREP_SEND_METRICS", "off")
         .output()
         .expect("run the tool");
     (
@@ -415,6 +418,59 @@ fn pylint_leaves_out_the_folders_its_ignore_names() {
         .collect();
     assert_eq!(files, ["app/views.py"]);
     let (code, named) = check(dir, &["app/migrations/m1.py", "--no-cache"]);
+    assert_eq!(code, 0, "{named}");
+}
+
+/// Targets named on semgrep's command line bypass `.semgrepignore`: a repository with one scans
+/// `.`, and so does the gate, keeping the findings for the files in scope. oxlint told only of
+/// files its `ignorePatterns` leave out prints nothing and passes (it printed a sentence and
+/// exited 1).
+#[test]
+fn semgrep_and_oxlint_leave_out_what_they_ignore() {
+    let ws = workspace(&[
+        (
+            "quality.yaml",
+            "version: 1\ngates:\n  semgrep: { preset: semgrep }\n  oxlint: { preset: oxlint }\n",
+        ),
+        (
+            ".semgrep.yml",
+            "rules:\n  - id: no-eval\n    languages: [python]\n    severity: ERROR\n    message: no eval\n    pattern: eval(...)\n",
+        ),
+        (".semgrepignore", "vendor/\n"),
+        (
+            ".oxlintrc.json",
+            "{ \"ignorePatterns\": [\"vendor/**\"] }\n",
+        ),
+        ("app.py", "eval('1')\n"),
+        ("vendor/v.py", "eval('2')\n"),
+        ("vendor/v.js", "debugger;\n"),
+    ]);
+    let dir = ws.path();
+    commit_all(dir);
+    let (_, own) = tool_output(
+        dir,
+        &[
+            "semgrep",
+            "scan",
+            "--quiet",
+            "--metrics=off",
+            "--config",
+            ".semgrep.yml",
+            "--json",
+            ".",
+        ],
+    );
+    assert!(
+        own.contains("app.py") && !own.contains("vendor/v.py"),
+        "{own}"
+    );
+    let (_, project) = check(dir, &["--scope", "project", "--no-cache"]);
+    assert_eq!(
+        places(&project, "semgrep"),
+        vec![("app.py".to_string(), 1, 1, "no-eval".to_string())]
+    );
+    assert_eq!(gate(&project, "oxlint")["status"], "passed", "{project}");
+    let (code, named) = check(dir, &["vendor/v.py", "vendor/v.js", "--no-cache"]);
     assert_eq!(code, 0, "{named}");
 }
 
