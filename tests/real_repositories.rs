@@ -9,53 +9,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{check_json_with, gate, git, path_with_catalog_tools, qgates, write};
+use common::real::{Place, chars, check, clone_of, clone_of_fixture, found, own, relative};
+use common::{gate, git, write};
 use serde_json::Value;
-
-/// `(file, line, column, code)`, columns in characters from 1 as qgates reports them.
-type Place = (String, u64, u64, String);
-
-fn check(dir: &Path, args: &[&str]) -> Value {
-    let mut cmd = qgates(dir);
-    cmd.env("PATH", path_with_catalog_tools());
-    let (code, report) = check_json_with(cmd, args);
-    assert!(code == 0 || code == 1, "exit {code}: {report}");
-    report
-}
-
-fn found(report: &Value, id: &str) -> BTreeSet<Place> {
-    let g = gate(report, id);
-    assert!(
-        g["status"] == "passed" || g["status"] == "failed",
-        "{id} did not run: {g}"
-    );
-    g["violations"]
-        .as_array()
-        .map(|v| v.as_slice())
-        .unwrap_or_default()
-        .iter()
-        .map(|v| {
-            (
-                v["file"].as_str().unwrap_or_default().to_string(),
-                v["line"].as_u64().unwrap_or(0),
-                v["column"].as_u64().unwrap_or(0),
-                v["code"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
-
-/// A tool run in `dir` as the repository runs it; its stdout.
-fn own(dir: &Path, argv: &[&str]) -> String {
-    let out = Command::new(argv[0])
-        .args(&argv[1..])
-        .current_dir(dir)
-        .env("PATH", path_with_catalog_tools())
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// The tracked files of the repository at `dir`.
 fn tracked(dir: &Path, ending: &str) -> Vec<String> {
@@ -64,37 +20,6 @@ fn tracked(dir: &Path, ending: &str) -> Vec<String> {
         .filter(|f| f.ends_with(ending))
         .map(str::to_string)
         .collect()
-}
-
-/// A column counted in `unit` (`byte`, `utf16`) from `base` (0 or 1) on a line of a file, in
-/// characters from 1.
-fn chars(root: &Path, file: &str, line: u64, column: u64, unit: &str, base: u64) -> u64 {
-    let text = std::fs::read_to_string(root.join(file)).unwrap_or_default();
-    let Some(text) = text.lines().nth(line.saturating_sub(1) as usize) else {
-        return column + 1 - base;
-    };
-    let want = column - base;
-    let (mut units, mut n) = (0u64, 0u64);
-    for c in text.chars() {
-        if units >= want {
-            break;
-        }
-        units += match unit {
-            "byte" => c.len_utf8() as u64,
-            _ => c.len_utf16() as u64,
-        };
-        n += 1;
-    }
-    n + 1
-}
-
-fn relative(root: &Path, path: &str) -> String {
-    let p = Path::new(path);
-    let canon = root.canonicalize().unwrap();
-    p.strip_prefix(&canon)
-        .or_else(|_| p.strip_prefix(root))
-        .map(|r| r.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| path.trim_start_matches("./").to_string())
 }
 
 fn ruff_check(root: &Path, out: &str) -> BTreeSet<Place> {
@@ -204,13 +129,6 @@ fn biome(root: &Path, out: &str) -> BTreeSet<Place> {
         .collect()
 }
 
-/// The repository committed in a fresh git repository, as a clone has it.
-fn clone_of(dir: &Path) {
-    git(dir, &["init", "-q", "-b", "main"]);
-    git(dir, &["add", "-A", "-f"]);
-    git(dir, &["commit", "-qm", "as published"]);
-}
-
 fn flask() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let tarball = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real/flask-3.1.2.tar.gz");
@@ -248,12 +166,12 @@ fn flask_findings_equal_its_own_tools() {
         "--force-exclude",
     ];
     ruff_args.extend(py.iter().map(String::as_str));
-    let want = ruff_check(root, &own(root, &ruff_args));
+    let want = ruff_check(root, &own(root, &ruff_args).0);
     assert!(!want.is_empty());
     assert_eq!(found(&report, "ruff_lint"), want);
     let mut fmt_args = vec!["ruff", "format", "--check", "--diff", "--force-exclude"];
     fmt_args.extend(py.iter().map(String::as_str));
-    let want: BTreeSet<String> = ruff_diff_files(&own(root, &fmt_args));
+    let want: BTreeSet<String> = ruff_diff_files(&own(root, &fmt_args).0);
     let got: BTreeSet<String> = found(&report, "ruff_format")
         .into_iter()
         .map(|p| p.0)
@@ -270,7 +188,8 @@ fn flask_findings_equal_its_own_tools() {
                 "json",
                 "--no-error-summary",
             ],
-        ),
+        )
+        .0,
     );
     assert!(want.len() > 10, "{want:?}");
     assert!(
@@ -278,7 +197,7 @@ fn flask_findings_equal_its_own_tools() {
             .all(|p| p.0.starts_with("src/") || p.0.starts_with("tests/type_check/"))
     );
     assert_eq!(found(&report, "mypy"), want);
-    let want = pyright(root, &own(root, &["pyright", "--outputjson"]));
+    let want = pyright(root, &own(root, &["pyright", "--outputjson"]).0);
     assert!(!want.is_empty());
     assert_eq!(found(&report, "pyright"), want);
 
@@ -309,19 +228,8 @@ fn flask_findings_equal_its_own_tools() {
 /// `extend-exclude` (images, lock files) — each as its pre-commit hook or npm script runs it.
 #[test]
 fn fastapi_template_findings_equal_its_own_tools() {
-    // `cp -a`: the repository has links (into a `.venv` it does not ship) that a copy keeps.
-    let tmp = tempfile::tempdir().unwrap();
-    let src =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real/full-stack-fastapi-template/.");
-    let status = Command::new("cp")
-        .arg("-a")
-        .arg(&src)
-        .arg(tmp.path())
-        .status()
-        .expect("cp");
-    assert!(status.success());
+    let tmp = clone_of_fixture("full-stack-fastapi-template");
     let root = tmp.path();
-    clone_of(root);
     write(
         root,
         ".qgates/quality.yaml",
@@ -340,12 +248,12 @@ fn fastapi_template_findings_equal_its_own_tools() {
         "--force-exclude",
     ];
     ruff_args.extend(py.iter().map(String::as_str));
-    let want = ruff_check(root, &own(root, &ruff_args));
+    let want = ruff_check(root, &own(root, &ruff_args).0);
     assert!(want.iter().all(|p| !p.0.contains("alembic")), "{want:?}");
     assert_eq!(found(&report, "ruff_lint"), want);
     let mut fmt_args = vec!["ruff", "format", "--check", "--diff", "--force-exclude"];
     fmt_args.extend(py.iter().map(String::as_str));
-    let want = ruff_diff_files(&own(root, &fmt_args));
+    let want = ruff_diff_files(&own(root, &fmt_args).0);
     let got: BTreeSet<String> = found(&report, "ruff_format")
         .into_iter()
         .map(|p| p.0)
@@ -354,7 +262,7 @@ fn fastapi_template_findings_equal_its_own_tools() {
     let all = tracked(root, "");
     let mut typos_args = vec!["typos", "--format", "json", "--force-exclude"];
     typos_args.extend(all.iter().map(String::as_str));
-    let want = typos(root, &own(root, &typos_args));
+    let want = typos(root, &own(root, &typos_args).0);
     assert!(want.iter().all(|p| !p.0.ends_with(".png")), "{want:?}");
     assert_eq!(found(&report, "typos"), want);
     // `npm run lint` in frontend/: Biome over `./`, its own includes deciding (SVG and Markdown
@@ -372,10 +280,10 @@ fn fastapi_template_findings_equal_its_own_tools() {
             "./",
         ]
     };
-    let want = biome(root, &own(&frontend, &biome_args("lint")));
+    let want = biome(root, &own(&frontend, &biome_args("lint")).0);
     assert!(want.iter().any(|p| p.0.ends_with(".svg")), "{want:?}");
     assert_eq!(found(&report, "biome_lint"), want);
-    let want = biome(root, &own(&frontend, &biome_args("format")));
+    let want = biome(root, &own(&frontend, &biome_args("format")).0);
     assert!(want.iter().any(|p| p.0.ends_with(".md")), "{want:?}");
     assert_eq!(found(&report, "biome_format"), want);
 

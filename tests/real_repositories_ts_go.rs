@@ -10,92 +10,12 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
-use common::{check_json_with, gate, git, path_with_catalog_tools, qgates, write};
+use common::real::{Place, chars, check, clone_of_fixture, found, found_files, own};
+use common::{gate, write};
 use serde_json::Value;
 
 /// `(file, line, column, code)`, columns in characters from 1 as qgates reports them.
-type Place = (String, u64, u64, String);
-
-/// No module is fetched: a Go library without requirements needs none, and a test that would
-/// reach the module proxy fails here rather than passing on what the network gave it.
-const GOPROXY: &str = "off";
-
-fn check(dir: &Path, args: &[&str]) -> Value {
-    let mut cmd = qgates(dir);
-    cmd.env("PATH", path_with_catalog_tools())
-        .env("GOPROXY", GOPROXY);
-    let (code, report) = check_json_with(cmd, args);
-    assert!(code == 0 || code == 1, "exit {code}: {report}");
-    report
-}
-
-fn found(report: &Value, id: &str) -> BTreeSet<Place> {
-    let g = gate(report, id);
-    assert!(
-        g["status"] == "passed" || g["status"] == "failed",
-        "{id} did not run: {g}"
-    );
-    g["violations"]
-        .as_array()
-        .map(|v| v.as_slice())
-        .unwrap_or_default()
-        .iter()
-        .map(|v| {
-            (
-                v["file"].as_str().unwrap_or_default().to_string(),
-                v["line"].as_u64().unwrap_or(0),
-                v["column"].as_u64().unwrap_or(0),
-                v["code"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
-
-/// The files of a formatter's findings (they have no line).
-fn found_files(report: &Value, id: &str) -> BTreeSet<String> {
-    found(report, id).into_iter().map(|p| p.0).collect()
-}
-
-/// A tool run in `dir` as the repository runs it; its stdout and its stderr.
-fn own(dir: &Path, argv: &[&str]) -> (String, String) {
-    let out = Command::new(argv[0])
-        .args(&argv[1..])
-        .current_dir(dir)
-        .env("PATH", path_with_catalog_tools())
-        .env("NO_COLOR", "1")
-        .env("GOPROXY", GOPROXY)
-        .output()
-        .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// A column counted in `unit` (`byte`, `utf16`) from `base` (0 or 1) on a line of a file, in
-/// characters from 1.
-fn chars(root: &Path, file: &str, line: u64, column: u64, unit: &str, base: u64) -> u64 {
-    let text = std::fs::read_to_string(root.join(file)).unwrap_or_default();
-    let Some(text) = text.lines().nth(line.saturating_sub(1) as usize) else {
-        return column + 1 - base;
-    };
-    let want = column - base;
-    let (mut units, mut n) = (0u64, 0u64);
-    for c in text.chars() {
-        if units >= want {
-            break;
-        }
-        units += match unit {
-            "byte" => c.len_utf8() as u64,
-            _ => c.len_utf16() as u64,
-        };
-        n += 1;
-    }
-    n + 1
-}
-
 /// `FILE:LINE:COLUMN: MESSAGE`, the place as the Go tools print it (a path from the folder they
 /// ran in, columns in bytes from 1), and the message.
 fn go_place(root: &Path, line: &str) -> Option<(String, u64, u64, String)> {
@@ -176,31 +96,6 @@ fn tsc(root: &Path, out: &str) -> BTreeSet<Place> {
 }
 
 /// The repository committed in a fresh git repository, as a clone has it.
-fn clone_of(dir: &Path) {
-    git(dir, &["init", "-q", "-b", "main"]);
-    git(dir, &["add", "-A", "-f"]);
-    git(dir, &["commit", "-qm", "as published"]);
-}
-
-/// A clone of `fixtures/real/<name>` in a fresh temporary folder.
-fn clone_of_fixture(name: &str) -> tempfile::TempDir {
-    // `cp -a`: links are kept as links.
-    let tmp = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/real")
-        .join(name)
-        .join(".");
-    let status = Command::new("cp")
-        .arg("-a")
-        .arg(&src)
-        .arg(tmp.path())
-        .status()
-        .expect("cp");
-    assert!(status.success());
-    clone_of(tmp.path());
-    tmp
-}
-
 /// `text` added at the end of a file of the clone (not committed: a change being worked on).
 fn append(root: &Path, file: &str, text: &str) {
     let mut content = std::fs::read_to_string(root.join(file)).unwrap();

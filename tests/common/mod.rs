@@ -207,6 +207,7 @@ pub mod markers;
 pub mod mcp;
 pub mod places;
 pub mod presets;
+pub mod real;
 pub mod stores;
 
 /// A `git` command in `dir`, isolated from the user's and the system's configuration, with an
