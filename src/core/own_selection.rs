@@ -11,7 +11,10 @@
 //! object path for JSON (`pyrightconfig.json#include`). Paths are relative to the gate's `cwd`.
 
 use std::collections::HashSet;
+use std::ffi::OsString;
 use std::path::Path;
+
+use crate::core::config::Gate;
 
 use crate::core::detect::read_text;
 use crate::core::violation::Violation;
@@ -38,6 +41,60 @@ pub fn configured<'p>(places: &'p [String], cwd: &Path) -> Option<&'p str> {
         .iter()
         .find(|place| is_set(place, cwd))
         .map(String::as_str)
+}
+
+/// Where the tool's own configuration chooses its files, when it does: such a tool runs as the
+/// project runs it, once and without file arguments; its findings are kept for the files asked
+/// about (`keep_in_scope`, after the run).
+pub fn runs_over<'g>(gate: &'g Gate, cwd: &Path) -> Option<&'g str> {
+    let place = gate
+        .pass_files
+        .then(|| configured(&gate.own_selection, cwd))
+        .flatten()?;
+    tracing::debug!(
+        "{}: runs over its own selection of files ({place})",
+        gate.id
+    );
+    Some(place)
+}
+
+/// The files handed to the tool (root-relative): `files`, less those its configuration leaves
+/// out when it walks (`own_exclude`), which a file named on its command line would bypass.
+pub fn handed_over<'f>(
+    gate: &Gate,
+    files: &'f [String],
+    cwd: &Path,
+    own_selection: bool,
+) -> Vec<&'f str> {
+    let all = files.iter().map(String::as_str);
+    if !gate.pass_files || own_selection || gate.own_exclude.is_empty() {
+        return all.collect();
+    }
+    let excludes = OwnExcludes::read(&gate.own_exclude, cwd);
+    let dir = gate.cwd.as_deref().map(|c| c.to_string_lossy());
+    let dir = dir
+        .as_deref()
+        .map(|d| d.trim_start_matches("./").trim_end_matches('/'));
+    all.filter(|f| {
+        let rel = match dir {
+            Some(d) if !d.is_empty() && d != "." => {
+                f.strip_prefix(d).and_then(|r| r.strip_prefix('/'))
+            }
+            _ => Some(*f),
+        };
+        rel.is_none_or(|r| !excludes.leave_out(r))
+    })
+    .collect()
+}
+
+/// The arguments `args_when` adds for the places set in `cwd`: a tool that reads its
+/// configuration only when told where (bandit's `-c pyproject.toml`).
+pub fn args_when(gate: &Gate, cwd: &Path) -> Vec<OsString> {
+    gate.args_when
+        .iter()
+        .filter(|(place, _)| is_set(place, cwd))
+        .flat_map(|(_, args)| args.iter().map(OsString::from))
+        .collect()
 }
 
 /// Keeps the findings about the files in scope, and those about no file (a configuration error,

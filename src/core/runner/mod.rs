@@ -98,14 +98,14 @@ pub async fn run_gate(job: GateJob) -> GateResult {
             return result;
         }
     };
-    let own_selection = own_selection_of(gate, &cwd);
-    let files = handed_over(&job, &cwd, own_selection.is_some());
+    let own_selection = own_selection::runs_over(gate, &cwd);
+    let files = own_selection::handed_over(gate, &job.files, &cwd, own_selection.is_some());
     if gate.pass_files && files.is_empty() && own_selection.is_none() {
         // Every file is one the tool's configuration leaves out: it says nothing of them.
         return result;
     }
     let batches = batches(&job, &files, &program, &cwd, own_selection.is_some());
-    let extra = args_when(gate, &cwd);
+    let extra = own_selection::args_when(gate, &cwd);
     let env: Vec<(String, String)> = gate
         .env
         .iter()
@@ -209,56 +209,6 @@ pub async fn run_gate(job: GateJob) -> GateResult {
     }
     result.duration_ms = started.elapsed().as_millis() as u64;
     result
-}
-
-/// Where the tool's own configuration chooses its files, when it does: such a tool runs as the
-/// project runs it, once and without file arguments; its findings are kept for the files asked
-/// about (after the run).
-fn own_selection_of<'g>(gate: &'g Gate, cwd: &Path) -> Option<&'g str> {
-    let place = gate
-        .pass_files
-        .then(|| own_selection::configured(&gate.own_selection, cwd))
-        .flatten()?;
-    tracing::debug!(
-        "{}: runs over its own selection of files ({place})",
-        gate.id
-    );
-    Some(place)
-}
-
-/// The arguments `args_when` adds for the places set in `cwd`: a tool that reads its
-/// configuration only when told where (bandit's `-c pyproject.toml`).
-fn args_when(gate: &Gate, cwd: &Path) -> Vec<OsString> {
-    gate.args_when
-        .iter()
-        .filter(|(place, _)| own_selection::is_set(place, cwd))
-        .flat_map(|(_, args)| args.iter().map(OsString::from))
-        .collect()
-}
-
-/// The files handed to the tool: the job's, less those its configuration leaves out when it
-/// walks (`own_exclude`), which a file named on its command line would bypass.
-fn handed_over<'j>(job: &'j GateJob, cwd: &Path, own_selection: bool) -> Vec<&'j str> {
-    let gate = &job.gate;
-    if !gate.pass_files || own_selection || gate.own_exclude.is_empty() {
-        return job.files.iter().map(String::as_str).collect();
-    }
-    let excludes = own_selection::OwnExcludes::read(&gate.own_exclude, cwd);
-    let in_cwd = cwd
-        .strip_prefix(&*job.root)
-        .ok()
-        .map(|c| c.to_string_lossy().into_owned());
-    job.files
-        .iter()
-        .map(String::as_str)
-        .filter(|f| {
-            let rel = match in_cwd.as_deref() {
-                Some(c) if !c.is_empty() => f.strip_prefix(c).and_then(|r| r.strip_prefix('/')),
-                _ => Some(*f),
-            };
-            rel.is_none_or(|r| !excludes.leave_out(r))
-        })
-        .collect()
 }
 
 /// The file arguments of each process: batches within the system's argument budget, or one
