@@ -190,14 +190,14 @@ fn save_cpu(tools: &Tools, big: &Path, n: usize) -> Result<String, big_repo::Err
     // both repositories the saved file alone.
     for root in roots {
         big_repo::git(root, &["checkout", "-q", "--", SAVED])?;
-        let state = qgates::core::baseline::StateStore::new(root);
+        let state = qgates::core::scope::baseline::StateStore::new(root);
         let head = big_repo::git(root, &["rev-parse", "HEAD"])?
             .trim()
             .to_owned();
         state.update(|s| {
             s.branches.insert(
                 "main".into(),
-                qgates::core::baseline::BranchState {
+                qgates::core::scope::baseline::BranchState {
                     baseline_sha: Some(head),
                     failed_files: Vec::new(),
                 },
@@ -299,8 +299,8 @@ fn save_cpu(tools: &Tools, big: &Path, n: usize) -> Result<String, big_repo::Err
 
 fn auto_scope(big: &Path, n: usize) -> Result<String, big_repo::Error> {
     use qgates::core::config::{ConfigSource, parse_config};
+    use qgates::core::scope::tracker::ScopeTracker;
     use qgates::core::scope::{ScopeRequest, resolve};
-    use qgates::core::scope_tracker::ScopeTracker;
     let config = parse_config(&config(), ConfigSource::Embedded)?;
     let tracker = ScopeTracker::new(big.to_path_buf(), true);
     tracker.current(&config)?;

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 mod big_repo;
 
 use big_repo::{TRACKED, git, tracked, write};
-use qgates::core::git_changes::Repo;
+use qgates::core::scope::git::Repo;
 use qgates::core::scope::{ScopeRequest, resolve};
 
 const MODIFIED: usize = 100;
@@ -112,7 +112,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// resolving the scope in full (what every save cost before the tracker).
 fn followed(root: &Path, runs: usize) -> Result<(), Box<dyn std::error::Error>> {
     use qgates::core::config::{ConfigSource, DEFAULT_CONFIG, parse_config};
-    use qgates::core::scope_tracker::ScopeTracker;
+    use qgates::core::scope::tracker::ScopeTracker;
     let config = parse_config(DEFAULT_CONFIG, ConfigSource::Embedded)?;
     let tracker = ScopeTracker::new(root.to_path_buf(), true);
     tracker.current(&config)?;
@@ -213,10 +213,10 @@ fn small_repository(runs: usize) -> Result<(), Box<dyn std::error::Error>> {
         qgates::core::config::DEFAULT_CONFIG,
     )?;
     let config = qgates::core::config::load_for_workspace(root, None)?;
-    qgates::core::baseline::StateStore::new(root).update(|s| {
+    qgates::core::scope::baseline::StateStore::new(root).update(|s| {
         s.branches.insert(
             "main".into(),
-            qgates::core::baseline::BranchState {
+            qgates::core::scope::baseline::BranchState {
                 baseline_sha: Some(base.clone()),
                 failed_files: Vec::new(),
             },

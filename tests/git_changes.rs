@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{git, git_cmd};
-use qgates::core::git_changes::{GitError, ParentBase, Repo};
+use qgates::core::scope::git::{GitError, ParentBase, Repo};
 use tempfile::TempDir;
 
 /// Like `git` but the command may fail (a merge that stops on a conflict).

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 
 use common::{git, git_cmd};
 use proptest::prelude::*;
-use qgates::core::baseline::StateStore;
 use qgates::core::config::{Config, ConfigSource, DEFAULT_CONFIG, parse_config};
+use qgates::core::scope::baseline::StateStore;
+use qgates::core::scope::tracker::ScopeTracker;
 use qgates::core::scope::{ScopeRequest, resolve};
-use qgates::core::scope_tracker::ScopeTracker;
 
 const FILES: [&str; 8] = [
     "a.py",

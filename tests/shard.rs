@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use common::{git, qgates, write};
 use proptest::prelude::*;
-use qgates::core::shard::{Shard, part};
+use qgates::core::engine::shard::{Shard, part};
 use serde_json::Value;
 
 /// ruff over each file; a recorder that writes the files it is given to `$SHARD_TEST_RECORD`;

@@ -196,8 +196,8 @@ pub enum ScopeArg {
 }
 
 impl ScopeArg {
-    pub fn choice(self) -> crate::core::request::ScopeChoice {
-        use crate::core::request::ScopeChoice;
+    pub fn choice(self) -> crate::core::scope::choice::ScopeChoice {
+        use crate::core::scope::choice::ScopeChoice;
         match self {
             ScopeArg::Auto => ScopeChoice::Auto,
             ScopeArg::Branch => ScopeChoice::Branch,
@@ -252,7 +252,7 @@ pub struct CheckArgs {
     /// reports `qgates merge` combines. The split depends only on the files and their sizes;
     /// gates without file arguments run in shard 1. The baseline state is not advanced.
     #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with = "fix")]
-    pub shard: Option<crate::core::shard::Shard>,
+    pub shard: Option<crate::core::engine::shard::Shard>,
     /// The configuration file (default: quality.yaml or .qgates/quality.yaml in the workspace root,
     /// else the embedded default). It does not move the root: the files checked are still the
     /// workspace's.
@@ -286,7 +286,7 @@ pub struct CheckArgs {
 }
 
 /// `--shard I/N`, with the rule in the message whatever is wrong.
-fn parse_shard(s: &str) -> Result<crate::core::shard::Shard, String> {
+fn parse_shard(s: &str) -> Result<crate::core::engine::shard::Shard, String> {
     s.parse()
         .map_err(|e| format!("--shard takes i/n with 1 ≤ i ≤ n, e.g. 2/4 ({e})"))
 }

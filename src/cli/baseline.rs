@@ -5,10 +5,10 @@ use std::path::Path;
 use super::args::BaselineCommand;
 use super::output::{print_stderr, print_stdout};
 use super::workspace::find_root;
-use crate::core::baseline::StateStore;
-use crate::core::git_changes::Repo;
 use crate::core::report::exit;
 use crate::core::scope::DETACHED;
+use crate::core::scope::baseline::StateStore;
+use crate::core::scope::git::Repo;
 
 /// `qgates baseline show|reset|set`.
 pub fn baseline(cmd: BaselineCommand) -> i32 {
@@ -78,7 +78,7 @@ pub fn baseline(cmd: BaselineCommand) -> i32 {
                 .update(|s| {
                     s.branches.insert(
                         branch.clone(),
-                        crate::core::baseline::BranchState {
+                        crate::core::scope::baseline::BranchState {
                             baseline_sha: Some(sha.clone()),
                             failed_files: Vec::new(),
                         },

@@ -9,14 +9,14 @@ use super::workspace::{config_file, find_root};
 use crate::core::cache::ResultCache;
 use crate::core::clean_room::{CleanRoom, CleanRoomError};
 use crate::core::config::{self, Trigger};
+use crate::core::engine::kinds::KindFilter;
 use crate::core::engine::{RunRequest, run};
 use crate::core::fix::run_with_fixes;
-use crate::core::kind_filter::KindFilter;
-use crate::core::qgates_dir::{self, Access};
 use crate::core::report::page::PageRequest;
 use crate::core::report::{self, Report, exit};
-use crate::core::request::{ScopeChoiceError, scope_request};
 use crate::core::runner::children;
+use crate::core::scope::choice::{ScopeChoiceError, scope_request};
+use crate::core::workspace::qgates_dir::{self, Access};
 
 pub fn check(a: CheckArgs) -> i32 {
     let start = a

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::core::config::CONFIG_CANDIDATES;
-use crate::core::paths::lexical_clean;
+use crate::core::workspace::paths::lexical_clean;
 
 /// The root: `--root` if given; else the nearest folder at or above `start` that holds a
 /// configuration (`quality.yaml` or `.qgates/quality.yaml`), else the nearest that holds `.git`,

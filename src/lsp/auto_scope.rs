@@ -11,15 +11,15 @@ use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
-use crate::core::background;
 use crate::core::config::Config;
+use crate::core::platform::background;
+use crate::core::scope::tracker::ScopeTracker;
 use crate::core::scope::{ResolvedScope, ScopeError};
-use crate::core::scope_tracker::ScopeTracker;
 
 /// A resolution under way; awaiting it gives the scope (or an error if its thread is gone).
 pub type Resolving = oneshot::Receiver<Result<ResolvedScope, ScopeError>>;
 
-/// Resolves the `auto` scope in the background, at a lower priority (`core::background`): it
+/// Resolves the `auto` scope in the background, at a lower priority (`core::platform::background`): it
 /// starts as a run's diagnostics go out and must not delay their writing. The scheduler waits
 /// for this scope once the run is published.
 pub fn resolve_auto(scope: Arc<ScopeTracker>, config: Arc<Config>) -> Resolving {

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use tower_lsp_server::jsonrpc::Result;
 
-use super::commands::{answer, failed};
 use super::folder::{Consent, Folder};
+use super::replies::{answer, failed};
 use crate::core::clean_room::{
     DEFAULT_REV, ServerRequest, ServerRunError, run_for_server, runs_as_trusted,
 };

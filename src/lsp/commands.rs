@@ -18,8 +18,8 @@ use super::actions::{APPLY_EDIT, fix_all_edits};
 use super::documents::uri_to_path;
 use super::folder::Folder;
 use super::jobs::Job;
+use super::replies::{answer, failed};
 use super::session::Session;
-use crate::core::report::Report;
 use crate::core::report::page::{PageRequest, deserialize_max_violations, deserialize_offset};
 use crate::core::scope::ScopeRequest;
 
@@ -286,19 +286,10 @@ fn args_for_clean_room(root: &Path, args: RunArgs) -> Result<super::clean_room::
     })
 }
 
-/// `{summary_line, report}`: the line people read first and one page of the report (the JSON of
-/// `qgates check` with at most `max_violations` violations, and where the rest are).
-pub(super) fn answer(report: &Report, page: PageRequest) -> Value {
-    let page = report.page(page);
-    json!({
-        "summary_line": page.summary_line(),
-        "report": serde_json::from_str::<Value>(&page.to_json()).unwrap_or(Value::Null),
-    })
-}
-
 /// A file argument relative to the folder's root unless it is absolute or a `file:` URI.
 fn file_arg(root: &Path, f: &str) -> PathBuf {
-    absolute_file_arg(f).unwrap_or_else(|| crate::core::paths::lexical_clean(&root.join(f)))
+    absolute_file_arg(f)
+        .unwrap_or_else(|| crate::core::workspace::paths::lexical_clean(&root.join(f)))
 }
 
 fn absolute_file_arg(f: &str) -> Option<PathBuf> {
@@ -307,7 +298,7 @@ fn absolute_file_arg(f: &str) -> Option<PathBuf> {
     }
     Path::new(f)
         .is_absolute()
-        .then(|| crate::core::paths::lexical_clean(Path::new(f)))
+        .then(|| crate::core::workspace::paths::lexical_clean(Path::new(f)))
 }
 
 fn pick_folder(session: &Session, args: &RunArgs) -> Result<Arc<Folder>> {
@@ -335,7 +326,7 @@ fn folder_named(session: &Session, f: &str) -> Option<Arc<Folder>> {
         Ok(uri) if f.starts_with("file:") => uri_to_path(&uri)?,
         _ => PathBuf::from(f),
     };
-    let path = crate::core::paths::lexical_clean(&path);
+    let path = crate::core::workspace::paths::lexical_clean(&path);
     session.folders().into_iter().find(|x| x.root == path)
 }
 
@@ -370,13 +361,4 @@ fn parse_args<T: DeserializeOwned>(command: &str, arguments: Vec<Value>) -> Resu
 
 fn invalid(command: &str, what: &str) -> Error {
     Error::invalid_params(format!("{command}: {what}"))
-}
-
-pub(super) fn failed(why: &str) -> Error {
-    Error {
-        // LSP's RequestFailed: the request was valid, the work could not be done.
-        code: tower_lsp_server::jsonrpc::ErrorCode::ServerError(-32803),
-        message: why.to_string().into(),
-        data: None,
-    }
 }

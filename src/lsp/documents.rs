@@ -65,7 +65,7 @@ pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
     }
     let path = uri.to_file_path()?.into_owned();
     path.is_absolute()
-        .then(|| crate::core::paths::lexical_clean(&path))
+        .then(|| crate::core::workspace::paths::lexical_clean(&path))
 }
 
 pub fn path_to_uri(path: &Path) -> Option<Uri> {

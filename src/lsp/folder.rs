@@ -15,7 +15,7 @@ use super::locks::{lock, read, write, write_lock};
 use crate::core::cache::ResultCache;
 use crate::core::config::{self, Config, ConfigError, ConfigSource};
 use crate::core::report::Report;
-use crate::core::scope_tracker::ScopeTracker;
+use crate::core::scope::tracker::ScopeTracker;
 use crate::core::trust::{FileHashes, Manifest};
 
 /// On what grounds a folder's commands may run.

@@ -19,6 +19,7 @@ mod logging;
 mod position;
 mod progress;
 mod publish;
+mod replies;
 mod scheduler;
 mod server;
 mod session;

@@ -1,11 +1,11 @@
 //! Positions: the engine counts columns in characters (1-based); LSP counts in the negotiated
 //! encoding (UTF-8 bytes, UTF-16 code units or UTF-32 code points, 0-based). The conversion itself is the engine's
-//! (`core::columns`); this module negotiates the encoding and shifts to LSP's 0-based counts.
+//! (`core::parse::columns`); this module negotiates the encoding and shifts to LSP's 0-based counts.
 
 use tower_lsp_server::ls_types::{Position, PositionEncodingKind, Range};
 
-use crate::core::columns::{LineIndex, convert_column};
 use crate::core::config::ColumnUnit;
+use crate::core::parse::columns::{LineIndex, convert_column};
 
 /// The position encoding agreed at `initialize`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -50,7 +50,7 @@ impl Encoding {
 }
 
 /// A file's text split into lines, for conversions through the engine's one converter
-/// (`core::columns`); LSP lines and columns count from 0.
+/// (`core::parse::columns`); LSP lines and columns count from 0.
 pub struct Lines {
     index: LineIndex,
 }

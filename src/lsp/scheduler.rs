@@ -32,9 +32,9 @@ use super::publish::Publisher;
 use super::trust;
 use crate::core::config::{Config, Trigger};
 use crate::core::engine::{self, RunError, RunEvent, RunRequest};
-use crate::core::paths::relative_posix;
 use crate::core::report::Report;
 use crate::core::scope::{ResolvedScope, ScopeRequest};
+use crate::core::workspace::paths::relative_posix;
 
 /// The run request for a background batch.
 fn request(batch: &Background, folder: &Folder) -> RunRequest {
@@ -432,7 +432,7 @@ async fn unsafe_qgates_dir(
     folder: &Folder,
     shown: &mut Option<String>,
 ) -> Option<String> {
-    let Err(e) = crate::core::qgates_dir::check(&folder.root) else {
+    let Err(e) = crate::core::workspace::qgates_dir::check(&folder.root) else {
         *shown = None;
         return None;
     };

@@ -133,7 +133,7 @@ impl LanguageServer for Backend {
         let s = &self.session;
         if s.caps().watched_files_dynamic {
             // Every file: the folders' `auto` scopes follow what changes on disk, so a save
-            // does not take a status of the whole repository (`core::scope_tracker`).
+            // does not take a status of the whole repository (`core::scope::tracker`).
             let watchers = [
                 "**/*",
                 "**/quality.yaml",

@@ -21,14 +21,14 @@ use crate::core::clean_room::{
     DEFAULT_REV, ServerRequest, ServerRunError, run_for_server, runs_as_trusted,
 };
 use crate::core::config::{self, Config, Trigger};
+use crate::core::engine::kinds::{KindFilter, KindFilterError};
 use crate::core::engine::{RunRequest, run};
 use crate::core::fix::run_with_fixes;
-use crate::core::kind_filter::{KindFilter, KindFilterError};
-use crate::core::paths::{lexical_clean, relative_posix};
 use crate::core::report::Report;
-use crate::core::request::{ScopeChoice, scope_request};
 use crate::core::scope::ScopeRequest;
+use crate::core::scope::choice::{ScopeChoice, scope_request};
 use crate::core::trust::{FileHashes, Manifest, TrustStore};
+use crate::core::workspace::paths::{lexical_clean, relative_posix};
 
 const INSTRUCTIONS: &str = "qgates runs this repository's quality gates (quality.yaml). Call run_quality_gates after changing code: with no arguments it checks what changed since the last green run. Read the summary line first; fix the violations listed in the structured result (the most serious first; last_summary with offset pages through the rest), then call it again until overall_pass is true.";
 
@@ -110,7 +110,7 @@ impl QgatesServer {
             Err(e) => return error_result(e),
         };
         // An unsafe `.qgates/` (a link, another user's folder): nothing runs or is written.
-        if let Err(e) = crate::core::qgates_dir::check(&self.root) {
+        if let Err(e) = crate::core::workspace::qgates_dir::check(&self.root) {
             return error_result(e.to_string());
         }
         let what = describe(&args);

@@ -17,63 +17,20 @@ mod run;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde::{Deserialize, Serialize};
-
 use crate::core::config::{self, Config, ConfigError, Trigger};
 use crate::core::engine::RunRequest;
-use crate::core::paths::relative_posix;
 use crate::core::report::Report;
-use crate::core::run_logs::resave_report;
+use crate::core::runner::tool_folders::{self, Loan};
 use crate::core::scope::ScopeRequest;
-use crate::core::tool_folders::{self, Loan};
+use crate::core::workspace::paths::relative_posix;
+use crate::core::workspace::run_logs::resave_report;
 
+pub use crate::core::report::CleanRoomInfo;
 pub use git::GitProblem;
 pub use run::{ServerRequest, ServerRunError, run_for_server, runs_as_trusted};
 
 /// The revision checked when none is given.
 pub const DEFAULT_REV: &str = "HEAD";
-
-/// The `clean_room` section of a report: what was checked out and what was left out.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct CleanRoomInfo {
-    /// The revision as given (e.g. `HEAD`, `main~2`).
-    pub rev: String,
-    /// The commit it named (full id).
-    pub commit: String,
-    /// Where it was checked out (absolute).
-    pub worktree: String,
-    /// Whether the worktree was kept after the run (`--keep-worktree`); otherwise it is gone.
-    pub kept: bool,
-    /// Files of the working tree that differ from HEAD or are untracked: changes the run did
-    /// not include.
-    pub uncommitted_changes: usize,
-}
-
-impl CleanRoomInfo {
-    /// `worktree removed`, or `worktree kept at PATH`.
-    pub fn worktree_fate(&self) -> String {
-        if self.kept {
-            format!("worktree kept at {}", self.worktree)
-        } else {
-            "worktree removed".to_string()
-        }
-    }
-
-    /// `clean room at 1a2b3c4 (HEAD): 2 uncommitted changes not included; worktree removed`.
-    pub fn phrase(&self) -> String {
-        let short = &self.commit[..self.commit.len().min(7)];
-        let left_out = match self.uncommitted_changes {
-            0 => "no uncommitted changes".to_string(),
-            1 => "1 uncommitted change not included".to_string(),
-            n => format!("{n} uncommitted changes not included"),
-        };
-        format!(
-            "clean room at {short} ({}): {left_out}; {}",
-            self.rev,
-            self.worktree_fate()
-        )
-    }
-}
 
 /// Why a clean room could not be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -219,7 +176,7 @@ impl CleanRoom {
     /// A path of the workspace outside, at the same place in the checkout.
     fn inside(&self, path: &Path) -> Result<PathBuf, CleanRoomError> {
         let cwd = std::env::current_dir().unwrap_or_default();
-        let abs = crate::core::paths::lexical_clean(&cwd.join(path));
+        let abs = crate::core::workspace::paths::lexical_clean(&cwd.join(path));
         let rel = relative_posix(&self.outside_root, &abs)
             .or_else(|| {
                 let canonical = self.outside_root.canonicalize().ok()?;
@@ -307,11 +264,11 @@ fn keep_logs(inside_root: &Path, outside_root: &Path, report: &mut Report) {
         return;
     };
     let target = outside_root.join(rel);
-    let copied = crate::core::qgates_dir::make(outside_root, "runs")
+    let copied = crate::core::workspace::qgates_dir::make(outside_root, "runs")
         .and_then(|_| copy_folder(&run_dir, &target));
     match copied {
         Ok(()) => {
-            full.path = target.join(crate::core::run_logs::REPORT_FILE);
+            full.path = target.join(crate::core::workspace::run_logs::REPORT_FILE);
         }
         Err(e) => {
             tracing::warn!("the clean room's logs could not be kept: {e}");

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use super::{CleanRoom, CleanRoomError};
 use crate::core::config::{Config, Trigger};
+use crate::core::engine::kinds::KindFilter;
 use crate::core::engine::run;
-use crate::core::kind_filter::KindFilter;
 use crate::core::report::Report;
 use crate::core::scope::ScopeRequest;
 use crate::core::trust::{FileHashes, Manifest};

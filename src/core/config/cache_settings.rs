@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::error::Problems;
 use super::model::RawCache;
 use super::spec::CacheSettings;
-use crate::core::remote_cache::StoreUrl;
+use crate::core::cache::remote::StoreUrl;
 
 /// The longest `timeout_ms`: a shared cache that needs more than ten minutes costs more than it
 /// saves.

@@ -20,7 +20,7 @@ use super::presets;
 use super::spec::*;
 use super::suggest::closest;
 use super::tree::{LazyTree, Pos};
-use crate::core::hash::stable_hash;
+use crate::core::cache::hash::stable_hash;
 use crate::core::violation::Severity;
 use serde_saphyr::Spanned;
 
@@ -536,7 +536,7 @@ fn check_strings(id: &str, g: &RawGate, p: &mut Problems) {
         ("args_when", &conditions),
     ] {
         for place in places.iter().flatten() {
-            let problem = crate::core::own_selection::check_place(place).or_else(|| {
+            let problem = crate::core::runner::own_selection::check_place(place).or_else(|| {
                 (key == "own_exclude" && !place.contains('#'))
                     .then(|| "names no key: write FILE#section.key".to_string())
             });

@@ -38,7 +38,7 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CacheSettings {
     /// The shared store, if any.
-    pub remote: Option<crate::core::remote_cache::StoreUrl>,
+    pub remote: Option<crate::core::cache::remote::StoreUrl>,
     pub read_only: bool,
     /// For all of one run's work with the shared store.
     pub timeout: Duration,
@@ -118,11 +118,11 @@ pub struct Gate {
     /// The least severity that fails the gate.
     pub fail_on: Severity,
     pub pass_files: bool,
-    /// Where the tool's own configuration chooses its files (`core::own_selection`).
+    /// Where the tool's own configuration chooses its files (`core::runner::own_selection`).
     pub own_selection: Vec<String>,
-    /// Where the tool's configuration lists the paths it leaves out (`core::own_selection`).
+    /// Where the tool's configuration lists the paths it leaves out (`core::runner::own_selection`).
     pub own_exclude: Vec<String>,
-    /// Arguments added when a place is set (`core::own_selection`), in the order written.
+    /// Arguments added when a place is set (`core::runner::own_selection`), in the order written.
     pub args_when: Vec<(String, Vec<String>)>,
     pub run_on: Vec<Trigger>,
     pub max_files_per_run: Option<usize>,
@@ -131,7 +131,7 @@ pub struct Gate {
     pub severity_map: BTreeMap<String, Severity>,
     pub cache: CachePolicy,
     pub cache_inputs: Vec<String>,
-    /// Never runs while another exclusive gate runs (see `core::exclusive`).
+    /// Never runs while another exclusive gate runs (see `core::engine::exclusive`).
     pub exclusive: bool,
     /// Stable hash of everything that defines this gate (part of cache keys).
     pub definition_hash: String,

@@ -20,7 +20,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::options::{DuplicateKeyPolicy, NonFiniteFloatPolicy};
 use serde_saphyr::{Location, Spanned};
 
-use crate::core::columns::LineIndex;
+use crate::core::parse::columns::LineIndex;
 
 /// A 1-based place in the file, in characters. `line == 0` means "no place".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

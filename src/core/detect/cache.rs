@@ -6,7 +6,7 @@
 //! reading every folder's entries (see docs/design.md, "Detection", for the numbers).
 //!
 //! A change made in the same timestamp tick as the walk could leave a folder's times as they
-//! were: as for content hashes (`crate::core::stamp`), an answer that depends on a path changed
+//! were: as for content hashes (`crate::core::workspace::stamp`), an answer that depends on a path changed
 //! later than `RACY_MARGIN` before the walk started is not remembered; the next load detects
 //! again.
 
@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
 use super::{Detection, detect};
-use crate::core::stamp::{RACY_MARGIN, Stamp};
+use crate::core::workspace::stamp::{RACY_MARGIN, Stamp};
 
 /// Roots remembered at most; past it the memory starts again (a process serves a few).
 const MAX_ROOTS: usize = 64;

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::rules::{self, Kind};
-use crate::core::paths::relative_posix;
 use crate::core::scope::project_walker;
+use crate::core::workspace::paths::relative_posix;
 
 /// The walk stops after this many files: detection runs whenever a workspace without
 /// `quality.yaml` loads its configuration, and must stay cheap in a home folder or a monorepo.

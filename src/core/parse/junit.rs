@@ -11,37 +11,12 @@ use std::collections::HashSet;
 
 use quick_xml::escape::resolve_predefined_entity;
 use quick_xml::events::{BytesStart, Event};
-use serde::{Deserialize, Serialize};
 
 use super::junit_message::failure_message;
 use super::junit_place::{Place, place_of, test_id};
 use super::{Normalizer, ParseContext, ParseError, RawViolation};
 
-/// What a test report counted.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-pub struct TestCounts {
-    /// Every test case, whatever its outcome.
-    pub total: usize,
-    /// Test cases with a `<failure>` (an assertion that did not hold).
-    pub failed: usize,
-    /// Test cases with an `<error>` (the test could not run: an exception in a fixture, a setup).
-    pub errored: usize,
-    /// Test cases with `<skipped>`.
-    pub skipped: usize,
-}
-
-impl TestCounts {
-    pub fn plus(self, other: TestCounts) -> TestCounts {
-        TestCounts {
-            total: self.total + other.total,
-            failed: self.failed + other.failed,
-            errored: self.errored + other.errored,
-            skipped: self.skipped + other.skipped,
-        }
-    }
-}
+pub use crate::core::report::TestCounts;
 
 /// The failure text kept per test to find its place: the innermost frames are near its end for
 /// Python and near its start for JavaScript, so a long text keeps both ends.

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::ParseContext;
-use crate::core::paths::lexical_clean;
+use crate::core::workspace::paths::lexical_clean;
 
 /// A failure's place: an absolute file inside the workspace, and where in it.
 #[derive(Debug, Default, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! Turning a tool's output into violations: one module per strategy, and the normalization
 //! they share (paths relative to the root, offsets, severities, column units).
 
+pub mod columns;
 mod coverage;
 mod exit_code;
 mod fill;
@@ -18,17 +19,17 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use crate::core::columns::{LineIndex, convert_column};
+pub use crate::core::parse::columns::{LineIndex, convert_column};
 pub use junit::TestCounts;
 pub use saved::{
     OutputSource, ReadError, SavedOutput, parse_saved_output, parse_saved_with_reports,
 };
 
-pub use crate::core::changed_lines::DiffBase;
 use crate::core::config::{ColumnUnit, Gate, ParserSpec, Reader, Templates};
-use crate::core::paths::lexical_clean;
 use crate::core::report::CoverageTotals;
+pub use crate::core::scope::changed_lines::DiffBase;
 use crate::core::violation::{Edit, Fix, Severity, Violation};
+use crate::core::workspace::paths::lexical_clean;
 
 /// What a gate's process left behind.
 #[derive(Debug, Clone, Copy)]

@@ -9,6 +9,8 @@
 //! honestly, so another target stops at compile time with a message instead of building a
 //! qgates that quietly runs tools without their process groups or follows links it must refuse.
 
+pub mod background;
+
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]

@@ -14,9 +14,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::fix_hint::render_fix_hint;
 use super::{GateResult, GateStatus, Report, ScopeInfo};
-use crate::core::runner::render_fix_hint;
-use crate::core::shard::{ShardInfo, is_elsewhere};
+
+use super::parts::{ShardInfo, is_elsewhere};
 
 /// One shard's report and the name to call it by in messages (its file).
 #[derive(Debug, Clone)]

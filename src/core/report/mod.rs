@@ -2,10 +2,12 @@
 //! JSON (null and empty fields left out); other formats render the same data.
 
 mod coverage;
+pub mod fix_hint;
 pub mod github;
 pub mod markdown;
 pub mod merge;
 pub mod page;
+pub mod parts;
 pub mod sarif;
 mod summary;
 pub mod text;
@@ -15,9 +17,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::core::config::ConfigSource;
-use crate::core::paths::relative_posix;
 use crate::core::violation::Violation;
+use crate::core::workspace::paths::relative_posix;
 pub use coverage::CoverageTotals;
+pub use parts::{CleanRoomInfo, ShardInfo, TestCounts, is_elsewhere};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -88,7 +91,7 @@ pub struct GateResult {
     pub coverage: Option<CoverageTotals>,
     /// What a test gate's report counted (`strategy: junit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tests: Option<crate::core::parse::TestCounts>,
+    pub tests: Option<TestCounts>,
     /// The tool stopped before checking every file (`success.exit_codes_incomplete`, e.g.
     /// mypy's blocking errors): a file without findings was not necessarily checked, and
     /// nothing of the run was cached.
@@ -174,12 +177,12 @@ pub struct Report {
     /// A run in a clean checkout of a commit (`qgates check --clean-room`): which commit, where,
     /// and how many uncommitted changes it left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clean_room: Option<crate::core::clean_room::CleanRoomInfo>,
+    pub clean_room: Option<CleanRoomInfo>,
     /// A run of one shard of the scope (`qgates check --shard i/n`): which one, and what
     /// `qgates merge` checks to know the shards belong together. Left out of an unsharded run
     /// and of a merged report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<crate::core::shard::ShardInfo>,
+    pub shard: Option<ShardInfo>,
     /// What went wrong around the gates without changing their verdict (a shared cache that
     /// did not answer), one sentence each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

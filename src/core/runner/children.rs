@@ -12,6 +12,8 @@ use std::sync::{LazyLock, Mutex, MutexGuard};
 
 use tokio::runtime::{Handle, Id};
 
+use super::reaper::{self, kill_group, reap};
+
 #[derive(Default)]
 struct Registry {
     /// Running tools (the leaders of their process groups) and the runtime that started each.
@@ -41,7 +43,7 @@ pub(super) fn start<T>(spawn: impl FnOnce() -> Result<(T, i32), String>) -> Resu
     }
     let (child, pid) = spawn()?;
     reg.running.insert(pid, rt);
-    super::reaper::watch(pid);
+    reaper::watch(pid);
     Ok(child)
 }
 
@@ -71,42 +73,11 @@ pub fn stop_all() -> usize {
     }
     for &pid in &taken {
         reap(pid);
-        super::reaper::unwatch(pid);
+        reaper::unwatch(pid);
     }
-    super::reaper::stop();
+    reaper::stop();
     taken.len()
 }
-
-pub(super) fn kill_group(pgid: i32) {
-    crate::core::platform::kill_process_group(pgid);
-}
-
-/// Waits for a killed child to end and collects its status. SIGKILL cannot be caught, so this
-/// is short; but a process stuck in the kernel (a hung network disk) may not end at once, and
-/// qgates must still answer and exit: the wait is bounded, and the process left to the system.
-pub(super) fn reap(pid: i32) {
-    // 0 or less would wait for some other child.
-    if pid <= 0 {
-        return;
-    }
-    let deadline = std::time::Instant::now() + REAP_LIMIT;
-    loop {
-        // Reaped, or not ours to reap (already collected).
-        if crate::core::platform::try_reap(pid) {
-            return;
-        }
-        if std::time::Instant::now() >= deadline {
-            tracing::warn!(
-                "process {pid} did not end {REAP_LIMIT:?} after SIGKILL; left to the system"
-            );
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-}
-
-/// How long `reap` waits for a killed process.
-const REAP_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The first of SIGINT, SIGTERM and SIGHUP this process receives, as its number. Listening
 /// starts at the call (inside a runtime), before the returned future is first polled. `None`

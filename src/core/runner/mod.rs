@@ -4,9 +4,11 @@
 
 pub mod batch;
 pub mod children;
+pub mod own_selection;
 pub mod process;
 pub mod reaper;
 pub mod report_files;
+pub mod tool_folders;
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -15,13 +17,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::core::config::Gate;
-use crate::core::own_selection;
 use crate::core::parse::{
     DiffBase, OutputSource, ParseContext, SavedOutput, TestCounts, parse_saved_with_reports,
 };
+use crate::core::report::fix_hint::render_fix_hint;
 use crate::core::report::{GateLog, GateResult, GateStatus};
-use crate::core::run_logs::RunDir;
 use crate::core::violation::Violation;
+use crate::core::workspace::run_logs::RunDir;
 use process::{ProcessOutcome, ProcessSpec, resolve_program, run_process};
 use report_files::{Collected, ReportPlan};
 
@@ -489,49 +491,9 @@ fn last_line(log: &Path) -> Option<String> {
     Some(line.chars().take(300).collect())
 }
 
-/// Fills `{files}` in a gate's fix hint with the files that have violations (shell-quoted), or
-/// with the checked files when the violations name none.
-pub(crate) fn render_fix_hint(hint: &str, violations: &[Violation], checked: &[String]) -> String {
-    const MAX: usize = 20;
-    let mut files: Vec<&str> = violations
-        .iter()
-        .filter_map(|v| v.file.as_deref())
-        .collect();
-    files.sort_unstable();
-    files.dedup();
-    if files.is_empty() {
-        files = checked.iter().map(String::as_str).collect();
-    }
-    let mut list: Vec<String> = files.iter().take(MAX).map(|f| shell_quote(f)).collect();
-    if files.len() > MAX {
-        list.push(format!("… ({} more)", files.len() - MAX));
-    }
-    hint.replace("{files}", &list.join(" "))
-        .replace("{file}", &list.join(" "))
-}
-
-/// Quotes a path for a POSIX shell when it needs it.
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@%,".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quoting() {
-        assert_eq!(shell_quote("src/a.py"), "src/a.py");
-        assert_eq!(shell_quote("my file.py"), "'my file.py'");
-        assert_eq!(shell_quote("it's.py"), "'it'\\''s.py'");
-    }
 
     #[test]
     fn option_like_names_get_dot_slash() {

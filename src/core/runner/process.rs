@@ -52,9 +52,9 @@ impl Drop for GroupGuard {
     fn drop(&mut self) {
         // Helpers the tool left running in its group would hold resources and outlive the run.
         if children::leave(self.pid) {
-            children::kill_group(self.pid);
+            reaper::kill_group(self.pid);
             if !self.waited {
-                children::reap(self.pid);
+                reaper::reap(self.pid);
             }
             reaper::unwatch(self.pid);
         }
@@ -65,7 +65,7 @@ impl Drop for GroupGuard {
 pub async fn run_process(spec: &ProcessSpec) -> ProcessOutcome {
     // Logs live under `.qgates/runs/`: a link there is refused, never written through.
     let open = |path: &Path| {
-        crate::core::safe_fs::create_nofollow(path).map_err(|e| {
+        crate::core::workspace::safe_fs::create_nofollow(path).map_err(|e| {
             ProcessOutcome::SpawnFailed(format!("cannot create {}: {e}", path.display()))
         })
     };
@@ -131,7 +131,7 @@ async fn run_with_logs(
         }
         Ok(Err(e)) => ProcessOutcome::SpawnFailed(format!("waiting for the process failed: {e}")),
         Err(_) => {
-            children::kill_group(guard.pid);
+            reaper::kill_group(guard.pid);
             guard.waited = child.wait().await.is_ok();
             ProcessOutcome::TimedOut
         }
@@ -178,7 +178,7 @@ pub fn resolve_program(name: &str, root: &Path, cwd: &Path) -> Result<PathBuf, S
             ))
         };
     }
-    let local = crate::core::tool_folders::program_dirs(root, cwd);
+    let local = crate::core::runner::tool_folders::program_dirs(root, cwd);
     let path_var = std::env::var_os("PATH").unwrap_or_default();
     let dirs = local.into_iter().chain(std::env::split_paths(&path_var));
     for dir in dirs {

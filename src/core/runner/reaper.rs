@@ -65,7 +65,7 @@ fn stop_locked(reaper: &mut Option<(Child, ChildStdin)>) {
     if let Some((child, pipe)) = reaper.take() {
         // The end of its input ends it.
         drop(pipe);
-        super::children::reap(child.id() as i32);
+        reap(child.id() as i32);
     }
 }
 
@@ -78,6 +78,37 @@ pub fn watch(pgid: i32) {
 pub fn unwatch(pgid: i32) {
     tell(format!("-{pgid}\n"));
 }
+
+pub(super) fn kill_group(pgid: i32) {
+    crate::core::platform::kill_process_group(pgid);
+}
+
+/// Waits for a killed child to end and collects its status. SIGKILL cannot be caught, so this
+/// is short; but a process stuck in the kernel (a hung network disk) may not end at once, and
+/// qgates must still answer and exit: the wait is bounded, and the process left to the system.
+pub(super) fn reap(pid: i32) {
+    // 0 or less would wait for some other child.
+    if pid <= 0 {
+        return;
+    }
+    let deadline = std::time::Instant::now() + REAP_LIMIT;
+    loop {
+        // Reaped, or not ours to reap (already collected).
+        if crate::core::platform::try_reap(pid) {
+            return;
+        }
+        if std::time::Instant::now() >= deadline {
+            tracing::warn!(
+                "process {pid} did not end {REAP_LIMIT:?} after SIGKILL; left to the system"
+            );
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// How long `reap` waits for a killed process.
+const REAP_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The reaper itself: keeps the list until its input ends, then kills every group on it.
 pub fn serve() -> i32 {
@@ -99,7 +130,7 @@ pub fn serve() -> i32 {
         }
     }
     for pgid in groups {
-        super::children::kill_group(pgid);
+        kill_group(pgid);
     }
     0
 }

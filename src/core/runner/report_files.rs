@@ -14,9 +14,9 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::core::config::Gate;
 use crate::core::config::report_dir::{OutputPlace, expand, mentions_report_dir, output_place};
-use crate::core::paths::lexical_clean;
-use crate::core::run_logs::RunDir;
-use crate::core::safe_fs;
+use crate::core::workspace::paths::lexical_clean;
+use crate::core::workspace::run_logs::RunDir;
+use crate::core::workspace::safe_fs;
 
 /// One batch's report files, per reader (0 the gate's own, then those of `parsing.also`).
 #[derive(Clone)]

@@ -27,11 +27,11 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::core::config::{Config, ConfigSource, Gate};
-use crate::core::paths::{lexical_clean, relative_posix};
 use crate::core::runner::process::resolve_program;
-use crate::core::stamp::{RACY_MARGIN, Stamp};
-use crate::core::tool_folders::TOOL_FOLDERS;
-use crate::core::tracked;
+use crate::core::runner::tool_folders::TOOL_FOLDERS;
+use crate::core::workspace::paths::{lexical_clean, relative_posix};
+use crate::core::workspace::stamp::{RACY_MARGIN, Stamp};
+use crate::core::workspace::tracked;
 
 /// Programs whose first non-option argument is the script they run; the first `SHELLS` are shells.
 const SHELLS: usize = 6;
@@ -344,7 +344,7 @@ fn is_version(s: &str) -> bool {
 /// Quotes words with spaces or shell characters, for reading only.
 fn shell_words(argv: &[String]) -> String {
     argv.iter()
-        .map(|a| crate::core::runner::shell_quote(a))
+        .map(|a| crate::core::report::fix_hint::shell_quote(a))
         .collect::<Vec<_>>()
         .join(" ")
 }

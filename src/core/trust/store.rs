@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::baseline::lock_exclusive;
-use crate::core::safe_fs;
+use crate::core::scope::baseline::lock_exclusive;
+use crate::core::workspace::safe_fs;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct TrustFile {

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::{ParseContext, ParseError, Parsed, PathResolver, ToolOutput};
-use crate::core::changed_lines::{ChangedLines, changed_lines};
 use crate::core::config::CoverageSpec;
 use crate::core::report::CoverageTotals;
+use crate::core::scope::changed_lines::{ChangedLines, changed_lines};
 use crate::core::violation::{Severity, Violation};
 use formats::LineHits;
 

@@ -13,7 +13,7 @@ use std::path::Path;
 use gix::ObjectId;
 use similar::{DiffOp, TextDiff};
 
-use crate::core::git_changes::{GitError, Repo};
+use crate::core::scope::git::{GitError, Repo};
 
 /// What a run compares with, as the engine gives it to a reader that needs changed lines.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 use redis::aio::MultiplexedConnection;
 use redis::{ConnectionAddr, ErrorKind, IntoConnectionInfo, RedisError, ServerErrorKind};
 
-use super::store::Failure;
+use super::Failure;
 
 /// Entries asked for, or written, in one command.
 pub(super) const BATCH: usize = 512;

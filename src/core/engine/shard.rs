@@ -11,15 +11,13 @@
 //! them, so every shard runs it; its files are counted once, in shard 1. Docs: docs/ci.md,
 //! "Shards".
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
-
 use crate::core::config::{Config, Gate, GateKind};
-use crate::core::git_changes::Repo;
+use crate::core::scope::git::Repo;
 
 /// Shard `index` of `count`, 1-based: `1/4` … `4/4`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,37 +103,8 @@ pub fn part<'a>(files: &[(&'a str, u64)], shard: Shard) -> Vec<&'a str> {
         .collect()
 }
 
-/// What a shard's report records, beside which shard it is, for `qgates merge` to check that
-/// the reports it is given are the shards of one run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ShardInfo {
-    /// This shard, 1-based.
-    pub index: usize,
-    /// How many shards the run was split into.
-    pub count: usize,
-    /// The configuration's content hash: every shard must have run the same gates.
-    pub config_hash: String,
-    /// HEAD's commit where the shard ran; left out outside a git repository or before the first
-    /// commit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
-    /// Files in the whole scope, before the split.
-    pub files_total: usize,
-    /// The fix hints of the gates whose hint names their files (`{files}`), as configured: the
-    /// merged report fills them in anew with the files of every shard.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub fix_hints: BTreeMap<String, String>,
-}
-
-/// How the skip reasons of a gate that another shard runs start, so that merging ranks them
-/// below a skip of the gate's own (a missing optional tool, say).
-const RUNS_IN_FIRST: &str = "runs in shard 1 of ";
-const NONE_HERE: &str = "none of its files fell to shard ";
-
-/// Whether a skip reason says only that the gate ran, or had its files, in another shard.
-pub fn is_elsewhere(reason: &str) -> bool {
-    reason.starts_with(RUNS_IN_FIRST) || reason.starts_with(NONE_HERE)
-}
+use crate::core::report::parts::{NONE_HERE, RUNS_IN_FIRST};
+pub use crate::core::report::{ShardInfo, is_elsewhere};
 
 /// A gate's part in one shard.
 #[derive(Debug, Clone, PartialEq, Eq)]

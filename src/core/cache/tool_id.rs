@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::core::stamp::Stamp;
+use crate::core::workspace::stamp::Stamp;
 
 /// A program's identity and what it was made of.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

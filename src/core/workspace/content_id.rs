@@ -14,8 +14,8 @@ use std::path::Path;
 
 use gix::index::entry::{Flags, Mode, Stat, stat};
 
-use crate::core::git_changes::Repo;
 use crate::core::platform;
+use crate::core::scope::git::Repo;
 
 /// The blob id of `bytes`, as git computes it (lower-case hex).
 pub fn blob_id(bytes: &[u8]) -> Option<String> {

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
 use crate::core::config::Gate;
-use crate::core::{qgates_dir, safe_fs};
+use crate::core::workspace::{qgates_dir, safe_fs};
 
 /// Held while an exclusive gate runs; dropping it lets the next one start.
 pub struct ExclusiveGuard {

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 
 pub use codec::{Rejected, decode, encode, full_key};
-pub use store::{Failure, PASSWORD_VAR, Store, USER_VAR};
+pub use store::{PASSWORD_VAR, Store, USER_VAR};
 pub use url::{FORMS, StoreUrl, UrlError, redacted};
 
 use crate::core::cache::ResultCache;
@@ -395,6 +395,23 @@ async fn write_all(
             Some(Ok(Ok(()))) => {}
             Some(Ok(Err(failure))) => return Err(failure),
             Some(Err(e)) => return Err(Failure::Broken(format!("a write stopped: {e}"))),
+        }
+    }
+}
+
+/// What a read or write came to, beside success.
+#[derive(Debug)]
+pub enum Failure {
+    /// The store refused: a read-only token, a bucket policy.
+    Refused(String),
+    /// Anything else: not reachable, a protocol error, a full disk.
+    Broken(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Refused(why) | Failure::Broken(why) => f.write_str(why),
         }
     }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::{qgates_dir, safe_fs};
+use crate::core::workspace::{qgates_dir, safe_fs};
 
 /// `.qgates/state.json`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

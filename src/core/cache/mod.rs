@@ -9,17 +9,24 @@
 //! instead of reading them all. The keys are made in `cache_keys`; a shared cache on another
 //! machine can stand behind this one (`remote_cache`).
 
+pub mod deps;
+pub mod hash;
+pub mod keys;
+pub mod parallel;
+pub mod remote;
+pub mod tool_id;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::core::cache_keys::KeyMaker;
-use crate::core::remote_cache::RemoteTier;
-use crate::core::stamp::Stamp;
-use crate::core::tool_id::ToolId;
+pub use crate::core::cache::keys::KeyMaker;
+use crate::core::cache::remote::RemoteTier;
+use crate::core::cache::tool_id::ToolId;
 use crate::core::violation::Violation;
+use crate::core::workspace::stamp::Stamp;
 
 /// The "file" a gate without file arguments keeps its one result under: no file has this name.
 pub const WHOLE_WORKSPACE: &str = "";
@@ -95,12 +102,13 @@ impl ResultCache {
     /// gives an empty cache (it only costs a re-run). A file git tracks came with the
     /// repository: it is not believed (an empty cache, never written back; see `warning`).
     pub fn load(root: &Path) -> Self {
-        let path = crate::core::qgates_dir::cache_file(root);
+        let path = crate::core::workspace::qgates_dir::cache_file(root);
         let empty = || Entries {
             version: FORMAT_VERSION,
             ..Default::default()
         };
-        if let Some(warning) = crate::core::qgates_dir::tracked_warning(root, &path, "result cache")
+        if let Some(warning) =
+            crate::core::workspace::qgates_dir::tracked_warning(root, &path, "result cache")
         {
             tracing::warn!("{warning}");
             return ResultCache {
@@ -147,11 +155,11 @@ impl ResultCache {
         let Some(root) = path.ancestors().nth(3) else {
             return;
         };
-        if crate::core::qgates_dir::make(root, "cache").is_err() {
+        if crate::core::workspace::qgates_dir::make(root, "cache").is_err() {
             return;
         }
         if let Ok(bytes) = serde_json::to_vec(&*entries) {
-            let _ = crate::core::safe_fs::write_atomic(path, &bytes, 0o644);
+            let _ = crate::core::workspace::safe_fs::write_atomic(path, &bytes, 0o644);
             tracing::debug!(
                 "local cache: {} kB saved in {} ms",
                 bytes.len() / 1000,

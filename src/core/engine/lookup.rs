@@ -5,12 +5,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::core::cache::remote::{Session, Wanted};
 use crate::core::cache::{KeyMaker, ResultCache, WHOLE_WORKSPACE};
 use crate::core::config::Gate;
-use crate::core::remote_cache::{Session, Wanted};
+use crate::core::engine::skips::skipped;
+use crate::core::report::fix_hint::render_fix_hint;
 use crate::core::report::{GateResult, GateStatus};
-use crate::core::runner::render_fix_hint;
-use crate::core::skips::skipped;
 use crate::core::violation::Violation;
 
 /// A gate's files split into those the cache answers and those that must run.

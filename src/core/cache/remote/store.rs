@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use opendal::{ErrorKind, Operator, services};
 
+use super::Failure;
 use super::redis_store::{self, RedisStore};
 use super::url::StoreUrl;
 
@@ -29,15 +30,6 @@ enum Backend {
 /// Requests an OpenDAL store has in flight at once: enough to hide its latency, few enough not
 /// to flood it.
 const DAL_IN_FLIGHT: usize = 32;
-
-/// What a read or write came to, beside success.
-#[derive(Debug)]
-pub enum Failure {
-    /// The store refused: a read-only token, a bucket policy.
-    Refused(String),
-    /// Anything else: not reachable, a protocol error, a full disk.
-    Broken(String),
-}
 
 impl Failure {
     fn of(e: &opendal::Error) -> Failure {
@@ -76,14 +68,6 @@ fn short(e: &opendal::Error) -> String {
     }
     let detail: String = detail.chars().take(160).collect();
     format!("{kind}: {detail}")
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::Refused(why) | Failure::Broken(why) => f.write_str(why),
-        }
-    }
 }
 
 fn env(name: &str) -> Option<String> {
@@ -189,7 +173,7 @@ impl Store {
     /// NULs), under a versioned folder, fanned out over 256 subfolders so no folder of a file
     /// or WebDAV store grows past a few thousand entries.
     pub fn name_of(full_key: &str) -> String {
-        let hex = crate::core::cache_keys::sha256_hex(full_key.as_bytes());
+        let hex = crate::core::cache::keys::sha256_hex(full_key.as_bytes());
         format!("v1/{}/{}", &hex[..2], &hex[2..])
     }
 

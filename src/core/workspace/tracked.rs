@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use crate::core::git_changes::Repo;
-use crate::core::stamp::Stamp;
+use crate::core::scope::git::Repo;
+use crate::core::workspace::stamp::Stamp;
 
 /// A workspace's repository, and what its index answered while it kept its stamp.
 struct Known {
@@ -55,14 +55,14 @@ pub fn tracks(root: &Path, rel: &str) -> bool {
 }
 
 fn racy_reference() -> std::time::SystemTime {
-    std::time::SystemTime::now() - crate::core::stamp::RACY_MARGIN
+    std::time::SystemTime::now() - crate::core::workspace::stamp::RACY_MARGIN
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    use crate::core::content_id::tests::git;
+    use crate::core::workspace::content_id::tests::git;
 
     #[test]
     fn answers_follow_the_index() {

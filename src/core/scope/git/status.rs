@@ -1,7 +1,7 @@
 //! `changed_since` in its two halves: the base tree against the index, and the index against
 //! the working tree (plus untracked files). The working tree's half can be taken for a few paths
 //! alone, which is how the language server keeps its `auto` scope current
-//! (`core::scope_tracker`).
+//! (`core::scope::tracker`).
 
 use std::collections::BTreeSet;
 

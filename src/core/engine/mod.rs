@@ -2,27 +2,34 @@
 //! parallel, and build the report. This is the API the CLI, the language server and the agent
 //! server share.
 
+pub mod exclusive;
+pub mod kinds;
+pub mod lookup;
+pub mod order;
+pub mod shard;
+pub mod skips;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::core::baseline::{RunOutcome, StateStore, advance};
+use crate::core::cache::deps as deps_record;
+use crate::core::cache::remote::Session;
 use crate::core::cache::{KeyMaker, ResultCache};
-use crate::core::cache_lookup::{
+use crate::core::config::{Config, Gate, GateKind, Trigger};
+use crate::core::engine::kinds::KindFilter;
+use crate::core::engine::lookup::{
     Lookup, from_cache, look_up, look_up_whole, merge_with_cache, read_shared,
 };
-use crate::core::changed_lines::DiffBase;
-use crate::core::config::{Config, Gate, GateKind, Trigger};
-use crate::core::deps_record;
-use crate::core::gate_order::{Pending, deps_failure_note, run_in_order};
-use crate::core::kind_filter::KindFilter;
-use crate::core::remote_cache::Session;
+use crate::core::engine::order::{Pending, deps_failure_note, run_in_order};
+use crate::core::engine::shard::{GateShare, Shard, ShardPlan};
+use crate::core::engine::skips::{errored, skip_reason, skipped, start_never_apply};
 use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo, config_name};
-use crate::core::run_logs::{RunDir, create_run_dir, resave_report, save_report};
 use crate::core::runner::{GateJob, folder_problem, run_gate};
+use crate::core::scope::baseline::{RunOutcome, StateStore, advance};
+use crate::core::scope::changed_lines::DiffBase;
 use crate::core::scope::{BaselineTarget, ResolvedScope, ScopeError, ScopeRequest, resolve};
-use crate::core::shard::{GateShare, Shard, ShardPlan};
-use crate::core::skips::{errored, skip_reason, skipped, start_never_apply};
+use crate::core::workspace::run_logs::{RunDir, create_run_dir, resave_report, save_report};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -44,7 +51,7 @@ pub struct RunRequest {
     pub events: Option<tokio::sync::mpsc::UnboundedSender<RunEvent>>,
     /// Which kinds of gates run; the others are reported as skipped.
     pub kinds: KindFilter,
-    /// Check only this shard of the scope's files (`core::shard`); never advances the state.
+    /// Check only this shard of the scope's files (`core::engine::shard`); never advances the state.
     pub shard: Option<Shard>,
 }
 
@@ -445,7 +452,7 @@ fn add_files(root: &Path, also: &[PathBuf], files: &mut Vec<String>) {
     for p in also {
         let abs = root.join(p);
         if abs.is_file()
-            && let Some(rel) = crate::core::paths::relative_posix(root, &abs)
+            && let Some(rel) = crate::core::workspace::paths::relative_posix(root, &abs)
         {
             files.push(rel);
         }
@@ -512,7 +519,7 @@ fn advance_state(
             (warning, changed)
         }
         // Said as it is: the same warning as when the scope read the state.
-        Err(crate::core::baseline::StateError::Tracked(warning)) => (Some(warning), false),
+        Err(crate::core::scope::baseline::StateError::Tracked(warning)) => (Some(warning), false),
         Err(e) => (
             Some(format!("the baseline state could not be saved ({e})")),
             false,

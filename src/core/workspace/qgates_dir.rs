@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::core::platform;
-use crate::core::safe_fs;
+use crate::core::workspace::safe_fs;
 
 /// Content of `.qgates/.gitignore`.
 const GITIGNORE: &str = "# Written by qgates: logs, cache and state are local to this machine.\nruns/\ncache/\nstate.json\nstate.json.*\n*.lock\n";
@@ -46,7 +46,7 @@ pub enum Access {
     /// State, cache and logs are kept there.
     Writable,
     /// Another user's checkout or a read-only mount: qgates runs, reads what is there, and
-    /// writes nothing in it (run logs go to the scratch folder; see `core::scratch`).
+    /// writes nothing in it (run logs go to the scratch folder; see `core::workspace::scratch`).
     ReadOnly,
 }
 
@@ -156,8 +156,8 @@ pub fn check(root: &Path) -> Result<Access, UnsafeDir> {
 /// common case costs no read of the index) or git does not track it.
 pub fn tracked_warning(root: &Path, file: &Path, what: &str) -> Option<String> {
     std::fs::symlink_metadata(file).ok()?;
-    let rel = crate::core::paths::relative_posix(root, file)?;
-    crate::core::tracked::tracks(root, &rel).then(|| {
+    let rel = crate::core::workspace::paths::relative_posix(root, file)?;
+    crate::core::workspace::tracked::tracks(root, &rel).then(|| {
         format!(
             "{rel} is tracked by git, so qgates ignores it ({what} of a repository is not believed) and keeps no {what} until it is untracked: run `git rm --cached {rel}`"
         )

@@ -2,14 +2,21 @@
 //! that failed since), `branch` what changed since the parent branch, `project` walks the
 //! workspace (honouring .gitignore) through the `project_scope` globs, `files` takes the paths given.
 
+pub mod baseline;
+pub mod changed_lines;
+pub mod choice;
+pub mod foreign_dirs;
+pub mod git;
+pub mod tracker;
+
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::core::baseline::StateStore;
 use crate::core::config::Config;
-use crate::core::foreign_dirs::{ForeignFilter, is_foreign};
-use crate::core::git_changes::{Changes, GitError, Repo};
-use crate::core::paths::{lexical_clean, relative_posix};
+use crate::core::scope::baseline::StateStore;
+use crate::core::scope::foreign_dirs::{ForeignFilter, is_foreign};
+use crate::core::scope::git::{Changes, GitError, Repo};
+use crate::core::workspace::paths::{lexical_clean, relative_posix};
 
 /// What the caller asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -23,12 +23,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use gix::bstr::BString;
 
 use crate::core::config::Config;
-use crate::core::git_changes::{Repo, Status};
-use crate::core::paths::relative_posix;
+use crate::core::scope::git::{Repo, Status};
 use crate::core::scope::{
     ChangePlan, ResolvedScope, ScopeError, ScopeRequest, outside_git, resolve,
 };
-use crate::core::stamp::Stamp;
+use crate::core::workspace::paths::relative_posix;
+use crate::core::workspace::stamp::Stamp;
 
 /// Past this many reported paths, one full status is cheaper than a status per path (and a
 /// client that reports thousands of changes at once is checking out or stashing).
@@ -99,9 +99,9 @@ impl IndexIdentity {
     /// Whether an equal identity proves the index unchanged.
     fn conclusive(&self) -> bool {
         self.tail[TAIL - 20..] != [0u8; 20]
-            || self
-                .stamp
-                .trustworthy(std::time::SystemTime::now() - crate::core::stamp::RACY_MARGIN)
+            || self.stamp.trustworthy(
+                std::time::SystemTime::now() - crate::core::workspace::stamp::RACY_MARGIN,
+            )
     }
 }
 
@@ -173,7 +173,7 @@ impl ScopeTracker {
         config: &Config,
         reported: &Reported,
     ) -> Result<ResolvedScope, ScopeError> {
-        let git = |e: crate::core::git_changes::GitError| ScopeError::Git(e.to_string());
+        let git = |e: crate::core::scope::git::GitError| ScopeError::Git(e.to_string());
         let (repo, previous) = match known.take() {
             Some(k) => (k.repo, Some((k.basis, k.status))),
             None => match Repo::discover(&self.root).map_err(git)? {

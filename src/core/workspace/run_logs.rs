@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::core::platform::background;
 use crate::core::report::{FullReport, Report};
-use crate::core::{background, qgates_dir, safe_fs};
+use crate::core::workspace::{qgates_dir, safe_fs};
 
 /// The name of the whole report in a run's folder.
 pub const REPORT_FILE: &str = "report.json";
@@ -89,7 +90,7 @@ pub fn resave_report(report: &mut Report) {
 }
 
 /// Makes a new run folder under `<root>/.qgates/runs/`, locked, and removes the oldest folders
-/// beyond `KEEP_RUNS` that no run holds, in the background (`core::background`): the run's
+/// beyond `KEEP_RUNS` that no run holds, in the background (`core::platform::background`): the run's
 /// tools start without waiting for it. When `.qgates/` cannot be written (or is refused, see
 /// `qgates_dir::check`), the folder is made under `runs/` in this process's private scratch
 /// folder instead, pruned the same way (the report shows where).
@@ -109,7 +110,7 @@ fn make_run_dir(root: &Path) -> std::io::Result<(RunDir, PathBuf)> {
     {
         return Ok((dir, runs));
     }
-    let runs = crate::core::scratch::dir()?.join("runs");
+    let runs = crate::core::workspace::scratch::dir()?.join("runs");
     match std::fs::create_dir(&runs) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}

@@ -20,12 +20,12 @@ use std::time::SystemTime;
 use sha2::{Digest, Sha256};
 
 use crate::core::cache::ResultCache;
+use crate::core::cache::parallel::in_parallel;
+use crate::core::cache::tool_id::identify;
 use crate::core::config::{CachePolicy, Config, Gate};
-use crate::core::content_id::{IndexIds, blob_id};
-use crate::core::parallel::in_parallel;
 use crate::core::runner::process::resolve_program;
-use crate::core::stamp::Stamp;
-use crate::core::tool_id::identify;
+use crate::core::workspace::content_id::{IndexIds, blob_id};
+use crate::core::workspace::stamp::Stamp;
 
 /// Computes cache keys for one run; content identities are found once and shared by every gate.
 pub struct KeyMaker<'a> {
@@ -72,7 +72,7 @@ impl<'a> KeyMaker<'a> {
             index: OnceLock::new(),
             stamps: None,
             reference: SystemTime::now()
-                .checked_sub(crate::core::stamp::RACY_MARGIN)
+                .checked_sub(crate::core::workspace::stamp::RACY_MARGIN)
                 .unwrap_or(std::time::UNIX_EPOCH),
         }
     }
@@ -379,9 +379,9 @@ mod tests {
         for f in &files {
             std::fs::write(root.join(f), format!("{f}\n")).unwrap();
         }
-        crate::core::content_id::tests::git(root, &["init", "-q"]);
-        crate::core::content_id::tests::git(root, &["add", "-A"]);
-        crate::core::content_id::tests::git(root, &["commit", "-q", "-m", "files"]);
+        crate::core::workspace::content_id::tests::git(root, &["init", "-q"]);
+        crate::core::workspace::content_id::tests::git(root, &["add", "-A"]);
+        crate::core::workspace::content_id::tests::git(root, &["commit", "-q", "-m", "files"]);
         std::fs::write(root.join("m0.py"), "edited\n").unwrap();
         let cache = ResultCache::in_memory();
         let mut keys = KeyMaker::new(root, &config).with_stamps(Some(&cache));

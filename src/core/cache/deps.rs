@@ -12,10 +12,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::core::cache::KeyMaker;
+use crate::core::cache::hash::stable_hash;
 use crate::core::config::Gate;
-use crate::core::hash::stable_hash;
-use crate::core::qgates_dir;
 use crate::core::report::{GateResult, GateStatus};
+use crate::core::workspace::qgates_dir;
 
 /// The folder of the records, relative to `.qgates/`.
 pub const RECORDS: &str = "cache/deps";
@@ -70,7 +70,7 @@ pub fn record_if_green(root: &Path, gate: &Gate, key: &str, result: &GateResult)
         return;
     }
     let written = qgates_dir::make(root, RECORDS).and_then(|_| {
-        crate::core::safe_fs::write_atomic(&path, format!("{key}\n").as_bytes(), 0o644)
+        crate::core::workspace::safe_fs::write_atomic(&path, format!("{key}\n").as_bytes(), 0o644)
     });
     if let Err(e) = written {
         tracing::warn!(
@@ -102,7 +102,7 @@ mod tests {
         GateResult {
             status: GateStatus::Passed,
             skip_reason: None,
-            ..crate::core::skips::skipped(gate, String::new())
+            ..crate::core::engine::skips::skipped(gate, String::new())
         }
     }
 

@@ -6,6 +6,8 @@
 //! Only the gates' own `fix` commands run: a tool's per-violation edits (ruff's `fix.edits`) are
 //! offered by the language server as quick fixes, not applied here.
 
+pub mod text_diff;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -13,9 +15,9 @@ use crate::core::config::spec::Template;
 use crate::core::config::{Config, Gate, GateKind};
 use crate::core::engine::{RunError, RunRequest, run, select_gates};
 use crate::core::report::Report;
-use crate::core::run_logs::{RunDir, create_run_dir, resave_report};
 use crate::core::runner::process::{ProcessOutcome, ProcessSpec, resolve_program, run_process};
 use crate::core::scope::resolve;
+use crate::core::workspace::run_logs::{RunDir, create_run_dir, resave_report};
 
 /// The order fixers run in on one file: formatters last, so that what other fixers change (an
 /// import removed, a statement split) is formatted too; otherwise the configuration's order.
@@ -318,11 +320,11 @@ async fn pipe(
     }
 }
 
-/// New files for one fixer's output in the process's private scratch folder (`core::scratch`),
+/// New files for one fixer's output in the process's private scratch folder (`core::workspace::scratch`),
 /// outside the workspace (fixes happen on every editor request; they are not runs worth logging).
 fn scratch_paths() -> std::io::Result<(PathBuf, PathBuf)> {
-    let stdout = crate::core::scratch::new_file("fix", "out")?;
-    match crate::core::scratch::new_file("fix", "err") {
+    let stdout = crate::core::workspace::scratch::new_file("fix", "out")?;
+    match crate::core::workspace::scratch::new_file("fix", "err") {
         Ok(stderr) => Ok((stdout, stderr)),
         Err(e) => {
             let _ = std::fs::remove_file(&stdout);

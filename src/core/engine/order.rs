@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::core::config::{Gate, GateKind};
-use crate::core::exclusive;
+use crate::core::engine::exclusive;
 use crate::core::report::{GateResult, GateStatus};
 
 /// One gate to run, with what the caller needs to run it.

@@ -32,7 +32,7 @@ pub fn new_file(stem: &str, ext: &str) -> std::io::Result<PathBuf> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let path = dir()?.join(format!("{stem}-{}-{n}.{ext}", std::process::id()));
-    crate::core::safe_fs::create_new(&path, 0o600)?;
+    crate::core::workspace::safe_fs::create_new(&path, 0o600)?;
     Ok(path)
 }
 
@@ -108,7 +108,7 @@ mod tests {
             0o600
         );
         // Made new: an existing name is never opened again.
-        assert!(crate::core::safe_fs::create_new(&a, 0o600).is_err());
+        assert!(crate::core::workspace::safe_fs::create_new(&a, 0o600).is_err());
         std::fs::remove_file(a).unwrap();
         std::fs::remove_file(b).unwrap();
     }
