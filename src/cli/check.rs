@@ -10,8 +10,8 @@ use crate::core::cache::ResultCache;
 use crate::core::clean_room::{CleanRoom, CleanRoomError};
 use crate::core::config::{self, Trigger};
 use crate::core::engine::kinds::KindFilter;
-use crate::core::engine::{RunRequest, run};
-use crate::core::fix::run_with_fixes;
+use crate::core::engine::{RunRequest, execute};
+use crate::core::fix::execute_with_fixes;
 use crate::core::report::page::PageRequest;
 use crate::core::report::{self, Report, exit};
 use crate::core::runner::children;
@@ -162,9 +162,9 @@ pub fn check(a: CheckArgs) -> i32 {
         let signal = children::termination_signal();
         let run = async {
             if a.fix {
-                run_with_fixes(&config, &request).await
+                execute_with_fixes(&config, &request).await
             } else {
-                run(&config, &request).await
+                execute(&config, &request, None).await
             }
         };
         tokio::select! {
@@ -186,16 +186,17 @@ pub fn check(a: CheckArgs) -> i32 {
     // The run is over and awaited everything it started; idle blocking-pool threads need not
     // be woken and joined before the process exits.
     runtime.shutdown_background();
-    let mut report = match report {
-        Ok(r) => r,
+    let run = match report {
+        Ok(run) => run,
         Err(e) => {
             print_stderr(&format!("qgates: {e}\n"));
             return exit::USAGE;
         }
     };
-    if let Some(clean_room) = clean_room {
-        clean_room.finish(&mut report);
-    }
+    let report = match clean_room {
+        Some(clean_room) => clean_room.finish(run),
+        None => run.finish().report,
+    };
     if let Some(cache) = &cache {
         cache.save();
     }

@@ -13,8 +13,9 @@
 //!
 //! A save does not wait for its `auto` scope either: it runs over the folder's last known scope
 //! plus the saved file, and the current scope is resolved once its diagnostics are out (see
-//! `auto_scope`); `Done::settle` then records the run in the branch's state, or runs a follow-up
-//! when the scope had changed behind the editor's back.
+//! `auto_scope`); `Done::settle` then finishes the run — recorded in the branch's state when its
+//! scope was the current one — or runs a follow-up when the scope had changed behind the
+//! editor's back.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -31,8 +32,7 @@ use super::progress;
 use super::publish::Publisher;
 use super::trust;
 use crate::core::config::{Config, Trigger};
-use crate::core::engine::{self, RunError, RunEvent, RunRequest};
-use crate::core::report::Report;
+use crate::core::engine::{self, Finished, Run, RunError, RunEvent, RunRequest};
 use crate::core::scope::{ResolvedScope, ScopeRequest};
 use crate::core::workspace::paths::relative_posix;
 
@@ -101,9 +101,9 @@ impl Plan {
         }
     }
 
-    async fn run(&self, config: &Config, req: &RunRequest) -> Result<Report, RunError> {
+    async fn run(&self, config: &Config, req: &RunRequest) -> Result<Run, RunError> {
         let (Plan::Opened(scope) | Plan::Current(scope) | Plan::Remembered(scope)) = self;
-        engine::run_resolved(config, req, scope.clone()).await
+        engine::execute(config, req, Some(scope.clone())).await
     }
 }
 
@@ -281,24 +281,44 @@ pub async fn run(
         }
         drop(to_progress);
         match outcome {
-            Some(Ok(report)) => {
-                let report = Arc::new(report);
+            Some(Ok(run)) => {
+                let done = Done {
+                    folder: &folder,
+                    config: &config,
+                    also: batch.saved.iter().chain(&batch.opened).cloned().collect(),
+                };
+                // A run over the remembered scope that started tools is recorded once the
+                // current scope is known. That scope is resolved once the diagnostics are out,
+                // not beside the gates: on a machine with few cores it would take a core from
+                // the tools the editor waits for. Any other run is finished before it is shown.
+                let (report, unfinished, state_changed) = match plan {
+                    Plan::Remembered(_) if ran_tools => {
+                        let mut shown = run.report().clone();
+                        // Its file is written when the run is recorded: until then no answer
+                        // names it.
+                        shown.full_report = None;
+                        (Arc::new(shown), Some(run), false)
+                    }
+                    _ => {
+                        let finished = done.finish_now(run, &plan);
+                        (Arc::new(finished.report), None, finished.state_changed)
+                    }
+                };
                 folder.remember(&report, false);
                 out.publish_report(&folder, &report, &versions, &batch.answer)
                     .await;
                 progress.finish().await;
-                let done = Done {
-                    folder: &folder,
-                    config: &config,
-                    report,
-                    also: batch.saved.iter().chain(&batch.opened).cloned().collect(),
+                let settled = match (unfinished, plan) {
+                    (Some(run), Plan::Remembered(last)) => {
+                        let fresh = resolve_auto(folder.scope.clone(), config.clone());
+                        done.settle(run, last, fresh, &mut auto).await
+                    }
+                    (_, plan) => {
+                        done.keep_scope(plan, state_changed, &mut auto);
+                        Settled::Done
+                    }
                 };
-                // The current scope is resolved once the diagnostics are out, not beside the
-                // gates: on a machine with few cores it would take a core from the tools the
-                // editor waits for.
-                let fresh = (ran_tools && matches!(plan, Plan::Remembered(_)))
-                    .then(|| resolve_auto(folder.scope.clone(), config.clone()));
-                if done.settle(plan, fresh, &mut auto).await == Settled::FollowUp {
+                if settled == Settled::FollowUp {
                     pending.restore_files(batch);
                 }
             }
@@ -323,11 +343,10 @@ pub async fn run(
     }
 }
 
-/// A background run that finished and was published.
+/// What finishing a background run needs beside the run.
 struct Done<'a> {
     folder: &'a Folder,
     config: &'a Arc<Config>,
-    report: Arc<Report>,
     /// The saved and opened files the run added to its scope.
     also: Vec<PathBuf>,
 }
@@ -340,88 +359,89 @@ enum Settled {
 }
 
 impl Done<'_> {
-    /// An `auto` run is recorded in the branch's state once its scope is known to be the current
-    /// one. A run over the remembered scope compares it with the one resolved after it; when
-    /// they differ (a file changed outside the editor, a commit, a moved baseline), the same
-    /// files run again over the current scope, the cache answering what this run checked, so the
-    /// files it missed are checked too and the state is recorded for the right scope. What this
-    /// run published is right for the files' content, so nothing flickers: the follow-up
-    /// publishes only what differs.
-    async fn settle(&self, plan: Plan, fresh: Option<Resolving>, auto: &mut AutoScope) -> Settled {
-        let (folder, config) = (self.folder, self.config);
-        let scope = match plan {
-            Plan::Opened(_) => {
-                // The first save after opening files finds the folder's scope resolved.
-                if auto.is_unknown() {
-                    auto.refresh(&folder.scope, config);
-                }
-                return Settled::Done;
-            }
-            Plan::Current(scope) => scope,
-            Plan::Remembered(last) => {
-                // The cache answered every file and no process ran (a re-save of unchanged
-                // content): the results are the ones already recorded, so no scope work. The
-                // state and any change behind the editor's back are caught up by the next run
-                // that starts a tool.
-                let Some(fresh) = fresh else {
-                    return Settled::Done;
-                };
-                let now = match fresh.await {
-                    Ok(Ok(now)) => now,
-                    Ok(Err(e)) => {
-                        tracing::warn!(
-                            "{}: the scope could not be resolved: {e}",
-                            folder.root.display()
-                        );
-                        auto.forget();
-                        return Settled::Done;
-                    }
-                    Err(e) => {
-                        tracing::warn!(
-                            "{}: resolving the scope failed: {e}",
-                            folder.root.display()
-                        );
-                        auto.forget();
-                        return Settled::Done;
-                    }
-                };
-                if with_also(&now, &folder.root, &self.also)
-                    != with_also(&last, &folder.root, &self.also)
-                {
-                    tracing::debug!(
-                        "{}: the auto scope changed since it was remembered; its files run again",
-                        folder.root.display()
-                    );
-                    auto.set_current(config, now);
-                    return Settled::FollowUp;
-                }
-                now
-            }
-        };
-        self.record(scope, auto);
-        Settled::Done
+    /// Finishes a run that has nothing left to learn: one over the current scope is recorded in
+    /// the state; an opened file's run, and a run over the remembered scope that the cache
+    /// answered alone, are not (the latter's results are the ones already recorded; the state
+    /// and any change behind the editor's back are caught up by the next run that starts a tool).
+    fn finish_now(&self, mut run: Run, plan: &Plan) -> Finished {
+        if let Plan::Current(scope) = plan {
+            run.record_at(scope.baseline.clone());
+        }
+        run.finish()
     }
 
-    /// Records the run in the branch's state and keeps the scope for the next save.
-    fn record(&self, scope: ResolvedScope, auto: &mut AutoScope) {
+    /// Keeps the scope for the next save once `finish_now` is done.
+    fn keep_scope(&self, plan: Plan, state_changed: bool, auto: &mut AutoScope) {
         let (folder, config) = (self.folder, self.config);
-        let Some(target) = &scope.baseline else {
-            auto.set(config, scope);
-            return;
-        };
-        let mut recorded = (*self.report).clone();
-        match engine::record_state(&folder.root, config, None, target, &mut recorded) {
+        match plan {
+            // The first save after opening files finds the folder's scope resolved.
+            Plan::Opened(_) if auto.is_unknown() => auto.refresh(&folder.scope, config),
             // The state moved: the next scope is resolved from it, in the background.
-            Ok(true) => auto.refresh(&folder.scope, config),
-            Ok(false) => auto.set(config, scope),
-            Err(e) => {
-                tracing::warn!("{}: {e}", folder.root.display());
-                auto.forget();
+            Plan::Current(_) if state_changed => auto.refresh(&folder.scope, config),
+            Plan::Current(scope) => auto.set(config, scope),
+            Plan::Opened(_) | Plan::Remembered(_) => {}
+        }
+    }
+
+    /// Finishes a run over the remembered scope that started tools, once its diagnostics are
+    /// out: it compares that scope with the one resolved after it. When they are the same, the
+    /// run is recorded in the branch's state. When they differ (a file changed outside the
+    /// editor, a commit, a moved baseline), the same files run again over the current scope,
+    /// the cache answering what this run checked, so the files it missed are checked too and the
+    /// state is recorded for the right scope. What this run published is right for the files'
+    /// content, so nothing flickers: the follow-up publishes only what differs.
+    async fn settle(
+        &self,
+        mut run: Run,
+        last: ResolvedScope,
+        fresh: Resolving,
+        auto: &mut AutoScope,
+    ) -> Settled {
+        let (folder, config) = (self.folder, self.config);
+        let now = match fresh.await {
+            Ok(Ok(now)) => Some(now),
+            Ok(Err(e)) => {
+                tracing::warn!(
+                    "{}: the scope could not be resolved: {e}",
+                    folder.root.display()
+                );
+                None
             }
-        }
-        if recorded != *self.report {
-            folder.remember(&Arc::new(recorded), false);
-        }
+            Err(e) => {
+                tracing::warn!("{}: resolving the scope failed: {e}", folder.root.display());
+                None
+            }
+        };
+        let settled = match now {
+            None => {
+                auto.forget();
+                Settled::Done
+            }
+            Some(now)
+                if with_also(&now, &folder.root, &self.also)
+                    != with_also(&last, &folder.root, &self.also) =>
+            {
+                tracing::debug!(
+                    "{}: the auto scope changed since it was remembered; its files run again",
+                    folder.root.display()
+                );
+                auto.set_current(config, now);
+                Settled::FollowUp
+            }
+            Some(now) => {
+                run.record_at(now.baseline.clone());
+                let finished = run.finish();
+                if finished.state_changed {
+                    auto.refresh(&folder.scope, config);
+                } else {
+                    auto.set(config, now);
+                }
+                folder.remember(&Arc::new(finished.report), false);
+                return Settled::Done;
+            }
+        };
+        folder.remember(&Arc::new(run.finish().report), false);
+        settled
     }
 }
 

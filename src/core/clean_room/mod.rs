@@ -18,12 +18,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::core::config::{self, Config, ConfigError, Trigger};
-use crate::core::engine::RunRequest;
+use crate::core::engine::{Run, RunRequest};
 use crate::core::report::Report;
 use crate::core::runner::tool_folders::{self, Loan};
 use crate::core::scope::ScopeRequest;
 use crate::core::workspace::paths::relative_posix;
-use crate::core::workspace::run_logs::resave_report;
 
 pub use crate::core::report::CleanRoomInfo;
 pub use git::GitProblem;
@@ -192,13 +191,16 @@ impl CleanRoom {
         Ok(self.root.join(rel))
     }
 
-    /// Ends the clean room: the report gets its `clean_room` section and keeps its logs (moved
-    /// to the workspace's `.qgates/runs/`), and the worktree is removed unless it is kept.
-    pub fn finish(mut self, report: &mut Report) {
+    /// Ends the clean room: the run's report gets its `clean_room` section and keeps its logs
+    /// (copied to the workspace's `.qgates/runs/`), and the worktree is removed unless it is
+    /// kept.
+    pub fn finish(mut self, mut run: Run) -> Report {
+        let report = run.report_mut();
         keep_logs(&self.root, &self.outside_root, report);
         report.clean_room = Some(self.info.clone());
-        resave_report(report);
+        let report = run.finish().report;
         self.settle();
+        report
     }
 
     /// Removes the worktree and its folder, or hands a kept one to the user.

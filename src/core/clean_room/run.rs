@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use super::{CleanRoom, CleanRoomError};
 use crate::core::config::{Config, Trigger};
+use crate::core::engine::execute;
 use crate::core::engine::kinds::KindFilter;
-use crate::core::engine::run;
 use crate::core::report::Report;
 use crate::core::scope::ScopeRequest;
 use crate::core::trust::{FileHashes, Manifest};
@@ -80,17 +80,13 @@ pub async fn run_for_server(
             .request(request.scope, request.gates, Trigger::Command)
             .map_err(|e| ServerRunError::Run(e.to_string()))?;
         engine_request.kinds = request.kinds;
-        run(&config, &engine_request)
+        execute(&config, &engine_request, None)
             .await
             .map_err(|e| ServerRunError::Run(e.to_string()))
     }
     .await;
     // Removing the worktree is git's work on disk: off the server's thread, whatever the outcome.
-    tokio::task::spawn_blocking(move || {
-        let mut report = outcome?;
-        clean_room.finish(&mut report);
-        Ok(report)
-    })
-    .await
-    .map_err(|e| ServerRunError::Run(format!("the clean room could not be removed: {e}")))?
+    tokio::task::spawn_blocking(move || Ok(clean_room.finish(outcome?)))
+        .await
+        .map_err(|e| ServerRunError::Run(format!("the clean room could not be removed: {e}")))?
 }

@@ -5,9 +5,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::RunRequest;
+use super::plan::PlannedGate;
 use crate::core::cache::remote::{Session, Wanted};
 use crate::core::cache::{KeyMaker, ResultCache, WHOLE_WORKSPACE};
-use crate::core::config::Gate;
+use crate::core::config::{Config, Gate, GateKind};
 use crate::core::engine::skips::skipped;
 use crate::core::report::fix_hint::render_fix_hint;
 use crate::core::report::{GateResult, GateStatus};
@@ -111,6 +113,41 @@ fn set_gate(gate: &Gate, violations: &mut [Violation]) {
     for x in violations {
         x.gate = id.clone();
     }
+}
+
+/// The second stage of a run: each planned gate's files split into what the local cache answers
+/// and what must run, then the misses asked of the shared store for every gate at once, before
+/// any gate starts. Returns the lookups in the plan's order, and the shared store's session to
+/// write back to once the gates are done.
+pub(super) async fn look_up_plan(
+    config: &Config,
+    request: &RunRequest,
+    keys: &KeyMaker<'_>,
+    gates: &[PlannedGate<'_>],
+) -> (Vec<Lookup>, Option<Session>) {
+    let mut lookups: Vec<Lookup> = gates
+        .iter()
+        .map(|p| {
+            let cache = request
+                .cache
+                .as_deref()
+                .filter(|_| p.gate.kind != GateKind::Deps);
+            if p.gate.pass_files {
+                look_up(cache, keys, p.gate, &p.files)
+            } else {
+                look_up_whole(cache, keys, p.gate)
+            }
+        })
+        .collect();
+    let mut remote = request
+        .cache
+        .as_ref()
+        .and_then(|cache| Session::start(cache, &config.cache));
+    if let Some(remote) = &mut remote {
+        let gates = gates.iter().map(|p| p.gate);
+        read_shared(remote, gates.zip(&mut lookups).collect()).await;
+    }
+    (lookups, remote)
 }
 
 pub(crate) fn look_up(

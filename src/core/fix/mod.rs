@@ -13,11 +13,11 @@ use std::sync::Arc;
 
 use crate::core::config::spec::Template;
 use crate::core::config::{Config, Gate, GateKind};
-use crate::core::engine::{RunError, RunRequest, run, select_gates};
+use crate::core::engine::{Run, RunError, RunRequest, execute, select_gates};
 use crate::core::report::Report;
 use crate::core::runner::process::{ProcessOutcome, ProcessSpec, resolve_program, run_process};
 use crate::core::scope::resolve;
-use crate::core::workspace::run_logs::{RunDir, create_run_dir, resave_report};
+use crate::core::workspace::run_logs::{RunDir, create_run_dir};
 
 /// The order fixers run in on one file: formatters last, so that what other fixers change (an
 /// import removed, a statement split) is formatted too; otherwise the configuration's order.
@@ -40,8 +40,14 @@ pub struct FixOutcome {
 /// Runs the fixers, then the gates; the report's `fixed` lists the files that changed and its
 /// scope note says which fixers failed.
 pub async fn run_with_fixes(config: &Config, request: &RunRequest) -> Result<Report, RunError> {
+    Ok(execute_with_fixes(config, request).await?.finish().report)
+}
+
+/// `run_with_fixes`, with the run left for the caller to finish.
+pub async fn execute_with_fixes(config: &Config, request: &RunRequest) -> Result<Run, RunError> {
     let outcome = apply_fixers(config, request).await?;
-    let mut report = run(config, request).await?;
+    let mut run = execute(config, request, None).await?;
+    let report = run.report_mut();
     report.fixed = outcome.fixed;
     if !outcome.problems.is_empty() {
         let note = outcome.problems.join("; ");
@@ -50,8 +56,7 @@ pub async fn run_with_fixes(config: &Config, request: &RunRequest) -> Result<Rep
             None => note,
         });
     }
-    resave_report(&mut report);
-    Ok(report)
+    Ok(run)
 }
 
 /// Pipes every file of the request's scope through the fixers of the selected gates that apply to

@@ -56,23 +56,21 @@ impl RunDir {
     }
 }
 
-/// Writes `report` whole into the run's folder as `report.json`, and records in it where (its
-/// `full_report`). Every run does this, however its report is shown: an answer cut to a page
-/// names the file, and a person finds the last runs' reports beside their logs.
-pub fn save_report(dir: &RunDir, report: &mut Report) {
+/// Names `report.json` in the run's folder as the report's file (its `full_report`). Every run
+/// leaves its report there, however it is shown: an answer cut to a page names the file, and a
+/// person finds the last runs' reports beside their logs. `write_report` writes it.
+pub fn name_report(dir: &RunDir, report: &mut Report) {
     let path = dir.path.join(REPORT_FILE);
     report.full_report = Some(FullReport {
         display: dir.display_path(&path),
         path,
     });
-    resave_report(report);
 }
 
-/// Writes the report again where `save_report` put it, after a change made once the run was
-/// over (the files a fixer rewrote, the baseline state). Pretty-printed: agents read the file
-/// with tools that show it a line at a time. A report that cannot be written no longer names
-/// the file, so no answer points at a missing or stale one.
-pub fn resave_report(report: &mut Report) {
+/// Writes the report where `name_report` named it, once the run is over. Pretty-printed: agents
+/// read the file with tools that show it a line at a time. A report that cannot be written no
+/// longer names the file, so no answer points at a missing or stale one.
+pub fn write_report(report: &mut Report) {
     let Some(full) = &report.full_report else {
         return;
     };

@@ -1,0 +1,159 @@
+//! The third stage of a run: the gates the cache answered whole take their cached result; the
+//! others become jobs over the files the cache missed and run in the run's order (`order`): deps
+//! gates first, exclusive gates in turn. Each fresh result is merged with the cached files' and
+//! recorded in the cache for the next run.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::lookup::{Lookup, from_cache, merge_with_cache};
+use super::order::{Pending, run_in_order};
+use super::plan::PlannedGate;
+use super::{RunError, RunEvent, RunRequest};
+use crate::core::cache::deps;
+use crate::core::config::GateKind;
+use crate::core::report::{GateResult, GateStatus};
+use crate::core::runner::{GateJob, run_gate};
+use crate::core::scope::ResolvedScope;
+use crate::core::scope::changed_lines::DiffBase;
+use crate::core::workspace::run_logs::{RunDir, create_run_dir};
+
+/// A gate that starts a process, with what its result is merged with.
+pub(super) struct Job {
+    index: usize,
+    job: GateJob,
+    lookup: Lookup,
+    in_scope: usize,
+    deps_key: Option<String>,
+}
+
+/// Fills the results of the gates the cache answered whole, and makes a job of each other gate.
+/// The run's log folder is made when the first job needs it.
+pub(super) fn jobs(
+    request: &RunRequest,
+    scope: &ResolvedScope,
+    gates: Vec<PlannedGate>,
+    lookups: Vec<Lookup>,
+    results: &mut [Option<GateResult>],
+    run_dir: &mut Option<Arc<RunDir>>,
+) -> Result<Vec<Job>, RunError> {
+    let root: Arc<Path> = Arc::from(request.root.as_path());
+    let mut jobs = Vec::new();
+    for (planned, lookup) in gates.into_iter().zip(lookups) {
+        let PlannedGate {
+            index,
+            gate,
+            files,
+            in_scope,
+            deps_key,
+        } = planned;
+        if lookup.misses.is_empty() {
+            let mut result = from_cache(gate, lookup);
+            if !gate.pass_files {
+                result.files_checked = in_scope;
+                result.cached_files = in_scope;
+            }
+            results[index] = Some(result);
+            continue;
+        }
+        let run_dir = match run_dir {
+            Some(dir) => dir.clone(),
+            None => {
+                let dir =
+                    create_run_dir(&request.root).map_err(|e| RunError::LogDir(e.to_string()))?;
+                run_dir.insert(Arc::new(dir)).clone()
+            }
+        };
+        let job = GateJob {
+            gate: Arc::new(gate.clone()),
+            root: root.clone(),
+            files: if gate.pass_files {
+                lookup.files_to_run()
+            } else {
+                Vec::new()
+            },
+            run_dir,
+            diff: gate.reads_coverage().then(|| {
+                Arc::new(DiffBase {
+                    mode: scope.mode,
+                    commit: scope.changed_since.clone(),
+                    files: files.iter().map(|f| (*f).clone()).collect(),
+                })
+            }),
+        };
+        jobs.push(Job {
+            index,
+            job,
+            lookup,
+            in_scope,
+            deps_key,
+        });
+    }
+    Ok(jobs)
+}
+
+/// Runs the jobs and puts each result in its slot; the request's events hear of each gate's
+/// start and end.
+pub(super) async fn run_jobs(
+    request: &RunRequest,
+    jobs: Vec<Job>,
+    results: &mut [Option<GateResult>],
+) {
+    if let Some(tx) = &request.events {
+        let gates = jobs.iter().map(|j| j.job.gate.id.clone()).collect();
+        let _ = tx.send(RunEvent::Started { gates });
+    }
+    let pending = jobs
+        .into_iter()
+        .map(|job| Pending {
+            index: job.index,
+            gate: job.job.gate.clone(),
+            work: job,
+        })
+        .collect();
+    let finished = run_in_order(&request.root, pending, |job| run_one(request, job)).await;
+    for (i, result) in finished {
+        results[i] = Some(result);
+    }
+}
+
+fn run_one(
+    request: &RunRequest,
+    job: Job,
+) -> impl Future<Output = GateResult> + Send + 'static + use<> {
+    let cache = request
+        .cache
+        .clone()
+        .filter(|_| job.job.gate.kind != GateKind::Deps);
+    let events = request.events.clone();
+    async move {
+        let send = |e: RunEvent| events.as_ref().map(|tx| tx.send(e));
+        let Job {
+            job,
+            lookup,
+            in_scope,
+            deps_key,
+            ..
+        } = job;
+        let (gate, root) = (job.gate.clone(), job.root.clone());
+        send(RunEvent::GateStarted {
+            id: gate.id.clone(),
+            name: gate.name.clone(),
+        });
+        let mut fresh = run_gate(job).await;
+        // A gate without file arguments covered its files in scope, as when the cache answers
+        // for it.
+        if !gate.pass_files && fresh.status != GateStatus::Skipped {
+            fresh.files_checked = in_scope;
+        }
+        let result = merge_with_cache(&gate, fresh, lookup, cache.as_deref());
+        if let Some(key) = &deps_key {
+            deps::record_if_green(&root, &gate, key, &result);
+        }
+        send(RunEvent::GateFinished {
+            id: gate.id.clone(),
+            status: result.status,
+        });
+        result
+    }
+}

@@ -1,0 +1,160 @@
+//! The last stage of a run: the report put together from the gates' results, then — once the
+//! caller is done with it — the run recorded in the branch's baseline state and its report written
+//! into the run's folder, both once (`Run::finish`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::RunRequest;
+use super::order::deps_failure_note;
+use super::shard::ShardPlan;
+use super::skips::errored;
+use super::state::{add_note, advance_state};
+use crate::core::cache::ResultCache;
+use crate::core::cache::remote::Session;
+use crate::core::config::{Config, Gate};
+use crate::core::report::{GateResult, Report, ScopeInfo, config_name};
+use crate::core::scope::{BaselineTarget, ResolvedScope};
+use crate::core::workspace::run_logs::{RunDir, create_run_dir, name_report, write_report};
+
+/// A run whose gates are done: its report, not yet recorded nor written. A face shows the
+/// report at once and finishes the run after (the language server publishes its diagnostics
+/// first and records the state once it knows the scope was the current one).
+#[must_use = "a run is recorded and its report written by `finish`"]
+pub struct Run {
+    report: Report,
+    gates: Vec<Gate>,
+    root: PathBuf,
+    /// Where the run's state is recorded; `None`: it is not.
+    state: Option<BaselineTarget>,
+    /// Kept until the report is written: it holds the run folder's lock.
+    _dir: Option<Arc<RunDir>>,
+}
+
+/// A finished run.
+#[derive(Debug)]
+pub struct Finished {
+    pub report: Report,
+    /// The branch's state changed: a moved baseline or other failed files change the next
+    /// `auto` scope.
+    pub state_changed: bool,
+}
+
+impl Run {
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+
+    /// For a run that wraps the engine's (fixers, the clean room) to add its part.
+    pub fn report_mut(&mut self) -> &mut Report {
+        &mut self.report
+    }
+
+    /// Records the run at `target` (the scope it went over proved to be the current one), or
+    /// not at all.
+    pub fn record_at(&mut self, target: Option<BaselineTarget>) {
+        self.state = target;
+    }
+
+    /// Records the run in the branch's state (a green run moves the baseline to HEAD; otherwise
+    /// the failed files are narrowed and extended) and writes the report.
+    pub fn finish(mut self) -> Finished {
+        let mut state_changed = false;
+        if let Some(target) = &self.state {
+            let gates: Vec<&Gate> = self.gates.iter().collect();
+            let files = self.report.scope.files.clone();
+            state_changed = advance_state(&self.root, target, &gates, &files, &mut self.report);
+        }
+        write_report(&mut self.report);
+        Finished {
+            report: self.report,
+            state_changed,
+        }
+    }
+}
+
+/// What the earlier stages leave for the report.
+pub(super) struct Outcome<'a> {
+    pub selected: Vec<&'a Gate>,
+    pub results: Vec<Option<GateResult>>,
+    /// The files some gate checked, sorted.
+    pub checked: Vec<String>,
+    pub shard: Option<ShardPlan>,
+    pub run_dir: Option<Arc<RunDir>>,
+    pub remote: Option<Session>,
+    pub started: Instant,
+}
+
+/// Puts the report together. Nothing is recorded or written yet.
+pub(super) fn assemble(
+    config: &Config,
+    request: &RunRequest,
+    scope: ResolvedScope,
+    outcome: Outcome,
+) -> Run {
+    let Outcome {
+        selected,
+        results,
+        checked,
+        shard,
+        run_dir,
+        remote,
+        started,
+    } = outcome;
+    let gates: Vec<GateResult> = results
+        .into_iter()
+        .zip(&selected)
+        .map(|(r, g)| {
+            r.unwrap_or_else(|| errored(g, format!("{} stopped unexpectedly; see the log", g.name)))
+        })
+        .collect();
+    let files = checked;
+    let info = ScopeInfo {
+        mode: scope.mode.to_string(),
+        files_in_scope: shard.as_ref().map_or(scope.files.len(), ShardPlan::len),
+        files_checked: files.len(),
+        baseline_sha: scope.baseline_sha,
+        note: scope.note,
+        files,
+    };
+    // A run the cache answered alone gets its folder now: every run leaves its report there.
+    let run_dir = run_dir.or_else(|| match create_run_dir(&request.root) {
+        Ok(dir) => Some(Arc::new(dir)),
+        Err(e) => {
+            tracing::warn!("no folder for the run's report: {e}");
+            None
+        }
+    });
+    let log_dir = run_dir.as_ref().map(|dir| dir.display.clone());
+    // Said before any other note: it changes what every other result means.
+    let deps_note = deps_failure_note(&selected, &gates);
+    let mut report = Report::new(info, gates, started.elapsed().as_millis() as u64, log_dir);
+    report.scope.note = match (deps_note, report.scope.note.take()) {
+        (Some(deps), Some(other)) => Some(format!("{deps}; {other}")),
+        (deps, other) => deps.or(other),
+    };
+    report.config = config_name(&config.source, &request.root);
+    report.shard = shard.as_ref().map(|plan| plan.info(config, &request.root));
+    if let Some(warning) = request.cache.as_deref().and_then(ResultCache::warning) {
+        add_note(&mut report, warning.to_string());
+    }
+    report
+        .warnings
+        .extend(remote.and_then(Session::into_warning));
+    if let Some(dir) = &run_dir {
+        name_report(dir, &mut report);
+    }
+    // One shard is not the whole scope: it neither moves the baseline nor narrows the failed
+    // files.
+    let state = scope
+        .baseline
+        .filter(|_| request.update_state && shard.is_none());
+    Run {
+        report,
+        gates: selected.into_iter().cloned().collect(),
+        root: request.root.clone(),
+        state,
+        _dir: run_dir,
+    }
+}
