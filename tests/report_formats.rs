@@ -771,7 +771,7 @@ fn github_columns_only_on_one_line() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// summary line, exit code, compact JSON (docs/design.md)
+// summary line, exit code, compact JSON (docs/cli.md)
 
 fn failing(id: &str, violations: usize, fixable: usize) -> GateResult {
     let mut g = gate(id, id, GateStatus::Failed);

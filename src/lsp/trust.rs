@@ -1,4 +1,4 @@
-//! Asking the user to trust a folder, and keeping to the answer (docs/design.md, "Trust"). The
+//! Asking the user to trust a folder, and keeping to the answer (docs/trust.md). The
 //! question shows the folder's `Manifest`, and the answer records that manifest's hash: if what
 //! would run changes while the question is open, the scheduler finds the difference before the
 //! first run, starts nothing, and asks again.

@@ -71,9 +71,9 @@ impl GateKind {
 pub enum Trigger {
     /// A file was saved in the editor.
     Save,
-    /// A run asked for by a command (`qgates check`, the editor's or the agent's run command).
+    /// A run asked for by the editor's or the agent's run command.
     Command,
-    /// A run in continuous integration (`qgates check --ci`).
+    /// A `qgates check` run, in continuous integration or a terminal.
     Ci,
 }
 

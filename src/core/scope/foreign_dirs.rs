@@ -1,7 +1,7 @@
 //! Folders whose files are never the project's own: what tools install (virtual environments,
 //! `node_modules`), what they leave behind (caches, build output), version-control data and
 //! nested repositories. Every scope leaves them out, the project walk and git's changes alike,
-//! whatever `.gitignore` says (docs/design.md, "Scope"): a `.venv/` that git does not ignore
+//! whatever `.gitignore` says (docs/scopes.md): a `.venv/` that git does not ignore
 //! (Python before 3.13 writes no `.gitignore` into it) would otherwise put thousands of
 //! installed files into the `auto` scope while `project` leaves them out.
 

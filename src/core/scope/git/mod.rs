@@ -1,4 +1,4 @@
-//! Git change detection for the `auto` and `branch` scopes (docs/design.md): which files differ between
+//! Git change detection for the `auto` and `branch` scopes (docs/scopes.md): which files differ between
 //! a commit and the working tree, where HEAD is, and which commit a branch grew from.
 //!
 //! It reads the repository in-process through gitoxide (`gix`; no `git` process, no network) and
