@@ -196,8 +196,8 @@ pub enum ScopeArg {
 }
 
 impl ScopeArg {
-    pub fn choice(self) -> crate::core::scope::choice::ScopeChoice {
-        use crate::core::scope::choice::ScopeChoice;
+    pub fn choice(self) -> crate::core::api::ScopeChoice {
+        use crate::core::api::ScopeChoice;
         match self {
             ScopeArg::Auto => ScopeChoice::Auto,
             ScopeArg::Branch => ScopeChoice::Branch,
@@ -252,7 +252,7 @@ pub struct CheckArgs {
     /// reports `qgates merge` combines. The split depends only on the files and their sizes;
     /// gates without file arguments run in shard 1. The baseline state is not advanced.
     #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with = "fix")]
-    pub shard: Option<crate::core::engine::shard::Shard>,
+    pub shard: Option<crate::core::api::Shard>,
     /// The configuration file (default: quality.yaml or .qgates/quality.yaml in the workspace root,
     /// else the embedded default). It does not move the root: the files checked are still the
     /// workspace's.
@@ -277,7 +277,7 @@ pub struct CheckArgs {
     /// committed there: does the commit pass from scratch? Uncommitted changes, the cache and
     /// the baseline state are left out; the scope is `project` unless --scope or paths say
     /// otherwise (`auto` means `branch` there). The worktree is removed afterwards.
-    #[arg(long, value_name = "REV", num_args = 0..=1, default_missing_value = crate::core::clean_room::DEFAULT_REV, conflicts_with = "fix")]
+    #[arg(long, value_name = "REV", num_args = 0..=1, default_missing_value = crate::core::api::clean_room::DEFAULT_REV, conflicts_with = "fix")]
     pub clean_room: Option<String>,
     /// Keep the clean room's worktree after the run (the report names it); remove it with
     /// `git worktree remove PATH`.
@@ -286,7 +286,7 @@ pub struct CheckArgs {
 }
 
 /// `--shard I/N`, with the rule in the message whatever is wrong.
-fn parse_shard(s: &str) -> Result<crate::core::engine::shard::Shard, String> {
+fn parse_shard(s: &str) -> Result<crate::core::api::Shard, String> {
     s.parse()
         .map_err(|e| format!("--shard takes i/n with 1 ≤ i ≤ n, e.g. 2/4 ({e})"))
 }

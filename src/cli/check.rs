@@ -6,16 +6,16 @@ use std::path::Path;
 use super::args::{CheckArgs, FormatArg, OutputArgs, ScopeArg};
 use super::output::{print_stderr, print_stdout};
 use super::workspace::{config_file, find_root};
-use crate::core::cache::ResultCache;
-use crate::core::clean_room::{CleanRoom, CleanRoomError};
+use crate::core::api::KindFilter;
+use crate::core::api::ResultCache;
+use crate::core::api::children;
+use crate::core::api::clean_room::{CleanRoom, CleanRoomError};
+use crate::core::api::fix::execute_with_fixes;
+use crate::core::api::{RunRequest, execute};
+use crate::core::api::{ScopeChoiceError, scope_request};
 use crate::core::config::{self, Trigger};
-use crate::core::engine::kinds::KindFilter;
-use crate::core::engine::{RunRequest, execute};
-use crate::core::fix::execute_with_fixes;
 use crate::core::report::page::PageRequest;
 use crate::core::report::{self, Report, exit};
-use crate::core::runner::children;
-use crate::core::scope::choice::{ScopeChoiceError, scope_request};
 use crate::core::workspace::qgates_dir::{self, Access};
 
 pub fn check(a: CheckArgs) -> i32 {
@@ -132,16 +132,12 @@ pub fn check(a: CheckArgs) -> i32 {
             }
         },
         None => RunRequest {
-            root: root.clone(),
-            scope,
             gates: a.gates.clone(),
-            trigger: Trigger::Ci,
             cache: cache.clone(),
             update_state: !a.no_state,
-            also: Vec::new(),
-            events: None,
             kinds,
             shard: a.shard,
+            ..RunRequest::new(root.clone(), scope, Trigger::Ci)
         },
     };
     // One thread drives the run: the gates are processes, waited for without blocking it, and

@@ -83,8 +83,9 @@ fn mcp(a: args::McpArgs) -> i32 {
 
 /// Logs go to stderr (stdout carries results); the level comes from `QGATES_LOG` (default: warn).
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("QGATES_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(crate::core::DEFAULT_LOG_FILTER));
+    let filter = tracing_subscriber::EnvFilter::try_from_env("QGATES_LOG").unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(crate::core::api::DEFAULT_LOG_FILTER)
+    });
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use super::args::ParseArgs;
 use super::output::print_stderr;
 use super::workspace::{config_file, find_root};
+use crate::core::api::report_files::{batch_of, kept_report};
 use crate::core::config;
 use crate::core::parse::{
     OutputSource, ParseContext, ReadError, SavedOutput, parse_saved_with_reports,
 };
 use crate::core::report::exit;
-use crate::core::runner::report_files::{batch_of, kept_report};
 
 pub fn parse(a: ParseArgs) -> i32 {
     let root = find_root(a.root.as_deref(), Path::new("."));
@@ -107,11 +107,11 @@ pub fn parse(a: ParseArgs) -> i32 {
             #[derive(serde::Serialize)]
             struct Out<'a> {
                 gate: &'a str,
-                violations: &'a [crate::core::violation::Violation],
+                violations: &'a [crate::core::report::Violation],
                 outside_root: usize,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 coverage: Option<&'a crate::core::report::CoverageTotals>,
-                tests: Option<crate::core::parse::TestCounts>,
+                tests: Option<crate::core::report::TestCounts>,
             }
             let out = Out {
                 gate: &gate.id,

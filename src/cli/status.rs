@@ -9,10 +9,10 @@ use serde_json::{Value, json};
 use super::args::StatusArgs;
 use super::output::{print_stderr, print_stdout};
 use super::workspace::{config_file, find_root};
-use crate::core::cache::remote::{self as remote_cache, Store};
+use crate::core::api::resolve_program;
+use crate::core::api::shared_cache::{self as remote_cache, Store};
 use crate::core::config::{self, ConfigSource};
 use crate::core::report::exit;
-use crate::core::runner::process::resolve_program;
 use crate::core::trust::{FileHashes, Manifest, TrustStore};
 
 pub fn status(a: StatusArgs) -> i32 {

@@ -1,6 +1,7 @@
 //! The engine: configuration, scope, running gates, parsing their output, the report.
 //! It knows nothing of LSP or MCP; the faces in `cli`, `lsp` and `mcp` translate.
 
+pub mod api;
 pub mod cache;
 pub mod clean_room;
 pub mod config;
@@ -15,11 +16,6 @@ pub mod scope;
 pub mod trust;
 pub mod violation;
 pub mod workspace;
-
-/// What is logged without `QGATES_LOG`: warnings, but not OpenDAL's about a write cut short
-/// (a shared cache past its run's deadline has its requests dropped on purpose; the report
-/// says so once).
-pub const DEFAULT_LOG_FILTER: &str = "warn,opendal_core=error";
 
 /// The cores this process may use.
 pub fn cores() -> usize {

@@ -21,8 +21,8 @@ use super::locks::lock;
 use super::position::{Encoding, Lines};
 use super::session::{ClientCaps, Session};
 use super::trust;
-use crate::core::fix::text_diff::{LineEdit, line_edits};
-use crate::core::fix::{apply_edits, fix_text, in_fix_order};
+use crate::core::api::fix::text_diff::{LineEdit, line_edits};
+use crate::core::api::fix::{apply_edits, fix_text, in_fix_order};
 use crate::core::workspace::paths::relative_posix;
 
 /// The command that applies a code action's edit, for a client that takes no literals.

@@ -12,18 +12,17 @@ use std::sync::Arc;
 use tokio::sync::oneshot;
 
 use crate::core::config::Config;
-use crate::core::platform::background;
 use crate::core::scope::tracker::ScopeTracker;
 use crate::core::scope::{ResolvedScope, ScopeError};
 
 /// A resolution under way; awaiting it gives the scope (or an error if its thread is gone).
 pub type Resolving = oneshot::Receiver<Result<ResolvedScope, ScopeError>>;
 
-/// Resolves the `auto` scope in the background, at a lower priority (`core::platform::background`): it
+/// Resolves the `auto` scope in the background, at a lower priority (`ScopeTracker::current_in_background`): it
 /// starts as a run's diagnostics go out and must not delay their writing. The scheduler waits
 /// for this scope once the run is published.
 pub fn resolve_auto(scope: Arc<ScopeTracker>, config: Arc<Config>) -> Resolving {
-    background::spawn_low("qgates-scope", move || scope.current(&config))
+    scope.current_in_background(&config)
 }
 
 /// Resolves the `auto` scope now: the run waits for it.

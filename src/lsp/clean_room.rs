@@ -10,11 +10,11 @@ use tower_lsp_server::jsonrpc::Result;
 
 use super::folder::{Consent, Folder};
 use super::replies::{answer, failed};
-use crate::core::clean_room::{
+use crate::core::api::ScopeRequest;
+use crate::core::api::clean_room::{
     DEFAULT_REV, ServerRequest, ServerRunError, run_for_server, runs_as_trusted,
 };
 use crate::core::report::page::PageRequest;
-use crate::core::scope::ScopeRequest;
 use crate::core::trust::{Manifest, TrustStore};
 
 /// The checked arguments of a clean-room run.

@@ -20,8 +20,8 @@ use super::folder::Folder;
 use super::jobs::Job;
 use super::replies::{answer, failed};
 use super::session::Session;
+use crate::core::api::ScopeRequest;
 use crate::core::report::page::{PageRequest, deserialize_max_violations, deserialize_offset};
-use crate::core::scope::ScopeRequest;
 
 pub const SUMMARY: &str = "qgates.summary";
 pub const RUN: &str = "qgates.run";

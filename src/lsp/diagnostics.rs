@@ -13,7 +13,7 @@ use tower_lsp_server::ls_types::{
 
 use super::position::{Encoding, Lines};
 use crate::core::config::ConfigProblem;
-use crate::core::violation::{Edit, Fix, Severity, Violation};
+use crate::core::report::{Edit, Fix, Severity, Violation};
 
 /// The most diagnostics a client is shown for one file. A tool that reports thousands of
 /// findings in one file (a generated file, a rule gone wrong) would otherwise send the editor a

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
+use crate::core::api::ScopeRequest;
 use crate::core::report::Report;
-use crate::core::scope::ScopeRequest;
 
 pub type Reply = oneshot::Sender<Result<Arc<Report>, String>>;
 

@@ -11,7 +11,7 @@ static HANDLE: OnceLock<reload::Handle<EnvFilter, Registry>> = OnceLock::new();
 
 pub fn init() {
     let filter = EnvFilter::try_from_env("QGATES_LOG")
-        .unwrap_or_else(|_| EnvFilter::new(crate::core::DEFAULT_LOG_FILTER));
+        .unwrap_or_else(|_| EnvFilter::new(crate::core::api::DEFAULT_LOG_FILTER));
     let (filter, handle) = reload::Layer::new(filter);
     let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)

@@ -28,7 +28,7 @@ mod trust;
 use tokio::sync::mpsc;
 use tower_lsp_server::{LspService, Server};
 
-use crate::core::runner::children;
+use crate::core::api::children;
 
 /// `qgates lsp`: serves stdin/stdout until the client exits or stdin closes.
 pub fn main() -> i32 {

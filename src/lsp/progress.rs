@@ -12,7 +12,7 @@ use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::ProgressToken;
 use tower_lsp_server::{NotCancellable, OngoingProgress, Unbounded};
 
-use crate::core::engine::RunEvent;
+use crate::core::api::RunEvent;
 
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 

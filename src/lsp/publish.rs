@@ -25,8 +25,8 @@ use super::documents::{Documents, path_to_uri};
 use super::folder::{Folder, Published};
 use super::locks::lock;
 use super::position::{Encoding, Lines};
+use crate::core::report::Violation;
 use crate::core::report::{GateStatus, Report};
-use crate::core::violation::Violation;
 
 /// What background work needs of the session to publish: the client, the open documents, the
 /// negotiated encoding and the diagnostic fields the client takes.

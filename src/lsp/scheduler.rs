@@ -31,9 +31,9 @@ use super::jobs::{Background, Job, Pending};
 use super::progress;
 use super::publish::Publisher;
 use super::trust;
+use crate::core::api::{self as engine, Finished, Run, RunError, RunEvent, RunRequest};
+use crate::core::api::{ResolvedScope, ScopeRequest};
 use crate::core::config::{Config, Trigger};
-use crate::core::engine::{self, Finished, Run, RunError, RunEvent, RunRequest};
-use crate::core::scope::{ResolvedScope, ScopeRequest};
 use crate::core::workspace::paths::relative_posix;
 
 /// The run request for a background batch.

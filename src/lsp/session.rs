@@ -20,7 +20,7 @@ use super::scheduler;
 use super::trust;
 
 use super::locks::{lock, read, write_lock};
-use crate::core::runner::children;
+use crate::core::api::children;
 use crate::core::trust::Manifest;
 
 /// What the client can do that changes what the server sends: the server sends nothing the

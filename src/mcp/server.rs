@@ -16,17 +16,17 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use super::schema::{LastArgs, RunArgs, ScopeName, parse_args};
 use super::tools::{self, LAST, LAST_ACCEPTS, RUN, RUN_ACCEPTS, error_result, report_result};
-use crate::core::cache::ResultCache;
-use crate::core::clean_room::{
+use crate::core::api::ResultCache;
+use crate::core::api::ScopeRequest;
+use crate::core::api::clean_room::{
     DEFAULT_REV, ServerRequest, ServerRunError, run_for_server, runs_as_trusted,
 };
+use crate::core::api::fix::run_with_fixes;
+use crate::core::api::{KindFilter, KindFilterError};
+use crate::core::api::{RunRequest, run};
+use crate::core::api::{ScopeChoice, scope_request};
 use crate::core::config::{self, Config, Trigger};
-use crate::core::engine::kinds::{KindFilter, KindFilterError};
-use crate::core::engine::{RunRequest, run};
-use crate::core::fix::run_with_fixes;
 use crate::core::report::Report;
-use crate::core::scope::ScopeRequest;
-use crate::core::scope::choice::{ScopeChoice, scope_request};
 use crate::core::trust::{FileHashes, Manifest, TrustStore};
 use crate::core::workspace::paths::{lexical_clean, relative_posix};
 
@@ -279,18 +279,10 @@ impl QgatesServer {
         let scope = scope_request(args.scope.map(choice), paths).map_err(|e| {
             format!("{RUN}: {e}. Example: {{\"scope\": \"files\", \"files\": [\"src/app.py\"]}}, or {{\"scope\": \"project\"}}.")
         })?;
-        Ok(RunRequest {
-            root: self.root.clone(),
-            scope,
-            gates: args.gates.clone(),
-            trigger: Trigger::Command,
-            cache: None,
-            update_state: true,
-            also: Vec::new(),
-            events: None,
-            kinds,
-            shard: None,
-        })
+        let mut request = RunRequest::new(self.root.clone(), scope, Trigger::Command);
+        request.gates = args.gates.clone();
+        request.kinds = kinds;
+        Ok(request)
     }
 
     /// A path from the agent, inside the workspace and existing, as an absolute path. The engine

@@ -20,7 +20,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::core::config::{self, Config, ConfigError, Trigger};
 use crate::core::engine::{Run, RunRequest};
 use crate::core::report::Report;
-use crate::core::runner::tool_folders::{self, Loan};
 use crate::core::scope::ScopeRequest;
 use crate::core::workspace::paths::relative_posix;
 
@@ -65,8 +64,8 @@ pub struct CleanRoom {
     /// The workspace root inside the worktree: the same folder of the repository.
     root: PathBuf,
     info: CleanRoomInfo,
-    /// The workspace's tool folders, lent to the checkout while it exists (see `tool_folders`).
-    _tools: Loan,
+    /// The workspace whose tool folders the checkout's runs borrow (see `runner::tool_folders`).
+    tools_from: PathBuf,
     /// Gone already (removed by `finish`, or kept and handed over).
     settled: bool,
 }
@@ -109,7 +108,7 @@ impl CleanRoom {
         let uncommitted = git::uncommitted_changes(&top).unwrap_or(0);
         let inner_root = worktree.join(&inside);
         Ok(CleanRoom {
-            _tools: tool_folders::lend(&inner_root, &canonical_root),
+            tools_from: canonical_root,
             root: inner_root,
             info: CleanRoomInfo {
                 rev: rev.to_string(),
@@ -169,6 +168,7 @@ impl CleanRoom {
         let mut request = RunRequest::new(self.root.clone(), scope, trigger);
         request.gates = gates;
         request.update_state = false;
+        request.tools_from = Some(self.tools_from.clone());
         Ok(request)
     }
 

@@ -38,6 +38,7 @@ pub(super) fn jobs(
     run_dir: &mut Option<Arc<RunDir>>,
 ) -> Result<Vec<Job>, RunError> {
     let root: Arc<Path> = Arc::from(request.root.as_path());
+    let tools_from: Option<Arc<Path>> = request.tools_from.as_deref().map(Arc::from);
     let mut jobs = Vec::new();
     for (planned, lookup) in gates.into_iter().zip(lookups) {
         let PlannedGate {
@@ -80,6 +81,7 @@ pub(super) fn jobs(
                     files: files.iter().map(|f| (*f).clone()).collect(),
                 })
             }),
+            tools_from: tools_from.clone(),
         };
         jobs.push(Job {
             index,

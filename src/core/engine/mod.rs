@@ -50,6 +50,9 @@ pub struct RunRequest {
     pub kinds: KindFilter,
     /// Check only this shard of the scope's files (`core::engine::shard`); never advances the state.
     pub shard: Option<Shard>,
+    /// A workspace whose tool folders are searched after the root's own: a clean room's checkout
+    /// borrows those of the workspace it was made from (`runner::tool_folders`).
+    pub tools_from: Option<PathBuf>,
 }
 
 impl RunRequest {
@@ -66,6 +69,7 @@ impl RunRequest {
             events: None,
             kinds: KindFilter::All,
             shard: None,
+            tools_from: None,
         }
     }
 }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::core::config::ConfigSource;
-use crate::core::violation::Violation;
+pub use crate::core::violation::{Edit, Fix, Severity, Violation};
 use crate::core::workspace::paths::relative_posix;
 pub use coverage::CoverageTotals;
 pub use parts::{CleanRoomInfo, ShardInfo, TestCounts, is_elsewhere};

@@ -24,7 +24,7 @@ use crate::core::report::fix_hint::render_fix_hint;
 use crate::core::report::{GateLog, GateResult, GateStatus};
 use crate::core::violation::Violation;
 use crate::core::workspace::run_logs::RunDir;
-use process::{ProcessOutcome, ProcessSpec, resolve_program, run_process};
+use process::{ProcessOutcome, ProcessSpec, resolve_program_borrowing, run_process};
 use report_files::{Collected, ReportPlan};
 
 /// Everything one gate run needs; cheap to clone into a task.
@@ -38,6 +38,8 @@ pub struct GateJob {
     pub run_dir: Arc<RunDir>,
     /// What the run compares with, for a gate that reads changed lines (coverage).
     pub diff: Option<Arc<DiffBase>>,
+    /// A workspace whose tool folders are searched after the root's own (`tool_folders`).
+    pub tools_from: Option<Arc<Path>>,
 }
 
 /// What one batch came to.
@@ -82,7 +84,8 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         return result;
     }
     let cwd = gate.cwd_in(&job.root);
-    let program = match resolve_program(&gate.command[0], &job.root, &cwd) {
+    let lender = job.tools_from.as_deref();
+    let program = match resolve_program_borrowing(&gate.command[0], &job.root, &cwd, lender) {
         Ok(p) => p,
         Err(why) => {
             let why = match &gate.install {

@@ -159,6 +159,17 @@ fn describe_spawn_error(program: &Path, e: &std::io::Error) -> String {
 /// Finds an executable: a path with a `/` is taken relative to `cwd`; a bare name is looked up in
 /// the tool folders (see `tool_folders`), then in `PATH`.
 pub fn resolve_program(name: &str, root: &Path, cwd: &Path) -> Result<PathBuf, String> {
+    resolve_program_borrowing(name, root, cwd, None)
+}
+
+/// `resolve_program`, with the tool folders of `lender` searched after the root's own (a clean
+/// room's checkout borrows its workspace's: see `tool_folders`).
+pub fn resolve_program_borrowing(
+    name: &str,
+    root: &Path,
+    cwd: &Path,
+    lender: Option<&Path>,
+) -> Result<PathBuf, String> {
     if name.contains('/') {
         let p = if Path::new(name).is_absolute() {
             PathBuf::from(name)
@@ -178,7 +189,7 @@ pub fn resolve_program(name: &str, root: &Path, cwd: &Path) -> Result<PathBuf, S
             ))
         };
     }
-    let local = crate::core::runner::tool_folders::program_dirs(root, cwd);
+    let local = crate::core::runner::tool_folders::program_dirs(root, cwd, lender);
     let path_var = std::env::var_os("PATH").unwrap_or_default();
     let dirs = local.into_iter().chain(std::env::split_paths(&path_var));
     for dir in dirs {

@@ -17,10 +17,13 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use gix::bstr::BString;
+use tokio::sync::oneshot;
+
+use crate::core::platform::background;
 
 use crate::core::config::Config;
 use crate::core::scope::git::{Repo, Status};
@@ -143,6 +146,16 @@ impl ScopeTracker {
             reported.everything = true;
             reported.paths.clear();
         }
+    }
+
+    /// `current`, on a thread of its own at a lower priority (`platform::background`), for
+    /// whoever starts it while other work must not be slowed (an editor's diagnostics going out).
+    pub fn current_in_background(
+        self: &Arc<Self>,
+        config: &Arc<Config>,
+    ) -> oneshot::Receiver<Result<ResolvedScope, ScopeError>> {
+        let (tracker, config) = (self.clone(), config.clone());
+        background::spawn_low("qgates-scope", move || tracker.current(&config))
     }
 
     /// The `auto` scope now.
