@@ -1,7 +1,8 @@
 //! `qgates check`: one run of the gates, rendered in the chosen format.
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::args::{CheckArgs, FormatArg, OutputArgs, ScopeArg};
 use super::output::{print_stderr, print_stdout};
@@ -11,14 +12,34 @@ use crate::core::api::ResultCache;
 use crate::core::api::children;
 use crate::core::api::clean_room::{CleanRoom, CleanRoomError};
 use crate::core::api::fix::execute_with_fixes;
-use crate::core::api::{RunRequest, execute};
+use crate::core::api::{Run, RunRequest, ScopeRequest, execute};
 use crate::core::api::{ScopeChoiceError, scope_request};
-use crate::core::config::{self, Trigger};
+use crate::core::config::{self, Config, Trigger};
 use crate::core::report::page::PageRequest;
 use crate::core::report::{self, Report, exit};
 use crate::core::workspace::qgates_dir::{self, Access};
 
 pub fn check(a: CheckArgs) -> i32 {
+    match prepare(&a) {
+        Ok(prepared) => run_and_report(&a, prepared),
+        Err(code) => code,
+    }
+}
+
+/// What a check runs with, once every argument has been checked.
+struct Prepared {
+    root: PathBuf,
+    access: Access,
+    /// Removed when it goes out of scope, however the check ends (a signal included).
+    clean_room: Option<CleanRoom>,
+    config: Config,
+    request: RunRequest,
+    cache: Option<Arc<ResultCache>>,
+}
+
+/// Reads the arguments, the workspace and its configuration; an error has been said on stderr
+/// and its exit code is returned.
+fn prepare(a: &CheckArgs) -> Result<Prepared, i32> {
     let start = a
         .paths
         .first()
@@ -26,99 +47,20 @@ pub fn check(a: CheckArgs) -> i32 {
         .unwrap_or(Path::new("."));
     let root = find_root(a.root.as_deref(), start);
     if !root.is_dir() {
-        print_stderr(&format!(
-            "qgates: the workspace root {} is not a folder. Check --root.\n",
+        return Err(usage(&format!(
+            "the workspace root {} is not a folder. Check --root.",
             root.display()
-        ));
-        return exit::USAGE;
+        )));
     }
-    let access = match usable_qgates_dir(&root) {
-        Ok(access) => access,
-        Err(code) => return code,
-    };
-    // Made before the configuration is read: a clean room reads the one committed there. Removed
-    // when it goes out of scope, however this function returns (a signal included).
+    let access = usable_qgates_dir(&root)?;
+    // Made before the configuration is read: a clean room reads the one committed there.
     let clean_room = match a.clean_room.as_deref() {
-        Some(rev) => match CleanRoom::open(&root, rev, a.keep_worktree) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                // `--clean-room` takes the word after it as the revision, even a path.
-                let hint = match &e {
-                    CleanRoomError::BadRev(_) if Path::new(rev).exists() => format!(
-                        " `{rev}` is a path: give the revision first, e.g. `--clean-room HEAD {rev}`."
-                    ),
-                    _ => String::new(),
-                };
-                print_stderr(&format!("qgates: {e}{hint}\n"));
-                return match e {
-                    CleanRoomError::BadRev(_) => exit::USAGE,
-                    CleanRoomError::Failed(_) => exit::GATE_ERROR,
-                };
-            }
-        },
+        Some(rev) => Some(open_clean_room(&root, rev, a.keep_worktree)?),
         None => None,
     };
-    let config_path = config_file(a.config.as_deref());
-    let loaded = match &clean_room {
-        Some(c) => c.load_config(config_path.as_deref()),
-        None => config::load_for_workspace(&root, config_path.as_deref()),
-    };
-    let config = match loaded {
-        Ok(c) => c,
-        Err(e) => {
-            let which = match &clean_room {
-                Some(c) => format!(
-                    "the configuration committed at {} ({})",
-                    c.info().rev,
-                    c.info().worktree_fate()
-                ),
-                None => "the configuration".to_string(),
-            };
-            print_stderr(&format!(
-                "{e}\nqgates: {which} has errors (see above); nothing was run.\n"
-            ));
-            return exit::USAGE;
-        }
-    };
-    // A configuration from elsewhere is said, so a report is never read as the workspace's own.
-    if let Some(path) = &config_path {
-        print_stderr(&format!("qgates: config: {}\n", path.display()));
-    }
-    // A clean room answers for the whole commit unless told otherwise.
-    let choice = match (a.scope, &clean_room) {
-        (None, Some(_)) if a.paths.is_empty() => Some(ScopeArg::Project),
-        (s, _) => s,
-    };
-    let scope = match scope_request(choice.map(ScopeArg::choice), a.paths.clone()) {
-        Ok(s) => s,
-        Err(ScopeChoiceError::FilesNeedPaths) => {
-            print_stderr(
-                "qgates: --scope files needs paths: qgates check --scope files src/a.py\n",
-            );
-            return exit::USAGE;
-        }
-        Err(ScopeChoiceError::PathsWithOtherScope(s)) => {
-            print_stderr(&format!(
-                "qgates: --scope {} chooses the files itself; drop the paths, or use --scope files.\n",
-                s.as_str()
-            ));
-            return exit::USAGE;
-        }
-    };
-    let kinds = match KindFilter::from_names(a.skip_kinds.as_deref(), a.only_kinds.as_deref()) {
-        Ok(k) => k,
-        Err(e) => {
-            let flag = if a.skip_kinds.is_some() {
-                "--skip-kinds"
-            } else {
-                "--only-kinds"
-            };
-            print_stderr(&format!("qgates: {flag}: {e}\n"));
-            return exit::USAGE;
-        }
-    };
-    let cache = (!a.no_cache && clean_room.is_none())
-        .then(|| std::sync::Arc::new(ResultCache::load(&root)));
+    let config = load_config(a, &root, clean_room.as_ref())?;
+    let (scope, kinds) = scope_and_kinds(a, clean_room.is_some())?;
+    let cache = (!a.no_cache && clean_room.is_none()).then(|| Arc::new(ResultCache::load(&root)));
     let request = match &clean_room {
         Some(c) => match c.request(scope, a.gates.clone(), Trigger::Ci) {
             Ok(r) => RunRequest {
@@ -126,10 +68,7 @@ pub fn check(a: CheckArgs) -> i32 {
                 shard: a.shard,
                 ..r
             },
-            Err(e) => {
-                print_stderr(&format!("qgates: {e}\n"));
-                return exit::USAGE;
-            }
+            Err(e) => return Err(usage(&e.to_string())),
         },
         None => RunRequest {
             gates: a.gates.clone(),
@@ -140,63 +79,152 @@ pub fn check(a: CheckArgs) -> i32 {
             ..RunRequest::new(root.clone(), scope, Trigger::Ci)
         },
     };
+    Ok(Prepared {
+        root,
+        access,
+        clean_room,
+        config,
+        request,
+        cache,
+    })
+}
+
+/// Says a usage error on stderr; its exit code.
+fn usage(message: &str) -> i32 {
+    print_stderr(&format!("qgates: {message}\n"));
+    exit::USAGE
+}
+
+fn open_clean_room(root: &Path, rev: &str, keep: bool) -> Result<CleanRoom, i32> {
+    CleanRoom::open(root, rev, keep).map_err(|e| {
+        // `--clean-room` takes the word after it as the revision, even a path.
+        let hint = match &e {
+            CleanRoomError::BadRev(_) if Path::new(rev).exists() => format!(
+                " `{rev}` is a path: give the revision first, e.g. `--clean-room HEAD {rev}`."
+            ),
+            _ => String::new(),
+        };
+        print_stderr(&format!("qgates: {e}{hint}\n"));
+        match e {
+            CleanRoomError::BadRev(_) => exit::USAGE,
+            CleanRoomError::Failed(_) => exit::GATE_ERROR,
+        }
+    })
+}
+
+/// The workspace's configuration, or the one committed in the clean room.
+fn load_config(a: &CheckArgs, root: &Path, clean_room: Option<&CleanRoom>) -> Result<Config, i32> {
+    let config_path = config_file(a.config.as_deref());
+    let loaded = match clean_room {
+        Some(c) => c.load_config(config_path.as_deref()),
+        None => config::load_for_workspace(root, config_path.as_deref()),
+    };
+    let config = loaded.map_err(|e| {
+        let which = match clean_room {
+            Some(c) => format!(
+                "the configuration committed at {} ({})",
+                c.info().rev,
+                c.info().worktree_fate()
+            ),
+            None => "the configuration".to_string(),
+        };
+        print_stderr(&format!(
+            "{e}\nqgates: {which} has errors (see above); nothing was run.\n"
+        ));
+        exit::USAGE
+    })?;
+    // A configuration from elsewhere is said, so a report is never read as the workspace's own.
+    if let Some(path) = &config_path {
+        print_stderr(&format!("qgates: config: {}\n", path.display()));
+    }
+    Ok(config)
+}
+
+fn scope_and_kinds(a: &CheckArgs, clean_room: bool) -> Result<(ScopeRequest, KindFilter), i32> {
+    // A clean room answers for the whole commit unless told otherwise.
+    let choice = match a.scope {
+        None if clean_room && a.paths.is_empty() => Some(ScopeArg::Project),
+        s => s,
+    };
+    let scope = scope_request(choice.map(ScopeArg::choice), a.paths.clone()).map_err(|e| {
+        usage(&match e {
+            ScopeChoiceError::FilesNeedPaths => {
+                "--scope files needs paths: qgates check --scope files src/a.py".to_string()
+            }
+            ScopeChoiceError::PathsWithOtherScope(s) => format!(
+                "--scope {} chooses the files itself; drop the paths, or use --scope files.",
+                s.as_str()
+            ),
+        })
+    })?;
+    let kinds =
+        KindFilter::from_names(a.skip_kinds.as_deref(), a.only_kinds.as_deref()).map_err(|e| {
+            let flag = if a.skip_kinds.is_some() {
+                "--skip-kinds"
+            } else {
+                "--only-kinds"
+            };
+            usage(&format!("{flag}: {e}"))
+        })?;
+    Ok((scope, kinds))
+}
+
+/// Runs the gates (with the fixers first under `--fix`). SIGINT, SIGTERM and SIGHUP (Ctrl-C
+/// reaches only qgates: each tool has its own process group) stop the tools, and qgates exits
+/// as the signal's conventional status.
+fn run_gates(config: &Config, request: &RunRequest, fix: bool) -> Result<Run, i32> {
     // One thread drives the run: the gates are processes, waited for without blocking it, and
     // their outputs are parsed on the blocking pool. Worker threads would only cost start-up.
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
+        .map_err(|e| {
             print_stderr(&format!("qgates: cannot start the runtime: {e}\n"));
-            return exit::GATE_ERROR;
-        }
-    };
-    // SIGINT, SIGTERM, SIGHUP (Ctrl-C reaches only qgates: each tool has its own process
-    // group) stop the tools, and qgates exits as the signal's conventional status.
-    let report = runtime.block_on(async {
+            exit::GATE_ERROR
+        })?;
+    let outcome = runtime.block_on(async {
         let signal = children::termination_signal();
         let run = async {
-            if a.fix {
-                execute_with_fixes(&config, &request).await
+            if fix {
+                execute_with_fixes(config, request).await
             } else {
-                execute(&config, &request, None).await
+                execute(config, request, None).await
             }
         };
         tokio::select! {
-            report = run => Ok(report),
+            run = run => Ok(run),
             Some(sig) = signal => Err((sig, children::stop_all())),
         }
     });
-    let report = match report {
-        Ok(report) => report,
+    // The run is over and awaited everything it started; idle blocking-pool threads need not
+    // be woken and joined before the process exits.
+    runtime.shutdown_background();
+    match outcome {
+        Ok(Ok(run)) => Ok(run),
+        Ok(Err(e)) => Err(usage(&e.to_string())),
         Err((sig, stopped)) => {
             print_stderr(&format!(
                 "qgates: stopped by signal {sig}; {stopped} running tool{} stopped.\n",
                 if stopped == 1 { " was" } else { "s were" }
             ));
-            runtime.shutdown_background();
-            return 128 + sig;
+            Err(128 + sig)
         }
-    };
-    // The run is over and awaited everything it started; idle blocking-pool threads need not
-    // be woken and joined before the process exits.
-    runtime.shutdown_background();
-    let run = match report {
+    }
+}
+
+fn run_and_report(a: &CheckArgs, p: Prepared) -> i32 {
+    let run = match run_gates(&p.config, &p.request, a.fix) {
         Ok(run) => run,
-        Err(e) => {
-            print_stderr(&format!("qgates: {e}\n"));
-            return exit::USAGE;
-        }
+        Err(code) => return code,
     };
-    let report = match clean_room {
+    let report = match p.clean_room {
         Some(clean_room) => clean_room.finish(run),
         None => run.finish().report,
     };
-    if let Some(cache) = &cache {
+    if let Some(cache) = &p.cache {
         cache.save();
     }
-    if access == Access::ReadOnly {
+    if p.access == Access::ReadOnly {
         let logs = report
             .log_dir
             .as_deref()
@@ -204,7 +232,7 @@ pub fn check(a: CheckArgs) -> i32 {
             .unwrap_or_default();
         print_stderr(&format!(
             "qgates: {} cannot be written: the baseline state and the cache were not saved.{logs}\n",
-            qgates_dir::dir(&root).display()
+            qgates_dir::dir(&p.root).display()
         ));
     }
     // A gate that can never run is a mistake in quality.yaml; the report says so in its
@@ -224,7 +252,7 @@ pub fn check(a: CheckArgs) -> i32 {
     let code = report.exit_code();
     // The process ends with this run: the memory of the cache and the report (a few small
     // allocations per file, a second of frees in a large monorepo) goes back with it.
-    std::mem::forget(cache);
+    std::mem::forget(p.cache);
     std::mem::forget(report);
     code
 }

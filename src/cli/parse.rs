@@ -8,55 +8,28 @@ use super::workspace::{config_file, find_root};
 use crate::core::api::report_files::{batch_of, kept_report};
 use crate::core::config;
 use crate::core::parse::{
-    OutputSource, ParseContext, ReadError, SavedOutput, parse_saved_with_reports,
+    OutputSource, ParseContext, Parsed, ReadError, SavedOutput, parse_saved_with_reports,
 };
-use crate::core::report::exit;
+use crate::core::report::{CoverageTotals, TestCounts, Violation, exit};
 
 pub fn parse(a: ParseArgs) -> i32 {
     let root = find_root(a.root.as_deref(), Path::new("."));
-    let config_path = config_file(a.config.as_deref());
-    let config = match config::load_for_workspace(&root, config_path.as_deref()) {
-        Ok(c) => c,
-        Err(e) => {
-            print_stderr(&format!("{e}\n"));
-            return exit::USAGE;
-        }
+    let config = match load_config(&a, &root) {
+        Ok(config) => config,
+        Err(code) => return code,
     };
     let Some(gate) = config.gate(&a.gate) else {
         let known: Vec<&str> = config.gates.iter().map(|g| g.id.as_str()).collect();
-        print_stderr(&format!(
-            "qgates: unknown gate `{}`. Active gates: {}.\n",
+        return usage(&format!(
+            "unknown gate `{}`. Active gates: {}.",
             a.gate,
             known.join(", ")
         ));
-        return exit::USAGE;
     };
-    // Standard input is read here; a file is left to the parser.
-    let read_stdin = |p: &Path| -> Result<Option<Vec<u8>>, String> {
-        if p != Path::new("-") {
-            return Ok(None);
-        }
-        let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map_err(|e| e.to_string())?;
-        Ok(Some(buf))
+    let (stdin_out, stdin_err) = match read_stdin(&a) {
+        Ok(read) => read,
+        Err(e) => return usage(&e),
     };
-    let (stdin_out, stdin_err) = match (
-        read_stdin(&a.stdout),
-        a.stderr.as_deref().map(read_stdin).transpose(),
-    ) {
-        (Ok(o), Ok(e)) => (o, e.flatten()),
-        (Err(e), _) | (_, Err(e)) => {
-            print_stderr(&format!("qgates: {e}\n"));
-            return exit::USAGE;
-        }
-    };
-    fn source<'a>(stdin: &'a Option<Vec<u8>>, path: Option<&'a Path>) -> OutputSource<'a> {
-        match (stdin, path) {
-            (Some(bytes), _) => OutputSource::Bytes(bytes),
-            (None, Some(path)) => OutputSource::File(path),
-            (None, None) => OutputSource::Bytes(b""),
-        }
-    }
     let hint = a.stdout.display().to_string();
     // The tool ran in the gate's `cwd`, as `qgates check` runs it: the paths it printed are taken
     // from there, so both give the same root-relative files.
@@ -73,10 +46,7 @@ pub fn parse(a: ParseArgs) -> i32 {
     // their own report get theirs from `--report`, or from beside FILE.
     let also_reports = match also_reports(gate, &a) {
         Ok(paths) => paths,
-        Err(why) => {
-            print_stderr(&format!("qgates: {why}\n"));
-            return exit::USAGE;
-        }
+        Err(why) => return usage(&why),
     };
     let shown: Vec<Option<String>> = also_reports
         .iter()
@@ -93,45 +63,18 @@ pub fn parse(a: ParseArgs) -> i32 {
                 Some((OutputSource::File(path.as_deref()?), shown.as_deref()?))
             }))
             .collect();
-    match parse_saved_with_reports(
-        &ctx,
-        SavedOutput {
-            stdout,
-            stderr: source(&stdin_err, a.stderr.as_deref()),
-            exit_code: Some(a.exit_code),
-        },
-        &reports,
-    ) {
+    let saved = SavedOutput {
+        stdout,
+        stderr: source(&stdin_err, a.stderr.as_deref()),
+        exit_code: Some(a.exit_code),
+    };
+    match parse_saved_with_reports(&ctx, saved, &reports) {
         Ok(parsed) => {
-            // Serialized straight from the parsed values: no intermediate JSON tree.
-            #[derive(serde::Serialize)]
-            struct Out<'a> {
-                gate: &'a str,
-                violations: &'a [crate::core::report::Violation],
-                outside_root: usize,
-                #[serde(skip_serializing_if = "Option::is_none")]
-                coverage: Option<&'a crate::core::report::CoverageTotals>,
-                tests: Option<crate::core::report::TestCounts>,
-            }
-            let out = Out {
-                gate: &gate.id,
-                violations: &parsed.violations,
-                outside_root: parsed.outside_root,
-                coverage: parsed.coverage.as_ref(),
-                tests: parsed.tests,
-            };
-            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-            let _ = serde_json::to_writer(&mut stdout, &out);
-            let _ = std::io::Write::write_all(&mut stdout, b"\n");
-            let _ = std::io::Write::flush(&mut stdout);
+            print_parsed(gate, &parsed);
             exit::GREEN
         }
         Err(ReadError::Io { path, error }) => {
-            print_stderr(&format!(
-                "qgates: cannot read {}: {error}\n",
-                path.display()
-            ));
-            exit::USAGE
+            usage(&format!("cannot read {}: {error}", path.display()))
         }
         Err(ReadError::Parse(e)) => {
             print_stderr(&format!(
@@ -141,6 +84,72 @@ pub fn parse(a: ParseArgs) -> i32 {
             exit::GATE_ERROR
         }
     }
+}
+
+/// Says a usage error on stderr; its exit code.
+fn usage(message: &str) -> i32 {
+    print_stderr(&format!("qgates: {message}\n"));
+    exit::USAGE
+}
+
+fn load_config(a: &ParseArgs, root: &Path) -> Result<config::Config, i32> {
+    let config_path = config_file(a.config.as_deref());
+    config::load_for_workspace(root, config_path.as_deref()).map_err(|e| {
+        print_stderr(&format!("{e}\n"));
+        exit::USAGE
+    })
+}
+
+/// The bytes of a saved output given as `-`, read from standard input; `None`: a file, left to
+/// the parser.
+type Stdin = Option<Vec<u8>>;
+
+/// The saved stdout and stderr given as `-`, read from standard input here.
+fn read_stdin(a: &ParseArgs) -> Result<(Stdin, Stdin), String> {
+    let read = |p: &Path| -> Result<Option<Vec<u8>>, String> {
+        if p != Path::new("-") {
+            return Ok(None);
+        }
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map_err(|e| e.to_string())?;
+        Ok(Some(buf))
+    };
+    let out = read(&a.stdout)?;
+    let err = a.stderr.as_deref().map(read).transpose()?.flatten();
+    Ok((out, err))
+}
+
+fn source<'a>(stdin: &'a Option<Vec<u8>>, path: Option<&'a Path>) -> OutputSource<'a> {
+    match (stdin, path) {
+        (Some(bytes), _) => OutputSource::Bytes(bytes),
+        (None, Some(path)) => OutputSource::File(path),
+        (None, None) => OutputSource::Bytes(b""),
+    }
+}
+
+/// The parsed output as one line of JSON, serialized straight from the parsed values: no
+/// intermediate JSON tree.
+fn print_parsed(gate: &config::Gate, parsed: &Parsed) {
+    #[derive(serde::Serialize)]
+    struct Out<'a> {
+        gate: &'a str,
+        violations: &'a [Violation],
+        outside_root: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        coverage: Option<&'a CoverageTotals>,
+        tests: Option<TestCounts>,
+    }
+    let out = Out {
+        gate: &gate.id,
+        violations: &parsed.violations,
+        outside_root: parsed.outside_root,
+        coverage: parsed.coverage.as_ref(),
+        tests: parsed.tests,
+    };
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    let _ = serde_json::to_writer(&mut stdout, &out);
+    let _ = std::io::Write::write_all(&mut stdout, b"\n");
+    let _ = std::io::Write::flush(&mut stdout);
 }
 
 /// The report file of each reader of `parsing.also` (`None` for one that reads the tool's

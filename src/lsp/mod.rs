@@ -7,6 +7,7 @@
 
 mod actions;
 mod auto_scope;
+mod background_run;
 mod clean_room;
 mod commands;
 mod diagnostics;

@@ -1,0 +1,254 @@
+//! A background run (a save, an open) from its scope to its end. A save does not wait for its
+//! `auto` scope: it runs over the folder's last known scope plus the saved file, and the current
+//! scope is resolved once its diagnostics are out (see `auto_scope`). `Done::settle` then
+//! finishes the run — recorded in the branch's state when its scope was the current one — or
+//! runs a follow-up when the scope had changed behind the editor's back.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::auto_scope::{AutoScope, Resolving, Start, resolve_auto, resolve_now};
+use super::folder::Folder;
+use super::jobs::Background;
+use super::progress::Tracker;
+use super::publish::Publisher;
+use crate::core::api::{self as engine, Finished, Run, RunError, RunRequest};
+use crate::core::api::{ResolvedScope, ScopeRequest};
+use crate::core::config::{Config, Trigger};
+use crate::core::workspace::paths::relative_posix;
+
+/// The run request for a background batch.
+pub(super) fn request(batch: &Background, folder: &Folder) -> RunRequest {
+    let root = folder.root.clone();
+    let mut req = if batch.only_opened() {
+        RunRequest::new(
+            root,
+            ScopeRequest::Files(batch.opened.iter().cloned().collect()),
+            Trigger::Save,
+        )
+    } else {
+        let mut r = RunRequest::new(root, ScopeRequest::Auto, Trigger::Save);
+        r.also = batch.saved.iter().chain(&batch.opened).cloned().collect();
+        // Recorded by the scheduler once it knows the scope was the current one.
+        r.update_state = false;
+        r
+    };
+    req.cache = Some(folder.cache.clone());
+    req
+}
+
+/// Which scope a background run goes over.
+pub(super) enum Plan {
+    /// Only opened files: exactly those.
+    Opened(ResolvedScope),
+    /// The `auto` scope as resolved just now.
+    Current(ResolvedScope),
+    /// The last known `auto` scope; the current one is resolved after the run when a gate
+    /// starts a process (a run the cache answers alone needs no scope work: see `Done::settle`).
+    Remembered(ResolvedScope),
+}
+
+impl Plan {
+    pub(super) async fn choose(
+        batch: &Background,
+        folder: &Folder,
+        config: &Arc<Config>,
+        auto: &mut AutoScope,
+    ) -> Result<Plan, String> {
+        if batch.only_opened() {
+            // The editor's paths, already absolute and inside the folder: no need to resolve
+            // them as a `files` scope given on a command line would be.
+            let files = batch
+                .opened
+                .iter()
+                .filter_map(|p| relative_posix(&folder.root, p))
+                .collect();
+            return Ok(Plan::Opened(ResolvedScope {
+                mode: "files",
+                files,
+                ..Default::default()
+            }));
+        }
+        if batch.rescope {
+            // The HEAD, the configuration or trust changed: nothing remembered holds.
+            auto.forget();
+        }
+        match auto.start(config).await {
+            Start::Current(scope) => Ok(Plan::Current(scope)),
+            Start::Remembered(scope) => Ok(Plan::Remembered(scope)),
+            Start::Unknown => resolve_now(folder.scope.clone(), config.clone())
+                .await
+                .map(Plan::Current),
+        }
+    }
+
+    pub(super) async fn run(&self, config: &Config, req: &RunRequest) -> Result<Run, RunError> {
+        let (Plan::Opened(scope) | Plan::Current(scope) | Plan::Remembered(scope)) = self;
+        engine::execute(config, req, Some(scope.clone())).await
+    }
+}
+
+/// A scope with the files a run adds to it (`RunRequest::also`), as the run sees it.
+fn with_also(scope: &ResolvedScope, root: &Path, also: &[PathBuf]) -> ResolvedScope {
+    let mut s = scope.clone();
+    s.files
+        .extend(also.iter().filter_map(|p| relative_posix(root, p)));
+    s.files.sort_unstable();
+    s.files.dedup();
+    s
+}
+
+/// A background run's end: finished and published, or published and then settled (see the
+/// module docs). Returns whether its files run again.
+pub(super) async fn publish(
+    out: &Publisher,
+    done: Done<'_>,
+    plan: Plan,
+    run: Run,
+    ran_tools: bool,
+    shown: Shown<'_>,
+    auto: &mut AutoScope,
+) -> Settled {
+    let (folder, config) = (done.folder, done.config);
+    // A run over the remembered scope that started tools is recorded once the current scope is
+    // known. That scope is resolved once the diagnostics are out, not beside the gates: on a
+    // machine with few cores it would take a core from the tools the editor waits for. Any
+    // other run is finished before it is shown.
+    let (report, unfinished, state_changed) = match plan {
+        Plan::Remembered(_) if ran_tools => {
+            let mut report = run.report().clone();
+            // Its file is written when the run is recorded: until then no answer names it.
+            report.full_report = None;
+            (Arc::new(report), Some(run), false)
+        }
+        _ => {
+            let finished = done.finish_now(run, &plan);
+            (Arc::new(finished.report), None, finished.state_changed)
+        }
+    };
+    folder.remember(&report, false);
+    out.publish_report(folder, &report, shown.versions, shown.answer)
+        .await;
+    shown.progress.finish().await;
+    match (unfinished, plan) {
+        (Some(run), Plan::Remembered(last)) => {
+            let fresh = resolve_auto(folder.scope.clone(), config.clone());
+            done.settle(run, last, fresh, auto).await
+        }
+        (_, plan) => {
+            done.keep_scope(plan, state_changed, auto);
+            Settled::Done
+        }
+    }
+}
+
+/// Where a run's report is shown: the documents' versions it ran over, the files whose
+/// diagnostics are answered whatever they are, and the client's progress.
+pub(super) struct Shown<'a> {
+    pub versions: &'a HashMap<PathBuf, Option<i32>>,
+    pub answer: &'a BTreeSet<PathBuf>,
+    pub progress: Tracker,
+}
+
+/// What finishing a background run needs beside the run.
+pub(super) struct Done<'a> {
+    pub folder: &'a Folder,
+    pub config: &'a Arc<Config>,
+    /// The saved and opened files the run added to its scope.
+    pub also: Vec<PathBuf>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Settled {
+    Done,
+    /// The run went over a scope that was no longer the current one: run its files again.
+    FollowUp,
+}
+
+impl Done<'_> {
+    /// Finishes a run that has nothing left to learn: one over the current scope is recorded in
+    /// the state; an opened file's run, and a run over the remembered scope that the cache
+    /// answered alone, are not (the latter's results are the ones already recorded; the state
+    /// and any change behind the editor's back are caught up by the next run that starts a tool).
+    fn finish_now(&self, mut run: Run, plan: &Plan) -> Finished {
+        if let Plan::Current(scope) = plan {
+            run.record_at(scope.baseline.clone());
+        }
+        run.finish()
+    }
+
+    /// Keeps the scope for the next save once `finish_now` is done.
+    fn keep_scope(&self, plan: Plan, state_changed: bool, auto: &mut AutoScope) {
+        let (folder, config) = (self.folder, self.config);
+        match plan {
+            // The first save after opening files finds the folder's scope resolved.
+            Plan::Opened(_) if auto.is_unknown() => auto.refresh(&folder.scope, config),
+            // The state moved: the next scope is resolved from it, in the background.
+            Plan::Current(_) if state_changed => auto.refresh(&folder.scope, config),
+            Plan::Current(scope) => auto.set(config, scope),
+            Plan::Opened(_) | Plan::Remembered(_) => {}
+        }
+    }
+
+    /// Finishes a run over the remembered scope that started tools, once its diagnostics are
+    /// out: it compares that scope with the one resolved after it. When they are the same, the
+    /// run is recorded in the branch's state. When they differ (a file changed outside the
+    /// editor, a commit, a moved baseline), the same files run again over the current scope,
+    /// the cache answering what this run checked, so the files it missed are checked too and the
+    /// state is recorded for the right scope. What this run published is right for the files'
+    /// content, so nothing flickers: the follow-up publishes only what differs.
+    async fn settle(
+        &self,
+        mut run: Run,
+        last: ResolvedScope,
+        fresh: Resolving,
+        auto: &mut AutoScope,
+    ) -> Settled {
+        let (folder, config) = (self.folder, self.config);
+        let now = match fresh.await {
+            Ok(Ok(now)) => Some(now),
+            Ok(Err(e)) => {
+                tracing::warn!(
+                    "{}: the scope could not be resolved: {e}",
+                    folder.root.display()
+                );
+                None
+            }
+            Err(e) => {
+                tracing::warn!("{}: resolving the scope failed: {e}", folder.root.display());
+                None
+            }
+        };
+        let settled = match now {
+            None => {
+                auto.forget();
+                Settled::Done
+            }
+            Some(now)
+                if with_also(&now, &folder.root, &self.also)
+                    != with_also(&last, &folder.root, &self.also) =>
+            {
+                tracing::debug!(
+                    "{}: the auto scope changed since it was remembered; its files run again",
+                    folder.root.display()
+                );
+                auto.set_current(config, now);
+                Settled::FollowUp
+            }
+            Some(now) => {
+                run.record_at(now.baseline.clone());
+                let finished = run.finish();
+                if finished.state_changed {
+                    auto.refresh(&folder.scope, config);
+                } else {
+                    auto.set(config, now);
+                }
+                folder.remember(&Arc::new(finished.report), false);
+                return Settled::Done;
+            }
+        };
+        folder.remember(&Arc::new(run.finish().report), false);
+        settled
+    }
+}
