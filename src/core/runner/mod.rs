@@ -59,25 +59,7 @@ struct BatchResult {
 pub async fn run_gate(job: GateJob) -> GateResult {
     let started = Instant::now();
     let gate = &job.gate;
-    let mut result = GateResult {
-        id: gate.id.clone(),
-        name: gate.name.clone(),
-        status: GateStatus::Passed,
-        skip_reason: None,
-        error: None,
-        allow_fail: gate.allow_fail,
-        violations: Vec::new(),
-        fix_hint: None,
-        files_checked: job.files.len(),
-        outside_root: 0,
-        exit_code: None,
-        log: None,
-        duration_ms: 0,
-        cached_files: 0,
-        coverage: None,
-        tests: None,
-        incomplete: false,
-    };
+    let mut result = fresh_result(gate, job.files.len());
     if let Some(problem) = folder_problem(gate, &job.root) {
         result.status = GateStatus::Error;
         result.error = Some(problem);
@@ -87,21 +69,7 @@ pub async fn run_gate(job: GateJob) -> GateResult {
     let lender = job.tools_from.as_deref();
     let program = match resolve_program_borrowing(&gate.command[0], &job.root, &cwd, lender) {
         Ok(p) => p,
-        Err(why) => {
-            let why = match &gate.install {
-                Some(how) => format!("{why}. Install it: {how}"),
-                None => why.to_string(),
-            };
-            if gate.optional {
-                result.status = GateStatus::Skipped;
-                result.files_checked = 0;
-                result.skip_reason = Some(format!("optional tool missing: {why}"));
-            } else {
-                result.status = GateStatus::Error;
-                result.error = Some(format!("{}: {why}", gate.name));
-            }
-            return result;
-        }
+        Err(why) => return program_missing(gate, result, why),
     };
     let own_selection = own_selection::runs_over(gate, &cwd);
     let files = own_selection::handed_over(gate, &job.files, &cwd, own_selection.is_some());
@@ -110,15 +78,13 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         return result;
     }
     let batches = batches(&job, &files, &program, &cwd, own_selection.is_some());
-    let extra = own_selection::args_when(gate, &cwd);
-    let env: Vec<(String, String)> = gate
-        .env
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let mut first_error: Option<(String, Option<i32>)> = None;
-    let mut last_exit = None;
-    let mut any_failed = false;
+    let run = GateRun {
+        job: &job,
+        program,
+        extra: own_selection::args_when(gate, &cwd),
+        cwd,
+    };
+    let mut tally = Tally::default();
     for (i, files) in batches.into_iter().enumerate() {
         let (stdout, stderr) = job.run_dir.log_paths(&gate.id, i);
         if i == 0 {
@@ -127,42 +93,132 @@ pub async fn run_gate(job: GateJob) -> GateResult {
                 stderr: job.run_dir.display_path(&stderr),
             });
         }
+        match run.batch(files, &stdout, &stderr).await {
+            Ok(batch) => tally.add(&mut result, batch),
+            Err(why) => {
+                tally.first_error.get_or_insert((why, None));
+            }
+        }
+    }
+    if own_selection.is_some() {
+        let asked: HashSet<&str> = job.files.iter().map(String::as_str).collect();
+        own_selection::keep_in_scope(&mut result.violations, &asked);
+        // Judged again on what is kept: findings about other files fail nothing here.
+        tally.any_failed = false;
+    }
+    conclude(&job, &mut result, tally);
+    result.duration_ms = started.elapsed().as_millis() as u64;
+    result
+}
+
+/// A gate's result before it runs: passed, over `files` files.
+fn fresh_result(gate: &Gate, files: usize) -> GateResult {
+    GateResult {
+        id: gate.id.clone(),
+        name: gate.name.clone(),
+        status: GateStatus::Passed,
+        skip_reason: None,
+        error: None,
+        allow_fail: gate.allow_fail,
+        violations: Vec::new(),
+        fix_hint: None,
+        files_checked: files,
+        outside_root: 0,
+        exit_code: None,
+        log: None,
+        duration_ms: 0,
+        cached_files: 0,
+        coverage: None,
+        tests: None,
+        incomplete: false,
+    }
+}
+
+/// A gate whose program is not installed: an error, or a skip when the gate is `optional`.
+fn program_missing(gate: &Gate, mut result: GateResult, why: String) -> GateResult {
+    let why = match &gate.install {
+        Some(how) => format!("{why}. Install it: {how}"),
+        None => why,
+    };
+    if gate.optional {
+        result.status = GateStatus::Skipped;
+        result.files_checked = 0;
+        result.skip_reason = Some(format!("optional tool missing: {why}"));
+    } else {
+        result.status = GateStatus::Error;
+        result.error = Some(format!("{}: {why}", gate.name));
+    }
+    result
+}
+
+/// What each of a gate's processes shares.
+struct GateRun<'a> {
+    job: &'a GateJob,
+    program: std::path::PathBuf,
+    /// Arguments the tool's own configuration calls for (`args_when`).
+    extra: Vec<OsString>,
+    cwd: std::path::PathBuf,
+}
+
+impl GateRun<'_> {
+    /// Runs one process over `files` and judges it; `Err`: it could not start (its report
+    /// file's place is unusable).
+    async fn batch(
+        &self,
+        files: Vec<OsString>,
+        stdout: &Path,
+        stderr: &Path,
+    ) -> Result<BatchResult, String> {
+        let (job, gate) = (self.job, &self.job.gate);
         let stem = stdout
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| gate.id.clone());
-        let plan = match ReportPlan::prepare(gate, &job.root, &job.run_dir, &stem) {
-            Ok(plan) => plan,
-            Err(why) => {
-                first_error.get_or_insert((format!("{}: {why}", gate.name), None));
-                continue;
-            }
-        };
+        let plan = ReportPlan::prepare(gate, &job.root, &job.run_dir, &stem)
+            .map_err(|why| format!("{}: {why}", gate.name))?;
         let spec = ProcessSpec {
-            program: program.clone(),
+            program: self.program.clone(),
             args: plan
                 .args(&gate.command[1..])
                 .into_iter()
-                .chain(extra.iter().cloned())
+                .chain(self.extra.iter().cloned())
                 .chain(files)
                 .collect(),
-            cwd: cwd.clone(),
-            env: env.clone(),
+            cwd: self.cwd.clone(),
+            env: gate
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             timeout: gate.timeout,
-            stdout: stdout.clone(),
-            stderr: stderr.clone(),
+            stdout: stdout.to_path_buf(),
+            stderr: stderr.to_path_buf(),
             stdin: None,
         };
         let outcome = run_process(&spec).await;
-        let log_hint = job.run_dir.display_path(&stdout);
+        let log_hint = job.run_dir.display_path(stdout);
         let logs = BatchLogs {
-            stdout: &stdout,
-            stderr: &stderr,
+            stdout,
+            stderr,
             hint: &log_hint,
             reports: &plan,
             run_dir: &job.run_dir,
         };
-        let batch = judge(gate, &job.root, &cwd, outcome, logs, job.diff.clone()).await;
+        Ok(judge(gate, &job.root, &self.cwd, outcome, logs, job.diff.clone()).await)
+    }
+}
+
+/// What a gate's batches came to so far.
+#[derive(Default)]
+struct Tally {
+    /// The first batch's error, and its exit code.
+    first_error: Option<(String, Option<i32>)>,
+    last_exit: Option<i32>,
+    any_failed: bool,
+}
+
+impl Tally {
+    fn add(&mut self, result: &mut GateResult, batch: BatchResult) {
         result.violations.extend(batch.violations);
         result.tests = match (result.tests, batch.tests) {
             (Some(a), Some(b)) => Some(a.plus(b)),
@@ -171,21 +227,20 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         result.coverage = batch.coverage.or(result.coverage.take());
         result.outside_root += batch.outside_root;
         result.incomplete |= batch.incomplete;
-        last_exit = batch.exit_code.or(last_exit);
+        self.last_exit = batch.exit_code.or(self.last_exit);
         match batch.status {
-            GateStatus::Error if first_error.is_none() => {
-                first_error = Some((batch.error.unwrap_or_default(), batch.exit_code));
+            GateStatus::Error if self.first_error.is_none() => {
+                self.first_error = Some((batch.error.unwrap_or_default(), batch.exit_code));
             }
-            GateStatus::Failed => any_failed = true,
+            GateStatus::Failed => self.any_failed = true,
             _ => {}
         }
     }
-    if own_selection.is_some() {
-        let asked: HashSet<&str> = job.files.iter().map(String::as_str).collect();
-        own_selection::keep_in_scope(&mut result.violations, &asked);
-        // Judged again on what is kept: findings about other files fail nothing here.
-        any_failed = false;
-    }
+}
+
+/// The gate's status from its batches and findings, in a stable order.
+fn conclude(job: &GateJob, result: &mut GateResult, tally: Tally) {
+    let gate = &job.gate;
     // Tools print in their own (often parallel, so varying) order; reports should not.
     result.violations.sort_by(|a, b| {
         (&a.file, a.line, a.column, &a.code, &a.message)
@@ -195,13 +250,13 @@ pub async fn run_gate(job: GateJob) -> GateResult {
     // and through the file that declares it); once is enough. Sorted by place, code and message,
     // copies are neighbours.
     result.violations.dedup();
-    if let Some((why, code)) = first_error {
+    if let Some((why, code)) = tally.first_error {
         result.status = GateStatus::Error;
         result.error = Some(why);
         result.exit_code = code;
-    } else if any_failed || gate.fails_with(&result.violations) {
+    } else if tally.any_failed || gate.fails_with(&result.violations) {
         result.status = GateStatus::Failed;
-        result.exit_code = last_exit;
+        result.exit_code = tally.last_exit;
     }
     if result.status == GateStatus::Failed {
         result.fix_hint = gate
@@ -212,8 +267,6 @@ pub async fn run_gate(job: GateJob) -> GateResult {
     if result.status == GateStatus::Passed {
         result.log = None;
     }
-    result.duration_ms = started.elapsed().as_millis() as u64;
-    result
 }
 
 /// The file arguments of each process: batches within the system's argument budget, or one
@@ -295,121 +348,77 @@ async fn judge(
     logs: BatchLogs<'_>,
     diff: Option<Arc<DiffBase>>,
 ) -> BatchResult {
-    let BatchLogs {
-        stdout,
-        stderr,
-        hint: log_hint,
-        reports,
-        run_dir,
-    } = logs;
-    let err = |msg: String, code: Option<i32>| BatchResult {
-        status: GateStatus::Error,
-        violations: Vec::new(),
-        outside_root: 0,
-        error: Some(msg),
-        exit_code: code,
-        coverage: None,
-        tests: None,
-        incomplete: false,
-    };
-    let name = &gate.name;
-    let code = match outcome {
-        ProcessOutcome::Exited(code) => code,
-        ProcessOutcome::TimedOut => {
-            return err(
-                format!(
-                    "{name} timed out after {}s and was stopped (its whole process group was killed). Raise `timeout_s` in quality.yaml if it needs longer; partial output is in {log_hint}",
-                    gate.timeout.as_secs_f64()
-                ),
-                None,
-            );
-        }
-        ProcessOutcome::Signaled(sig) => {
-            return err(
-                format!(
-                    "{name} was killed by signal {sig} ({}); its output is in {log_hint}",
-                    crate::core::platform::describe_exit_signal(sig)
-                ),
-                None,
-            );
-        }
-        ProcessOutcome::SpawnFailed(why) => return err(format!("{name}: {why}"), None),
-    };
+    match judged(gate, root, cwd, outcome, logs, diff).await {
+        Ok(batch) => batch,
+        Err((why, code)) => BatchResult {
+            status: GateStatus::Error,
+            violations: Vec::new(),
+            outside_root: 0,
+            error: Some(why),
+            exit_code: code,
+            coverage: None,
+            tests: None,
+            incomplete: false,
+        },
+    }
+}
+
+/// A batch that errored: why, and the tool's exit code when it exited.
+type BatchError = (String, Option<i32>);
+
+async fn judged(
+    gate: &Arc<Gate>,
+    root: &Path,
+    cwd: &Path,
+    outcome: ProcessOutcome,
+    logs: BatchLogs<'_>,
+    diff: Option<Arc<DiffBase>>,
+) -> Result<BatchResult, BatchError> {
+    let code = exit_code(gate, outcome, logs.hint).map_err(|why| (why, None))?;
+    let (name, log_hint) = (&gate.name, logs.hint);
     // The tool wrote straight into its logs: a write that failed there cut its output, and
     // what is left would pass for all of it.
     let clean = gate.exit_codes_ok.contains(&code);
-    if let Some(why) = log_cut(stdout, clean).or_else(|| log_cut(stderr, clean)) {
-        return err(
+    if let Some(why) = log_cut(logs.stdout, clean).or_else(|| log_cut(logs.stderr, clean)) {
+        return Err((
             format!(
                 "{name}'s output could not all be written to its log ({why}), so its findings would be incomplete; see {log_hint}"
             ),
             Some(code),
-        );
+        ));
     }
-    let unexpected_exit = || {
-        format!(
-            "{name} exited with code {code}, which is in neither success.exit_codes_ok {:?} nor success.exit_codes_findings {:?}: it probably could not run. See {log_hint} and its .stderr",
-            gate.exit_codes_ok, gate.exit_codes_findings
-        )
-    };
     let incomplete = gate.exit_codes_incomplete.contains(&code);
     let findings_code = incomplete || gate.exit_codes_findings.contains(&code);
-    // Off the runtime's threads, as the output's parsing: a report may be large.
-    let (plan, dir) = (reports.clone(), run_dir.clone());
-    let collected = tokio::task::spawn_blocking(move || plan.collect(&dir))
-        .await
-        .unwrap_or_else(|e| Err(format!("reading its reports stopped unexpectedly ({e})")));
-    let collected = match collected {
+    let collected = match collect_reports(&logs).await {
         Ok(c) => c,
         // A tool that could not run wrote no report: its exit code says more.
-        Err(_) if !gate.exit_codes_ok.contains(&code) && !findings_code => {
-            return err(unexpected_exit(), Some(code));
+        Err(_) if !clean && !findings_code => {
+            return Err((unexpected_exit(gate, code, log_hint), Some(code)));
         }
         // Its last words usually say why (`No module named pytest`).
         Err(why) => {
-            let said = last_line(stderr)
-                .or_else(|| last_line(stdout))
+            let said = last_line(logs.stderr)
+                .or_else(|| last_line(logs.stdout))
                 .map(|l| format!(". It said: {l}"))
                 .unwrap_or_default();
-            return err(
+            return Err((
                 format!(
                     "{name} ran (exit code {code}) but {why}{said}; what it printed is in {log_hint}"
                 ),
                 Some(code),
-            );
+            ));
         }
     };
-    // Off the runtime's threads: an output may be large.
-    let (gate2, root2, cwd2) = (gate.clone(), root.to_path_buf(), cwd.to_path_buf());
-    let (out_path, err_path, hint) = (
-        stdout.to_path_buf(),
-        stderr.to_path_buf(),
-        log_hint.to_string(),
-    );
-    let parsed = tokio::task::spawn_blocking(move || {
-        let ctx = ParseContext {
-            gate: &gate2,
-            root: &root2,
-            cwd: &cwd2,
-            log_hint: &hint,
-            diff: diff.as_deref(),
-        };
-        parse_logs(&ctx, code, (&out_path, &err_path), &collected)
-    })
-    .await
-    .map_err(|e| format!("the parser stopped unexpectedly ({e})"))
-    .and_then(|r| r);
-    let parsed = match parsed {
-        Ok(p) => p,
-        Err(why) => {
-            return err(
+    let parsed = parse_batch(gate, root, cwd, code, &logs, collected, diff)
+        .await
+        .map_err(|why| {
+            (
                 format!("{name} ran (exit code {code}) but its output could not be read: {why}"),
                 Some(code),
-            );
-        }
-    };
-    let found = !parsed.violations.is_empty();
-    let mut batch = BatchResult {
+            )
+        })?;
+    let found = !parsed.violations.is_empty() || parsed.outside_root > 0;
+    let batch = BatchResult {
         status: if gate.fails_with(&parsed.violations) {
             GateStatus::Failed
         } else {
@@ -423,21 +432,84 @@ async fn judge(
         tests: parsed.tests,
         incomplete,
     };
-    if gate.exit_codes_ok.contains(&code) {
-        return batch;
+    if clean || (findings_code && found) {
+        return Ok(batch);
     }
-    if findings_code {
-        if !found && parsed.outside_root == 0 {
-            batch.status = GateStatus::Error;
-            batch.error = Some(format!(
-                "{name} exited with code {code} (it found problems) but no violation could be read from its output. Check `parsing` in quality.yaml against the output in {log_hint}"
-            ));
-        }
-        return batch;
+    let why = if findings_code {
+        format!(
+            "{name} exited with code {code} (it found problems) but no violation could be read from its output. Check `parsing` in quality.yaml against the output in {log_hint}"
+        )
+    } else {
+        unexpected_exit(gate, code, log_hint)
+    };
+    Ok(BatchResult {
+        status: GateStatus::Error,
+        error: Some(why),
+        ..batch
+    })
+}
+
+/// The tool's exit code, or why it has none (timed out, killed, never started).
+fn exit_code(gate: &Gate, outcome: ProcessOutcome, log_hint: &str) -> Result<i32, String> {
+    let name = &gate.name;
+    match outcome {
+        ProcessOutcome::Exited(code) => Ok(code),
+        ProcessOutcome::TimedOut => Err(format!(
+            "{name} timed out after {}s and was stopped (its whole process group was killed). Raise `timeout_s` in quality.yaml if it needs longer; partial output is in {log_hint}",
+            gate.timeout.as_secs_f64()
+        )),
+        ProcessOutcome::Signaled(sig) => Err(format!(
+            "{name} was killed by signal {sig} ({}); its output is in {log_hint}",
+            crate::core::platform::describe_exit_signal(sig)
+        )),
+        ProcessOutcome::SpawnFailed(why) => Err(format!("{name}: {why}")),
     }
-    batch.status = GateStatus::Error;
-    batch.error = Some(unexpected_exit());
-    batch
+}
+
+fn unexpected_exit(gate: &Gate, code: i32, log_hint: &str) -> String {
+    format!(
+        "{} exited with code {code}, which is in neither success.exit_codes_ok {:?} nor success.exit_codes_findings {:?}: it probably could not run. See {log_hint} and its .stderr",
+        gate.name, gate.exit_codes_ok, gate.exit_codes_findings
+    )
+}
+
+/// The report files the tool wrote, read off the runtime's threads: a report may be large.
+async fn collect_reports(logs: &BatchLogs<'_>) -> Result<Collected, String> {
+    let (plan, dir) = (logs.reports.clone(), logs.run_dir.clone());
+    tokio::task::spawn_blocking(move || plan.collect(&dir))
+        .await
+        .unwrap_or_else(|e| Err(format!("reading its reports stopped unexpectedly ({e})")))
+}
+
+/// The batch's output and reports parsed, off the runtime's threads: an output may be large.
+async fn parse_batch(
+    gate: &Arc<Gate>,
+    root: &Path,
+    cwd: &Path,
+    code: i32,
+    logs: &BatchLogs<'_>,
+    collected: Collected,
+    diff: Option<Arc<DiffBase>>,
+) -> Result<crate::core::parse::Parsed, String> {
+    let (gate, root, cwd) = (gate.clone(), root.to_path_buf(), cwd.to_path_buf());
+    let (out_path, err_path, hint) = (
+        logs.stdout.to_path_buf(),
+        logs.stderr.to_path_buf(),
+        logs.hint.to_string(),
+    );
+    tokio::task::spawn_blocking(move || {
+        let ctx = ParseContext {
+            gate: &gate,
+            root: &root,
+            cwd: &cwd,
+            log_hint: &hint,
+            diff: diff.as_deref(),
+        };
+        parse_logs(&ctx, code, (&out_path, &err_path), &collected)
+    })
+    .await
+    .map_err(|e| format!("the parser stopped unexpectedly ({e})"))
+    .and_then(|r| r)
 }
 
 fn parse_logs(
