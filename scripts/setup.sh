@@ -2,7 +2,7 @@
 # Installs every gate tool qgates' presets and tests run against, each at its pinned version:
 #   python   .venv: the PyPI tools and the MCP SDK (requirements-tools.txt)
 #   semgrep  tools/semgrep-venv: semgrep alone (tools/requirements-semgrep.txt), because it pins an
-#            older MCP SDK than the one tests/mcp_server.rs drives qgates with
+#            older MCP SDK than the one tests/mcp/mcp_server.rs drives qgates with
 #   node     tools/node_modules: the npm tools (tools/package.json, exact versions in its lock file)
 #   debian   Debian packages (tools/apt-packages.txt); needs root when one is missing
 #   go       the Go tools (tools/go-tools.txt), built by `go install` with the machine's Go into

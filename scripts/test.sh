@@ -4,7 +4,8 @@
 # the installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Every tool: the preset catalog is tested against each real tool (tests/presets_real_tools.rs).
+# Every tool: the preset catalog is tested against each real tool
+# (tests/tools/presets_real_tools.rs).
 # The installs are mostly downloads and the lints mostly CPU, so they run side by side; the tests
 # need both. The installs' output is shown when they end.
 setup_log=$(mktemp)

@@ -2,7 +2,7 @@
 //! PATH, throw-away workspaces, and purpose-made tools.
 #![allow(
     dead_code,
-    reason = "each test file uses a different subset of the helpers"
+    reason = "each test binary and bench uses a different subset of the helpers"
 )]
 
 use std::path::{Path, PathBuf};

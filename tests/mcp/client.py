@@ -1,4 +1,4 @@
-"""A real MCP client (the official Python SDK) driving `qgates mcp`, for tests/mcp_server.rs.
+"""A real MCP client (the official Python SDK) driving `qgates mcp`, for tests/mcp/mcp_server.rs.
 
 Usage: client.py QGATES WORKSPACE OUTSIDE_FILE TRANSCRIPT
 

@@ -11,7 +11,7 @@
 //! file, or when more paths were reported than a full status costs.
 //!
 //! Its answer equals `scope::resolve(root, config, Auto)` as long as every change to the working
-//! tree was reported (tests/scope_tracker.rs compares the two after random edits, stages,
+//! tree was reported (tests/engine/scope_tracker.rs compares the two after random edits, stages,
 //! checkouts and stashes). A client that cannot report file changes gets a tracker that resolves
 //! in full every time (`follows_events = false`).
 

@@ -1,0 +1,14 @@
+//! The command line: its commands, where it finds the configuration, manuals and completions,
+//! `init`, `check --fix`, `--shard` and `merge`, `--clean-room`. One test binary: each file
+//! below is a module.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod check_fix;
+mod clean_room;
+mod cli_commands;
+mod cli_config_root;
+mod cli_manuals;
+mod init_detect;
+mod shard;
