@@ -127,6 +127,8 @@ fn run_one(
         .cache
         .clone()
         .filter(|_| job.job.gate.kind != GateKind::Deps);
+    // A deps gate's green run is its one entry in the cache (`cache::deps`).
+    let deps_record = job.deps_key.clone().zip(request.cache.clone());
     let events = request.events.clone();
     async move {
         let send = |e: RunEvent| events.as_ref().map(|tx| tx.send(e));
@@ -134,10 +136,9 @@ fn run_one(
             job,
             lookup,
             in_scope,
-            deps_key,
             ..
         } = job;
-        let (gate, root) = (job.gate.clone(), job.root.clone());
+        let gate = job.gate.clone();
         send(RunEvent::GateStarted {
             id: gate.id.clone(),
             name: gate.name.clone(),
@@ -149,8 +150,8 @@ fn run_one(
             fresh.files_checked = in_scope;
         }
         let result = merge_with_cache(&gate, fresh, lookup, cache.as_deref());
-        if let Some(key) = &deps_key {
-            deps::record_if_green(&root, &gate, key, &result);
+        if let Some((key, cache)) = &deps_record {
+            deps::record_if_green(cache, &gate, key, &result);
         }
         send(RunEvent::GateFinished {
             id: gate.id.clone(),

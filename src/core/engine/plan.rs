@@ -161,7 +161,8 @@ fn part<'a>(
         .and_then(|_| deps::key(keys, gate));
     if let Some(reason) = deps_key
         .as_deref()
-        .and_then(|key| deps::unchanged_reason(&request.root, gate, key))
+        .zip(request.cache.as_deref())
+        .and_then(|(key, cache)| deps::unchanged_reason(cache, gate, key))
     {
         return Part::Out(skipped(gate, reason));
     }

@@ -92,7 +92,7 @@ impl From<UnsafeDir> for std::io::Error {
 }
 
 /// What qgates makes and writes under `.qgates/`, relative to it: each is checked by `check`.
-const KEPT: [&str; 9] = [
+const KEPT: [&str; 8] = [
     "",
     "runs",
     "cache",
@@ -100,7 +100,6 @@ const KEPT: [&str; 9] = [
     "state.lock",
     "exclusive.lock",
     "cache/results.json",
-    "cache/deps",
     ".gitignore",
 ];
 
