@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::core::workspace::stamp::Stamp;
+use crate::core::workspace::stamp::{Stamp, stamp_of};
 
 /// A program's identity and what it was made of.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,10 +43,6 @@ impl ToolId {
     pub fn trustworthy(&self, reference: std::time::SystemTime) -> bool {
         self.inputs.iter().all(|(_, s)| s.trustworthy(reference))
     }
-}
-
-fn stamp_of(path: &Path) -> Option<Stamp> {
-    std::fs::metadata(path).ok().map(|m| Stamp::of(&m))
 }
 
 /// The identity of the program at `program` (as the gate resolves it); `None` when it cannot be

@@ -16,25 +16,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
 use super::{Detection, detect};
-use crate::core::workspace::stamp::{RACY_MARGIN, Stamp};
+use crate::core::workspace::stamp::{RACY_MARGIN, Stamped};
 
 /// Roots remembered at most; past it the memory starts again (a process serves a few).
 const MAX_ROOTS: usize = 64;
 
-struct Entry {
-    detection: Arc<Detection>,
-    /// Per watched path, its stamp, `None` when it was absent.
-    stamps: Vec<Option<Stamp>>,
-}
-
-fn memory() -> &'static Mutex<HashMap<PathBuf, Entry>> {
-    static MEMORY: OnceLock<Mutex<HashMap<PathBuf, Entry>>> = OnceLock::new();
+fn memory() -> &'static Mutex<HashMap<PathBuf, Stamped<Arc<Detection>>>> {
+    static MEMORY: OnceLock<Mutex<HashMap<PathBuf, Stamped<Arc<Detection>>>>> = OnceLock::new();
     MEMORY.get_or_init(Default::default)
-}
-
-fn stamps(detection: &Detection) -> Vec<Option<Stamp>> {
-    let stamp = |p: &PathBuf| std::fs::symlink_metadata(p).ok().map(|m| Stamp::of(&m));
-    detection.watched.iter().map(stamp).collect()
 }
 
 /// `detect(root)`, or the answer of an earlier call while nothing it depends on has changed.
@@ -47,22 +36,16 @@ fn detect_cached_at(root: &Path, clock: impl Fn() -> SystemTime) -> Arc<Detectio
     let remembered = memory()
         .lock()
         .ok()
-        .and_then(|m| m.get(root).map(|e| (e.detection.clone(), e.stamps.clone())));
-    if let Some((detection, before)) = remembered
-        && stamps(&detection) == before
-    {
+        .and_then(|m| m.get(root).and_then(Stamped::get).cloned());
+    if let Some(detection) = remembered {
         return detection;
     }
     // Taken before the walk: a path changed during it, or since, is never trusted.
     let reference = clock() - RACY_MARGIN;
     let detection = Arc::new(detect(root));
-    let stamps = stamps(&detection);
-    if !stamps.iter().flatten().all(|s| s.trustworthy(reference)) {
+    let watched = detection.watched.clone();
+    let Some(entry) = Stamped::new(detection.clone(), watched, reference) else {
         return detection;
-    }
-    let entry = Entry {
-        stamps,
-        detection: detection.clone(),
     };
     if let Ok(mut m) = memory().lock() {
         if m.len() >= MAX_ROOTS && !m.contains_key(root) {

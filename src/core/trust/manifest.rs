@@ -21,7 +21,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::SystemTime;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -30,7 +29,7 @@ use crate::core::config::{Config, ConfigSource, Gate};
 use crate::core::runner::process::resolve_program;
 use crate::core::runner::tool_folders::TOOL_FOLDERS;
 use crate::core::workspace::paths::{lexical_clean, relative_posix};
-use crate::core::workspace::stamp::{RACY_MARGIN, Stamp};
+use crate::core::workspace::stamp::{Stamped, racy_reference};
 use crate::core::workspace::tracked;
 
 /// Programs whose first non-option argument is the script they run; the first `SHELLS` are shells.
@@ -353,7 +352,7 @@ fn shell_words(argv: &[String]) -> String {
 /// before every run, so an unchanged script is not read again).
 #[derive(Default)]
 pub struct FileHashes {
-    known: Mutex<HashMap<PathBuf, (Stamp, String)>>,
+    known: Mutex<HashMap<PathBuf, Stamped<String>>>,
 }
 
 impl FileHashes {
@@ -387,16 +386,13 @@ impl FileHashes {
     }
 
     fn content(&self, path: &Path) -> Option<String> {
-        let reference = SystemTime::now() - RACY_MARGIN;
-        let stamp = Stamp::of(&std::fs::metadata(path).ok()?);
-        if let Some((s, h)) = lock(&self.known).get(path)
-            && *s == stamp
-        {
-            return Some(h.clone());
+        if let Some(hash) = lock(&self.known).get(path).and_then(Stamped::get) {
+            return Some(hash.clone());
         }
+        let reference = racy_reference();
         let hash = hex::encode(Sha256::digest(std::fs::read(path).ok()?));
-        if stamp.trustworthy(reference) {
-            lock(&self.known).insert(path.to_path_buf(), (stamp, hash.clone()));
+        if let Some(known) = Stamped::new(hash.clone(), vec![path.to_path_buf()], reference) {
+            lock(&self.known).insert(path.to_path_buf(), known);
         }
         Some(hash)
     }

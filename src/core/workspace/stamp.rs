@@ -4,6 +4,7 @@
 //! that tick, keeping its stamp while changing its content; such a stamp is never recorded.
 
 use std::fs::Metadata;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -41,6 +42,58 @@ impl Stamp {
     }
 }
 
+/// The reference a value's stamps must lie before (`Stamp::trustworthy`), read before the files
+/// it is worked out from are read.
+pub fn racy_reference() -> SystemTime {
+    SystemTime::now() - RACY_MARGIN
+}
+
+/// A file's stamp now, following links; `None` when it is absent.
+pub fn stamp_of(path: &Path) -> Option<Stamp> {
+    std::fs::metadata(path).ok().map(|m| Stamp::of(&m))
+}
+
+/// A value worked out from files, with the stamps they had: the one way qgates remembers what
+/// it read (a script's hash, what `init` detected, what git's index says) while those files
+/// keep their stamps.
+#[derive(Debug, Clone)]
+pub struct Stamped<V> {
+    value: V,
+    stamps: Vec<(PathBuf, Option<Stamp>)>,
+}
+
+impl<V> Stamped<V> {
+    /// `value`, worked out from `paths` after `reference` was read; `None` when one of them
+    /// changed too recently to be trusted (it may change again without its stamp showing it).
+    pub fn new(value: V, paths: Vec<PathBuf>, reference: SystemTime) -> Option<Stamped<V>> {
+        let stamps: Vec<(PathBuf, Option<Stamp>)> = paths
+            .into_iter()
+            .map(|p| {
+                let stamp = stamp_of(&p);
+                (p, stamp)
+            })
+            .collect();
+        let trusted = stamps
+            .iter()
+            .all(|(_, s)| s.is_none_or(|s| s.trustworthy(reference)));
+        trusted.then_some(Stamped { value, stamps })
+    }
+
+    /// The value, while every file keeps the stamp it had (an absent one stays absent).
+    pub fn get(&self) -> Option<&V> {
+        self.holds().then_some(&self.value)
+    }
+
+    /// `get`, to add to the value.
+    pub fn get_mut(&mut self) -> Option<&mut V> {
+        self.holds().then_some(&mut self.value)
+    }
+
+    fn holds(&self) -> bool {
+        self.stamps.iter().all(|(p, s)| stamp_of(p) == *s)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,6 +107,29 @@ mod tests {
         let now = SystemTime::now();
         assert!(!stamp.trustworthy(now - RACY_MARGIN));
         assert!(stamp.trustworthy(now + Duration::from_millis(50)));
+    }
+
+    #[test]
+    fn a_stamped_value_holds_while_its_files_keep_their_stamps() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, gone) = (tmp.path().join("a.py"), tmp.path().join("gone.py"));
+        std::fs::write(&a, "x = 1\n").unwrap();
+        let now = SystemTime::now();
+        let paths = vec![a.clone(), gone.clone()];
+        assert!(
+            Stamped::new(1, paths.clone(), now - RACY_MARGIN).is_none(),
+            "a file written just now is not trusted"
+        );
+        let mut value = Stamped::new(1, paths, now + Duration::from_millis(50)).unwrap();
+        assert_eq!(value.get(), Some(&1));
+        *value.get_mut().unwrap() += 1;
+        assert_eq!(value.get(), Some(&2));
+        std::fs::write(&gone, "").unwrap();
+        assert_eq!(value.get(), None, "an absent file that appears");
+        std::fs::remove_file(&gone).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::write(&a, "x = 2\n").unwrap();
+        assert_eq!(value.get(), None, "a changed file");
     }
 
     #[test]

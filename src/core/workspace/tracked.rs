@@ -8,13 +8,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
 use crate::core::scope::git::Repo;
-use crate::core::workspace::stamp::Stamp;
+use crate::core::workspace::stamp::{Stamped, racy_reference};
 
 /// A workspace's repository, and what its index answered while it kept its stamp.
 struct Known {
     repo: Repo,
-    index: Option<Stamp>,
-    answers: HashMap<String, bool>,
+    answers: Option<Stamped<HashMap<String, bool>>>,
 }
 
 static REPOS: Mutex<Option<HashMap<PathBuf, Known>>> = Mutex::new(None);
@@ -32,30 +31,25 @@ pub fn tracks(root: &Path, rel: &str) -> bool {
             root.to_path_buf(),
             Known {
                 repo,
-                index: None,
-                answers: HashMap::new(),
+                answers: None,
             },
         );
     }
     let Some(known) = repos.get_mut(root) else {
         return false;
     };
-    let index = std::fs::metadata(known.repo.index_path())
-        .ok()
-        .map(|m| Stamp::of(&m));
-    // Racy stamps (an index written within the file system's tick) are not trusted.
-    if known.index != index || !index.is_some_and(|s| s.trustworthy(racy_reference())) {
-        known.index = index;
-        known.answers.clear();
+    if known.answers.as_mut().and_then(Stamped::get_mut).is_none() {
+        // Racy stamps (an index written within the file system's tick) are not trusted: then
+        // nothing is remembered.
+        let index = known.repo.index_path().to_path_buf();
+        known.answers = Stamped::new(HashMap::new(), vec![index], racy_reference());
     }
-    *known
-        .answers
+    let Some(answers) = known.answers.as_mut().and_then(Stamped::get_mut) else {
+        return known.repo.tracks(rel);
+    };
+    *answers
         .entry(rel.to_string())
         .or_insert_with(|| known.repo.tracks(rel))
-}
-
-fn racy_reference() -> std::time::SystemTime {
-    std::time::SystemTime::now() - crate::core::workspace::stamp::RACY_MARGIN
 }
 
 #[cfg(test)]
