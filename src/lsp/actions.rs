@@ -75,48 +75,7 @@ pub async fn code_actions(
                 ));
             }
         }
-        // Whole-file fixers, offered on their gate's diagnostics.
-        if let (Some(config), true) = (
-            folder.config(),
-            trust::permits(&session.client, &session.docs, folder),
-        ) && let Some(rel) = relative_posix(&folder.root, path)
-        {
-            for gate in config.gates.iter().filter(|g| g.fix.is_some()) {
-                let on: Vec<Diagnostic> = params
-                    .context
-                    .diagnostics
-                    .iter()
-                    .zip(&data)
-                    .filter(|(_, x)| x.as_ref().is_some_and(|x| x.gate == gate.id))
-                    .map(|(d, _)| d.clone())
-                    .collect();
-                if on.is_empty() || !gate.applies_to(&rel) {
-                    continue;
-                }
-                match fix_text(gate, &folder.root, &rel, &text).await {
-                    Ok(fixed) => {
-                        let edits = to_lsp_edits(&text, &line_edits(&text, &fixed), enc);
-                        if !edits.is_empty() {
-                            let title = gate
-                                .fix
-                                .as_ref()
-                                .map(|f| f.title.clone())
-                                .unwrap_or_default();
-                            out.push(action(
-                                caps,
-                                &title,
-                                CodeActionKind::QUICKFIX,
-                                on,
-                                uri,
-                                edits,
-                                true,
-                            ));
-                        }
-                    }
-                    Err(e) => tracing::warn!("{e}"),
-                }
-            }
-        }
+        out.extend(whole_file_fixes(session, folder, path, uri, &text, params, &data).await);
     }
     if params.context.only.is_some()
         && wants(&fix_all_kind())
@@ -131,6 +90,68 @@ pub async fn code_actions(
             uri,
             edits,
             false,
+        ));
+    }
+    out
+}
+
+/// The whole-file fixers' actions, each offered on its gate's diagnostics, for a trusted,
+/// configured folder.
+async fn whole_file_fixes(
+    session: &Session,
+    folder: &Arc<Folder>,
+    path: &Path,
+    uri: &Uri,
+    text: &str,
+    params: &CodeActionParams,
+    data: &[Option<DiagnosticData>],
+) -> Vec<CodeActionOrCommand> {
+    let mut out = Vec::new();
+    let (Some(config), true) = (
+        folder.config(),
+        trust::permits(&session.client, &session.docs, folder),
+    ) else {
+        return out;
+    };
+    let Some(rel) = relative_posix(&folder.root, path) else {
+        return out;
+    };
+    for gate in config.gates.iter().filter(|g| g.fix.is_some()) {
+        let on: Vec<Diagnostic> = params
+            .context
+            .diagnostics
+            .iter()
+            .zip(data)
+            .filter(|(_, x)| x.as_ref().is_some_and(|x| x.gate == gate.id))
+            .map(|(d, _)| d.clone())
+            .collect();
+        if on.is_empty() || !gate.applies_to(&rel) {
+            continue;
+        }
+        let fixed = match fix_text(gate, &folder.root, &rel, text).await {
+            Ok(fixed) => fixed,
+            Err(e) => {
+                tracing::warn!("{e}");
+                continue;
+            }
+        };
+        let edits = to_lsp_edits(text, &line_edits(text, &fixed), session.encoding());
+        if edits.is_empty() {
+            continue;
+        }
+        let title = gate
+            .fix
+            .as_ref()
+            .map(|f| f.title.clone())
+            .unwrap_or_default();
+        out.push(action(
+            session.caps(),
+            &title,
+            CodeActionKind::QUICKFIX,
+            on,
+            uri,
+            edits,
+            true,
         ));
     }
     out

@@ -96,100 +96,96 @@ pub async fn execute(
     arguments: Vec<Value>,
 ) -> Result<Option<Value>> {
     match command {
-        SUMMARY => {
-            let args: RunArgs = parse_args(command, arguments)?;
-            let run = args.run.unwrap_or(false)
-                || args.scope.is_some()
-                || args.gates.is_some()
-                || args.files.is_some();
-            if args.clean_room || args.rev.is_some() {
-                return Err(invalid(
-                    command,
-                    "`clean_room` and `rev` belong to qgates.run (qgates.summary shows the folder's runs)",
-                ));
-            }
-            let folder = pick_folder(session, &args)?;
-            if !run && let Some(report) = folder.last_report() {
-                return Ok(Some(answer(&report, args.page())));
-            }
-            run_now(&folder, args).await
-        }
-        RUN => {
-            let args: RunArgs = parse_args(command, arguments)?;
-            if args.run.is_some() {
-                return Err(invalid(
-                    command,
-                    "unknown field `run` (qgates.run always runs)",
-                ));
-            }
-            let folder = pick_folder(session, &args)?;
-            if args.clean_room {
-                return super::clean_room::run_clean(
-                    &folder,
-                    args_for_clean_room(&folder.root, args)?,
-                )
-                .await;
-            }
-            if args.rev.is_some() {
-                return Err(invalid(
-                    command,
-                    "`rev` names the commit of a clean-room run; add \"clean_room\": true",
-                ));
-            }
-            run_now(&folder, args).await
-        }
-        FIX_ALL => {
-            let args: FixAllArgs = parse_args(command, arguments)?;
-            let uri: Uri = args
-                .uri
-                .parse()
-                .map_err(|_| invalid(command, &format!("`uri`: `{}` is not a URI", args.uri)))?;
-            let path = uri_to_path(&uri)
-                .ok_or_else(|| invalid(command, "`uri`: only file: URIs can be fixed"))?;
-            let folder = session.folder_for(&path).ok_or_else(|| {
-                invalid(command, "`uri`: the file is outside every workspace folder")
-            })?;
-            let edits: Vec<TextEdit> =
-                fix_all_edits(session, &folder, &path)
-                    .await
-                    .ok_or_else(|| {
-                        failed("the file's folder is not trusted or has no valid configuration")
-                    })?;
-            let edit = WorkspaceEdit {
-                changes: Some(std::collections::HashMap::from([(uri, edits)])),
-                ..Default::default()
-            };
-            Ok(Some(apply(session, edit).await))
-        }
+        SUMMARY => summary(session, parse_args(command, arguments)?).await,
+        RUN => run(session, parse_args(command, arguments)?).await,
+        FIX_ALL => fix_all(session, parse_args(command, arguments)?).await,
         APPLY_EDIT => {
             let args: ApplyEditArgs = parse_args(command, arguments)?;
             Ok(Some(apply(session, args.edit).await))
         }
-        TRUST => {
-            let args: TrustArgs = parse_args(command, arguments)?;
-            let folders = match &args.folder {
-                Some(f) => vec![folder_named(session, f).ok_or_else(|| {
-                    invalid(
-                        command,
-                        &format!("`folder`: `{f}` is not a workspace folder"),
-                    )
-                })?],
-                None => session.folders(),
-            };
-            let (mut trusted, mut runs) = (Vec::new(), serde_json::Map::new());
-            for folder in folders {
-                let manifest = session.trust_folder(&folder).map_err(|e| failed(&e))?;
-                let root = folder.root.display().to_string();
-                runs.insert(root.clone(), json!(manifest.describe()));
-                trusted.push(root);
-            }
-            Ok(Some(json!({ "trusted": trusted, "runs": runs })))
-        }
+        TRUST => trust(session, parse_args(command, arguments)?),
         _ => Err(Error::invalid_params(format!(
             "unknown command `{command}`; the commands are {}",
             ALL.join(", ")
         ))),
     }
+}
+
+/// `qgates.summary`: the folder's last report, or a run when the arguments ask for one.
+async fn summary(session: &Arc<Session>, args: RunArgs) -> Result<Option<Value>> {
+    let run = args.run.unwrap_or(false)
+        || args.scope.is_some()
+        || args.gates.is_some()
+        || args.files.is_some();
+    if args.clean_room || args.rev.is_some() {
+        return Err(invalid(
+            SUMMARY,
+            "`clean_room` and `rev` belong to qgates.run (qgates.summary shows the folder's runs)",
+        ));
+    }
+    let folder = pick_folder(session, &args)?;
+    if !run && let Some(report) = folder.last_report() {
+        return Ok(Some(answer(&report, args.page())));
+    }
+    run_now(&folder, args).await
+}
+
+/// `qgates.run`: a run now, in the folder or in a clean room.
+async fn run(session: &Arc<Session>, args: RunArgs) -> Result<Option<Value>> {
+    if args.run.is_some() {
+        return Err(invalid(RUN, "unknown field `run` (qgates.run always runs)"));
+    }
+    let folder = pick_folder(session, &args)?;
+    if args.clean_room {
+        let clean = args_for_clean_room(&folder.root, args)?;
+        return super::clean_room::run_clean(&folder, clean).await;
+    }
+    if args.rev.is_some() {
+        return Err(invalid(
+            RUN,
+            "`rev` names the commit of a clean-room run; add \"clean_room\": true",
+        ));
+    }
+    run_now(&folder, args).await
+}
+
+/// `qgates.fixAll`: every safe fix of one file, applied through the client.
+async fn fix_all(session: &Arc<Session>, args: FixAllArgs) -> Result<Option<Value>> {
+    let uri: Uri = args
+        .uri
+        .parse()
+        .map_err(|_| invalid(FIX_ALL, &format!("`uri`: `{}` is not a URI", args.uri)))?;
+    let path =
+        uri_to_path(&uri).ok_or_else(|| invalid(FIX_ALL, "`uri`: only file: URIs can be fixed"))?;
+    let folder = session
+        .folder_for(&path)
+        .ok_or_else(|| invalid(FIX_ALL, "`uri`: the file is outside every workspace folder"))?;
+    let edits: Vec<TextEdit> = fix_all_edits(session, &folder, &path)
+        .await
+        .ok_or_else(|| failed("the file's folder is not trusted or has no valid configuration"))?;
+    let edit = WorkspaceEdit {
+        changes: Some(std::collections::HashMap::from([(uri, edits)])),
+        ..Default::default()
+    };
+    Ok(Some(apply(session, edit).await))
+}
+
+/// `qgates.trust`: trusts one folder, or every one, and says what each runs.
+fn trust(session: &Arc<Session>, args: TrustArgs) -> Result<Option<Value>> {
+    let folders = match &args.folder {
+        Some(f) => vec![folder_named(session, f).ok_or_else(|| {
+            invalid(TRUST, &format!("`folder`: `{f}` is not a workspace folder"))
+        })?],
+        None => session.folders(),
+    };
+    let (mut trusted, mut runs) = (Vec::new(), serde_json::Map::new());
+    for folder in folders {
+        let manifest = session.trust_folder(&folder).map_err(|e| failed(&e))?;
+        let root = folder.root.display().to_string();
+        runs.insert(root.clone(), json!(manifest.describe()));
+        trusted.push(root);
+    }
+    Ok(Some(json!({ "trusted": trusted, "runs": runs })))
 }
 
 /// Applies an edit through the client (`{applied, edits}`), or, for a client that does not
