@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::core::api::ScopeChoice;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "qgates",
@@ -183,27 +185,24 @@ pub struct BaselineArgs {
     pub root: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ScopeArg {
-    /// Changed since the last all-green run on this branch, plus files that failed since.
-    Auto,
-    /// Changed since the merge-base with the parent branch.
-    Branch,
-    /// Every file of the project (project_scope globs, honouring .gitignore).
-    Project,
-    /// Only the paths given.
-    Files,
-}
+/// `--scope`: the engine's scope names, with their help.
+impl ValueEnum for ScopeChoice {
+    fn value_variants<'a>() -> &'a [Self] {
+        &ScopeChoice::ALL
+    }
 
-impl ScopeArg {
-    pub fn choice(self) -> crate::core::api::ScopeChoice {
-        use crate::core::api::ScopeChoice;
-        match self {
-            ScopeArg::Auto => ScopeChoice::Auto,
-            ScopeArg::Branch => ScopeChoice::Branch,
-            ScopeArg::Project => ScopeChoice::Project,
-            ScopeArg::Files => ScopeChoice::Files,
-        }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let help = match self {
+            ScopeChoice::Auto => {
+                "Changed since the last all-green run on this branch, plus files that failed since"
+            }
+            ScopeChoice::Branch => "Changed since the merge-base with the parent branch",
+            ScopeChoice::Project => {
+                "Every file of the project (project_scope globs, honouring .gitignore)"
+            }
+            ScopeChoice::Files => "Only the paths given",
+        };
+        Some(clap::builder::PossibleValue::new(self.as_str()).help(help))
     }
 }
 
@@ -229,7 +228,7 @@ pub struct CheckArgs {
     pub paths: Vec<PathBuf>,
     /// Which files to check. Default: `files` when paths are given, else `auto`.
     #[arg(long, value_enum)]
-    pub scope: Option<ScopeArg>,
+    pub scope: Option<ScopeChoice>,
     /// Only these gates, comma-separated ids.
     #[arg(long, value_delimiter = ',')]
     pub gates: Option<Vec<String>>,

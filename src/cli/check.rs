@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::args::{CheckArgs, FormatArg, OutputArgs, ScopeArg};
+use super::args::{CheckArgs, FormatArg, OutputArgs};
 use super::output::{print_stderr, print_stdout};
 use super::workspace::{config_file, find_root};
 use crate::core::api::KindFilter;
@@ -13,7 +13,7 @@ use crate::core::api::children;
 use crate::core::api::clean_room::{CleanRoom, CleanRoomError};
 use crate::core::api::fix::execute_with_fixes;
 use crate::core::api::{Run, RunRequest, ScopeRequest, execute};
-use crate::core::api::{ScopeChoiceError, scope_request};
+use crate::core::api::{ScopeChoice, ScopeChoiceError, scope_request};
 use crate::core::config::{self, Config, Trigger};
 use crate::core::report::page::PageRequest;
 use crate::core::report::{self, Report, exit};
@@ -143,10 +143,10 @@ fn load_config(a: &CheckArgs, root: &Path, clean_room: Option<&CleanRoom>) -> Re
 fn scope_and_kinds(a: &CheckArgs, clean_room: bool) -> Result<(ScopeRequest, KindFilter), i32> {
     // A clean room answers for the whole commit unless told otherwise.
     let choice = match a.scope {
-        None if clean_room && a.paths.is_empty() => Some(ScopeArg::Project),
+        None if clean_room && a.paths.is_empty() => Some(ScopeChoice::Project),
         s => s,
     };
-    let scope = scope_request(choice.map(ScopeArg::choice), a.paths.clone()).map_err(|e| {
+    let scope = scope_request(choice, a.paths.clone()).map_err(|e| {
         usage(&match e {
             ScopeChoiceError::FilesNeedPaths => {
                 "--scope files needs paths: qgates check --scope files src/a.py".to_string()

@@ -20,7 +20,7 @@ use super::folder::Folder;
 use super::jobs::Job;
 use super::replies::{answer, failed};
 use super::session::Session;
-use crate::core::api::ScopeRequest;
+use crate::core::api::{ScopeChoice, ScopeRequest};
 use crate::core::report::page::{PageRequest, deserialize_max_violations, deserialize_offset};
 
 pub const SUMMARY: &str = "qgates.summary";
@@ -29,20 +29,11 @@ pub const FIX_ALL: &str = "qgates.fixAll";
 pub const TRUST: &str = "qgates.trust";
 pub const ALL: [&str; 5] = [SUMMARY, RUN, FIX_ALL, TRUST, APPLY_EDIT];
 
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-enum ScopeName {
-    Auto,
-    Branch,
-    Project,
-    Files,
-}
-
 /// `qgates.summary` and `qgates.run`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RunArgs {
-    scope: Option<ScopeName>,
+    scope: Option<ScopeChoice>,
     gates: Option<Vec<String>>,
     /// Paths (absolute, or relative to the folder) or `file:` URIs.
     files: Option<Vec<String>>,
@@ -227,19 +218,22 @@ async fn run_now(folder: &Arc<Folder>, args: RunArgs) -> Result<Option<Value>> {
         .map(|f| file_arg(&folder.root, f))
         .collect();
     let scope = match (args.scope, files.is_empty()) {
-        (Some(ScopeName::Files), true) => {
+        (Some(ScopeChoice::Files), true) => {
             return Err(invalid(RUN, "`files`: scope `files` needs a list of files"));
         }
-        (Some(s @ (ScopeName::Auto | ScopeName::Branch | ScopeName::Project)), false) => {
+        (Some(s @ (ScopeChoice::Auto | ScopeChoice::Branch | ScopeChoice::Project)), false) => {
             return Err(invalid(
                 RUN,
-                &format!("`files`: scope `{s:?}` chooses its files itself; drop `files` or use scope `files`").to_lowercase(),
+                &format!(
+                    "`files`: scope `{}` chooses its files itself; drop `files` or use scope `files`",
+                    s.as_str()
+                ),
             ));
         }
         (_, false) => ScopeRequest::Files(files),
-        (Some(ScopeName::Project), true) => ScopeRequest::Project,
-        (Some(ScopeName::Branch), true) => ScopeRequest::Branch,
-        (Some(ScopeName::Auto) | None, true) => ScopeRequest::Auto,
+        (Some(ScopeChoice::Project), true) => ScopeRequest::Project,
+        (Some(ScopeChoice::Branch), true) => ScopeRequest::Branch,
+        (Some(ScopeChoice::Auto) | None, true) => ScopeRequest::Auto,
     };
     let (reply, answer_rx) = oneshot::channel();
     folder.send(Job::Run {
@@ -259,10 +253,10 @@ fn args_for_clean_room(root: &Path, args: RunArgs) -> Result<super::clean_room::
     let page = args.page();
     let files: Vec<String> = args.files.unwrap_or_default();
     let scope = match (args.scope, files.is_empty()) {
-        (Some(ScopeName::Files), true) => {
+        (Some(ScopeChoice::Files), true) => {
             return Err(invalid(RUN, "`files`: scope `files` needs a list of files"));
         }
-        (Some(ScopeName::Files) | None, false) => {
+        (Some(ScopeChoice::Files) | None, false) => {
             ScopeRequest::Files(files.iter().map(|f| file_arg(root, f)).collect())
         }
         (Some(_), false) => {
@@ -271,8 +265,8 @@ fn args_for_clean_room(root: &Path, args: RunArgs) -> Result<super::clean_room::
                 "`files`: only scope `files` takes a list of files",
             ));
         }
-        (Some(ScopeName::Branch | ScopeName::Auto), true) => ScopeRequest::Branch,
-        (Some(ScopeName::Project) | None, true) => ScopeRequest::Project,
+        (Some(ScopeChoice::Branch | ScopeChoice::Auto), true) => ScopeRequest::Branch,
+        (Some(ScopeChoice::Project) | None, true) => ScopeRequest::Project,
     };
     Ok(super::clean_room::CleanArgs {
         rev: args.rev,

@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use crate::core::api::ScopeChoice;
 use crate::core::report::page::{PageRequest, deserialize_max_violations, deserialize_offset};
 
 /// The arguments of `run_quality_gates`. All are optional: `{}` checks what changed (`auto`).
@@ -15,7 +16,7 @@ pub struct RunArgs {
     /// this branch, plus the files that failed since. `branch`: what changed since the parent
     /// branch. `project`: every project file. `files`: the paths in `files` (the default when
     /// `files` is given).
-    pub scope: Option<ScopeName>,
+    pub scope: Option<ScopeChoice>,
     /// Only these gates (ids from quality.yaml, e.g. ["ruff_lint"]). Default: every active gate.
     #[schemars(length(min = 1))]
     pub gates: Option<Vec<String>>,
@@ -59,32 +60,6 @@ pub struct RunArgs {
 impl RunArgs {
     pub fn page(&self) -> PageRequest {
         PageRequest::new(self.max_violations, self.offset)
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ScopeName {
-    Auto,
-    Branch,
-    Project,
-    Files,
-}
-
-/// By hand, so a wrong value gets "expected a string" or the list of scopes, not serde's
-/// "expected string or map" (an enum's other encoding, which means nothing to an agent).
-impl<'de> Deserialize<'de> for ScopeName {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        match name.as_str() {
-            "auto" => Ok(ScopeName::Auto),
-            "branch" => Ok(ScopeName::Branch),
-            "project" => Ok(ScopeName::Project),
-            "files" => Ok(ScopeName::Files),
-            other => Err(serde::de::Error::custom(format!(
-                "unknown scope `{other}`, expected one of `auto`, `branch`, `project`, `files`"
-            ))),
-        }
     }
 }
 
@@ -146,7 +121,7 @@ mod tests {
     #[test]
     fn reads_the_arguments() {
         let a = parse(json!({"scope": "project", "gates": ["mypy"], "fix": true})).unwrap();
-        assert_eq!(a.scope, Some(ScopeName::Project));
+        assert_eq!(a.scope, Some(ScopeChoice::Project));
         assert_eq!(a.gates, Some(vec!["mypy".to_string()]));
         assert!(a.fix);
         let none = parse_args::<RunArgs>("t", None, "").unwrap();

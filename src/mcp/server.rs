@@ -14,7 +14,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use super::schema::{LastArgs, RunArgs, ScopeName, parse_args};
+use super::schema::{LastArgs, RunArgs, parse_args};
 use super::tools::{self, LAST, LAST_ACCEPTS, RUN, RUN_ACCEPTS, error_result, report_result};
 use crate::core::api::ResultCache;
 use crate::core::api::ScopeRequest;
@@ -262,7 +262,8 @@ impl QgatesServer {
             .flatten()
             .map(|f| self.workspace_path(f))
             .collect::<Result<Vec<PathBuf>, String>>()?;
-        if args.files.as_ref().is_some_and(Vec::is_empty) && args.scope != Some(ScopeName::Files) {
+        if args.files.as_ref().is_some_and(Vec::is_empty) && args.scope != Some(ScopeChoice::Files)
+        {
             return Err(format!(
                 "{RUN}: argument `files` is empty. Leave it out to let the scope choose the files, or give paths relative to the workspace root."
             ));
@@ -276,7 +277,7 @@ impl QgatesServer {
                 };
                 format!("{RUN}: {what}{e}. Example: {{\"skip_kinds\": [\"test\", \"e2e\"]}} or {{\"only_kinds\": [\"lint\"]}}.")
             })?;
-        let scope = scope_request(args.scope.map(choice), paths).map_err(|e| {
+        let scope = scope_request(args.scope, paths).map_err(|e| {
             format!("{RUN}: {e}. Example: {{\"scope\": \"files\", \"files\": [\"src/app.py\"]}}, or {{\"scope\": \"project\"}}.")
         })?;
         let mut request = RunRequest::new(self.root.clone(), scope, Trigger::Command);
@@ -322,19 +323,10 @@ impl QgatesServer {
     }
 }
 
-fn choice(s: ScopeName) -> ScopeChoice {
-    match s {
-        ScopeName::Auto => ScopeChoice::Auto,
-        ScopeName::Branch => ScopeChoice::Branch,
-        ScopeName::Project => ScopeChoice::Project,
-        ScopeName::Files => ScopeChoice::Files,
-    }
-}
-
 /// What a run is, for the "already in progress" message.
 fn describe(args: &RunArgs) -> String {
     let scope = match (args.scope, &args.files) {
-        (Some(s), _) => choice(s).as_str(),
+        (Some(s), _) => s.as_str(),
         (None, Some(_)) => "files",
         (None, None) => "auto",
     };

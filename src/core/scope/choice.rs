@@ -6,8 +6,11 @@ use std::path::PathBuf;
 
 use crate::core::scope::ScopeRequest;
 
-/// A scope by name, as the faces offer it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A scope by name.
+// The faces offer it as `--scope`, and as the `scope` of the editor's commands and the agent's
+// tools; each says what the names mean in its own help.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum ScopeChoice {
     Auto,
     Branch,
@@ -15,7 +18,30 @@ pub enum ScopeChoice {
     Files,
 }
 
+/// By hand, so a wrong value gets "expected a string" or the list of scopes, not serde's
+/// "expected string or map" (an enum's other encoding, which means nothing to an agent).
+impl<'de> serde::Deserialize<'de> for ScopeChoice {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        ScopeChoice::ALL
+            .into_iter()
+            .find(|c| c.as_str() == name)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "unknown scope `{name}`, expected one of `auto`, `branch`, `project`, `files`"
+                ))
+            })
+    }
+}
+
 impl ScopeChoice {
+    pub const ALL: [ScopeChoice; 4] = [
+        ScopeChoice::Auto,
+        ScopeChoice::Branch,
+        ScopeChoice::Project,
+        ScopeChoice::Files,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ScopeChoice::Auto => "auto",
