@@ -10,10 +10,9 @@ use tower_lsp_server::jsonrpc::Result;
 
 use super::folder::{Consent, Folder};
 use super::replies::{answer, failed};
-use crate::core::api::ScopeRequest;
-use crate::core::api::clean_room::{
-    DEFAULT_REV, ServerRequest, ServerRunError, run_for_server, runs_as_trusted,
-};
+use crate::core::api::clean_room::{DEFAULT_REV, ServerRunError, run_for_server, runs_as_trusted};
+use crate::core::api::{RunRequest, ScopeRequest};
+use crate::core::config::Trigger;
 use crate::core::report::page::PageRequest;
 use crate::core::trust::{Manifest, TrustStore};
 
@@ -30,14 +29,8 @@ pub struct CleanArgs {
 /// configuration committed at the revision must run the same (see `runs_as_trusted`).
 pub async fn run_clean(folder: &Arc<Folder>, args: CleanArgs) -> Result<Option<Value>> {
     let rev = args.rev.unwrap_or_else(|| DEFAULT_REV.to_string());
-    let request = ServerRequest {
-        root: folder.root.clone(),
-        rev: rev.clone(),
-        config_path: None,
-        scope: args.scope,
-        gates: args.gates,
-        kinds: Default::default(),
-    };
+    let mut request = RunRequest::new(folder.root.clone(), args.scope, Trigger::Command);
+    request.gates = args.gates;
     let trusted = match folder.consent() {
         Consent::Editor => None,
         consent => match trusted_manifest(folder, consent) {
@@ -50,10 +43,15 @@ pub async fn run_clean(folder: &Arc<Folder>, args: CleanArgs) -> Result<Option<V
             }
         },
     };
-    let result = run_for_server(request, move |config, checkout| match &trusted {
-        None => Ok(()),
-        Some(m) => runs_as_trusted(config, checkout, m),
-    })
+    let result = run_for_server(
+        request,
+        rev.clone(),
+        None,
+        move |config, checkout| match &trusted {
+            None => Ok(()),
+            Some(m) => runs_as_trusted(config, checkout, m),
+        },
+    )
     .await;
     match result {
         Ok(report) => Ok(Some(answer(&report, args.page))),

@@ -18,9 +18,7 @@ use super::schema::{LastArgs, RunArgs, parse_args};
 use super::tools::{self, LAST, LAST_ACCEPTS, RUN, RUN_ACCEPTS, error_result, report_result};
 use crate::core::api::ResultCache;
 use crate::core::api::ScopeRequest;
-use crate::core::api::clean_room::{
-    DEFAULT_REV, ServerRequest, ServerRunError, run_for_server, runs_as_trusted,
-};
+use crate::core::api::clean_room::{DEFAULT_REV, ServerRunError, run_for_server, runs_as_trusted};
 use crate::core::api::fix::run_with_fixes;
 use crate::core::api::{KindFilter, KindFilterError};
 use crate::core::api::{RunRequest, run};
@@ -194,22 +192,23 @@ impl QgatesServer {
             (None, None) => ScopeRequest::Project,
             _ => request.scope,
         };
-        let server_request = ServerRequest {
+        let request = RunRequest {
             root: self.root.clone(),
-            rev: rev.clone(),
-            config_path: self.config_path.clone(),
             scope,
-            gates: request.gates,
-            kinds: request.kinds,
+            ..request
         };
         // The working tree's own runs must be trusted, and the checkout must run the same.
         let trusted = match self.trusted_config() {
             Ok((_, manifest)) => manifest,
             Err(e) => return error_result(format!("Clean room at `{rev}`: {e}")),
         };
-        let work = tokio::spawn(run_for_server(server_request, move |config, checkout| {
-            runs_as_trusted(config, checkout, &trusted)
-        }));
+        let (at, config_path) = (rev.clone(), self.config_path.clone());
+        let work = tokio::spawn(run_for_server(
+            request,
+            at,
+            config_path,
+            move |config, checkout| runs_as_trusted(config, checkout, &trusted),
+        ));
         let Some(joined) = until_cancelled(work, context).await else {
             return error_result("The run was cancelled; its result was not recorded.");
         };

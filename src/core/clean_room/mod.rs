@@ -25,7 +25,7 @@ use crate::core::workspace::paths::relative_posix;
 
 pub use crate::core::report::CleanRoomInfo;
 pub use git::GitProblem;
-pub use run::{ServerRequest, ServerRunError, run_for_server, runs_as_trusted};
+pub use run::{ServerRunError, run_for_server, runs_as_trusted};
 
 /// The revision checked when none is given.
 pub const DEFAULT_REV: &str = "HEAD";

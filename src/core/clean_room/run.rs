@@ -7,25 +7,9 @@ use std::path::{Path, PathBuf};
 
 use super::{CleanRoom, CleanRoomError};
 use crate::core::config::{Config, Trigger};
-use crate::core::engine::execute;
-use crate::core::engine::kinds::KindFilter;
+use crate::core::engine::{RunRequest, execute};
 use crate::core::report::Report;
-use crate::core::scope::ScopeRequest;
 use crate::core::trust::{FileHashes, Manifest};
-
-/// What a server asks for.
-#[derive(Debug, Clone)]
-pub struct ServerRequest {
-    /// The workspace root outside (absolute).
-    pub root: PathBuf,
-    pub rev: String,
-    /// The server's `--config`, if any.
-    pub config_path: Option<PathBuf>,
-    pub scope: ScopeRequest,
-    pub gates: Option<Vec<String>>,
-    /// The kinds of gate to leave out or keep (`skip_kinds`, `only_kinds`).
-    pub kinds: KindFilter,
-}
 
 /// Why a server's clean-room run did not give a report.
 #[derive(Debug, Clone)]
@@ -62,18 +46,22 @@ pub fn runs_as_trusted(
 /// Makes the clean room, reads its configuration, asks `permits` (given the configuration and the
 /// checkout's root) whether it may run, runs the gates and removes the checkout. Dropped before
 /// its end (a cancelled call), it stops the gates and removes the checkout all the same.
+/// `request` is the run as it would be in the workspace (its root, scope, gates and kinds);
+/// `config_path` the server's `--config`, if any.
 pub async fn run_for_server(
-    request: ServerRequest,
+    request: RunRequest,
+    rev: String,
+    config_path: Option<PathBuf>,
     permits: impl FnOnce(&Config, &Path) -> Result<(), String>,
 ) -> Result<Report, ServerRunError> {
-    let (root, rev) = (request.root.clone(), request.rev.clone());
+    let root = request.root.clone();
     let clean_room = tokio::task::spawn_blocking(move || CleanRoom::open(&root, &rev, false))
         .await
         .map_err(|e| ServerRunError::Run(format!("the clean room could not be made: {e}")))?
         .map_err(ServerRunError::CleanRoom)?;
     let outcome = async {
         let config = clean_room
-            .load_config(request.config_path.as_deref())
+            .load_config(config_path.as_deref())
             .map_err(|e| ServerRunError::Config(e.to_string()))?;
         permits(&config, clean_room.root()).map_err(ServerRunError::Untrusted)?;
         let mut engine_request = clean_room
