@@ -2,20 +2,20 @@
 //! and what they name of a run. They depend on this module for a run, not on where each part
 //! lives inside the engine.
 
-pub use crate::core::cache::ResultCache;
-pub use crate::core::cache::remote as shared_cache;
-pub use crate::core::clean_room;
-pub use crate::core::engine::kinds::{KindFilter, KindFilterError};
-pub use crate::core::engine::shard::Shard;
-pub use crate::core::engine::{Finished, Run, RunError, RunEvent, RunRequest, execute, run};
-pub use crate::core::fix;
-pub use crate::core::runner::children;
-pub use crate::core::runner::process::resolve_program;
-pub use crate::core::runner::report_files;
-pub use crate::core::scope::choice::{ScopeChoice, ScopeChoiceError, scope_request};
-pub use crate::core::scope::{ResolvedScope, ScopeRequest};
+pub(crate) use crate::core::cache::ResultCache;
+pub(crate) use crate::core::cache::remote as shared_cache;
+pub(crate) use crate::core::clean_room;
+pub(crate) use crate::core::engine::kinds::{KindFilter, KindFilterError};
+pub(crate) use crate::core::engine::shard::Shard;
+pub(crate) use crate::core::engine::{Finished, Run, RunError, RunEvent, RunRequest, execute, run};
+pub(crate) use crate::core::fix;
+pub(crate) use crate::core::runner::children;
+pub(crate) use crate::core::runner::process::resolve_program;
+pub(crate) use crate::core::runner::report_files;
+pub(crate) use crate::core::scope::choice::{ScopeChoice, ScopeChoiceError, scope_request};
+pub(crate) use crate::core::scope::{ResolvedScope, ScopeRequest};
 
 /// What is logged without `QGATES_LOG`: warnings, but not OpenDAL's about a write cut short
 /// (a shared cache past its run's deadline has its requests dropped on purpose; the report
 /// says so once).
-pub const DEFAULT_LOG_FILTER: &str = "warn,opendal_core=error";
+pub(crate) const DEFAULT_LOG_FILTER: &str = "warn,opendal_core=error";

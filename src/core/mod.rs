@@ -1,21 +1,21 @@
 //! The engine: configuration, scope, running gates, parsing their output, the report.
 //! It knows nothing of LSP or MCP; the faces in `cli`, `lsp` and `mcp` translate.
 
-pub mod api;
+pub(crate) mod api;
 pub mod cache;
-pub mod clean_room;
+pub(crate) mod clean_room;
 pub mod config;
 pub mod detect;
 pub mod engine;
-pub mod fix;
+pub(crate) mod fix;
 pub mod parse;
 pub mod platform;
 pub mod report;
 pub mod runner;
 pub mod scope;
-pub mod trust;
+pub(crate) mod trust;
 pub mod violation;
-pub mod workspace;
+pub(crate) mod workspace;
 
 /// The cores this process may use.
 pub fn cores() -> usize {

@@ -4,15 +4,15 @@
 //! (the gates in their order) and `finish` (the report, then the state and the report's file,
 //! recorded once).
 
-pub mod exclusive;
+pub(crate) mod exclusive;
 mod execute;
 mod finish;
-pub mod kinds;
-pub mod lookup;
-pub mod order;
+pub(crate) mod kinds;
+pub(crate) mod lookup;
+pub(crate) mod order;
 mod plan;
 pub mod shard;
-pub mod skips;
+pub(crate) mod skips;
 mod state;
 
 use std::path::PathBuf;

@@ -64,8 +64,9 @@ pub fn line_edits(old: &str, new: &str) -> Vec<LineEdit> {
     edits
 }
 
-/// Applies line edits to `old` (what an editor does with them); for tests and checks.
-pub fn apply_line_edits(old: &str, edits: &[LineEdit]) -> String {
+/// Applies line edits to `old` (what an editor does with them).
+#[cfg(test)]
+fn apply_line_edits(old: &str, edits: &[LineEdit]) -> String {
     let lines: Vec<&str> = old.split_inclusive('\n').collect();
     let mut out = String::with_capacity(old.len());
     let mut at = 0usize;

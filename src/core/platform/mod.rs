@@ -9,7 +9,7 @@
 //! honestly, so another target stops at compile time with a message instead of building a
 //! qgates that quietly runs tools without their process groups or follows links it must refuse.
 
-pub mod background;
+pub(crate) mod background;
 
 #[cfg(unix)]
 mod unix;

@@ -2,12 +2,12 @@
 //! JSON (null and empty fields left out); other formats render the same data.
 
 mod coverage;
-pub mod fix_hint;
+pub(crate) mod fix_hint;
 pub mod github;
 pub mod markdown;
-pub mod merge;
+pub(crate) mod merge;
 pub mod page;
-pub mod parts;
+pub(crate) mod parts;
 pub mod sarif;
 mod summary;
 pub mod text;

@@ -2,13 +2,13 @@
 //! full), output parsed, exit codes judged. Nothing passes silently: every way a gate can fail to
 //! run ends as status `error` with a message that says which and where the log is.
 
-pub mod batch;
-pub mod children;
-pub mod own_selection;
-pub mod process;
+pub(crate) mod batch;
+pub(crate) mod children;
+pub(crate) mod own_selection;
+pub(crate) mod process;
 pub mod reaper;
-pub mod report_files;
-pub mod tool_folders;
+pub(crate) mod report_files;
+pub(crate) mod tool_folders;
 
 use std::collections::HashSet;
 use std::ffi::OsString;

@@ -3,9 +3,9 @@
 //! workspace (honouring .gitignore) through the `project_scope` globs, `files` takes the paths given.
 
 pub mod baseline;
-pub mod changed_lines;
-pub mod choice;
-pub mod foreign_dirs;
+pub(crate) mod changed_lines;
+pub(crate) mod choice;
+pub(crate) mod foreign_dirs;
 pub mod git;
 pub mod tracker;
 

@@ -39,6 +39,7 @@ impl TrustStore {
         Some(TrustStore { path })
     }
 
+    #[cfg(test)]
     pub fn at(path: PathBuf) -> TrustStore {
         TrustStore { path }
     }
