@@ -4,6 +4,7 @@
 
 pub mod batch;
 pub mod children;
+mod jsonc;
 pub mod own_selection;
 pub mod process;
 pub mod reaper;
