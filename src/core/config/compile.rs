@@ -13,6 +13,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use indexmap::IndexMap;
 
 use super::error::{ConfigError, Problems};
+use super::gate_checks::{check_command, check_exit_codes, check_numbers, check_strings};
 use super::limits::{MAX_GATES, MAX_GLOBS_PER_LIST, MAX_PATTERN_CHARS};
 use super::model::{RawConfig, RawFix, RawGate, RawGlobs, SpannedString};
 use super::parsing::compile_parsing;
@@ -258,19 +259,12 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
             .chain(also)
             .any(|r| matches!(r.spec, ParserSpec::Coverage(_)))
     });
-    if reads_coverage && let Some(cache) = g.cache.filter(|c| *c != CachePolicy::None) {
-        let at = p.value(&["gates", id, "cache"]);
-        p.at(at, format!("gate `{id}` reads a coverage report, and such a gate is never cached (its result depends on the whole test run and on the run's baseline, which no cache key holds), so `cache: {}` cannot apply. Remove `cache`.", cache_name(cache)));
+    if reads_coverage {
+        check_coverage_not_cached(id, g, p);
     }
     if p.count() > before {
         return None;
     }
-    let kind = g.kind.unwrap_or_default();
-    // A coverage report covers the whole test run: the gate reads it once, without file
-    // arguments (`coverage json` given files would report on those files only).
-    let pass_files = g
-        .pass_files
-        .unwrap_or(!reads_coverage && kind != GateKind::Deps);
     let (mut parser, mut also) = readers?;
     for (reader, file) in std::iter::once(&mut parser)
         .chain(&mut also)
@@ -278,26 +272,63 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
     {
         reader.output_file = file;
     }
-    Some(Gate {
+    let parts = GateParts {
+        command,
+        exit_codes_ok,
+        exit_codes_findings,
+        exit_codes_incomplete,
+        scope,
+        files,
+        parser,
+        also,
+        fix,
+    };
+    Some(assemble_gate(id, g, parts, reads_coverage))
+}
+
+fn check_coverage_not_cached(id: &str, g: &RawGate, p: &mut Problems) {
+    if let Some(cache) = g.cache.filter(|c| *c != CachePolicy::None) {
+        let at = p.value(&["gates", id, "cache"]);
+        p.at(at, format!("gate `{id}` reads a coverage report, and such a gate is never cached (its result depends on the whole test run and on the run's baseline, which no cache key holds), so `cache: {}` cannot apply. Remove `cache`.", cache_name(cache)));
+    }
+}
+
+/// What `compile_gate` compiled and checked of a gate's keys.
+struct GateParts {
+    command: Vec<String>,
+    exit_codes_ok: Vec<i32>,
+    exit_codes_findings: Vec<i32>,
+    exit_codes_incomplete: Vec<i32>,
+    scope: Option<Globs>,
+    files: Option<FileGlobs>,
+    parser: Reader,
+    also: Vec<Reader>,
+    fix: Option<FixSpec>,
+}
+
+/// The gate from its checked parts and the keys used as written or defaulted.
+fn assemble_gate(id: &str, g: &RawGate, parts: GateParts, reads_coverage: bool) -> Gate {
+    let defaults = GateDefaults::of(g, reads_coverage);
+    Gate {
         id: id.to_string(),
         name: g.name.clone().unwrap_or_else(|| id.to_string()),
-        kind,
-        command,
+        kind: defaults.kind,
+        command: parts.command,
         file_types: g
             .file_types
             .iter()
             .flatten()
             .map(|t| normalize_file_type(t))
             .collect(),
-        files,
-        scope,
-        parser,
-        also,
-        fix,
+        files: parts.files,
+        scope: parts.scope,
+        parser: parts.parser,
+        also: parts.also,
+        fix: parts.fix,
         fix_hint: g.fix_hint.clone(),
-        exit_codes_ok,
-        exit_codes_findings,
-        exit_codes_incomplete,
+        exit_codes_ok: parts.exit_codes_ok,
+        exit_codes_findings: parts.exit_codes_findings,
+        exit_codes_incomplete: parts.exit_codes_incomplete,
         timeout: Duration::from_secs_f64(g.timeout_s.as_ref().map_or(120.0, |t| t.value)),
         env: g.env.clone().unwrap_or_default(),
         cwd: g.cwd.as_ref().map(PathBuf::from),
@@ -309,23 +340,9 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
             .and_then(|n| presets::find(&n.value))
             .map(|p| p.about.install.clone()),
         allow_fail: g.allow_fail.unwrap_or(false),
-        // A coverage gate fails on its minimums (errors); the uncovered changed lines it lists
-        // are `info` by default, to read, and fail it once `diff_severity` raises them.
-        fail_on: g.fail_on.unwrap_or(if reads_coverage {
-            Severity::Warning
-        } else {
-            Severity::Hint
-        }),
-        pass_files,
-        // On save the saved file is newer than any report: a coverage gate would only say
-        // "stale". It runs when asked, after the tests.
-        run_on: g.run_on.clone().unwrap_or_else(|| {
-            if reads_coverage {
-                vec![Trigger::Command, Trigger::Ci]
-            } else {
-                kind.default_run_on()
-            }
-        }),
+        fail_on: defaults.fail_on,
+        pass_files: defaults.pass_files,
+        run_on: defaults.run_on,
         max_files_per_run: g.max_files_per_run.as_ref().map(|m| m.value),
         column_unit: g.column_unit.unwrap_or_default(),
         severity_map: g
@@ -334,15 +351,7 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
             .flatten()
             .map(|(k, v)| (k.trim().to_ascii_lowercase(), *v))
             .collect(),
-        // A coverage gate always runs: see above; reading a report takes a moment, and a cached
-        // result would keep neither the totals nor the baseline the changed lines came from.
-        cache: g.cache.unwrap_or(if reads_coverage {
-            CachePolicy::None
-        } else if pass_files {
-            CachePolicy::PerFile
-        } else {
-            CachePolicy::Workspace
-        }),
+        cache: defaults.cache,
         cache_inputs: g.cache_inputs.clone().unwrap_or_default(),
         own_selection: g.own_selection.clone().unwrap_or_default(),
         own_exclude: g.own_exclude.clone().unwrap_or_default(),
@@ -354,7 +363,58 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
             .collect(),
         exclusive: g.exclusive.unwrap_or(false),
         definition_hash: definition_hash(id, g),
-    })
+    }
+}
+
+/// The keys whose default depends on the gate's kind and on whether it reads a coverage report,
+/// as written or defaulted.
+struct GateDefaults {
+    kind: GateKind,
+    fail_on: Severity,
+    pass_files: bool,
+    run_on: Vec<Trigger>,
+    cache: CachePolicy,
+}
+
+impl GateDefaults {
+    fn of(g: &RawGate, reads_coverage: bool) -> Self {
+        let kind = g.kind.unwrap_or_default();
+        // A coverage report covers the whole test run: the gate reads it once, without file
+        // arguments (`coverage json` given files would report on those files only).
+        let pass_files = g
+            .pass_files
+            .unwrap_or(!reads_coverage && kind != GateKind::Deps);
+        GateDefaults {
+            kind,
+            // A coverage gate fails on its minimums (errors); the uncovered changed lines it
+            // lists are `info` by default, to read, and fail it once `diff_severity` raises them.
+            fail_on: g.fail_on.unwrap_or(if reads_coverage {
+                Severity::Warning
+            } else {
+                Severity::Hint
+            }),
+            pass_files,
+            // On save the saved file is newer than any report: a coverage gate would only say
+            // "stale". It runs when asked, after the tests.
+            run_on: g.run_on.clone().unwrap_or_else(|| {
+                if reads_coverage {
+                    vec![Trigger::Command, Trigger::Ci]
+                } else {
+                    kind.default_run_on()
+                }
+            }),
+            // A coverage gate always runs: see above; reading a report takes a moment, and a
+            // cached result would keep neither the totals nor the baseline the changed lines
+            // came from.
+            cache: g.cache.unwrap_or(if reads_coverage {
+                CachePolicy::None
+            } else if pass_files {
+                CachePolicy::PerFile
+            } else {
+                CachePolicy::Workspace
+            }),
+        }
+    }
 }
 
 fn cache_name(c: CachePolicy) -> &'static str {
@@ -428,148 +488,6 @@ fn normalize_file_type(t: &str) -> String {
         t
     } else {
         format!(".{t}")
-    }
-}
-
-/// Commands are argv lists and never go through a shell; the usual mistake is one string with
-/// spaces, which would look for a program literally named "ruff check".
-/// The gate's argv. Commands are argv lists and never go through a shell; the usual mistake is
-/// one string with spaces, which would look for a program literally named "ruff check".
-fn check_command(id: &str, g: &RawGate, p: &mut Problems) -> Vec<String> {
-    let Some(command) = &g.command else {
-        let at = p.key(&["gates", id]);
-        p.at(at, format!("gate `{id}` has no `command`. Add the tool's argv, e.g. `command: [\"ruff\", \"check\"]`, or use a `preset` (`qgates presets` lists them)."));
-        return Vec::new();
-    };
-    let argv = &command.value;
-    if argv.is_empty() || argv[0].trim().is_empty() {
-        p.at(command.referenced, format!("gate `{id}` has an empty command. Give the program and its arguments as a list, e.g. [\"ruff\", \"check\"]."));
-    } else if argv.len() == 1 && argv[0].trim().contains(char::is_whitespace) {
-        let split: Vec<String> = argv[0]
-            .split_whitespace()
-            .map(|a| format!("\"{a}\""))
-            .collect();
-        p.at(
-            command.referenced,
-            format!("gate `{id}`: the command is one string with spaces, but commands are argv lists and never go through a shell. Split it: [{}].", split.join(", ")),
-        );
-    }
-    argv.clone()
-}
-
-fn check_numbers(id: &str, g: &RawGate, p: &mut Problems) {
-    // `Duration` panics on values it cannot hold (1e300 s); a bad file must never crash us.
-    if let Some(t) = &g.timeout_s
-        && !(t.value > 0.0 && Duration::try_from_secs_f64(t.value).is_ok())
-    {
-        p.at(
-            t.referenced,
-            format!("gate `{id}`: timeout_s must be a positive number of seconds, e.g. 120."),
-        );
-    }
-    if let Some(m) = &g.max_files_per_run
-        && m.value == 0
-    {
-        p.at(m.referenced, format!("gate `{id}`: max_files_per_run must be at least 1. Remove it to pass every file in one run."));
-    }
-}
-
-/// The exit codes of a run without and with findings, and of one that stopped early. An exit
-/// code means one thing: "ran, found nothing" or "ran, found something" (an incomplete run
-/// found something too).
-fn check_exit_codes(id: &str, g: &RawGate, p: &mut Problems) -> (Vec<i32>, Vec<i32>, Vec<i32>) {
-    let s = g.success.clone().unwrap_or_default();
-    let ok = s.exit_codes_ok.unwrap_or_else(|| vec![0]);
-    let findings = s.exit_codes_findings.unwrap_or_else(|| vec![1]);
-    let incomplete = s.exit_codes_incomplete.unwrap_or_default();
-    let path = ["gates", id, "success", "exit_codes_incomplete"];
-    for code in incomplete.iter().filter(|c| ok.contains(c)) {
-        let at = p
-            .tree
-            .item(&path, &code.to_string())
-            .unwrap_or_else(|| p.value(&path));
-        p.at(at, format!("gate `{id}`: exit code {code} is in success.exit_codes_ok and success.exit_codes_incomplete, but a run that stopped early is no clean run. Keep it in one list."));
-    }
-    // A list the gate does not write comes from its preset (or the default): say so, or the
-    // user is told to fix a list they cannot see.
-    let preset = g.preset.as_ref().map(|n| n.value.as_str());
-    let written = |key: &str| p.tree.value(&["gates", id, "success", key]).is_some();
-    let (ours, theirs) = match preset {
-        Some(name) if !written("exit_codes_findings") => {
-            ("exit_codes_ok", Some(("exit_codes_findings", name)))
-        }
-        Some(name) if !written("exit_codes_ok") => {
-            ("exit_codes_findings", Some(("exit_codes_ok", name)))
-        }
-        _ => ("exit_codes_findings", None),
-    };
-    let path = ["gates", id, "success", ours];
-    for code in findings.iter().filter(|c| ok.contains(c)) {
-        let at = p
-            .tree
-            .item(&path, &code.to_string())
-            .unwrap_or_else(|| p.value(&path));
-        let message = match theirs {
-            Some((list, name)) => format!(
-                "gate `{id}`: exit code {code} is in success.{ours}, and the preset `{name}` has it in success.{list}. Set success.{list} too, so each code is in one list."
-            ),
-            None => format!(
-                "gate `{id}`: exit code {code} is in both success.exit_codes_ok and success.exit_codes_findings. Keep it in one list."
-            ),
-        };
-        p.at(at, message);
-    }
-    if ok.is_empty() {
-        let at = p.value(&["gates", id, "success", "exit_codes_ok"]);
-        p.at(at, format!("gate `{id}`: success.exit_codes_ok is empty, so the gate could never pass. List the exit code of a clean run, e.g. [0]."));
-    }
-    (ok, findings, incomplete)
-}
-
-/// Strings whose contents qgates reads: placeholders in `fix_hint`, the `cwd` path, `run_on`,
-/// the places of `own_selection`, `own_exclude` and `args_when`.
-fn check_strings(id: &str, g: &RawGate, p: &mut Problems) {
-    let conditions: Option<Vec<String>> = g.args_when.as_ref().map(|m| m.keys().cloned().collect());
-    for (key, places) in [
-        ("own_selection", &g.own_selection),
-        ("own_exclude", &g.own_exclude),
-        ("args_when", &conditions),
-    ] {
-        for place in places.iter().flatten() {
-            let problem = crate::core::runner::own_selection::check_place(place).or_else(|| {
-                (key == "own_exclude" && !place.contains('#'))
-                    .then(|| "names no key: write FILE#section.key".to_string())
-            });
-            let Some(problem) = problem else { continue };
-            let path = ["gates", id, key];
-            let at = p.tree.item(&path, place).unwrap_or_else(|| p.value(&path));
-            p.at(at, format!("gate `{id}`: {key} `{place}` {problem}."));
-        }
-    }
-    if let Some(hint) = &g.fix_hint {
-        for field in Template::parse(hint).fields().filter(|f| *f != "files") {
-            let at = p.value(&["gates", id, "fix_hint"]);
-            p.at(at, format!("gate `{id}`: fix_hint uses `{{{field}}}`, but only `{{files}}` (the failing files) is known there. Use `{{files}}`, or write `{{{{` for a literal brace."));
-        }
-    }
-    for (key, dir) in [("cwd", &g.cwd), ("paths_relative_to", &g.paths_relative_to)] {
-        if let Some(dir) = dir
-            && (Path::new(dir).is_absolute()
-                || Path::new(dir)
-                    .components()
-                    .any(|c| c == std::path::Component::ParentDir))
-        {
-            let at = p.value(&["gates", id, key]);
-            p.at(at, format!("gate `{id}`: {key} `{dir}` must be a folder inside the workspace, relative to its root (e.g. `backend`)."));
-        }
-    }
-    if g.files.as_ref().is_some_and(Vec::is_empty) {
-        let at = p.value(&["gates", id, "files"]);
-        p.at(at, format!("gate `{id}`: files is empty, so the gate would check no file. List globs such as \"*.sh\" or \"Dockerfile\", or remove files to use file_types."));
-    }
-    if g.run_on.as_ref().is_some_and(Vec::is_empty) {
-        let at = p.value(&["gates", id, "run_on"]);
-        p.at(at, format!("gate `{id}`: run_on is empty, so the gate never runs. List triggers (save, command, ci), or remove run_on to run on all."));
     }
 }
 

@@ -355,8 +355,11 @@ fn duplicate_key(key: Option<&str>, found: Option<&Found>) -> String {
 
 // ---- wrong types ----
 
+/// What a value must be, and an example of it.
+type Expectation = (&'static str, &'static str);
+
 /// What a key's value must be, and an example, by the key's path.
-fn expectation(path: &[Seg]) -> Option<(&'static str, &'static str)> {
+fn expectation(path: &[Seg]) -> Option<Expectation> {
     let keys: Vec<&str> = path
         .iter()
         .filter_map(|s| match s {
@@ -372,7 +375,16 @@ fn expectation(path: &[Seg]) -> Option<(&'static str, &'static str)> {
             "{ command: [\"ruff\", \"check\"], parsing: { strategy: exit_code } }",
         ));
     }
-    Some(match (parent, last) {
+    entry_expectation(parent, last)
+        .or_else(|| file_key_expectation(last))
+        .or_else(|| run_key_expectation(last))
+        .or_else(|| parsing_key_expectation(last))
+        .or_else(|| word_expectation(last))
+}
+
+/// The entries of the mappings whose keys are the user's own (tool words, variables, fields).
+fn entry_expectation(parent: &str, key: &str) -> Option<Expectation> {
+    Some(match (parent, key) {
         ("field_map", _) | ("fix_edits", _) => {
             ("a path inside each item, as a string", "location/row")
         }
@@ -386,99 +398,125 @@ fn expectation(path: &[Seg]) -> Option<(&'static str, &'static str)> {
             "{ CRITICAL: error, SUGGESTION: hint }",
         ),
         ("env", _) => ("a string", "{ PYTHONPATH: src }"),
-        (_, "version") => ("the number 1", "version: 1"),
-        (_, "gates") => (
+        _ => return None,
+    })
+}
+
+/// Keys of the file, and those that choose the files a gate checks.
+fn file_key_expectation(key: &str) -> Option<Expectation> {
+    Some(match key {
+        "version" => ("the number 1", "version: 1"),
+        "gates" => (
             "a mapping of gate ids to gate definitions",
             "gates: { ruff_lint: { command: [...], parsing: {...} } }",
         ),
-        (_, "active_gates") => ("a list of gate ids", "[ruff_format, ruff_lint]"),
-        (_, "project_scope" | "scope") => (
+        "active_gates" => ("a list of gate ids", "[ruff_format, ruff_lint]"),
+        "project_scope" | "scope" => (
             "a mapping with include_globs and exclude_globs",
             "{ include_globs: [\"src/**/*.py\"] }",
         ),
-        (_, "include_globs" | "exclude_globs") => ("a list of globs", "[\"src/**/*.py\"]"),
-        (_, "command") => ("a list of strings (argv)", "[\"ruff\", \"check\"]"),
-        (_, "file_types") => ("a list of file endings", "[\".py\", \".pyi\"]"),
-        (_, "cache_inputs") => ("a list of file paths", "[pyproject.toml]"),
-        (_, "args_when") => (
+        "include_globs" | "exclude_globs" => ("a list of globs", "[\"src/**/*.py\"]"),
+        "file_types" => ("a list of file endings", "[\".py\", \".pyi\"]"),
+        "cache_inputs" => ("a list of file paths", "[pyproject.toml]"),
+        "args_when" => (
             "a mapping of places (FILE or FILE#KEY) to lists of arguments",
             "{ \"pyproject.toml#tool.bandit\": [-c, pyproject.toml] }",
         ),
-        (_, "own_exclude") => (
+        "own_exclude" => (
             "a list of FILE#KEY places",
             "[\"pyproject.toml#tool.mypy.exclude\"]",
         ),
-        (_, "own_selection") => (
+        "own_selection" => (
             "a list of files or FILE#KEY places",
             "[\"pyproject.toml#tool.mypy.files\"]",
         ),
-        (_, "parsing") => (
+        _ => return None,
+    })
+}
+
+/// Keys of how a gate runs and what its exit codes mean.
+fn run_key_expectation(key: &str) -> Option<Expectation> {
+    Some(match key {
+        "command" => ("a list of strings (argv)", "[\"ruff\", \"check\"]"),
+        "parsing" => (
             "a mapping with at least `strategy`",
             "{ strategy: exit_code }",
         ),
-        (_, "fix") => (
+        "fix" => (
             "a mapping with the fixer's `command`",
             "{ command: [\"ruff\", \"format\", \"-\"] }",
         ),
-        (_, "success") => (
+        "success" => (
             "a mapping with exit_codes_ok and exit_codes_findings",
             "{ exit_codes_ok: [0], exit_codes_findings: [1] }",
         ),
-        (_, "exit_codes_ok" | "exit_codes_findings" | "exit_codes_incomplete") => {
+        "exit_codes_ok" | "exit_codes_findings" | "exit_codes_incomplete" => {
             ("a list of whole numbers", "[0]")
         }
-        (_, "timeout_s") => ("a positive number of seconds", "300"),
-        (_, "env") => (
+        "timeout_s" => ("a positive number of seconds", "300"),
+        "env" => (
             "a mapping of variable names to strings",
             "{ PYTHONPATH: src }",
         ),
-        (_, "optional" | "allow_fail" | "pass_files") => ("true or false", "true"),
-        (_, "run_on") => ("a list of triggers (save, command, ci)", "[command, ci]"),
-        (_, "max_files_per_run") => ("a whole number of at least 1", "100"),
-        (_, "severity_map") => (
+        "optional" | "allow_fail" | "pass_files" => ("true or false", "true"),
+        "run_on" => ("a list of triggers (save, command, ci)", "[command, ci]"),
+        "max_files_per_run" => ("a whole number of at least 1", "100"),
+        _ => return None,
+    })
+}
+
+/// Keys of `parsing` that say how a tool's output is read.
+fn parsing_key_expectation(key: &str) -> Option<Expectation> {
+    Some(match key {
+        "severity_map" => (
             "a mapping of tool words to error, warning, info or hint",
             "{ CRITICAL: error, SUGGESTION: hint }",
         ),
-        (_, "line_offset" | "column_offset") => ("a whole number", "1"),
-        (_, "field_map") => (
+        "line_offset" | "column_offset" => ("a whole number", "1"),
+        "field_map" => (
             "a mapping of Violation fields to paths",
             "{ file: filename, line: location/row, message: message }",
         ),
-        (_, "fix_edits") => (
+        "fix_edits" => (
             "a mapping of edit fields to paths",
             "{ path: fix/edits, content: content, line: location/row, … }",
         ),
-        (_, "defaults") => (
+        "defaults" => (
             "a mapping of Violation fields to values",
             "{ code: FORMAT, message: \"…\" }",
         ),
-        (_, "pattern") => (
+        "pattern" => (
             "a regex, as a string",
             "'^(?P<file>[^:]+):(?P<line>\\d+): (?P<message>.+)$'",
         ),
-        (_, "violations_path") => ("a JSON Pointer, as a string", "\"/*/messages\""),
-        (_, "fixable_when") => (
+        "violations_path" => ("a JSON Pointer, as a string", "\"/*/messages\""),
+        "fixable_when" => (
             "a condition, as a string",
             "\"fix/applicability == 'safe'\"",
         ),
-        (_, "strategy") => (
+        _ => return None,
+    })
+}
+
+/// Keys whose value is one word of a fixed list, or free text.
+fn word_expectation(key: &str) -> Option<Expectation> {
+    Some(match key {
+        "strategy" => (
             "one of json_violations, text_violations, sarif, exit_code, junit, coverage",
             "exit_code",
         ),
-        (_, "kind") => (
+        "kind" => (
             "one of format, lint, typecheck, test, e2e, deps, other",
             "lint",
         ),
-        (_, "column_unit") => ("one of char, byte, utf16", "char"),
-        (_, "cache") => ("one of per_file, workspace, none", "workspace"),
-        (_, "stream") => ("one of stdout, stderr, both", "stderr"),
-        (_, "format") => (
+        "column_unit" => ("one of char, byte, utf16", "char"),
+        "cache" => ("one of per_file, workspace, none", "workspace"),
+        "stream" => ("one of stdout, stderr, both", "stderr"),
+        "format" => (
             "one of json, jsonl (json_violations), coverage_json, cobertura, lcov (coverage)",
             "jsonl",
         ),
-        (_, "name" | "fix_hint" | "cwd" | "parent_branch" | "title") => {
-            ("a string", "\"Ruff Lint\"")
-        }
+        "name" | "fix_hint" | "cwd" | "parent_branch" | "title" => ("a string", "\"Ruff Lint\""),
         _ => return None,
     })
 }

@@ -6,6 +6,7 @@ mod compile;
 mod coverage;
 mod error;
 mod explain;
+mod gate_checks;
 mod json_paths;
 mod limits;
 mod load;

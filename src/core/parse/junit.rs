@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 use quick_xml::escape::resolve_predefined_entity;
-use quick_xml::events::{BytesStart, Event};
+use quick_xml::events::{BytesRef, BytesStart, Event};
 
 use super::junit_message::failure_message;
 use super::junit_place::{Place, place_of, test_id};
@@ -65,25 +65,9 @@ pub(super) fn parse(
         file: shown.to_string(),
         what,
     };
-    if xml.iter().all(u8::is_ascii_whitespace) {
-        return Err(bad("is empty: the tool wrote no test results".to_string()));
-    }
-    let text = std::str::from_utf8(xml).map_err(|e| {
-        let (line, column) = line_column(xml, e.valid_up_to());
-        bad(format!(
-            "is not UTF-8 text (line {line}, column {column}), so it is no JUnit XML report"
-        ))
-    })?;
+    let text = report_text(xml).map_err(bad)?;
     let mut reader = quick_xml::Reader::from_str(text);
-    let mut counts = TestCounts::default();
-    let mut open: Vec<String> = Vec::new();
-    let mut case: Option<Case> = None;
-    // Per open `<testsuite>`: whether pytest wrote it (see `new_case`).
-    let mut suites: Vec<bool> = Vec::new();
-    let mut failed: Vec<Failed> = Vec::new();
-    // Inside a `<failure>` or `<error>` of the current case: its text is kept.
-    let mut in_problem = false;
-    let mut root_seen = false;
+    let mut report = Reading::new(ctx);
     loop {
         let event = reader.read_event().map_err(|e| {
             let (line, column) = line_column(xml, reader.error_position() as usize);
@@ -92,102 +76,176 @@ pub(super) fn parse(
             ))
         })?;
         match event {
-            Event::Start(ref e) | Event::Empty(ref e) => {
-                let empty = matches!(event, Event::Empty(_));
-                let name = AsRef::<str>::as_ref(&e.local_name()).to_string();
-                if !root_seen {
-                    root_seen = true;
-                    if name != "testsuites" && name != "testsuite" {
-                        return Err(bad(format!(
-                            "is not a JUnit report: its root element is <{name}>, not <testsuites> or <testsuite>"
-                        )));
-                    }
-                }
-                match (name.as_str(), case.as_mut()) {
-                    ("testsuite", None) if !empty => {
-                        suites.push(attribute(e, "name").as_deref() == Some(PYTEST_SUITE));
-                    }
-                    ("testcase", None) => {
-                        let c = new_case(e, suites.last() == Some(&true));
-                        if empty {
-                            finish(c, &mut counts, ctx, &mut failed);
-                        } else {
-                            case = Some(c);
-                        }
-                    }
-                    ("failure" | "error", Some(c)) if c.outcome == Outcome::Passed => {
-                        c.outcome = if name == "failure" {
-                            Outcome::Failed
-                        } else {
-                            Outcome::Errored
-                        };
-                        c.message = attribute(e, "message");
-                        c.kind = attribute(e, "type");
-                        in_problem = !empty;
-                    }
-                    ("skipped", Some(c)) => c.skipped = true,
-                    _ => {}
-                }
-                if !empty {
-                    open.push(name);
-                }
-            }
-            Event::End(e) => {
-                let name = AsRef::<str>::as_ref(&e.local_name()).to_string();
-                open.pop();
-                match name.as_str() {
-                    "failure" | "error" => in_problem = false,
-                    "testsuite" if case.is_none() => {
-                        suites.pop();
-                    }
-                    "testcase" => {
-                        if let Some(c) = case.take() {
-                            finish(c, &mut counts, ctx, &mut failed);
-                        }
-                        in_problem = false;
-                    }
-                    _ => {}
-                }
-            }
-            Event::Text(t) if in_problem => keep(&mut case, &t.xml10_content()),
-            Event::CData(t) if in_problem => keep(&mut case, &t.xml10_content()),
-            Event::GeneralRef(r) if in_problem => {
-                let resolved = match r.resolve_char_ref() {
-                    Ok(Some(c)) => Cow::Owned(c.to_string()),
-                    _ => Cow::Borrowed(resolve_predefined_entity(&r.xml10_content()).unwrap_or("")),
-                };
-                keep(&mut case, &resolved);
-            }
+            Event::Start(ref e) => report.open(e, false).map_err(bad)?,
+            Event::Empty(ref e) => report.open(e, true).map_err(bad)?,
+            Event::End(e) => report.close(AsRef::<str>::as_ref(&e.local_name())),
+            Event::Text(t) if report.in_problem => report.keep(&t.xml10_content()),
+            Event::CData(t) if report.in_problem => report.keep(&t.xml10_content()),
+            Event::GeneralRef(r) if report.in_problem => report.keep(&resolved(&r)),
             Event::Eof => break,
             _ => {}
         }
     }
-    if let Some(inside) = open.last() {
-        let (line, column) = line_column(xml, xml.len());
-        return Err(bad(format!(
-            "ends at line {line}, column {column} before <{inside}> is closed: it was cut off (the tool stopped while writing it?)"
-        )));
+    let (counts, failed) = report.end_of_report(xml).map_err(bad)?;
+    push_failures(&failed, norm);
+    Ok(counts)
+}
+
+/// The report as text, or why it cannot be one.
+fn report_text(xml: &[u8]) -> Result<&str, String> {
+    if xml.iter().all(u8::is_ascii_whitespace) {
+        return Err("is empty: the tool wrote no test results".to_string());
     }
-    if !root_seen {
-        return Err(bad(
-            "holds no XML element, so it is no JUnit report".to_string()
-        ));
+    std::str::from_utf8(xml).map_err(|e| {
+        let (line, column) = line_column(xml, e.valid_up_to());
+        format!("is not UTF-8 text (line {line}, column {column}), so it is no JUnit XML report")
+    })
+}
+
+/// What an entity or character reference in a failure's text stands for (nothing when unknown).
+fn resolved<'r>(r: &'r BytesRef) -> Cow<'r, str> {
+    match r.resolve_char_ref() {
+        Ok(Some(c)) => Cow::Owned(c.to_string()),
+        _ => Cow::Borrowed(resolve_predefined_entity(&r.xml10_content()).unwrap_or("")),
     }
-    if counts.total == 0 {
-        return Err(bad("has no tests: the tool found none to run (check its configuration and the test files' names)".to_string()));
-    }
-    // Each `(classname, TestX)` with a failed subtest `TestX/…` (at any depth), found once so a
-    // report of many failures is not compared pairwise.
-    let mut failed_parents = HashSet::new();
-    for f in &failed {
-        for (at, _) in f.name.match_indices('/') {
-            failed_parents.insert((f.classname.as_str(), &f.name[..at]));
+}
+
+/// A report while it is read, element by element.
+struct Reading<'c> {
+    ctx: &'c ParseContext<'c>,
+    counts: TestCounts,
+    /// The elements open around the current event, innermost last.
+    open: Vec<String>,
+    case: Option<Case>,
+    /// Per open `<testsuite>`: whether pytest wrote it (see `new_case`).
+    suites: Vec<bool>,
+    failed: Vec<Failed>,
+    /// Inside a `<failure>` or `<error>` of the current case: its text is kept.
+    in_problem: bool,
+    root_seen: bool,
+}
+
+impl<'c> Reading<'c> {
+    fn new(ctx: &'c ParseContext<'c>) -> Self {
+        Reading {
+            ctx,
+            counts: TestCounts::default(),
+            open: Vec::new(),
+            case: None,
+            suites: Vec::new(),
+            failed: Vec::new(),
+            in_problem: false,
+            root_seen: false,
         }
     }
+
+    /// An opening tag, or a whole element when `empty` (`<testcase … />`).
+    fn open(&mut self, e: &BytesStart, empty: bool) -> Result<(), String> {
+        let name = AsRef::<str>::as_ref(&e.local_name()).to_string();
+        if !self.root_seen {
+            self.root_seen = true;
+            if name != "testsuites" && name != "testsuite" {
+                return Err(format!(
+                    "is not a JUnit report: its root element is <{name}>, not <testsuites> or <testsuite>"
+                ));
+            }
+        }
+        match (name.as_str(), self.case.as_mut()) {
+            ("testsuite", None) if !empty => {
+                self.suites
+                    .push(attribute(e, "name").as_deref() == Some(PYTEST_SUITE));
+            }
+            ("testcase", None) => {
+                let c = new_case(e, self.suites.last() == Some(&true));
+                if empty {
+                    finish(c, &mut self.counts, self.ctx, &mut self.failed);
+                } else {
+                    self.case = Some(c);
+                }
+            }
+            ("failure" | "error", Some(c)) if c.outcome == Outcome::Passed => {
+                c.outcome = if name == "failure" {
+                    Outcome::Failed
+                } else {
+                    Outcome::Errored
+                };
+                c.message = attribute(e, "message");
+                c.kind = attribute(e, "type");
+                self.in_problem = !empty;
+            }
+            ("skipped", Some(c)) => c.skipped = true,
+            _ => {}
+        }
+        if !empty {
+            self.open.push(name);
+        }
+        Ok(())
+    }
+
+    fn close(&mut self, name: &str) {
+        self.open.pop();
+        match name {
+            "failure" | "error" => self.in_problem = false,
+            "testsuite" if self.case.is_none() => {
+                self.suites.pop();
+            }
+            "testcase" => {
+                if let Some(c) = self.case.take() {
+                    finish(c, &mut self.counts, self.ctx, &mut self.failed);
+                }
+                self.in_problem = false;
+            }
+            _ => {}
+        }
+    }
+
+    /// Adds failure text to the current case, keeping the first and last `MAX_TEXT / 2` bytes.
+    fn keep(&mut self, more: &str) {
+        let Some(c) = &mut self.case else {
+            return;
+        };
+        c.text.push_str(more);
+        if c.text.len() > MAX_TEXT {
+            let half = MAX_TEXT / 2;
+            let mut head = half;
+            while !c.text.is_char_boundary(head) {
+                head -= 1;
+            }
+            let mut tail = c.text.len() - half;
+            while !c.text.is_char_boundary(tail) {
+                tail += 1;
+            }
+            c.text.replace_range(head..tail, "\n…\n");
+        }
+    }
+
+    /// The counts and the failed tests once the whole report is read, or why it is no report:
+    /// `xml` places the end of one that was cut off.
+    fn end_of_report(self, xml: &[u8]) -> Result<(TestCounts, Vec<Failed>), String> {
+        if let Some(inside) = self.open.last() {
+            let (line, column) = line_column(xml, xml.len());
+            return Err(format!(
+                "ends at line {line}, column {column} before <{inside}> is closed: it was cut off (the tool stopped while writing it?)"
+            ));
+        }
+        if !self.root_seen {
+            return Err("holds no XML element, so it is no JUnit report".to_string());
+        }
+        if self.counts.total == 0 {
+            return Err("has no tests: the tool found none to run (check its configuration and the test files' names)".to_string());
+        }
+        Ok((self.counts, self.failed))
+    }
+}
+
+/// Pushes the failed tests' violations, but not twice the same, nor a Go test's that failed
+/// only through a subtest.
+fn push_failures(failed: &[Failed], norm: &mut Normalizer) {
+    let failed_parents = failed_parents(failed);
     // jest-junit writes a test file that cannot load twice (an `<error>` with jest's text, then
     // a `<failure>` with the same error as JSON): both count, the second adds no violation.
     let mut seen = HashSet::new();
-    for f in &failed {
+    for f in failed {
         let v = &f.violation;
         let repeated = !seen.insert((v.code.clone(), v.file.clone(), v.line, v.column));
         let through_subtest =
@@ -196,7 +254,18 @@ pub(super) fn parse(
             norm.push(v.clone());
         }
     }
-    Ok(counts)
+}
+
+/// Each `(classname, TestX)` with a failed subtest `TestX/…` (at any depth), found once so a
+/// report of many failures is not compared pairwise.
+fn failed_parents(failed: &[Failed]) -> HashSet<(&str, &str)> {
+    let mut parents = HashSet::new();
+    for f in failed {
+        for (at, _) in f.name.match_indices('/') {
+            parents.insert((f.classname.as_str(), &f.name[..at]));
+        }
+    }
+    parents
 }
 
 /// The `name` pytest gives its `<testsuite>` (its `junit_suite_name` option, left at its default).
@@ -217,26 +286,6 @@ fn new_case(e: &BytesStart, by_pytest: bool) -> Case {
         message: None,
         kind: None,
         text: String::new(),
-    }
-}
-
-/// Adds failure text to the current case, keeping the first and last `MAX_TEXT / 2` bytes.
-fn keep(case: &mut Option<Case>, more: &str) {
-    let Some(c) = case else {
-        return;
-    };
-    c.text.push_str(more);
-    if c.text.len() > MAX_TEXT {
-        let half = MAX_TEXT / 2;
-        let mut head = half;
-        while !c.text.is_char_boundary(head) {
-            head -= 1;
-        }
-        let mut tail = c.text.len() - half;
-        while !c.text.is_char_boundary(tail) {
-            tail += 1;
-        }
-        c.text.replace_range(head..tail, "\n…\n");
     }
 }
 

@@ -245,24 +245,67 @@ impl<'c> Normalizer<'c> {
 
     pub(super) fn push(&mut self, mut raw: RawViolation<'_>) {
         fill::apply_templates(&mut raw, self.templates);
-        let ctx = self.ctx;
-        let (line_off, col_off) = self.offsets;
-        let file = match raw.file.as_deref().map(str::trim).filter(|f| !f.is_empty()) {
-            None => None,
-            Some(f) => match self.paths.relative(f) {
-                Some(rel) => Some(rel),
-                None => {
-                    self.parsed.outside_root += 1;
-                    return;
-                }
-            },
+        let Ok(file) = self.workspace_file(raw.file.as_deref()) else {
+            self.parsed.outside_root += 1;
+            return;
         };
+        let (line_off, col_off) = self.offsets;
         let to_line = |v: Option<i64>| v.map(|l| l + line_off).and_then(positive);
-        let line = to_line(raw.line);
-        let end_line = to_line(raw.end_line);
-        let mut column = raw.column.map(|c| c + col_off).and_then(positive);
-        let mut end_column = raw.end_column.map(|c| c + col_off).and_then(positive);
-        let mut fix = raw.fix.map(|f| Fix {
+        let to_column = |v: Option<i64>| v.map(|c| c + col_off).and_then(positive);
+        let mut span = Span {
+            line: to_line(raw.line),
+            column: to_column(raw.column),
+            end_line: to_line(raw.end_line),
+            end_column: to_column(raw.end_column),
+        };
+        let mut fix = raw.fix.map(|f| self.offset_fix(f));
+        if self.unit != ColumnUnit::Char
+            && let Some(rel) = &file
+        {
+            self.count_columns_in_chars(rel, &mut span, fix.as_mut());
+        }
+        let severity = self.severity(raw.severity);
+        // A workspace file the tool named by its absolute path (ruff's `filename`, rendered into
+        // a message by `defaults` or `templates`) is named as the report names it.
+        let printed = raw
+            .file
+            .as_deref()
+            .map(str::trim)
+            .filter(|f| f.starts_with('/'));
+        let message = self.message(raw.message.as_deref(), printed, file.as_ref());
+        let code = self.shared(raw.code.as_deref());
+        let url = self.shared(raw.url.as_deref());
+        let fix = fix.filter(|f| !f.edits.is_empty()).map(Box::new);
+        self.parsed.violations.push(Violation {
+            file,
+            line: span.line,
+            column: span.column.filter(|_| span.line.is_some()),
+            end_line: span.end_line,
+            end_column: span.end_column,
+            code,
+            message,
+            severity,
+            fixable: raw.fixable,
+            url,
+            fix,
+            gate: self.gate.clone(),
+        });
+    }
+
+    /// The root-relative path of the file a violation names (`None` when it names none), or
+    /// `Err` when the file lies outside the workspace root.
+    fn workspace_file(&mut self, printed: Option<&str>) -> Result<Option<Arc<str>>, OutsideRoot> {
+        match printed.map(str::trim).filter(|f| !f.is_empty()) {
+            None => Ok(None),
+            Some(f) => self.paths.relative(f).map(Some).ok_or(OutsideRoot),
+        }
+    }
+
+    /// The tool's fix with the reader's offsets applied; an edit with a place before line or
+    /// column 1 is dropped.
+    fn offset_fix(&self, f: RawFix<'_>) -> Fix {
+        let (line_off, col_off) = self.offsets;
+        Fix {
             title: f
                 .title
                 .map_or_else(|| "Apply the tool's fix".to_string(), Cow::into_owned),
@@ -279,95 +322,91 @@ impl<'c> Normalizer<'c> {
                     })
                 })
                 .collect(),
-        });
+        }
+    }
+
+    /// Converts the columns of a violation in `rel` and of its fix's edits from the reader's
+    /// unit to characters, reading the file once per output; a file that cannot be read keeps
+    /// them as they are.
+    fn count_columns_in_chars(&mut self, rel: &Arc<str>, span: &mut Span, fix: Option<&mut Fix>) {
         let unit = self.unit;
-        if unit != ColumnUnit::Char
-            && let Some(rel) = &file
-        {
-            let index = self.texts.entry(rel.clone()).or_insert_with(|| {
-                std::fs::read_to_string(ctx.root.join(&**rel))
-                    .ok()
-                    .map(|t| LineIndex::new(&t))
-            });
-            if let Some(index) = index {
-                column = column
-                    .zip(line)
-                    .map(|(c, l)| convert_column(index, l, c, unit, ColumnUnit::Char));
-                end_column = end_column
-                    .zip(end_line.or(line))
-                    .map(|(c, l)| convert_column(index, l, c, unit, ColumnUnit::Char));
-                if let Some(f) = fix.as_mut() {
-                    for e in &mut f.edits {
-                        e.column = convert_column(index, e.line, e.column, unit, ColumnUnit::Char);
-                        e.end_column =
-                            convert_column(index, e.end_line, e.end_column, unit, ColumnUnit::Char);
-                    }
-                }
+        let root = self.ctx.root;
+        let index = self.texts.entry(rel.clone()).or_insert_with(|| {
+            std::fs::read_to_string(root.join(&**rel))
+                .ok()
+                .map(|t| LineIndex::new(&t))
+        });
+        let Some(index) = index else {
+            return;
+        };
+        let in_chars =
+            |line: u32, column: u32| convert_column(index, line, column, unit, ColumnUnit::Char);
+        span.column = span.column.zip(span.line).map(|(c, l)| in_chars(l, c));
+        span.end_column = span
+            .end_column
+            .zip(span.end_line.or(span.line))
+            .map(|(c, l)| in_chars(l, c));
+        if let Some(f) = fix {
+            for e in &mut f.edits {
+                e.column = in_chars(e.line, e.column);
+                e.end_column = in_chars(e.end_line, e.end_column);
             }
         }
-        let severity = raw
-            .severity
-            .and_then(|w| match self.severities.iter().find(|(k, _)| *k == w) {
-                Some((_, s)) => *s,
-                None => {
-                    let s = ctx.gate.severity_of(&w);
-                    // Bounded, so a field that is not really a severity word cannot make this quadratic.
-                    if self.severities.len() < 16 {
-                        self.severities.push((w.into_owned(), s));
-                    }
-                    s
+    }
+
+    /// The severity a tool's word maps to (an error when the tool gives none or the gate maps
+    /// it to none).
+    fn severity(&mut self, word: Option<Cow<'_, str>>) -> Severity {
+        word.and_then(|w| match self.severities.iter().find(|(k, _)| *k == w) {
+            Some((_, s)) => *s,
+            None => {
+                let s = self.ctx.gate.severity_of(&w);
+                // Bounded, so a field that is not really a severity word cannot make this quadratic.
+                if self.severities.len() < 16 {
+                    self.severities.push((w.into_owned(), s));
                 }
-            })
-            .unwrap_or(Severity::Error);
-        // A workspace file the tool named by its absolute path (ruff's `filename`, rendered into
-        // a message by `defaults` or `templates`) is named as the report names it.
-        let printed = raw
-            .file
-            .as_deref()
-            .map(str::trim)
-            .filter(|f| f.starts_with('/'));
-        let message = match raw
-            .message
-            .as_deref()
-            .map(str::trim)
-            .filter(|m| !m.is_empty())
-        {
-            Some(m) => match (printed, &file) {
+                s
+            }
+        })
+        .unwrap_or(Severity::Error)
+    }
+
+    /// The violation's message, its file named by its root-relative path where the tool
+    /// `printed` the absolute one; a violation without one says so.
+    fn message(
+        &mut self,
+        message: Option<&str>,
+        printed: Option<&str>,
+        file: Option<&Arc<str>>,
+    ) -> Arc<str> {
+        match message.map(str::trim).filter(|m| !m.is_empty()) {
+            Some(m) => match (printed, file) {
                 (Some(abs), Some(rel)) if m.contains(abs) => self.strings.get(&m.replace(abs, rel)),
                 _ => self.strings.get(m),
             },
             None => self.strings.get(&format!(
                 "{} reported a problem without a message",
-                ctx.gate.name
+                self.ctx.gate.name
             )),
-        };
-        let code = raw
-            .code
-            .as_deref()
-            .filter(|c| !c.is_empty())
-            .map(|c| self.strings.get(c));
-        let url = raw
-            .url
-            .as_deref()
-            .filter(|u| !u.is_empty())
-            .map(|u| self.strings.get(u));
-        let fix = fix.filter(|f| !f.edits.is_empty()).map(Box::new);
-        self.parsed.violations.push(Violation {
-            file,
-            line,
-            column: column.filter(|_| line.is_some()),
-            end_line,
-            end_column,
-            code,
-            message,
-            severity,
-            fixable: raw.fixable,
-            url,
-            fix,
-            gate: self.gate.clone(),
-        });
+        }
+    }
+
+    /// One shared copy of a text the tool gave (`None` for an empty one).
+    fn shared(&mut self, text: Option<&str>) -> Option<Arc<str>> {
+        text.filter(|t| !t.is_empty()).map(|t| self.strings.get(t))
     }
 }
+
+/// A violation's place as numbers from 1, its columns in the reader's unit until converted.
+struct Span {
+    line: Option<u32>,
+    column: Option<u32>,
+    end_line: Option<u32>,
+    end_column: Option<u32>,
+}
+
+/// A violation in a file outside the workspace root: dropped, and counted.
+struct OutsideRoot;
 
 fn positive(v: i64) -> Option<u32> {
     u32::try_from(v).ok().filter(|v| *v >= 1)

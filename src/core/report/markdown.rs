@@ -8,14 +8,37 @@
 
 use std::fmt::Write as _;
 
-use super::{GateResult, GateStatus, Report, by_position, count, position, visible};
+use super::{GateResult, GateStatus, Report, ScopeInfo, by_position, count, position, visible};
 use crate::core::violation::Violation;
 
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## {}\n", inline(&report.summary_line()));
+    let _ = writeln!(out, "{}.", scope_line(&report.scope));
+    for w in &report.warnings {
+        let _ = writeln!(out, "\n⚠️ {}.", inline(w.trim_end_matches('.')));
+    }
+    for g in &report.gates {
+        if let Some(coverage) = &g.coverage {
+            let _ = writeln!(
+                out,
+                "\nCoverage ({}): {}.",
+                gate_heading(g),
+                inline(&coverage.long())
+            );
+        }
+    }
+    if write_violations(&mut out, report) == 0 {
+        out.push_str("\nNo violations.\n");
+    }
+    write_could_not_run(&mut out, report);
+    write_skipped(&mut out, report);
+    write_passed(&mut out, report);
+    out
+}
 
-    let s = &report.scope;
+/// `Scope: `auto`, 3 files checked, baseline `0123456789ab` — note`, without the full stop.
+fn scope_line(s: &ScopeInfo) -> String {
     let mut scope = format!(
         "Scope: {}, {} checked",
         code_span(&s.mode),
@@ -31,21 +54,12 @@ pub fn render(report: &Report) -> String {
     if let Some(note) = &s.note {
         let _ = write!(scope, " — {}", inline(note));
     }
-    let _ = writeln!(out, "{scope}.");
-    for w in &report.warnings {
-        let _ = writeln!(out, "\n⚠️ {}.", inline(w.trim_end_matches('.')));
-    }
-    for g in &report.gates {
-        if let Some(coverage) = &g.coverage {
-            let _ = writeln!(
-                out,
-                "\nCoverage ({}): {}.",
-                gate_heading(g),
-                inline(&coverage.long())
-            );
-        }
-    }
+    scope
+}
 
+/// A section per gate with violations, its items numbered on from the previous gate's; returns
+/// how many items there are.
+fn write_violations(out: &mut String, report: &Report) -> usize {
     let mut n = 0;
     for g in report.gates.iter().filter(|g| !g.violations.is_empty()) {
         let _ = writeln!(out, "\n### {} — {}\n", gate_heading(g), status(g));
@@ -56,67 +70,79 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(out, "{n}. [ ] {text}");
             hint_everywhere &= hint_shown;
         }
-        // Where some items showed a fix of their own or none, the gate's hint is still worth a line.
-        if let (false, Some(hint)) = (hint_everywhere, &g.fix_hint) {
-            let _ = writeln!(out, "\nGate fix hint: {}", inline(hint));
-        }
-        if g.incomplete {
-            let _ = writeln!(
-                out,
-                "\nStopped early: {} did not check every file it was given; fix these first, then the rest are checked.",
-                inline(&g.name)
-            );
-        }
-        if g.outside_root > 0 {
-            let _ = writeln!(
-                out,
-                "\nLeft out: {} in files outside the workspace root.",
-                count(g.outside_root, "violation")
-            );
-        }
+        write_gate_notes(out, g, hint_everywhere);
     }
-    if n == 0 {
-        out.push_str("\nNo violations.\n");
-    }
+    n
+}
 
+/// What follows a gate's items: its fix hint where the items did not all show it, and what the
+/// items leave out.
+fn write_gate_notes(out: &mut String, g: &GateResult, hint_everywhere: bool) {
+    // Where some items showed a fix of their own or none, the gate's hint is still worth a line.
+    if let (false, Some(hint)) = (hint_everywhere, &g.fix_hint) {
+        let _ = writeln!(out, "\nGate fix hint: {}", inline(hint));
+    }
+    if g.incomplete {
+        let _ = writeln!(
+            out,
+            "\nStopped early: {} did not check every file it was given; fix these first, then the rest are checked.",
+            inline(&g.name)
+        );
+    }
+    if g.outside_root > 0 {
+        let _ = writeln!(
+            out,
+            "\nLeft out: {} in files outside the workspace root.",
+            count(g.outside_root, "violation")
+        );
+    }
+}
+
+fn write_could_not_run(out: &mut String, report: &Report) {
     let errored: Vec<&GateResult> = report
         .gates
         .iter()
         .filter(|g| g.status == GateStatus::Error)
         .collect();
-    if !errored.is_empty() {
-        out.push_str("\n### Could not run\n\n");
-        for g in errored {
-            let error = g.error.as_deref().unwrap_or("no reason recorded");
-            let mut line = format!("- {}: {}", gate_label(g), inline(error));
-            if g.allow_fail {
-                line.push_str(" (allowed to fail)");
-            }
-            if let Some(log) = &g.log {
-                let _ = write!(
-                    line,
-                    " — logs: {}, {}",
-                    code_span(&log.stdout),
-                    code_span(&log.stderr)
-                );
-            }
-            let _ = writeln!(out, "{line}");
-        }
+    if errored.is_empty() {
+        return;
     }
+    out.push_str("\n### Could not run\n\n");
+    for g in errored {
+        let error = g.error.as_deref().unwrap_or("no reason recorded");
+        let mut line = format!("- {}: {}", gate_label(g), inline(error));
+        if g.allow_fail {
+            line.push_str(" (allowed to fail)");
+        }
+        if let Some(log) = &g.log {
+            let _ = write!(
+                line,
+                " — logs: {}, {}",
+                code_span(&log.stdout),
+                code_span(&log.stderr)
+            );
+        }
+        let _ = writeln!(out, "{line}");
+    }
+}
 
+fn write_skipped(out: &mut String, report: &Report) {
     let skipped: Vec<&GateResult> = report
         .gates
         .iter()
         .filter(|g| g.status == GateStatus::Skipped)
         .collect();
-    if !skipped.is_empty() {
-        out.push_str("\n### Skipped\n\n");
-        for g in skipped {
-            let reason = g.skip_reason.as_deref().unwrap_or("no reason given");
-            let _ = writeln!(out, "- {}: {}", gate_label(g), inline(reason));
-        }
+    if skipped.is_empty() {
+        return;
     }
+    out.push_str("\n### Skipped\n\n");
+    for g in skipped {
+        let reason = g.skip_reason.as_deref().unwrap_or("no reason given");
+        let _ = writeln!(out, "- {}: {}", gate_label(g), inline(reason));
+    }
+}
 
+fn write_passed(out: &mut String, report: &Report) {
     let passed: Vec<String> = report
         .gates
         .iter()
@@ -126,7 +152,6 @@ pub fn render(report: &Report) -> String {
     if !passed.is_empty() {
         let _ = writeln!(out, "\nPassed: {}.", passed.join(", "));
     }
-    out
 }
 
 /// `**Ruff Lint** (`ruff_lint`)`, or just `**mypy**` when the name is the id.

@@ -4,6 +4,7 @@
 
 pub(crate) mod batch;
 pub(crate) mod children;
+mod jsonc;
 pub(crate) mod own_selection;
 pub(crate) mod process;
 pub mod reaper;

@@ -14,6 +14,7 @@ use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::Path;
 
+use super::jsonc;
 use crate::core::config::Gate;
 
 use crate::core::detect::read_text;
@@ -171,7 +172,7 @@ fn json_values(text: &str, key: &str) -> Option<Vec<String>> {
     // strict JSON cannot read is read without its comments.
     let value: serde_json::Value = serde_json::from_str(text)
         .ok()
-        .or_else(|| serde_json::from_str(&strip_json_comments(text)).ok())?;
+        .or_else(|| serde_json::from_str(&jsonc::plain_json(text)).ok())?;
     let mut value = &value;
     for part in key.split('.') {
         value = value.get(part)?;
@@ -184,70 +185,6 @@ fn json_values(text: &str, key: &str) -> Option<Vec<String>> {
             .collect(),
         _ => Vec::new(),
     })
-}
-
-/// JSON with `//` and `/* */` comments and trailing commas, as pyright and TypeScript read it,
-/// made plain JSON (strings left as they are).
-fn strip_json_comments(text: &str) -> String {
-    let mut plain = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut in_string = false;
-    while let Some(c) = chars.next() {
-        if in_string {
-            plain.push(c);
-            match c {
-                '\\' => plain.extend(chars.next()),
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match (c, chars.peek()) {
-            ('/', Some('/')) => {
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        plain.push('\n');
-                        break;
-                    }
-                }
-            }
-            ('/', Some('*')) => {
-                chars.next();
-                let mut last = ' ';
-                for c in chars.by_ref() {
-                    if last == '*' && c == '/' {
-                        break;
-                    }
-                    last = c;
-                }
-            }
-            _ => {
-                in_string = c == '"';
-                plain.push(c);
-            }
-        }
-    }
-    without_trailing_commas(&plain)
-}
-
-/// A comma before a closing bracket dropped; commas inside strings stay.
-fn without_trailing_commas(plain: &str) -> String {
-    let mut out = String::with_capacity(plain.len());
-    let mut in_string = false;
-    let mut escaped = false;
-    for (i, c) in plain.char_indices() {
-        if in_string {
-            in_string = escaped || c != '"';
-            escaped = !escaped && c == '\\';
-        } else if c == '"' {
-            in_string = true;
-        } else if c == ',' && matches!(plain[i + 1..].trim_start().chars().next(), Some(']' | '}'))
-        {
-            continue;
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// `section.key` in an INI file: the value set in the section `[section]`, with its indented

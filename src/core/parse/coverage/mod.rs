@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::{ParseContext, ParseError, Parsed, PathResolver, ToolOutput};
-use crate::core::config::CoverageSpec;
+use crate::core::config::{CoverageFormat, CoverageSpec};
 use crate::core::report::CoverageTotals;
-use crate::core::scope::changed_lines::{ChangedLines, changed_lines};
+use crate::core::scope::changed_lines::{ChangedLines, DiffBase, changed_lines};
 use crate::core::violation::{Severity, Violation};
 use formats::LineHits;
 
@@ -28,19 +28,10 @@ pub(super) fn parse(
         what,
         log: ctx.log_hint.to_string(),
     };
-    let text = std::str::from_utf8(out.stdout).map_err(|_| {
-        shape("its output is not UTF-8 text, so it is not a coverage report".into())
-    })?;
-    if text.trim().is_empty() {
-        return Err(shape("its output is empty: no coverage report was printed. Check that the tests ran under coverage (e.g. `coverage run -m pytest`) and that the command prints the report (e.g. `coverage json -o -`)".into()));
-    }
+    let text = report_text(out.stdout).map_err(shape)?;
     let format = match spec.format {
         Some(format) => format,
-        None => formats::recognize(text).ok_or_else(|| {
-            // The tool's own words often say why (coverage.py: "No data to report.").
-            let first: String = text.trim().lines().next().unwrap_or_default().chars().take(80).collect();
-            shape(format!("its output is not a coverage report (it starts {first:?}): neither coverage.py JSON (`coverage json -o -`), Cobertura XML (`coverage xml -o -`) nor LCOV (`coverage lcov -o -`). Run the tests under coverage first, print one of those reports, or name the format with `parsing.format`"))
-        })?,
+        None => recognized(text).map_err(shape)?,
     };
     let raw = formats::read(format, text).map_err(|why| {
         shape(format!(
@@ -48,74 +39,19 @@ pub(super) fn parse(
             format.name()
         ))
     })?;
-    let listed = raw.files.len();
-    let (files, outside_root) = root_relative(raw.files, &raw.sources, ctx);
-    if files.is_empty() {
-        return Err(shape(if listed == 0 {
-            format!(
-                "the {} report lists no file: the tests ran no measured code. Check coverage's `source` setting and that the tests ran under coverage",
-                format.name()
-            )
-        } else {
-            format!(
-                "none of the {listed} files the {} report lists is inside the workspace {}: it measured another folder. Run the tests from the workspace",
-                format.name(),
-                ctx.root.display()
-            )
-        }));
-    }
+    let (files, outside_root) =
+        workspace_files(raw.files, &raw.sources, format, ctx).map_err(shape)?;
     if let Some(created) = raw.created {
         check_fresh(&files, created, ctx).map_err(shape)?;
     }
     let gate: Arc<str> = ctx.gate.id.as_str().into();
-    let mut violations = Vec::new();
-    let (executable, run) = files.values().fold((0usize, 0usize), |(e, r), hits| {
-        (
-            e + hits.len(),
-            r + hits.values().filter(|ran| **ran).count(),
-        )
-    });
-    if below(run, executable, spec.min_percent) {
-        violations.push(file_less(&gate, "coverage", format!(
-            "Total line coverage is {}% ({run} of {executable} executable lines run), below the minimum of {}% (`parsing.min_percent`). Add tests for the uncovered code; the report is in {}",
-            shown(run, executable), spec.min_percent, ctx.log_hint
-        )));
-    }
-    let mut totals = CoverageTotals {
-        percent: percent(run, executable),
-        diff_percent: None,
-        min_percent: spec.min_percent,
-        min_diff_percent: spec.min_diff_percent,
-        changed_lines: None,
-        uncovered_changed_lines: None,
-        diff_note: None,
-    };
+    let (mut totals, below_minimum) = total_coverage(spec, &files, &gate, ctx);
+    let mut violations: Vec<Violation> = below_minimum.into_iter().collect();
     match ctx.diff {
         Some(diff) if diff.compares() => {
-            let in_report: Vec<String> = diff
-                .files
-                .iter()
-                .filter(|f| files.contains_key(f.as_str()))
-                .cloned()
-                .collect();
-            let changed = changed_lines(ctx.root, diff.commit.as_deref(), &in_report)
-                .map_err(|e| shape(format!("the changed lines could not be read from git: {e}")))?;
-            let (changed_run, changed_total) =
-                uncovered_ranges(&files, &changed, spec.diff_severity, &gate, &mut violations);
-            totals.changed_lines = Some(changed_total);
-            totals.uncovered_changed_lines = Some(changed_total - changed_run);
-            if changed_total > 0 {
-                totals.diff_percent = Some(percent(changed_run, changed_total));
-            }
-            if let Some(min) = spec.min_diff_percent
-                && changed_total > 0
-                && below(changed_run, changed_total, min)
-            {
-                violations.push(file_less(&gate, "diff_coverage", format!(
-                    "Changed lines are {}% covered ({changed_run} of {changed_total} changed executable lines run), below the minimum of {min}% (`parsing.min_diff_percent`). Add tests that run the changed lines reported",
-                    shown(changed_run, changed_total)
-                )));
-            }
+            let uncovered = changed_line_coverage(spec, diff, &files, &gate, ctx, &mut totals)
+                .map_err(shape)?;
+            violations.extend(uncovered);
         }
         Some(diff) => {
             totals.diff_note = Some(format!(
@@ -131,6 +67,119 @@ pub(super) fn parse(
         coverage: Some(totals),
         tests: None,
     })
+}
+
+/// The command's output as text, or why it is no report.
+fn report_text(stdout: &[u8]) -> Result<&str, String> {
+    let text = std::str::from_utf8(stdout)
+        .map_err(|_| "its output is not UTF-8 text, so it is not a coverage report".to_string())?;
+    if text.trim().is_empty() {
+        return Err("its output is empty: no coverage report was printed. Check that the tests ran under coverage (e.g. `coverage run -m pytest`) and that the command prints the report (e.g. `coverage json -o -`)".into());
+    }
+    Ok(text)
+}
+
+/// The format of a report the gate does not name the format of.
+fn recognized(text: &str) -> Result<CoverageFormat, String> {
+    formats::recognize(text).ok_or_else(|| {
+        // The tool's own words often say why (coverage.py: "No data to report.").
+        let first: String = text.trim().lines().next().unwrap_or_default().chars().take(80).collect();
+        format!("its output is not a coverage report (it starts {first:?}): neither coverage.py JSON (`coverage json -o -`), Cobertura XML (`coverage xml -o -`) nor LCOV (`coverage lcov -o -`). Run the tests under coverage first, print one of those reports, or name the format with `parsing.format`")
+    })
+}
+
+/// The files of a `format` report inside the workspace (see `root_relative`) and how many lie
+/// outside, or why there is none to judge.
+fn workspace_files(
+    listed: Vec<(String, LineHits)>,
+    sources: &[String],
+    format: CoverageFormat,
+    ctx: &ParseContext,
+) -> Result<(BTreeMap<Arc<str>, LineHits>, usize), String> {
+    let count = listed.len();
+    let (files, outside_root) = root_relative(listed, sources, ctx);
+    if !files.is_empty() {
+        return Ok((files, outside_root));
+    }
+    Err(if count == 0 {
+        format!(
+            "the {} report lists no file: the tests ran no measured code. Check coverage's `source` setting and that the tests ran under coverage",
+            format.name()
+        )
+    } else {
+        format!(
+            "none of the {count} files the {} report lists is inside the workspace {}: it measured another folder. Run the tests from the workspace",
+            format.name(),
+            ctx.root.display()
+        )
+    })
+}
+
+/// The totals of the whole report, and the violation when its coverage is below `min_percent`.
+fn total_coverage(
+    spec: &CoverageSpec,
+    files: &BTreeMap<Arc<str>, LineHits>,
+    gate: &Arc<str>,
+    ctx: &ParseContext,
+) -> (CoverageTotals, Option<Violation>) {
+    let (executable, run) = files.values().fold((0usize, 0usize), |(e, r), hits| {
+        (
+            e + hits.len(),
+            r + hits.values().filter(|ran| **ran).count(),
+        )
+    });
+    let below_minimum = below(run, executable, spec.min_percent).then(|| file_less(gate, "coverage", format!(
+        "Total line coverage is {}% ({run} of {executable} executable lines run), below the minimum of {}% (`parsing.min_percent`). Add tests for the uncovered code; the report is in {}",
+        shown(run, executable), spec.min_percent, ctx.log_hint
+    )));
+    let totals = CoverageTotals {
+        percent: percent(run, executable),
+        diff_percent: None,
+        min_percent: spec.min_percent,
+        min_diff_percent: spec.min_diff_percent,
+        changed_lines: None,
+        uncovered_changed_lines: None,
+        diff_note: None,
+    };
+    (totals, below_minimum)
+}
+
+/// In a scope made of changes: the changed lines' share of the totals, and the violations of
+/// the ranges no test ran and of a share below `min_diff_percent`.
+fn changed_line_coverage(
+    spec: &CoverageSpec,
+    diff: &DiffBase,
+    files: &BTreeMap<Arc<str>, LineHits>,
+    gate: &Arc<str>,
+    ctx: &ParseContext,
+    totals: &mut CoverageTotals,
+) -> Result<Vec<Violation>, String> {
+    let in_report: Vec<String> = diff
+        .files
+        .iter()
+        .filter(|f| files.contains_key(f.as_str()))
+        .cloned()
+        .collect();
+    let changed = changed_lines(ctx.root, diff.commit.as_deref(), &in_report)
+        .map_err(|e| format!("the changed lines could not be read from git: {e}"))?;
+    let mut violations = Vec::new();
+    let (changed_run, changed_total) =
+        uncovered_ranges(files, &changed, spec.diff_severity, gate, &mut violations);
+    totals.changed_lines = Some(changed_total);
+    totals.uncovered_changed_lines = Some(changed_total - changed_run);
+    if changed_total > 0 {
+        totals.diff_percent = Some(percent(changed_run, changed_total));
+    }
+    if let Some(min) = spec.min_diff_percent
+        && changed_total > 0
+        && below(changed_run, changed_total, min)
+    {
+        violations.push(file_less(gate, "diff_coverage", format!(
+            "Changed lines are {}% covered ({changed_run} of {changed_total} changed executable lines run), below the minimum of {min}% (`parsing.min_diff_percent`). Add tests that run the changed lines reported",
+            shown(changed_run, changed_total)
+        )));
+    }
+    Ok(violations)
 }
 
 /// The report's files by root-relative path (a file listed twice is merged: a line counts as
