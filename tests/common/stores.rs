@@ -1,13 +1,11 @@
-//! Real stores for the shared result cache's tests, each started on a free loopback port and
-//! stopped when dropped: Debian's redis-server and wsgidav (WebDAV), both installed by
-//! scripts/setup.sh.
+//! Real stores for the shared result cache's tests: Debian's redis-server (installed by
+//! scripts/setup.sh), started on a free loopback port and stopped when dropped, and a folder
+//! that refuses writes.
 
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-use super::tools_bin;
 
 /// A loopback port nothing listens on (at the moment it is asked).
 pub fn free_port() -> u16 {
@@ -81,59 +79,91 @@ impl Drop for Redis {
     }
 }
 
-/// A WebDAV server (wsgidav) serving a fresh folder, stopped when dropped.
-pub struct WebDav {
-    child: Child,
-    port: u16,
+/// A folder store another machine filled, as a reader gets it on a read-only mount: reads are
+/// answered, every write is refused with "permission denied" (EACCES, or EPERM for root). Mode
+/// 0555 on the folder and on its `.tmp` (where a write starts); root, whom modes do not stop,
+/// gets the immutable attribute (`chattr +i`) instead. Made writable again when dropped.
+pub struct ReadOnlyFolder {
     pub dir: tempfile::TempDir,
+    immutable: bool,
 }
 
-impl WebDav {
-    pub fn start() -> WebDav {
-        WebDav::serve(false)
-    }
-
-    /// A share that answers reads and refuses every write (403).
-    pub fn start_read_only() -> WebDav {
-        WebDav::serve(true)
-    }
-
-    fn serve(read_only: bool) -> WebDav {
+impl ReadOnlyFolder {
+    pub fn new() -> ReadOnlyFolder {
         let dir = tempfile::tempdir().expect("tempdir");
-        let port = free_port();
-        let share = dir.path().join("share");
-        std::fs::create_dir(&share).expect("mkdir");
-        let config = dir.path().join("wsgidav.yaml");
-        std::fs::write(
-            &config,
-            format!(
-                "host: 127.0.0.1\nport: {port}\nverbose: 0\nprovider_mapping:\n  \"/\":\n    root: {}\n    readonly: {read_only}\nhttp_authenticator:\n  domain_controller: null\nsimple_dc:\n  user_mapping:\n    \"*\": true\n",
-                share.display()
-            ),
-        )
-        .expect("write wsgidav.yaml");
-        let child = Command::new(tools_bin().join("wsgidav"))
-            .arg("--config")
-            .arg(&config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("wsgidav is missing: run scripts/setup.sh (requirements-tools.txt)");
-        wait_until("wsgidav", || {
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-        });
-        WebDav { child, port, dir }
+        std::fs::create_dir(dir.path().join(".tmp")).expect("mkdir .tmp");
+        let mut folder = ReadOnlyFolder {
+            dir,
+            immutable: false,
+        };
+        folder.set_read_only();
+        if !folder.refuses_writes() {
+            folder.immutable = true;
+            let set = folder.chattr("+i");
+            assert!(set.is_ok(), "chattr +i: {}", set.unwrap_err());
+            assert!(
+                folder.refuses_writes(),
+                "could not make a folder that refuses root's writes (chattr +i needs \
+                 CAP_LINUX_IMMUTABLE and a file system that keeps the attribute)"
+            );
+        }
+        folder
     }
 
     pub fn url(&self) -> String {
-        format!("webdav+http://127.0.0.1:{}/qgates", self.port)
+        format!("file://{}", self.dir.path().display())
+    }
+
+    /// The folders a write would touch.
+    fn folders(&self) -> [std::path::PathBuf; 2] {
+        [self.dir.path().join(".tmp"), self.dir.path().to_path_buf()]
+    }
+
+    fn set_read_only(&self) {
+        use std::os::unix::fs::PermissionsExt;
+        for folder in self.folders() {
+            std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o555))
+                .expect("chmod");
+        }
+    }
+
+    fn chattr(&self, flag: &str) -> Result<(), String> {
+        let out = Command::new("chattr")
+            .arg(flag)
+            .args(self.folders())
+            .output()
+            .map_err(|e| format!("chattr (e2fsprogs) did not start: {e}"))?;
+        match out.status.success() {
+            true => Ok(()),
+            false => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
+        }
+    }
+
+    /// Whether neither folder takes a new entry, refused as a permission.
+    fn refuses_writes(&self) -> bool {
+        self.folders().iter().all(|folder| {
+            let probe = folder.join("qgates-probe");
+            match std::fs::create_dir(&probe) {
+                Ok(()) => {
+                    let _ = std::fs::remove_dir(&probe);
+                    false
+                }
+                Err(e) => e.kind() == std::io::ErrorKind::PermissionDenied,
+            }
+        })
     }
 }
 
-impl Drop for WebDav {
+impl Drop for ReadOnlyFolder {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        // Best effort: a failure here leaves a folder in /tmp, not a failed test.
+        if self.immutable {
+            let _ = self.chattr("-i");
+        }
+        use std::os::unix::fs::PermissionsExt;
+        for folder in self.folders() {
+            let _ = std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o755));
+        }
     }
 }
 

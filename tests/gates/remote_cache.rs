@@ -1,7 +1,8 @@
-//! The shared result cache against real stores the tests start on loopback (Debian's
-//! redis-server, wsgidav for WebDAV, a folder): two machines are two clones of one repository in
-//! two folders, each with its own wrappers of ruff and mypy that log every start. Clone A's run
-//! fills the store; clone B's run then starts no tool and reports what A found.
+//! The shared result cache against real stores the tests start (Debian's redis-server on
+//! loopback, a folder, one that refuses writes), and S3 URLs at loopback ports where nothing or
+//! a silent listener answers: two machines are two clones of one repository in two folders,
+//! each with its own wrappers of ruff and mypy that log every start. Clone A's run fills the
+//! store; clone B's run then starts no tool and reports what A found.
 
 use crate::common;
 
@@ -10,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::lsp::{LspClient, TrustAnswer};
-use common::stores::{Redis, WebDav, files_in, free_port};
+use common::stores::{ReadOnlyFolder, Redis, files_in, free_port};
 use common::{check_json_with, git, path_with_tools, tools_bin, write};
 use serde_json::{Value, json};
 
@@ -175,14 +176,6 @@ fn two_machines_share_results_through_redis() {
     });
 }
 
-#[test]
-fn two_machines_share_results_through_webdav() {
-    let dav = WebDav::start();
-    two_machines_share(&format!("gates:\n{RUFF}"), &dav.url(), &|| {
-        files_in(&dav.dir.path().join("share"))
-    });
-}
-
 /// With mypy too: a `cache: workspace` gate's key (every project file's identity) is the same
 /// on both clones.
 #[test]
@@ -271,13 +264,14 @@ fn one_warning_naming(report: &Value, store: &str) -> String {
     w[0].clone()
 }
 
-/// A read-only token: a WebDAV server that refuses writes, and a Redis user whose ACL allows
-/// reading only (given by the user and password variables).
+/// A read-only token: a folder store on a read-only mount (every write refused as a
+/// permission), and a Redis user whose ACL allows reading only (given by the user and password
+/// variables).
 #[test]
 fn a_store_that_refuses_writes_gives_one_warning_not_an_error() {
     let origin = origin(&format!("gates:\n{RUFF}"));
     let expected = exit_code_without_a_store(origin.path());
-    let dav = WebDav::start_read_only();
+    let folder = ReadOnlyFolder::new();
     let redis = Redis::start();
     let acl = [
         "ACL", "SETUSER", "reader", "on", ">secret", "~*", "+@read", "+select", "+client", "+ping",
@@ -285,7 +279,7 @@ fn a_store_that_refuses_writes_gives_one_warning_not_an_error() {
     assert_eq!(redis.cli(&acl), "OK");
     let redis_url = redis.url();
     let cases: [(&str, Vec<(&str, &str)>); 2] = [
-        (&dav.url(), vec![]),
+        (&folder.url(), vec![]),
         (
             &redis_url,
             vec![
@@ -305,7 +299,8 @@ fn a_store_that_refuses_writes_gives_one_warning_not_an_error() {
             "{warning}"
         );
     }
-    assert_eq!(files_in(&dav.dir.path().join("share")), 0);
+    assert_eq!(files_in(folder.dir.path()), 0);
+    assert_eq!(files_in(&folder.dir.path().join(".tmp")), 0);
     assert_eq!(redis.keys(), Vec::<String>::new());
 }
 
@@ -346,13 +341,19 @@ fn a_store_stopped_between_runs_or_during_one_leaves_the_run_to_finish_locally()
     assert!(warning.contains("not reachable"), "{warning}");
 }
 
+/// An S3 store at a loopback port, as reports name it: what OpenDAL's stores (S3, GitHub
+/// Actions' cache) do over HTTP when the server is not there or does not answer.
+fn s3_at(port: u16) -> String {
+    format!("s3://qgates/ci?endpoint=http://127.0.0.1:{port}&region=us-east-1")
+}
+
 #[test]
 fn an_unreachable_store_costs_one_warning_and_not_the_run() {
     let origin = origin(&format!("gates:\n{RUFF}"));
     let expected = exit_code_without_a_store(origin.path());
     for url in [
         format!("redis://127.0.0.1:{}/0", free_port()),
-        format!("webdav+http://127.0.0.1:{}/qgates", free_port()),
+        s3_at(free_port()),
     ] {
         let m = Machine::clone_of(origin.path());
         let (code, report) = m.check(&[("QGATES_REMOTE_CACHE", &url)]);
@@ -446,10 +447,7 @@ fn a_store_that_never_answers_costs_the_timeout_and_says_so() {
     });
     let origin = origin(&format!("cache:\n  timeout_ms: 300\ngates:\n{RUFF}"));
     let expected = exit_code_without_a_store(origin.path());
-    for url in [
-        format!("redis://127.0.0.1:{port}/0"),
-        format!("webdav+http://127.0.0.1:{port}/qgates"),
-    ] {
+    for url in [format!("redis://127.0.0.1:{port}/0"), s3_at(port)] {
         let (code, report) =
             Machine::clone_of(origin.path()).check(&[("QGATES_REMOTE_CACHE", &url)]);
         assert_eq!(code, expected, "{report}");

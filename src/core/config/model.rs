@@ -58,8 +58,8 @@ pub struct RawConfig {
 #[derive(Debug, Default, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawCache {
-    /// The shared store: file:///abs/folder, redis://host:port[/db], s3://bucket[/prefix]?endpoint=…&region=…,
-    /// webdav+http(s)://host[:port]/path, gha (GitHub Actions' cache) or http(s)://… (read only).
+    /// The shared store: file:///abs/folder, redis://host:port[/db], s3://bucket[/prefix]?endpoint=…&region=…
+    /// or gha (GitHub Actions' cache).
     /// Credentials come from the environment, never from here. The environment variable
     /// QGATES_REMOTE_CACHE overrides it (an empty value turns it off).
     #[schemars(with = "Option<String>")]

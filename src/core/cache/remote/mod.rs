@@ -1,6 +1,6 @@
 //! The shared result cache (docs/remote-cache.md): a store other machines read and write — a
-//! folder, Redis, S3, WebDAV, GitHub Actions' cache, or plain HTTP to read — behind the local
-//! cache, under the same portable keys (`cache_keys`).
+//! folder, Redis, S3 or GitHub Actions' cache — behind the local cache, under the same portable
+//! keys (`cache_keys`).
 //!
 //! A run with a store configured (`cache.remote`, or `QGATES_REMOTE_CACHE`) makes a `Session`:
 //! before the gates start, every key the local cache misses is asked of the store, many at a
@@ -65,7 +65,7 @@ pub fn effective(settings: &CacheSettings) -> Option<Result<Effective, String>> 
     let env_read_only = std::env::var(READ_ONLY_VAR)
         .is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes"));
     Some(Ok(Effective {
-        read_only: settings.read_only || env_read_only || !url.writable(),
+        read_only: settings.read_only || env_read_only,
         url,
         timeout: settings.timeout,
     }))

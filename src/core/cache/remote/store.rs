@@ -10,7 +10,7 @@ use super::Failure;
 use super::redis_store::{self, RedisStore};
 use super::url::StoreUrl;
 
-/// The environment variables that hold the user and password of a Redis, WebDAV or HTTP store.
+/// The environment variables that hold the user and password of a Redis store.
 pub const USER_VAR: &str = "QGATES_REMOTE_CACHE_USER";
 pub const PASSWORD_VAR: &str = "QGATES_REMOTE_CACHE_PASSWORD";
 
@@ -136,31 +136,7 @@ impl Store {
                 }
                 Operator::new(b)
             }
-            StoreUrl::Webdav { endpoint, root } => {
-                let mut b = services::Webdav::default()
-                    .endpoint(endpoint)
-                    .root(&format!("/{root}"));
-                if let Some(user) = env(USER_VAR) {
-                    b = b.username(&user);
-                }
-                if let Some(password) = env(PASSWORD_VAR) {
-                    b = b.password(&password);
-                }
-                Operator::new(b)
-            }
             StoreUrl::Gha => Operator::new(services::Ghac::default().root("/qgates")),
-            StoreUrl::Http { endpoint, root } => {
-                let mut b = services::Http::default()
-                    .endpoint(endpoint)
-                    .root(&format!("/{root}"));
-                if let Some(user) = env(USER_VAR) {
-                    b = b.username(&user);
-                }
-                if let Some(password) = env(PASSWORD_VAR) {
-                    b = b.password(&password);
-                }
-                Operator::new(b)
-            }
         };
         let op = op.map_err(|e| format!("cannot be opened ({})", short(&e)))?;
         Ok(Store {
@@ -171,7 +147,7 @@ impl Store {
 
     /// Where the entry with this key lives: a hash (keys hold paths with any characters, and
     /// NULs), under a versioned folder, fanned out over 256 subfolders so no folder of a file
-    /// or WebDAV store grows past a few thousand entries.
+    /// store grows past a few thousand entries.
     pub fn name_of(full_key: &str) -> String {
         let hex = crate::core::cache::keys::sha256_hex(full_key.as_bytes());
         format!("v1/{}/{}", &hex[..2], &hex[2..])
@@ -227,9 +203,8 @@ async fn dal_get(op: &Operator, name: &str) -> Result<Option<Vec<u8>>, Failure> 
 
 async fn dal_put(op: &Operator, name: &str, bytes: Vec<u8>) -> Result<(), Failure> {
     let mut written = op.write(name, bytes.clone()).await;
-    // Writers make an entry's folders as they go, many at once: two that make the same
-    // folder together can fail where one alone succeeds (WebDAV's MKCOL). Once more then
-    // finds the folder made.
+    // A failure the store calls temporary (S3's 503 SlowDown, a connection reset while many
+    // writes are in flight) is tried once more.
     if written.as_ref().is_err_and(opendal::Error::is_temporary) {
         written = op.write(name, bytes).await;
     }

@@ -7,8 +7,7 @@ use std::path::PathBuf;
 
 /// The forms, as every error about a URL lists them.
 pub const FORMS: &str = "file:///absolute/folder, redis://host:port[/db] (rediss:// for TLS), \
-s3://bucket[/prefix]?endpoint=URL&region=NAME, webdav+http://host[:port]/path (or \
-webdav+https://), gha (GitHub Actions' cache) and http(s)://host[:port]/path (read only)";
+s3://bucket[/prefix]?endpoint=URL&region=NAME and gha (GitHub Actions' cache)";
 
 /// A shared store qgates can use.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,15 +27,8 @@ pub enum StoreUrl {
         endpoint: Option<String>,
         region: Option<String>,
     },
-    Webdav {
-        /// `http(s)://host[:port]`.
-        endpoint: String,
-        root: String,
-    },
     /// GitHub Actions' cache service, configured by the runner's environment.
     Gha,
-    /// Read only: any web server that serves what another store wrote.
-    Http { endpoint: String, root: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -45,8 +37,8 @@ pub enum UrlError {
     Unusable(String),
     #[error(
         "`{0}` carries credentials; they are read from the environment only: \
-         QGATES_REMOTE_CACHE_USER and QGATES_REMOTE_CACHE_PASSWORD (Redis, WebDAV, HTTP), the \
-         AWS_* variables (S3). Remove them from the URL."
+         QGATES_REMOTE_CACHE_USER and QGATES_REMOTE_CACHE_PASSWORD (Redis), the AWS_* \
+         variables (S3). Remove them from the URL."
     )]
     Credentials(String),
     #[error("`{url}`: {why} The forms are {FORMS}.")]
@@ -133,29 +125,18 @@ impl StoreUrl {
                     region,
                 })
             }
-            "webdav+http" | "webdav+https" | "http" | "https" => {
-                let web = scheme.trim_start_matches("webdav+");
-                let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
-                let endpoint = format!("{web}://{}{port}", host()?);
-                Ok(if scheme.starts_with("webdav+") {
-                    StoreUrl::Webdav {
-                        endpoint,
-                        root: path,
-                    }
-                } else {
-                    StoreUrl::Http {
-                        endpoint,
-                        root: path,
-                    }
-                })
-            }
+            // Stores qgates no longer speaks: said by name, with what to use instead.
+            "webdav" | "webdav+http" | "webdav+https" | "dav" | "davs" => Err(bad(
+                "WebDAV is not a store qgates can use. Mount the share and give its folder \
+                 (file:///mount/point/qgates), or use an S3-compatible store or Redis.",
+            )),
+            "http" | "https" => Err(bad(
+                "a plain web server is not a store qgates can use. To serve the cache read only, \
+                 use an S3-compatible bucket that allows anonymous reads (s3://bucket?endpoint=URL, \
+                 with no AWS_* credentials) or a folder on a shared mount.",
+            )),
             _ => Err(UrlError::Unusable(shown)),
         }
-    }
-
-    /// Whether qgates can write to this kind of store at all.
-    pub fn writable(&self) -> bool {
-        !matches!(self, StoreUrl::Http { .. })
     }
 }
 
@@ -196,9 +177,7 @@ impl fmt::Display for StoreUrl {
                 }
                 Ok(())
             }
-            StoreUrl::Webdav { endpoint, root } => write!(f, "webdav+{endpoint}{}", slash(root)),
             StoreUrl::Gha => write!(f, "gha"),
-            StoreUrl::Http { endpoint, root } => write!(f, "{endpoint}{}", slash(root)),
         }
     }
 }
@@ -256,24 +235,15 @@ mod tests {
                 "s3://bucket/qgates/ci?endpoint=http://127.0.0.1:9000&region=eu-west-1",
             ),
             ("s3://bucket", "s3://bucket"),
-            (
-                "webdav+http://127.0.0.1:8080/dav/qgates",
-                "webdav+http://127.0.0.1:8080/dav/qgates",
-            ),
-            (
-                "webdav+https://dav.example/x",
-                "webdav+https://dav.example/x",
-            ),
+            ("s3://bucket/qgates/", "s3://bucket/qgates"),
             ("gha", "gha"),
-            ("https://ci.example/cache/", "https://ci.example/cache"),
+            ("GHA", "gha"),
         ];
         for (text, shown) in cases {
             assert_eq!(ok(text).to_string(), shown, "{text}");
             assert_eq!(ok(shown), ok(text), "{shown} reads back");
         }
         assert_eq!(ok("file:///srv/c"), StoreUrl::Folder("/srv/c".into()));
-        assert!(!ok("http://x/c").writable());
-        assert!(ok("webdav+http://x/c").writable());
     }
 
     #[test]
@@ -293,11 +263,53 @@ mod tests {
         }
     }
 
+    /// WebDAV and plain HTTP were stores once: a URL of theirs says so by name, what to use
+    /// instead, and which forms exist (none of them the dropped ones).
+    #[test]
+    fn a_dropped_store_is_named_with_what_to_use_instead() {
+        for (text, named, instead) in [
+            (
+                "webdav+http://127.0.0.1:8080/dav/qgates",
+                "WebDAV",
+                "file:///mount/point",
+            ),
+            (
+                "webdav+https://dav.example/x",
+                "WebDAV",
+                "file:///mount/point",
+            ),
+            ("webdav://dav.example/x", "WebDAV", "file:///mount/point"),
+            (
+                "https://ci.example/cache/",
+                "plain web server",
+                "anonymous reads",
+            ),
+            (
+                "http://127.0.0.1:8080/cache",
+                "plain web server",
+                "anonymous reads",
+            ),
+        ] {
+            let e = StoreUrl::parse(text).unwrap_err();
+            assert!(matches!(e, UrlError::Bad { .. }), "{text}: {e}");
+            let e = e.to_string();
+            assert!(e.contains(named) && e.contains(instead), "{text}: {e}");
+            assert!(
+                e.contains("The forms are file:///absolute/folder"),
+                "{text}: {e}"
+            );
+        }
+        assert!(
+            !FORMS.contains("webdav") && !FORMS.contains("http"),
+            "{FORMS}"
+        );
+    }
+
     #[test]
     fn credentials_are_refused_and_never_repeated() {
         for text in [
             "redis://user:hunter2@cache:6379",
-            "webdav+https://me:hunter2@dav.example/x",
+            "rediss://:hunter2@cache:6380",
             "s3://bucket?secret_access_key=hunter2",
         ] {
             let e = StoreUrl::parse(text).unwrap_err();
