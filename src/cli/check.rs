@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::args::{CheckArgs, FormatArg, OutputArgs};
-use super::output::{print_stderr, print_stdout};
+use super::output::{print_stderr, print_stdout, usage};
 use super::workspace::{config_file, find_root};
 use crate::core::api::KindFilter;
 use crate::core::api::ResultCache;
@@ -87,12 +87,6 @@ fn prepare(a: &CheckArgs) -> Result<Prepared, i32> {
         request,
         cache,
     })
-}
-
-/// Says a usage error on stderr; its exit code.
-fn usage(message: &str) -> i32 {
-    print_stderr(&format!("qgates: {message}\n"));
-    exit::USAGE
 }
 
 fn open_clean_room(root: &Path, rev: &str, keep: bool) -> Result<CleanRoom, i32> {

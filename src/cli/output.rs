@@ -24,6 +24,12 @@ pub fn print_stderr(s: &str) {
     let _ = err.flush();
 }
 
+/// Says a usage error on stderr (`qgates: ` and the message); returns its exit code.
+pub fn usage(message: &str) -> i32 {
+    print_stderr(&format!("qgates: {message}\n"));
+    crate::core::report::exit::USAGE
+}
+
 /// The command's exit code, unless its output could not be written: then a message on stderr
 /// and `GATE_ERROR` (qgates could not finish its work).
 pub fn finish(code: i32) -> i32 {

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::args::ParseArgs;
-use super::output::print_stderr;
+use super::output::{print_stderr, usage};
 use super::workspace::{config_file, find_root};
 use crate::core::api::report_files::{batch_of, kept_report};
 use crate::core::config;
@@ -84,12 +84,6 @@ pub fn parse(a: ParseArgs) -> i32 {
             exit::GATE_ERROR
         }
     }
-}
-
-/// Says a usage error on stderr; its exit code.
-fn usage(message: &str) -> i32 {
-    print_stderr(&format!("qgates: {message}\n"));
-    exit::USAGE
 }
 
 fn load_config(a: &ParseArgs, root: &Path) -> Result<config::Config, i32> {

@@ -16,6 +16,7 @@ use super::publish::Publisher;
 use crate::core::api::{self as engine, Finished, Run, RunError, RunRequest};
 use crate::core::api::{ResolvedScope, ScopeRequest};
 use crate::core::config::{Config, Trigger};
+use crate::core::report::Report;
 use crate::core::workspace::paths::relative_posix;
 
 /// The run request for a background batch.
@@ -115,32 +116,27 @@ pub(super) async fn publish(
     // known. That scope is resolved once the diagnostics are out, not beside the gates: on a
     // machine with few cores it would take a core from the tools the editor waits for. Any
     // other run is finished before it is shown.
-    let (report, unfinished, state_changed) = match plan {
-        Plan::Remembered(_) if ran_tools => {
-            let mut report = run.report().clone();
-            // Its file is written when the run is recorded: until then no answer names it.
-            report.full_report = None;
-            (Arc::new(report), Some(run), false)
-        }
-        _ => {
-            let finished = done.finish_now(run, &plan);
-            (Arc::new(finished.report), None, finished.state_changed)
-        }
-    };
+    if ran_tools && let Plan::Remembered(last) = plan {
+        let mut report = run.report().clone();
+        // Its file is written when the run is recorded: until then no answer names it.
+        report.full_report = None;
+        show(out, folder, report, shown).await;
+        let fresh = resolve_auto(folder.scope.clone(), config.clone());
+        return done.settle(run, last, fresh, auto).await;
+    }
+    let finished = done.finish_now(run, &plan);
+    show(out, folder, finished.report, shown).await;
+    done.keep_scope(plan, finished.state_changed, auto);
+    Settled::Done
+}
+
+/// Remembers the report for the folder's commands and publishes its diagnostics.
+async fn show(out: &Publisher, folder: &Folder, report: Report, shown: Shown<'_>) {
+    let report = Arc::new(report);
     folder.remember(&report, false);
     out.publish_report(folder, &report, shown.versions, shown.answer)
         .await;
     shown.progress.finish().await;
-    match (unfinished, plan) {
-        (Some(run), Plan::Remembered(last)) => {
-            let fresh = resolve_auto(folder.scope.clone(), config.clone());
-            done.settle(run, last, fresh, auto).await
-        }
-        (_, plan) => {
-            done.keep_scope(plan, state_changed, auto);
-            Settled::Done
-        }
-    }
 }
 
 /// Where a run's report is shown: the documents' versions it ran over, the files whose

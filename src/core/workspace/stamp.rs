@@ -84,12 +84,13 @@ impl<V> Stamped<V> {
         self.holds().then_some(&self.value)
     }
 
-    /// `get`, to add to the value.
-    pub fn get_mut(&mut self) -> Option<&mut V> {
-        self.holds().then_some(&mut self.value)
+    /// The value to add to, once `holds` said it does (no second look at the files).
+    pub fn value_mut(&mut self) -> &mut V {
+        &mut self.value
     }
 
-    fn holds(&self) -> bool {
+    /// Whether every file keeps the stamp it had.
+    pub fn holds(&self) -> bool {
         self.stamps.iter().all(|(p, s)| stamp_of(p) == *s)
     }
 }
@@ -122,7 +123,8 @@ mod tests {
         );
         let mut value = Stamped::new(1, paths, now + Duration::from_millis(50)).unwrap();
         assert_eq!(value.get(), Some(&1));
-        *value.get_mut().unwrap() += 1;
+        assert!(value.holds());
+        *value.value_mut() += 1;
         assert_eq!(value.get(), Some(&2));
         std::fs::write(&gone, "").unwrap();
         assert_eq!(value.get(), None, "an absent file that appears");

@@ -38,13 +38,14 @@ pub fn tracks(root: &Path, rel: &str) -> bool {
     let Some(known) = repos.get_mut(root) else {
         return false;
     };
-    if known.answers.as_mut().and_then(Stamped::get_mut).is_none() {
+    // One look at the index per question: its stamp either still holds, or is taken anew.
+    if !known.answers.as_ref().is_some_and(Stamped::holds) {
         // Racy stamps (an index written within the file system's tick) are not trusted: then
         // nothing is remembered.
         let index = known.repo.index_path().to_path_buf();
         known.answers = Stamped::new(HashMap::new(), vec![index], racy_reference());
     }
-    let Some(answers) = known.answers.as_mut().and_then(Stamped::get_mut) else {
+    let Some(answers) = known.answers.as_mut().map(Stamped::value_mut) else {
         return known.repo.tracks(rel);
     };
     *answers
