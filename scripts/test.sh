@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 # (tests/tools/presets_real_tools.rs).
 # The installs are mostly downloads and the lints mostly CPU, so they run side by side; the tests
 # need both. The installs' output is shown when they end.
+# One build, never rebuilt piecemeal: incremental artifacts would double the target folder's size
+# (about 5 GB) for nothing.
+export CARGO_INCREMENTAL=0
 setup_log=$(mktemp)
 ./scripts/setup.sh >"$setup_log" 2>&1 &
 setup=$!
