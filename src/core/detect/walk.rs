@@ -67,7 +67,7 @@ pub struct Inventory {
 /// not counted.
 pub fn walk(root: &Path, max_files: usize) -> Inventory {
     let mut inv = Inventory::default();
-    for entry in project_walker(root).flatten() {
+    for entry in project_walker(root).build().flatten() {
         let Some(kind) = entry.file_type() else {
             continue;
         };

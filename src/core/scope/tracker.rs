@@ -23,12 +23,11 @@ use std::sync::{Arc, Mutex};
 use gix::bstr::BString;
 use tokio::sync::oneshot;
 
-use crate::core::platform::background;
-
 use crate::core::config::Config;
+use crate::core::platform::background;
 use crate::core::scope::git::{Repo, Status};
 use crate::core::scope::{
-    ChangePlan, ResolvedScope, ScopeError, ScopeRequest, outside_git, resolve,
+    ChangePlan, ResolvedScope, ScopeError, ScopeRequest, git, outside_git, resolve,
 };
 use crate::core::workspace::paths::relative_posix;
 use crate::core::workspace::stamp::Stamp;
@@ -89,14 +88,16 @@ impl IndexIdentity {
     fn read(path: &Path) -> Option<IndexIdentity> {
         use std::io::{Read, Seek, SeekFrom};
         let mut file = std::fs::File::open(path).ok()?;
-        let stamp = Stamp::of(&file.metadata().ok()?);
+        let meta = file.metadata().ok()?;
         let mut tail = [0u8; TAIL];
-        let len = file.metadata().ok()?.len();
-        let start = len.saturating_sub(TAIL as u64);
-        file.seek(SeekFrom::Start(start)).ok()?;
+        file.seek(SeekFrom::Start(meta.len().saturating_sub(TAIL as u64)))
+            .ok()?;
         let n = file.read(&mut tail).ok()?;
         tail[n..].fill(0);
-        Some(IndexIdentity { stamp, tail })
+        Some(IndexIdentity {
+            stamp: Stamp::of(&meta),
+            tail,
+        })
     }
 
     /// Whether an equal identity proves the index unchanged.
@@ -186,7 +187,6 @@ impl ScopeTracker {
         config: &Config,
         reported: &Reported,
     ) -> Result<ResolvedScope, ScopeError> {
-        let git = |e: crate::core::scope::git::GitError| ScopeError::Git(e.to_string());
         let (repo, previous) = match known.take() {
             Some(k) => (k.repo, Some((k.basis, k.status))),
             None => match Repo::discover(&self.root).map_err(git)? {
