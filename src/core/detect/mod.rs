@@ -164,7 +164,7 @@ impl Evidence {
     /// run from the most specific, configuration, to the least, kinds of files).
     fn add(&mut self, presets: &'static [&'static str], why: String) {
         for preset in presets {
-            if !self.found.iter().any(|p| p.preset == *preset) {
+            if !self.has(preset) {
                 self.found.push(Proposal {
                     preset,
                     why: one_line(&why),
@@ -191,16 +191,16 @@ impl Evidence {
         self.found.iter().any(|p| p.preset == preset)
     }
 
+    /// Whether its gates or tools fill `role`.
+    fn fills(&self, role: &rules::PythonRole) -> bool {
+        role.presets.iter().any(|p| self.has(p))
+            || role.others.iter().any(|o| self.other_python.contains(o))
+    }
+
     /// The Python roles (`PythonRole::noun`) its gates and tools fill.
     fn roles(&self) -> Vec<&'static str> {
-        rules::PYTHON_ROLES
-            .iter()
-            .filter(|role| {
-                role.presets.iter().any(|p| self.has(p))
-                    || role.others.iter().any(|o| self.other_python.contains(o))
-            })
-            .map(|role| role.noun)
-            .collect()
+        let filled = rules::PYTHON_ROLES.iter().filter(|role| self.fills(role));
+        filled.map(|role| role.noun).collect()
     }
 }
 
@@ -394,10 +394,7 @@ fn decide_python(ev: &mut Evidence, inherited: &[&str]) {
         return;
     };
     for role in &rules::PYTHON_ROLES {
-        let filled = inherited.contains(&role.noun)
-            || role.presets.iter().any(|p| ev.has(p))
-            || role.others.iter().any(|o| ev.other_python.contains(o));
-        if !filled {
+        if !inherited.contains(&role.noun) && !ev.fills(role) {
             let why = format!(
                 "{python} and no Python {} configured (the Python default)",
                 role.noun
