@@ -9,8 +9,8 @@
 //! - for `cache: workspace` gates and gates without file arguments, the workspace fingerprint:
 //!   every project file's path with its content identity.
 //!
-//! The local cache remembers content identities by stamp (`ResultCache::known_hash`) and tool
-//! identities by the stamps of what they read, so a warm run stats files instead of reading them.
+//! Content and tool identities are remembered by stamp in the local cache, so a warm run stats
+//! files instead of reading them.
 
 use std::collections::HashMap;
 use std::path::Path;

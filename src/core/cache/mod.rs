@@ -1,13 +1,9 @@
 //! The result cache: per gate and file, the violations of the last run, reused while the key
-//! holds. The key hashes the file's content, the gate's definition, the files named in
-//! `cache_inputs`, and for `cache: workspace` gates (type checkers, whose findings depend on other
-//! files) a fingerprint of the whole workspace. The language server keeps one in memory; the CLI
-//! persists it under `.qgates/cache/` (bounded, safe to delete, a corrupt file is ignored).
-//!
-//! Beside the results it keeps each file's last content identity under its stamp (size, times,
-//! inode; see `stamp`) and each program's identity, so an unchanged re-run stats its files
-//! instead of reading them all. The keys are made in `cache_keys`; a shared cache on another
-//! machine can stand behind this one (`remote_cache`).
+//! (`keys`) holds. The language server keeps one in memory; the CLI persists it under
+//! `.qgates/cache/` (bounded, safe to delete, a corrupt file is ignored). Beside the results it
+//! keeps each file's content identity under its stamp and each program's identity, so an
+//! unchanged re-run stats its files instead of reading them. A shared cache on another machine
+//! can stand behind this one (`remote`).
 
 pub mod deps;
 pub mod hash;

@@ -1,19 +1,14 @@
 //! A gate's program by content, so two machines that run the same tool from different places
-//! give the same cache keys, and an upgrade gives new ones, without starting the tool to ask its
-//! version (a warm run starts no process).
+//! give the same cache keys, and an upgrade gives new ones, without starting the tool.
 //!
 //! The identity hashes the program's bytes, links followed, without a leading `#!` line (a
-//! virtual environment's scripts name their interpreter by absolute path). A launcher script
-//! is the same for every version of its package (mypy's is three lines), so more is added where
-//! the version lives:
-//! - a script in a Python virtual environment (`<venv>/bin/NAME` beside `<venv>/pyvenv.cfg`):
-//!   the names of the `*.dist-info` folders of its site-packages (`mypy-1.11.2.dist-info`) and
-//!   pyvenv.cfg's Python `version`;
-//! - an entry of `node_modules/.bin`: the name and version in the `package.json` of the package
-//!   its link leads into.
+//! virtual environment's scripts name their interpreter by absolute path). A launcher script is
+//! the same for every version of its package, so where the version lives is added: for a script
+//! of a Python virtual environment the `*.dist-info` names of its site-packages and pyvenv.cfg's
+//! `version`; for an entry of `node_modules/.bin` its package's name and version.
 //!
-//! Hashing a 30 MB binary on every run would cost what it saves, so an identity is remembered
-//! with the stamps of every file and folder it read (`inputs`), and reused while they all hold.
+//! An identity is remembered with the stamps of every file and folder it read (`inputs`), and
+//! reused while they all hold: hashing a 30 MB binary on every run would cost what it saves.
 
 use std::path::{Path, PathBuf};
 

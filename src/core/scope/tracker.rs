@@ -2,13 +2,11 @@
 //! (docs/design.md, "Following changes"), so a save costs what the saved file costs, not what a
 //! `git status` of the repository does.
 //!
-//! The scope is taken from git once. After that, the status of the working tree (the expensive
-//! half: a stat of every tracked file and a walk for untracked ones) is brought up to date only
-//! for the paths reported changed: saved files and the client's file-watcher events. The rest of
-//! the scope is recomputed on every answer, as cheap as it is: where HEAD is, the branch's
-//! baseline and failed files. The whole status is taken again when what it rests on moves: HEAD,
-//! the base commit, the index (a stage, a commit, a checkout, a stash), an ignore or attributes
-//! file, or when more paths were reported than a full status costs.
+//! The scope is taken from git once. After that, the working tree's status (the expensive half)
+//! is brought up to date only for the paths reported changed: saved files and the client's
+//! file-watcher events; the rest (HEAD, the baseline, failed files) is recomputed on every
+//! answer. The whole status is taken again when what it rests on moves (HEAD, the base commit,
+//! the index, an ignore or attributes file), or when more paths were reported than it costs.
 //!
 //! Its answer equals `scope::resolve(root, config, Auto)` as long as every change to the working
 //! tree was reported (tests/engine/scope_tracker.rs compares the two after random edits, stages,

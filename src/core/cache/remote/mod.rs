@@ -3,17 +3,14 @@
 //! keys (`cache_keys`).
 //!
 //! A run with a store configured (`cache.remote`, or `QGATES_REMOTE_CACHE`) makes a `Session`:
-//! before the gates start, every key the local cache misses is asked of the store, many at a
-//! time; what the store has goes into the local cache, so the lookup that follows answers it as
-//! its own (`cached_files`) and only the rest runs. After the run, each (gate, file) result the
-//! run recorded is written, red or green alike, unless the store is read-only.
+//! before the gates start, every key the local cache misses is asked of the store, and what it
+//! has goes into the local cache, so only the rest runs. After the run, each (gate, file) result
+//! the run recorded is written, red or green alike, unless the store is read-only.
 //!
-//! The store is a help, never a condition: all of one run's work with it shares one budget
-//! (`timeout_ms`), and a store that is down, refuses or hangs costs at most that. The run then
-//! goes on with the local cache and its report carries ONE warning that names the store (by a
-//! URL without credentials) and what went wrong; the exit code is the run's own. An entry that
-//! does not check (`codec`) is not believed: the gate runs for its file, a debug log says why,
-//! and the fresh result replaces it.
+//! The store is a help, never a condition: one run's work with it shares one budget
+//! (`timeout_ms`). A store that is down, refuses or hangs costs at most that, and the report
+//! carries ONE warning naming the store (without credentials) and what went wrong; the exit code
+//! is the run's own. An entry that does not check (`codec`) is not believed: the gate runs.
 
 mod codec;
 mod redis_store;
