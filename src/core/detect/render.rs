@@ -171,21 +171,20 @@ pub fn tool_status(root: &Path, proposal: &Proposal) -> Option<ToolStatus> {
         (_, Some(c)) => root.join(c),
         _ => root.to_path_buf(),
     };
-    let install = install_advice(root, &proposal.dir, &preset.about.install);
-    Some(match command {
-        [python, flag, module, ..] if flag == "-m" && python.starts_with("python") => ToolStatus {
-            found: python_module(python, module, root, &cwd),
-            program: module.clone(),
-            install,
-        },
+    let (program, found) = match command {
+        [python, flag, module, ..] if flag == "-m" && python.starts_with("python") => {
+            (module.clone(), python_module(python, module, root, &cwd))
+        }
         _ => {
             let program = command.first().cloned().unwrap_or_default();
-            ToolStatus {
-                found: resolve_program(&program, root, &cwd),
-                program,
-                install,
-            }
+            let found = resolve_program(&program, root, &cwd);
+            (program, found)
         }
+    };
+    Some(ToolStatus {
+        program,
+        found,
+        install: install_advice(root, &proposal.dir, &preset.about.install),
     })
 }
 

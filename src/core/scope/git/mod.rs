@@ -198,10 +198,7 @@ impl Repo {
                 sha,
             }));
         }
-        let mut candidates = Vec::new();
-        if let Some(default) = self.remote_default_branch() {
-            candidates.push(default);
-        }
+        let mut candidates: Vec<String> = self.remote_default_branch().into_iter().collect();
         for name in ["main", "master"] {
             candidates.push(name.to_owned());
             candidates.push(format!("origin/{name}"));
