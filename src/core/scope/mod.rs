@@ -155,8 +155,7 @@ fn explicit_files(root: &Path, paths: &[PathBuf]) -> Result<Vec<String>, ScopeEr
             return Err(ScopeError::NotFound(p.display().to_string()));
         }
         let rel = relative_posix(root, &abs);
-        // Only a path outside the root needs the real paths compared (two canonicalizations,
-        // a readlink per component).
+        // Only a path outside the root needs the (costly) real paths compared.
         let is_root = || abs == root || abs.canonicalize().ok() == root.canonicalize().ok();
         if rel.is_none() && !is_root() {
             return Err(ScopeError::OutsideRoot {
