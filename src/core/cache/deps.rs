@@ -1,13 +1,8 @@
-//! When a `kind: deps` gate (uv sync, npm ci) may be skipped: its lock files, the files named in
-//! its `cache_inputs`, are as they were at its last green run. That run is the gate's one entry in
-//! the result cache, for the whole workspace and keyed by the lock files' contents hashed with the
-//! gate's definition; it holds no findings. A deps gate is never answered by the cache otherwise
-//! (what it installs is not in its output), and its entry is never shared: a green install on
-//! one machine says nothing of another's. A failed or errored run is never recorded: the next run
-//! installs again. A deps gate without `cache_inputs` has no key and always runs.
-//!
-//! A run without the result cache (`--no-cache`) neither reads nor writes it; a cache git tracks
-//! came with the repository and is not believed (see `ResultCache::load`).
+//! When a `kind: deps` gate (uv sync, npm ci) may be skipped: its lock files (its `cache_inputs`)
+//! are as they were at its last green run. That run is the gate's one entry in the result cache,
+//! for the whole workspace, keyed by the lock files' contents and the gate's definition, with no
+//! findings. It is never shared (a green install on one machine says nothing of another's), and
+//! only a green run is recorded. A deps gate without `cache_inputs` always runs.
 
 use crate::core::cache::hash::stable_hash;
 use crate::core::cache::{KeyMaker, ResultCache, WHOLE_WORKSPACE};

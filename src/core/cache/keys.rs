@@ -9,8 +9,8 @@
 //! - for `cache: workspace` gates and gates without file arguments, the workspace fingerprint:
 //!   every project file's path with its content identity.
 //!
-//! The local cache remembers content identities by stamp (`ResultCache::known_hash`) and tool
-//! identities by the stamps of what they read, so a warm run stats files instead of reading them.
+//! Content and tool identities are remembered by stamp in the local cache, so a warm run stats
+//! files instead of reading them.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -31,8 +31,8 @@ use crate::core::workspace::stamp::Stamp;
 pub struct KeyMaker<'a> {
     root: &'a Path,
     config: &'a Config,
-    /// What the run knows of each file it has looked at: one stat a run serves the engine's
-    /// check that a file is still there, its key's stamp and the index match alike.
+    /// What the run knows of each file it has looked at: one stat serves the engine's check that
+    /// a file is still there, its key's stamp and the index match alike.
     files: Mutex<HashMap<String, Facts>>,
     /// Per gate: what its keys hold beside the file's content (`GateParts`).
     gates: Mutex<HashMap<String, Arc<GateParts>>>,
@@ -108,8 +108,7 @@ impl<'a> KeyMaker<'a> {
         Some(hex::encode(hasher.finalize()))
     }
 
-    /// A gate's key text around the file's content, the same for all its files: made once a
-    /// run, as the key is asked for every file of the project.
+    /// A gate's key text around the file's content, the same for all its files: made once a run.
     fn gate_parts(&self, gate: &Gate) -> Arc<GateParts> {
         if let Some(known) = self
             .gates
@@ -142,8 +141,7 @@ impl<'a> KeyMaker<'a> {
         parts
     }
 
-    /// The program the gate would run, by content (see `tool_id`): another version of the tool
-    /// gives other keys, the same tool elsewhere the same ones. Remembered in the local cache
+    /// The program the gate would run, by content (see `tool_id`), remembered in the local cache
     /// while the stamps of what it read hold.
     fn tool_fingerprint(&self, gate: &Gate) -> String {
         let cwd = gate.cwd_in(self.root);
@@ -198,21 +196,14 @@ impl<'a> KeyMaker<'a> {
         }
         let meta = self.stat(rel);
         if let Ok(mut map) = self.files.lock() {
-            let id = None;
-            map.insert(
-                rel.to_string(),
-                Facts {
-                    meta: meta.clone(),
-                    id,
-                },
-            );
+            let (meta, id) = (meta.clone(), None);
+            map.insert(rel.to_string(), Facts { meta, id });
         }
         meta
     }
 
     /// Takes the stat of every file in `files` and, where `identify` says so, its content
-    /// identity, many files at a time: a monorepo has a hundred thousand, and each is a path
-    /// lookup in the kernel.
+    /// identity, many files at a time (a monorepo has a hundred thousand).
     pub fn prepare(&self, files: &[String], identify: &(dyn Fn(&str) -> bool + Sync)) {
         let stats = in_parallel(files, |rel| {
             let meta = self.stat(rel);
@@ -245,9 +236,8 @@ impl<'a> KeyMaker<'a> {
 
     /// The content identities of files whose stat the caller took, in order: the one recorded
     /// while the file's stamp holds, else the index's while the file is as git recorded it,
-    /// else its bytes hashed as git would. Identities found by reading are recorded under
-    /// their stamps; the index's are not, as reading the index again costs less than keeping
-    /// a monorepo's worth of them in the cache file.
+    /// else its bytes hashed as git would. Only identities found by reading are recorded: the
+    /// index is cheaper to read again than a monorepo's worth of them in the cache file.
     fn identify_all(&self, files: &[(&str, &std::fs::Metadata)]) -> Vec<Option<String>> {
         let mut ids: Vec<Option<String>> = files
             .iter()

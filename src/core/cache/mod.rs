@@ -1,13 +1,9 @@
 //! The result cache: per gate and file, the violations of the last run, reused while the key
-//! holds. The key hashes the file's content, the gate's definition, the files named in
-//! `cache_inputs`, and for `cache: workspace` gates (type checkers, whose findings depend on other
-//! files) a fingerprint of the whole workspace. The language server keeps one in memory; the CLI
-//! persists it under `.qgates/cache/` (bounded, safe to delete, a corrupt file is ignored).
-//!
-//! Beside the results it keeps each file's last content identity under its stamp (size, times,
-//! inode; see `stamp`) and each program's identity, so an unchanged re-run stats its files
-//! instead of reading them all. The keys are made in `cache_keys`; a shared cache on another
-//! machine can stand behind this one (`remote_cache`).
+//! (`keys`) holds. The language server keeps one in memory; the CLI persists it under
+//! `.qgates/cache/` (bounded, safe to delete, a corrupt file is ignored). Beside the results it
+//! keeps each file's content identity under its stamp and each program's identity, so an
+//! unchanged re-run stats its files instead of reading them. A shared cache on another machine
+//! can stand behind this one (`remote`).
 
 pub mod deps;
 pub mod hash;
@@ -19,6 +15,7 @@ pub mod tool_id;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -51,7 +48,7 @@ struct Entry {
     shared: bool,
 }
 
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 struct Entries {
     /// Bumped when the file's shape changes; another version is ignored.
     version: u32,
@@ -69,6 +66,18 @@ struct Entries {
 /// 2: content hashes by stamp. 3: portable keys (git blob ids, programs by content).
 const FORMAT_VERSION: u32 = 3;
 
+impl Default for Entries {
+    fn default() -> Self {
+        Entries {
+            version: FORMAT_VERSION,
+            clock: 0,
+            gates: HashMap::new(),
+            hashes: HashMap::new(),
+            tools: HashMap::new(),
+        }
+    }
+}
+
 /// A thread-safe result cache; `persist_to` set for the CLI's on-disk cache.
 #[derive(Debug, Default)]
 pub struct ResultCache {
@@ -76,7 +85,7 @@ pub struct ResultCache {
     persist_to: Option<PathBuf>,
     /// Something new was recorded since loading: only then is the file rewritten (recency alone
     /// is not worth a write on every unchanged run).
-    dirty: std::sync::atomic::AtomicBool,
+    dirty: AtomicBool,
     /// Set when the file on disk was not believed (see `load`).
     warning: Option<String>,
     /// The shared cache behind this one, opened by the first run that has one configured.
@@ -86,16 +95,7 @@ pub struct ResultCache {
 impl ResultCache {
     /// An empty cache kept in memory only.
     pub fn in_memory() -> Self {
-        ResultCache {
-            entries: Mutex::new(Entries {
-                version: FORMAT_VERSION,
-                ..Default::default()
-            }),
-            persist_to: None,
-            dirty: Default::default(),
-            warning: None,
-            remote: RemoteTier::default(),
-        }
+        ResultCache::default()
     }
 
     /// The cache of `<root>/.qgates/cache/results.json`; a missing, unreadable or corrupt file
@@ -103,34 +103,30 @@ impl ResultCache {
     /// repository: it is not believed (an empty cache, never written back; see `warning`).
     pub fn load(root: &Path) -> Self {
         let path = crate::core::workspace::qgates_dir::cache_file(root);
-        let empty = || Entries {
-            version: FORMAT_VERSION,
-            ..Default::default()
-        };
         if let Some(warning) =
             crate::core::workspace::qgates_dir::tracked_warning(root, &path, "result cache")
         {
             tracing::warn!("{warning}");
             return ResultCache {
-                entries: Mutex::new(empty()),
-                persist_to: None,
-                dirty: Default::default(),
                 warning: Some(warning),
-                remote: RemoteTier::default(),
+                ..Default::default()
             };
         }
         let entries = std::fs::read(&path)
             .ok()
             .and_then(|b| serde_json::from_slice::<Entries>(&b).ok())
             .filter(|e| e.version == FORMAT_VERSION)
-            .unwrap_or_else(empty);
+            .unwrap_or_default();
         ResultCache {
             entries: Mutex::new(entries),
             persist_to: Some(path),
-            dirty: Default::default(),
-            warning: None,
-            remote: RemoteTier::default(),
+            ..Default::default()
         }
+    }
+
+    /// Notes that something new was recorded (see `dirty`).
+    fn touch(&self) {
+        self.dirty.store(true, Ordering::Relaxed);
     }
 
     /// Why the cache on disk was not used, for the report.
@@ -143,7 +139,7 @@ impl ResultCache {
     /// loses the cache.
     pub fn save(&self) {
         let Some(path) = &self.persist_to else { return };
-        if !self.dirty.swap(false, std::sync::atomic::Ordering::Relaxed) {
+        if !self.dirty.swap(false, Ordering::Relaxed) {
             return;
         }
         let started = std::time::Instant::now();
@@ -212,7 +208,7 @@ impl ResultCache {
         if entries.tools.get(path) == Some(&id) {
             return;
         }
-        self.dirty.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.touch();
         entries.tools.insert(path.to_string(), id);
     }
 
@@ -235,7 +231,7 @@ impl ResultCache {
         {
             return;
         }
-        self.dirty.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.touch();
         entries
             .hashes
             .insert(file.to_string(), (stamp, hash.to_string()));
@@ -260,7 +256,7 @@ impl ResultCache {
             && !entry.shared
         {
             entry.shared = true;
-            self.dirty.store(true, std::sync::atomic::Ordering::Relaxed);
+            self.touch();
         }
     }
 
@@ -275,7 +271,7 @@ impl ResultCache {
         let Ok(mut entries) = self.entries.lock() else {
             return;
         };
-        self.dirty.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.touch();
         entries.clock += 1;
         let used = entries.clock;
         entries.gates.entry(gate.to_string()).or_default().insert(

@@ -1,19 +1,14 @@
 //! A gate's program by content, so two machines that run the same tool from different places
-//! give the same cache keys, and an upgrade gives new ones, without starting the tool to ask its
-//! version (a warm run starts no process).
+//! give the same cache keys, and an upgrade gives new ones, without starting the tool.
 //!
 //! The identity hashes the program's bytes, links followed, without a leading `#!` line (a
-//! virtual environment's scripts name their interpreter by absolute path). A launcher script
-//! is the same for every version of its package (mypy's is three lines), so more is added where
-//! the version lives:
-//! - a script in a Python virtual environment (`<venv>/bin/NAME` beside `<venv>/pyvenv.cfg`):
-//!   the names of the `*.dist-info` folders of its site-packages (`mypy-1.11.2.dist-info`) and
-//!   pyvenv.cfg's Python `version`;
-//! - an entry of `node_modules/.bin`: the name and version in the `package.json` of the package
-//!   its link leads into.
+//! virtual environment's scripts name their interpreter by absolute path). A launcher script is
+//! the same for every version of its package, so where the version lives is added: for a script
+//! of a Python virtual environment the `*.dist-info` names of its site-packages and pyvenv.cfg's
+//! `version`; for an entry of `node_modules/.bin` its package's name and version.
 //!
-//! Hashing a 30 MB binary on every run would cost what it saves, so an identity is remembered
-//! with the stamps of every file and folder it read (`inputs`), and reused while they all hold.
+//! An identity is remembered with the stamps of every file and folder it read (`inputs`), and
+//! reused while they all hold: hashing a 30 MB binary on every run would cost what it saves.
 
 use std::path::{Path, PathBuf};
 
@@ -72,46 +67,30 @@ pub fn identify(program: &Path) -> Option<ToolId> {
 /// changes while it is read (its length no longer its stat's) has no identity.
 fn hash_body(program: &Path, hasher: &mut Sha256) -> Option<bool> {
     use std::io::Read;
-    let mut file = std::fs::File::open(program).ok()?;
+    let file = std::fs::File::open(program).ok()?;
     let len = file.metadata().ok()?.len();
-    let mut buf = vec![0; 1 << 16];
-    let first = read_full(&mut file, &mut buf)?;
-    if buf[..first].starts_with(b"#!") {
-        let mut bytes = buf[..first].to_vec();
-        file.read_to_end(&mut bytes).ok()?;
-        let body = bytes
+    let mut chunk = Vec::new();
+    let next = |chunk: &mut Vec<u8>| (&file).take(1 << 16).read_to_end(chunk).ok();
+    next(&mut chunk)?;
+    if chunk.starts_with(b"#!") {
+        (&file).read_to_end(&mut chunk).ok()?;
+        let body = chunk
             .iter()
             .position(|&b| b == b'\n')
-            .map_or(&[][..], |nl| &bytes[nl + 1..]);
+            .map_or(&[][..], |nl| &chunk[nl + 1..]);
         hasher.update((body.len() as u64).to_le_bytes());
         hasher.update(body);
         return Some(true);
     }
     hasher.update(len.to_le_bytes());
-    let mut read = first;
-    hasher.update(&buf[..first]);
-    loop {
-        let n = file.read(&mut buf).ok()?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-        read += n;
+    let mut read = 0;
+    while !chunk.is_empty() {
+        hasher.update(&chunk);
+        read += chunk.len() as u64;
+        chunk.clear();
+        next(&mut chunk)?;
     }
-    (read as u64 == len).then_some(false)
-}
-
-/// Fills `buf` as far as the file goes; the count read.
-fn read_full(file: &mut std::fs::File, buf: &mut [u8]) -> Option<usize> {
-    use std::io::Read;
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read(&mut buf[n..]).ok()? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Some(n)
+    (read == len).then_some(false)
 }
 
 /// `<venv>` for a program at `<venv>/bin/NAME` (`Scripts` on Windows) with a `pyvenv.cfg`.
@@ -169,15 +148,13 @@ fn python_packages(venv: &Path, extra: &mut Vec<String>, inputs: &mut Vec<(PathB
 
 /// For `…/node_modules/.bin/NAME`, the package its link leads into: `node NAME@VERSION`.
 fn node_package(program: &Path, extra: &mut Vec<String>, inputs: &mut Vec<(PathBuf, Stamp)>) {
-    let in_bin = program
-        .parent()
-        .is_some_and(|bin| bin.file_name().is_some_and(|n| n == ".bin"))
-        && program
-            .parent()
+    let bin = program.parent();
+    if bin.and_then(Path::file_name).is_none_or(|n| n != ".bin")
+        || bin
             .and_then(Path::parent)
             .and_then(Path::file_name)
-            .is_some_and(|n| n == "node_modules");
-    if !in_bin {
+            .is_none_or(|n| n != "node_modules")
+    {
         return;
     }
     let Ok(target) = program.canonicalize() else {

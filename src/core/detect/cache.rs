@@ -1,14 +1,9 @@
 //! Detection remembered per root for the life of the process: the agent server loads the
 //! configuration on every run, and without `quality.yaml` that means detecting. An answer is
-//! reused while every folder walked and every file read is as it was (same size, modification
-//! and change times, inode): adding, removing or renaming a file changes its folder's modification time,
-//! and editing a manifest changes the manifest's. Checking costs one `lstat` per folder, against
-//! reading every folder's entries (see docs/design.md, "Detection", for the numbers).
-//!
-//! A change made in the same timestamp tick as the walk could leave a folder's times as they
-//! were: as for content hashes (`crate::core::workspace::stamp`), an answer that depends on a path changed
-//! later than `RACY_MARGIN` before the walk started is not remembered; the next load detects
-//! again.
+//! reused while every folder walked and every file read keeps its stamp (adding, removing or
+//! renaming a file changes its folder's), which costs one `lstat` per folder. As for content
+//! hashes, an answer that depends on a path changed within `RACY_MARGIN` of the walk is not
+//! remembered (see `workspace::stamp`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

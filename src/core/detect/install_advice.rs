@@ -16,14 +16,17 @@ pub struct Advice {
     pub folder: Option<String>,
 }
 
-/// JavaScript package managers by the lock file each writes, the first found wins.
-const NODE_LOCKS: [(&str, Node); 5] = [
-    ("bun.lock", Node::Bun),
-    ("bun.lockb", Node::Bun),
-    ("pnpm-lock.yaml", Node::Pnpm),
-    ("yarn.lock", Node::Yarn),
-    ("package-lock.json", Node::Npm),
+/// How each JavaScript package manager adds a dev dependency, and its flag for an exact version,
+/// by the lock file it writes; the first found wins.
+const NODE_LOCKS: [(&str, (&str, &str)); 5] = [
+    ("bun.lock", BUN),
+    ("bun.lockb", BUN),
+    ("pnpm-lock.yaml", ("pnpm add -D", "--save-exact")),
+    ("yarn.lock", ("yarn add -D", "--exact")),
+    ("package-lock.json", NPM),
 ];
+const BUN: (&str, &str) = ("bun add -d", "--exact");
+const NPM: (&str, &str) = ("npm install --save-dev", "--save-exact");
 
 /// Python project managers by their lock file.
 const PYTHON_LOCKS: [(&str, &str); 3] = [
@@ -31,14 +34,6 @@ const PYTHON_LOCKS: [(&str, &str); 3] = [
     ("poetry.lock", "poetry add --group dev"),
     ("pdm.lock", "pdm add -dG dev"),
 ];
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Node {
-    Bun,
-    Pnpm,
-    Yarn,
-    Npm,
-}
 
 /// The advice for `install` (a preset's `about.install`) for a gate run in `dir` (root-relative).
 pub fn install_advice(root: &Path, dir: &str, install: &str) -> Advice {
@@ -54,13 +49,7 @@ pub fn install_advice(root: &Path, dir: &str, install: &str) -> Advice {
         let Some(folder) = nearest(root, dir, "package.json") else {
             return anywhere(format!("npm install -g {packages}"));
         };
-        let manager = lock_from(root, &folder, &NODE_LOCKS).unwrap_or(Node::Npm);
-        let (add, exact_flag) = match manager {
-            Node::Bun => ("bun add -d", "--exact"),
-            Node::Pnpm => ("pnpm add -D", "--save-exact"),
-            Node::Yarn => ("yarn add -D", "--exact"),
-            Node::Npm => ("npm install --save-dev", "--save-exact"),
-        };
+        let (add, exact_flag) = lock_from(root, &folder, &NODE_LOCKS).unwrap_or(NPM);
         let command = if exact {
             format!("{add} {exact_flag} {packages}")
         } else {
@@ -85,7 +74,9 @@ pub fn install_advice(root: &Path, dir: &str, install: &str) -> Advice {
 
 /// The nearest folder from `dir` up to the root (root-relative) that holds the file `name`.
 fn nearest(root: &Path, dir: &str, name: &str) -> Option<String> {
-    up_from(dir).find(|folder| root.join(folder).join(name).is_file())
+    up_from(dir)
+        .find(|folder| root.join(folder).join(name).is_file())
+        .map(str::to_string)
 }
 
 /// What the first lock file found from `folder` up to the root says.
@@ -93,20 +84,15 @@ fn lock_from<T: Copy>(root: &Path, folder: &str, locks: &[(&str, T)]) -> Option<
     up_from(folder).find_map(|f| {
         locks
             .iter()
-            .find(|(lock, _)| root.join(&f).join(lock).is_file())
+            .find(|(lock, _)| root.join(f).join(lock).is_file())
             .map(|(_, manager)| *manager)
     })
 }
 
 /// `dir` and each folder holding it, up to the root (`""`).
-fn up_from(dir: &str) -> impl Iterator<Item = String> + '_ {
-    let mut next = Some(dir.to_string());
-    std::iter::from_fn(move || {
-        let current = next.take()?;
-        if !current.is_empty() {
-            next = Some(current.rsplit_once('/').map_or("", |(p, _)| p).to_string());
-        }
-        Some(current)
+fn up_from(dir: &str) -> impl Iterator<Item = &str> {
+    std::iter::successors(Some(dir), |d| {
+        (!d.is_empty()).then(|| d.rsplit_once('/').map_or("", |(parent, _)| parent))
     })
 }
 

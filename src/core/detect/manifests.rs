@@ -106,8 +106,7 @@ fn pyproject(text: &str, file: &str, ev: &mut Evidence) {
     let doc = match text.parse::<toml_edit::DocumentMut>() {
         Ok(d) => d,
         Err(e) => {
-            let first = e.to_string();
-            let first = first.lines().next().unwrap_or_default();
+            let first = first_line(&e);
             ev.notes.push(format!(
                 "{file} is not valid TOML ({first}); its tool sections were not read"
             ));
@@ -308,8 +307,7 @@ fn pre_commit(text: &str, ev: &mut Evidence) {
     let config: Value = match serde_saphyr::from_str(text) {
         Ok(v) => v,
         Err(e) => {
-            let first = e.to_string();
-            let first = first.lines().next().unwrap_or_default().to_string();
+            let first = first_line(&e);
             ev.notes.push(format!(
                 ".pre-commit-config.yaml is not valid YAML ({first}); its hooks were not read"
             ));
@@ -325,6 +323,11 @@ fn pre_commit(text: &str, ev: &mut Evidence) {
         );
     }
     ev.hooks = hooks;
+}
+
+/// The first line of a parser's error (the rest quotes the file).
+fn first_line(e: &impl std::fmt::Display) -> String {
+    e.to_string().lines().next().unwrap_or_default().to_string()
 }
 
 #[cfg(test)]

@@ -1,28 +1,18 @@
-//! Detection: which of the catalog's presets a repository uses, and why. It walks the tree
-//! once, bounded (`walk.rs`), takes the root and each folder below it holding a manifest or a
-//! tool's configuration as a subproject (`subprojects.rs`), and reads each one's configuration
-//! files and manifests (`manifests.rs`); what proposes what is data (`rules.rs`). A
-//! subproject's gates run in its folder (`cwd`) and check the files it holds; the hooks of
-//! `.pre-commit-config.yaml` carry their file selection into their tool's gates
-//! (`precommit.rs`). `qgates init` writes the result as `quality.yaml` and says how to install
-//! what is missing (`install_advice.rs`); without one, the embedded default is the result,
-//! every gate optional (`render.rs`, cached per root in `cache.rs`).
+//! Detection: which of the catalog's presets a repository uses, and why. One bounded walk
+//! (`walk.rs`) finds the subprojects, the root and each folder below it holding a manifest or a
+//! tool's configuration (`subprojects.rs`); each one's manifests are read (`manifests.rs`) and
+//! matched against data (`rules.rs`). A subproject's gates run in its folder (`cwd`); pre-commit
+//! hooks carry their file selection into their tool's gates (`precommit.rs`). `qgates init`
+//! writes the result with install advice (`install_advice.rs`); without a `quality.yaml` it is
+//! the embedded default, every gate optional (`render.rs`, cached per root in `cache.rs`).
 //!
-//! What is proposed:
-//! - a tool the repository shows it uses: a configuration file or section, a dependency, a
-//!   package.json script, a pre-commit hook;
-//! - a tool that is useful with no configuration, for the files that need it: rustfmt and
-//!   cargo clippy for a Cargo.toml, gofmt and go vet for a go.mod, shellcheck for shell scripts,
-//!   hadolint for Dockerfiles, actionlint for GitHub workflows;
-//! - for a Python subproject, the Python default of each role (formatter, linter, type checker)
-//!   that neither it nor an enclosing subproject fills: ruff format, ruff check, mypy
-//!   (`rules::PYTHON_ROLES`).
-//!
-//! Test runners (pytest, vitest) are proposed when the repository uses them; the embedded default
-//! leaves them out (`render::embedded_text`). pytest-cov is named in a note, not proposed.
-//!
-//! Spelling checkers (typos, codespell) run on every file, so they are proposed only when
-//! configured; so are markdownlint, yamllint and sqlfluff (see `rules::FILE_RULES`).
+//! Proposed: a tool the repository shows it uses (a configuration file or section, a dependency,
+//! a package.json script, a pre-commit hook); a tool useful with no configuration, for the files
+//! that need it (rustfmt, gofmt, shellcheck, hadolint, actionlint: `rules::FILE_RULES`); and for
+//! a Python subproject, the default of each role that neither it nor an enclosing subproject
+//! fills (`rules::PYTHON_ROLES`). Tools that would fail most repositories by default (spelling
+//! checkers, markdownlint, yamllint, sqlfluff) only when configured; test runners are left out of
+//! the embedded default (`render::embedded_text`); pytest-cov is named in a note.
 
 mod cache;
 mod install_advice;
@@ -53,15 +43,14 @@ pub struct Proposal {
     pub preset: &'static str,
     /// Why, in one line: "pyproject.toml has [tool.ruff]", "12 *.sh files", "Dockerfile".
     pub why: String,
-    /// The subproject's folder, root-relative and `/`-separated, empty for the root: the gate's
-    /// `cwd`.
+    /// The subproject's folder (root-relative, `/`-separated, empty for the root): the gate's `cwd`.
     pub dir: String,
     /// What the gate sets beside its preset.
     pub tuning: Tuning,
 }
 
-/// What a gate sets beside its preset: from the pre-commit hooks of its tool, and for the
-/// subprojects inside its folder that have a gate of the same preset (which check their files).
+/// What a gate sets beside its preset: from its tool's pre-commit hooks, and for the subprojects
+/// inside its folder that have a gate of the same preset.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tuning {
     /// `scope.include_globs`, root-relative.
@@ -112,10 +101,9 @@ fn id_of_dir(dir: &str) -> String {
 #[derive(Debug, Clone, Default)]
 pub struct Detection {
     /// Every preset a rule proposed, the root's first, then each subproject's in path order;
-    /// within one in `rules::ORDER`, whether the catalog has the preset or not.
+    /// within one in `rules::ORDER` (whether the catalog has the preset or not).
     pub proposals: Vec<Proposal>,
-    /// What could not be read, and what was found but not proposed, for the person running
-    /// `qgates init`.
+    /// What could not be read, and what was found but not proposed.
     pub notes: Vec<String>,
     pub files_seen: usize,
     /// The walk stopped at `MAX_FILES`.
@@ -125,8 +113,7 @@ pub struct Detection {
 }
 
 impl Detection {
-    /// The proposals whose preset the catalog has: a rule may name a preset before the catalog
-    /// holds it, and is then left out.
+    /// The proposals whose preset the catalog has (a rule may name one it does not hold yet).
     pub fn gates(&self) -> Vec<&Proposal> {
         self.proposals
             .iter()
@@ -140,8 +127,7 @@ impl Detection {
     }
 }
 
-/// What the rules found in one subproject, before the Python default and ruff's formatter are
-/// decided.
+/// What the rules found in one subproject, before the Python defaults are decided.
 #[derive(Debug, Default)]
 pub(crate) struct Evidence {
     /// The subproject's folder (`Proposal::dir`).
@@ -164,7 +150,7 @@ impl Evidence {
     /// run from the most specific, configuration, to the least, kinds of files).
     fn add(&mut self, presets: &'static [&'static str], why: String) {
         for preset in presets {
-            if !self.found.iter().any(|p| p.preset == *preset) {
+            if !self.has(preset) {
                 self.found.push(Proposal {
                     preset,
                     why: one_line(&why),
@@ -191,16 +177,16 @@ impl Evidence {
         self.found.iter().any(|p| p.preset == preset)
     }
 
+    /// Whether its gates or tools fill `role`.
+    fn fills(&self, role: &rules::PythonRole) -> bool {
+        role.presets.iter().any(|p| self.has(p))
+            || role.others.iter().any(|o| self.other_python.contains(o))
+    }
+
     /// The Python roles (`PythonRole::noun`) its gates and tools fill.
     fn roles(&self) -> Vec<&'static str> {
-        rules::PYTHON_ROLES
-            .iter()
-            .filter(|role| {
-                role.presets.iter().any(|p| self.has(p))
-                    || role.others.iter().any(|o| self.other_python.contains(o))
-            })
-            .map(|role| role.noun)
-            .collect()
+        let filled = rules::PYTHON_ROLES.iter().filter(|role| self.fills(role));
+        filled.map(|role| role.noun).collect()
     }
 }
 
@@ -259,8 +245,8 @@ fn detect_at_most(root: &Path, max_files: usize) -> Detection {
     }
 }
 
-/// The evidence of one subproject: its configuration files and manifests, its files, and for
-/// the root the kinds of files checked wherever they are (`everywhere`).
+/// The evidence of one subproject; for the root also the kinds of files checked wherever they
+/// are (`everywhere`).
 fn gather(
     root: &Path,
     sub: &Subproject,
@@ -308,7 +294,7 @@ fn gather(
     ev
 }
 
-/// Two folders whose gate ids would be the same (`a-b`, `a_b`): the second is left out, as a
+/// Of two folders whose gate ids would be the same (`a-b`, `a_b`) the second is left out: a
 /// file with one id twice would not load.
 fn distinct_ids(subs: Vec<Subproject>, notes: &mut Vec<String>) -> Vec<Subproject> {
     let mut kept: Vec<Subproject> = Vec::with_capacity(subs.len());
@@ -394,10 +380,7 @@ fn decide_python(ev: &mut Evidence, inherited: &[&str]) {
         return;
     };
     for role in &rules::PYTHON_ROLES {
-        let filled = inherited.contains(&role.noun)
-            || role.presets.iter().any(|p| ev.has(p))
-            || role.others.iter().any(|o| ev.other_python.contains(o));
-        if !filled {
+        if !inherited.contains(&role.noun) && !ev.fills(role) {
             let why = format!(
                 "{python} and no Python {} configured (the Python default)",
                 role.noun
@@ -424,8 +407,8 @@ fn files_why(kind: rules::Kind, noun: &str, found: &Found) -> String {
     }
 }
 
-/// A reason may quote a file name, and a name may hold any character: it is shown on one line
-/// and written into a YAML comment, where a line break would start a line of configuration.
+/// A reason, which may quote a file name of any characters, on one line: it is written into a
+/// YAML comment, where a line break would start a line of configuration.
 fn one_line(text: &str) -> String {
     text.chars()
         .map(|c| if c.is_control() { '?' } else { c })

@@ -76,19 +76,18 @@ enum Takes {
 
 use Takes::{Nothing, Path, Value as Word};
 
+/// Options, with what each takes.
+type Options = &'static [(&'static str, Takes)];
+
 /// The options of hook arguments that a preset's gate takes over: they select files or name a
 /// configuration, and mean to the gate's command what they meant to the hook.
-const CARRIED_ARGS: &[(&str, &[(&str, Takes)])] = &[
+const CARRIED_ARGS: &[(&[&str], Options)] = &[
     (
-        "ruff-lint",
+        &["ruff-lint", "ruff-format"],
         &[("--force-exclude", Nothing), ("--config", Path)],
     ),
     (
-        "ruff-format",
-        &[("--force-exclude", Nothing), ("--config", Path)],
-    ),
-    (
-        "typos",
+        &["typos"],
         &[
             ("--force-exclude", Nothing),
             ("--config", Path),
@@ -96,7 +95,7 @@ const CARRIED_ARGS: &[(&str, &[(&str, Takes)])] = &[
         ],
     ),
     (
-        "codespell",
+        &["codespell"],
         &[
             ("--exclude-file", Path),
             ("--ignore-words", Path),
@@ -107,19 +106,21 @@ const CARRIED_ARGS: &[(&str, &[(&str, Takes)])] = &[
         ],
     ),
     (
-        "mypy",
+        &["mypy"],
         &[
             ("--config-file", Path),
             ("--strict", Nothing),
             ("--ignore-missing-imports", Nothing),
         ],
     ),
-    ("prettier", &[("--ignore-path", Path), ("--config", Path)]),
-    ("eslint", &[("--config", Path), ("-c", Path)]),
-    ("biome-format", &[("--config-path", Path)]),
-    ("biome-lint", &[("--config-path", Path)]),
     (
-        "shellcheck",
+        &["prettier"],
+        &[("--ignore-path", Path), ("--config", Path)],
+    ),
+    (&["eslint"], &[("--config", Path), ("-c", Path)]),
+    (&["biome-format", "biome-lint"], &[("--config-path", Path)]),
+    (
+        &["shellcheck"],
         &[
             ("--external-sources", Nothing),
             ("-x", Nothing),
@@ -129,8 +130,8 @@ const CARRIED_ARGS: &[(&str, &[(&str, Takes)])] = &[
             ("-e", Word),
         ],
     ),
-    ("yamllint", &[("--config-file", Path), ("-c", Path)]),
-    ("hadolint", &[("--config", Path), ("--ignore", Word)]),
+    (&["yamllint"], &[("--config-file", Path), ("-c", Path)]),
+    (&["hadolint"], &[("--config", Path), ("--ignore", Word)]),
 ];
 
 /// Options that make a hook change files: a gate checks, and its preset offers the fix apart.
@@ -227,9 +228,9 @@ fn sort_args(
     command: &[String],
     dir: &str,
 ) -> (Vec<Vec<String>>, Vec<String>, Vec<String>) {
-    let known: &[(&str, Takes)] = CARRIED_ARGS
+    let known: Options = CARRIED_ARGS
         .iter()
-        .find(|(p, _)| *p == preset)
+        .find(|(presets, _)| presets.contains(&preset))
         .map_or(&[], |(_, k)| k);
     let (mut carried, mut fixing, mut unknown) = (Vec::new(), Vec::new(), Vec::new());
     let mut rest = args.iter().peekable();

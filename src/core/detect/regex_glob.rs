@@ -49,11 +49,7 @@ fn strip_verbose(text: &str) -> String {
                 }
             }
             '#' => {
-                for skipped in chars.by_ref() {
-                    if skipped == '\n' {
-                        break;
-                    }
-                }
+                chars.by_ref().find(|&skipped| skipped == '\n');
             }
             c if c.is_whitespace() => {}
             c => out.push(c),

@@ -12,14 +12,11 @@ use crate::core::config::{DEFAULT_CONFIG, Trigger, presets};
 use crate::core::runner::process::resolve_program;
 
 /// The configuration of a workspace without `quality.yaml`: the detected gates, every one
-/// optional (a tool that is not installed is skipped, not an error). A Python repository, and
-/// one where nothing is detected, get `DEFAULT_CONFIG` itself: its gates only ever check Python
-/// files, so it costs nothing where there are none, and it is what qgates always did there.
+/// optional (a tool that is not installed is skipped). A plain Python repository, and one where
+/// nothing is detected, get `DEFAULT_CONFIG` itself (its gates check Python files only).
 ///
-/// Test suites (`kind: test` or `e2e` presets: pytest, vitest) are left out: they run the
-/// project's own code, for minutes, and nobody asked for them by writing a `quality.yaml`;
-/// `qgates init` proposes them. So a Python repository with tests keeps the Python default, and
-/// what a workspace already trusted runs stays what it was.
+/// Test suites (pytest, vitest) are left out: they run the project's own code, for minutes, and
+/// nobody asked for them; `qgates init` proposes them.
 pub fn embedded_config(root: &Path) -> Cow<'static, str> {
     embedded_text(&detect_cached(root))
 }
@@ -72,9 +69,8 @@ pub fn init_file(detection: &Detection) -> Option<String> {
     Some(text)
 }
 
-/// Past this width Prettier breaks a flow mapping or sequence over lines (its default
-/// `printWidth`; a comment after it does not count): the file `qgates init` writes is left as
-/// Prettier would write it, so a repository that checks its YAML with Prettier stays clean.
+/// Prettier's default `printWidth`, past which it breaks a flow mapping or sequence (a comment
+/// after it does not count): `qgates init` writes YAML as Prettier would.
 const WIDTH: usize = 80;
 
 /// One gate: `  id: { preset: P, cwd: D } # why` when that fits, else a block.
@@ -175,28 +171,27 @@ pub fn tool_status(root: &Path, proposal: &Proposal) -> Option<ToolStatus> {
         (_, Some(c)) => root.join(c),
         _ => root.to_path_buf(),
     };
-    let install = install_advice(root, &proposal.dir, &preset.about.install);
-    Some(match command {
-        [python, flag, module, ..] if flag == "-m" && python.starts_with("python") => ToolStatus {
-            found: python_module(python, module, root, &cwd),
-            program: module.clone(),
-            install,
-        },
+    let (program, found) = match command {
+        [python, flag, module, ..] if flag == "-m" && python.starts_with("python") => {
+            (module.clone(), python_module(python, module, root, &cwd))
+        }
         _ => {
             let program = command.first().cloned().unwrap_or_default();
-            ToolStatus {
-                found: resolve_program(&program, root, &cwd),
-                program,
-                install,
-            }
+            let found = resolve_program(&program, root, &cwd);
+            (program, found)
         }
+    };
+    Some(ToolStatus {
+        program,
+        found,
+        install: install_advice(root, &proposal.dir, &preset.about.install),
     })
 }
 
 /// Where the module of a `python -m MODULE` gate is installed for the Python that would run it,
-/// found without running anything (a repository's `.venv/bin/python` is its code, and `qgates
-/// init` runs none): pip installs a module's command of the same name (`pytest`) beside that
-/// Python, in a virtual environment's `bin`; a Python outside one may have it anywhere on PATH.
+/// found without running anything (a repository's `.venv/bin/python` is its code): pip installs
+/// the module's command (`pytest`) beside that Python in a virtual environment; a Python outside
+/// one may have it anywhere on PATH.
 fn python_module(python: &str, module: &str, root: &Path, cwd: &Path) -> Result<PathBuf, String> {
     let python = resolve_program(python, root, cwd)?;
     let bin = python.parent().unwrap_or(Path::new(""));

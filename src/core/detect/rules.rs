@@ -1,7 +1,6 @@
 //! What tells that a repository uses a tool, as data: configuration files, tool sections,
 //! dependency names, pre-commit hooks, package.json scripts and kinds of files, each mapped to
-//! the presets it proposes. The code that reads manifests (`manifests.rs`) and walks the tree
-//! (`walk.rs`) looks things up here.
+//! the presets it proposes.
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
@@ -325,11 +324,9 @@ pub enum Kind {
     Name(&'static str),
 }
 
-/// Files whose presence proposes a tool: one that needs no configuration to be useful, or one
-/// whose configuration they are (pytest's `conftest.py`, in any test folder). Markdown,
-/// YAML and SQL files propose nothing by themselves: nearly every repository has a README, and
-/// markdownlint's, yamllint's and sqlfluff's defaults (line length, a SQL dialect) would fail
-/// most of them; those tools are proposed when the repository configures them.
+/// Files whose presence proposes a tool: one useful with no configuration, or one whose
+/// configuration they are (pytest's `conftest.py`). Markdown, YAML and SQL files propose nothing:
+/// markdownlint's, yamllint's and sqlfluff's defaults would fail most repositories.
 pub const FILE_RULES: &[(Kind, &[&str], &str)] = &[
     (Kind::Ext(&["rs"]), &["rustfmt"], "Rust files"),
     (Kind::Ext(&["go"]), &["gofmt"], "Go files"),

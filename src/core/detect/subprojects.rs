@@ -1,7 +1,6 @@
 //! The projects inside a repository: the root, and every folder below it that holds a manifest
-//! (pyproject.toml, package.json, go.mod, Cargo.toml, setup.cfg) or a tool's configuration file
-//! (`rules::marks_a_subproject`). Each gets gates of its own, run in its folder with its own
-//! configuration; a file belongs to the nearest one that holds it.
+//! or a tool's configuration file (`rules::marks_a_subproject`). Each gets gates of its own, run
+//! in its folder; a file belongs to the nearest one that holds it.
 //!
 //! Left out: folders of test data (`rules::DATA_FOLDERS`: a fixture project is not checked as
 //! the repository's own), folders deeper than `MAX_DEPTH`, subprojects past `MAX_SUBPROJECTS`,
@@ -101,28 +100,25 @@ pub fn find(
         }
         found.push(sub);
     }
-    let mut note = |n: usize, what: &str| {
+    let not_taken = "hold manifests; they were not taken as subprojects";
+    for (n, what) in [
+        (
+            data,
+            format!("of test data (fixtures, testdata) {not_taken}"),
+        ),
+        (deep, format!("deeper than {MAX_DEPTH} levels {not_taken}")),
+        (
+            past,
+            format!(
+                "past the first {MAX_SUBPROJECTS} subprojects were not looked at; write their gates by hand"
+            ),
+        ),
+    ] {
         if n > 0 {
             let s = if n == 1 { "" } else { "s" };
             notes.push(format!("{n} folder{s} {what}"));
         }
-    };
-    note(
-        data,
-        "of test data (fixtures, testdata) hold manifests; they were not taken as subprojects",
-    );
-    note(
-        deep,
-        &format!(
-            "deeper than {MAX_DEPTH} levels hold manifests; they were not taken as subprojects"
-        ),
-    );
-    note(
-        past,
-        &format!(
-            "past the first {MAX_SUBPROJECTS} subprojects were not looked at; write their gates by hand"
-        ),
-    );
+    }
     found
 }
 

@@ -1,7 +1,5 @@
-//! One bounded walk of the repository: which files of the kinds the rules count it holds
-//! (`rules::FILE_RULES`, Python files), which folders below the root hold a manifest (the
-//! candidate subprojects), and the folders and ignore files the answer depends on (to tell
-//! later whether it still holds).
+//! One bounded walk of the repository: the files of the kinds the rules count, the folders
+//! holding a manifest (candidate subprojects), and the paths the answer depends on.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -57,8 +55,7 @@ pub struct Inventory {
     pub files_seen: usize,
     /// The walk stopped at `MAX_FILES`: counts are lower bounds.
     pub truncated: bool,
-    /// Every folder walked and every ignore file met: a file added, removed or renamed changes
-    /// its folder's modification time, and the ignore files decide what is walked.
+    /// Every folder walked and every ignore file met (they decide what is walked).
     pub watched: Vec<PathBuf>,
 }
 
@@ -67,7 +64,7 @@ pub struct Inventory {
 /// not counted.
 pub fn walk(root: &Path, max_files: usize) -> Inventory {
     let mut inv = Inventory::default();
-    for entry in project_walker(root).flatten() {
+    for entry in project_walker(root).build().flatten() {
         let Some(kind) = entry.file_type() else {
             continue;
         };

@@ -101,11 +101,10 @@ impl StateStore {
     }
 
     /// Reads the state under the lock. A missing file is an empty state; a corrupt one is moved
-    /// aside (`state.json.corrupt-<time>`) and reported. A `.qgates/` this user cannot write
-    /// (another user's checkout, a read-only cache) is read without the lock: writers replace
-    /// the file by a rename, so the read sees a whole one. A state file git tracks came with the
-    /// repository (a commit could move the baseline past files it never checked): it reads as
-    /// empty, with a warning, and nothing is written.
+    /// aside (`state.json.corrupt-<time>`) and reported. A `.qgates/` this user cannot write is
+    /// read without the lock (writers rename a whole file into place). A state file git tracks
+    /// came with the repository (a commit could move the baseline past files it never checked):
+    /// it reads as empty, with a warning, and nothing is written.
     pub fn load(&self) -> Result<(State, Warning), StateError> {
         if let Some(warning) = self.tracked() {
             return Ok((State::default(), Some(warning)));
@@ -139,8 +138,7 @@ impl StateStore {
         let (mut state, warning) = self.read_unlocked();
         let before = state.clone();
         let out = change(&mut state);
-        // A run that leaves the baseline and the failed files as they were (every save of a
-        // file that still fails) finds the file already saying so: no write, no fsync.
+        // An unchanged state (every save of a file that still fails) is not written again.
         if warning.is_none() && state == before && self.path().is_file() {
             return Ok((out, warning));
         }

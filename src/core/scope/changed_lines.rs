@@ -1,11 +1,10 @@
 //! Which lines of a file changed since a commit: the lines added or modified in the working tree,
-//! for diff coverage. The file's text at the commit comes from git's objects (read in-process
-//! through gix, as `git_changes` reads the repository), and the two texts are compared line by
-//! line with `similar`, as `text_diff` compares a file with its fixed text.
+//! for diff coverage. The file's text at the commit comes from git's objects (through gix), and
+//! the two texts are compared line by line with `similar`.
 //!
 //! A file the commit does not have is new: all its lines changed, unless git records it as the
-//! rename of one (the commit's tree against the index, with git's rename detection at its default
-//! 50 % similarity), when the renamed file's lines are compared with the old file's.
+//! rename of one (the commit's tree against the index, with git's default rename detection),
+//! when its lines are compared with the old file's.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -13,7 +12,7 @@ use std::path::Path;
 use gix::ObjectId;
 use similar::{DiffOp, TextDiff};
 
-use crate::core::scope::git::{GitError, Repo};
+use crate::core::scope::git::{GitError, Repo, read};
 
 /// What a run compares with, as the engine gives it to a reader that needs changed lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +49,7 @@ pub fn changed_lines(
         None => None,
     };
     let tree = match (&repo, commit) {
-        (Some(repo), Some(sha)) => Some(base_tree(repo, sha)?),
+        (Some(repo), Some(sha)) => Some(repo.base_tree(sha)?),
         _ => None,
     };
     let mut renames: Option<HashMap<String, String>> = None;
@@ -66,7 +65,7 @@ pub fn changed_lines(
                     None => {
                         let renames = match &mut renames {
                             Some(r) => r,
-                            None => renames.insert(renamed_from(repo, tree.id)?),
+                            None => renames.insert(renamed_from(repo, *tree)?),
                         };
                         match renames.get(&path) {
                             Some(source) => blob_text(repo, tree, source)?,
@@ -111,31 +110,16 @@ fn line_count(text: &str) -> u32 {
     text.split_inclusive('\n').count() as u32
 }
 
-struct BaseTree {
-    id: ObjectId,
-}
-
-fn base_tree(repo: &Repo, sha: &str) -> Result<BaseTree, GitError> {
-    let unknown = || GitError::UnknownCommit(sha.to_owned());
-    let oid = ObjectId::from_hex(sha.as_bytes()).map_err(|_| unknown())?;
-    let commit = repo.gix().find_commit(oid).map_err(|_| unknown())?;
-    let id = commit
-        .tree_id()
-        .map_err(|e| read_error("the baseline commit's tree", e))?
-        .detach();
-    Ok(BaseTree { id })
-}
-
 /// The text of `path` (repository-relative) in the tree; `None` when the tree has no such file
 /// or it is not text.
-fn blob_text(repo: &Repo, tree: &BaseTree, path: &str) -> Result<Option<String>, GitError> {
+fn blob_text(repo: &Repo, tree: &ObjectId, path: &str) -> Result<Option<String>, GitError> {
     let tree = repo
         .gix()
-        .find_tree(tree.id)
-        .map_err(|e| read_error("the baseline commit's tree", e))?;
+        .find_tree(*tree)
+        .map_err(read("the baseline commit's tree"))?;
     let Some(entry) = tree
         .lookup_entry_by_path(path)
-        .map_err(|e| read_error("a file of the baseline commit", e))?
+        .map_err(read("a file of the baseline commit"))?
     else {
         return Ok(None);
     };
@@ -144,16 +128,14 @@ fn blob_text(repo: &Repo, tree: &BaseTree, path: &str) -> Result<Option<String>,
     }
     let blob = entry
         .object()
-        .map_err(|e| read_error("a file of the baseline commit", e))?;
+        .map_err(read("a file of the baseline commit"))?;
     Ok(String::from_utf8(blob.detach().data).ok())
 }
 
 /// New path → old path, for the files git sees renamed between the tree and the index.
 fn renamed_from(repo: &Repo, tree: ObjectId) -> Result<HashMap<String, String>, GitError> {
     let git = repo.gix();
-    let index = git
-        .index_or_empty()
-        .map_err(|e| read_error("reading the index", e))?;
+    let index = git.index_or_empty().map_err(read("reading the index"))?;
     let mut renames = HashMap::new();
     git.tree_index_status(
         &tree,
@@ -173,15 +155,8 @@ fn renamed_from(repo: &Repo, tree: ObjectId) -> Result<HashMap<String, String>, 
             Ok(gix::diff::index::Action::Continue(()))
         },
     )
-    .map_err(|e| read_error("finding renamed files", e))?;
+    .map_err(read("finding renamed files"))?;
     Ok(renames)
-}
-
-fn read_error<E: Into<gix::Error>>(what: &'static str, e: E) -> GitError {
-    GitError::Read {
-        what,
-        source: e.into(),
-    }
 }
 
 #[cfg(test)]

@@ -58,25 +58,16 @@ impl ForeignFilter {
 
     /// Whether `rel` (root-relative, POSIX) lies in no foreign folder.
     pub fn keeps(&mut self, rel: &str) -> bool {
-        let mut end = 0;
-        while let Some(slash) = rel[end..].find('/') {
-            end += slash;
+        rel.match_indices('/').all(|(end, _)| {
             let folder = &rel[..end];
-            let foreign = match self.known.get(folder) {
-                Some(known) => *known,
-                None => {
-                    let name = folder.rsplit('/').next().unwrap_or(folder);
-                    let foreign = is_foreign(&self.root.join(folder), OsStr::new(name));
-                    self.known.insert(folder.to_string(), foreign);
-                    foreign
-                }
-            };
-            if foreign {
-                return false;
+            if let Some(known) = self.known.get(folder) {
+                return !known;
             }
-            end += 1;
-        }
-        true
+            let name = folder.rsplit('/').next().unwrap_or(folder);
+            let foreign = is_foreign(&self.root.join(folder), OsStr::new(name));
+            self.known.insert(folder.to_string(), foreign);
+            !foreign
+        })
     }
 
     /// Removes the paths in foreign folders; returns how many went.

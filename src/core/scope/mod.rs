@@ -110,11 +110,7 @@ pub fn project_files(root: &Path, config: &Config) -> Vec<String> {
 /// How qgates walks a workspace: .gitignore honoured (in or out of a git repository), hidden
 /// files included, links never followed, tools' folders and nested repositories left out
 /// (`foreign_dirs`).
-pub(crate) fn project_walker(start: &Path) -> ignore::Walk {
-    project_walk(start).build()
-}
-
-fn project_walk(start: &Path) -> ignore::WalkBuilder {
+pub(crate) fn project_walker(start: &Path) -> ignore::WalkBuilder {
     let mut builder = ignore::WalkBuilder::new(start);
     builder
         .hidden(false)
@@ -133,7 +129,7 @@ fn project_walk(start: &Path) -> ignore::WalkBuilder {
 /// monorepo has thousands).
 fn walk(root: &Path, start: &Path) -> Vec<String> {
     let found = Mutex::new(Vec::new());
-    project_walk(start).build_parallel().run(|| {
+    project_walker(start).build_parallel().run(|| {
         Box::new(|entry| {
             if let Ok(entry) = entry
                 && entry.file_type().is_some_and(|t| t.is_file())
@@ -153,18 +149,13 @@ fn explicit_files(root: &Path, paths: &[PathBuf]) -> Result<Vec<String>, ScopeEr
     let cwd = std::env::current_dir().unwrap_or_else(|_| root.to_path_buf());
     let mut out = Vec::new();
     for p in paths {
-        let abs = if p.is_absolute() {
-            p.clone()
-        } else {
-            cwd.join(p)
-        };
-        let abs = lexical_clean(&abs);
+        // An absolute `p` replaces `cwd`.
+        let abs = lexical_clean(&cwd.join(p));
         if !abs.exists() {
             return Err(ScopeError::NotFound(p.display().to_string()));
         }
         let rel = relative_posix(root, &abs);
-        // Only a path outside the root needs the real paths compared (two canonicalizations,
-        // a readlink per component).
+        // Only a path outside the root needs the (costly) real paths compared.
         let is_root = || abs == root || abs.canonicalize().ok() == root.canonicalize().ok();
         if rel.is_none() && !is_root() {
             return Err(ScopeError::OutsideRoot {
@@ -202,7 +193,7 @@ fn resolve_changes(
     Ok(plan.scope(changes))
 }
 
-fn git(e: GitError) -> ScopeError {
+pub(crate) fn git(e: GitError) -> ScopeError {
     ScopeError::Git(e.to_string())
 }
 

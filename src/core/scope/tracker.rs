@@ -2,13 +2,11 @@
 //! (docs/design.md, "Following changes"), so a save costs what the saved file costs, not what a
 //! `git status` of the repository does.
 //!
-//! The scope is taken from git once. After that, the status of the working tree (the expensive
-//! half: a stat of every tracked file and a walk for untracked ones) is brought up to date only
-//! for the paths reported changed: saved files and the client's file-watcher events. The rest of
-//! the scope is recomputed on every answer, as cheap as it is: where HEAD is, the branch's
-//! baseline and failed files. The whole status is taken again when what it rests on moves: HEAD,
-//! the base commit, the index (a stage, a commit, a checkout, a stash), an ignore or attributes
-//! file, or when more paths were reported than a full status costs.
+//! The scope is taken from git once. After that, the working tree's status (the expensive half)
+//! is brought up to date only for the paths reported changed: saved files and the client's
+//! file-watcher events; the rest (HEAD, the baseline, failed files) is recomputed on every
+//! answer. The whole status is taken again when what it rests on moves (HEAD, the base commit,
+//! the index, an ignore or attributes file), or when more paths were reported than it costs.
 //!
 //! Its answer equals `scope::resolve(root, config, Auto)` as long as every change to the working
 //! tree was reported (tests/engine/scope_tracker.rs compares the two after random edits, stages,
@@ -23,12 +21,11 @@ use std::sync::{Arc, Mutex};
 use gix::bstr::BString;
 use tokio::sync::oneshot;
 
-use crate::core::platform::background;
-
 use crate::core::config::Config;
+use crate::core::platform::background;
 use crate::core::scope::git::{Repo, Status};
 use crate::core::scope::{
-    ChangePlan, ResolvedScope, ScopeError, ScopeRequest, outside_git, resolve,
+    ChangePlan, ResolvedScope, ScopeError, ScopeRequest, git, outside_git, resolve,
 };
 use crate::core::workspace::paths::relative_posix;
 use crate::core::workspace::stamp::Stamp;
@@ -89,14 +86,16 @@ impl IndexIdentity {
     fn read(path: &Path) -> Option<IndexIdentity> {
         use std::io::{Read, Seek, SeekFrom};
         let mut file = std::fs::File::open(path).ok()?;
-        let stamp = Stamp::of(&file.metadata().ok()?);
+        let meta = file.metadata().ok()?;
         let mut tail = [0u8; TAIL];
-        let len = file.metadata().ok()?.len();
-        let start = len.saturating_sub(TAIL as u64);
-        file.seek(SeekFrom::Start(start)).ok()?;
+        file.seek(SeekFrom::Start(meta.len().saturating_sub(TAIL as u64)))
+            .ok()?;
         let n = file.read(&mut tail).ok()?;
         tail[n..].fill(0);
-        Some(IndexIdentity { stamp, tail })
+        Some(IndexIdentity {
+            stamp: Stamp::of(&meta),
+            tail,
+        })
     }
 
     /// Whether an equal identity proves the index unchanged.
@@ -186,7 +185,6 @@ impl ScopeTracker {
         config: &Config,
         reported: &Reported,
     ) -> Result<ResolvedScope, ScopeError> {
-        let git = |e: crate::core::scope::git::GitError| ScopeError::Git(e.to_string());
         let (repo, previous) = match known.take() {
             Some(k) => (k.repo, Some((k.basis, k.status))),
             None => match Repo::discover(&self.root).map_err(git)? {

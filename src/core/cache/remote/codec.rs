@@ -9,11 +9,9 @@
 //!         list of violations
 //! ```
 //!
-//! An entry is believed only when every part checks: another format or version, another key
-//! (an entry stored under the wrong name), a length that does not match (a truncated write), a
-//! payload whose hash differs (a flipped bit), a size past `MAX_JSON` or JSON that does not read
-//! are each a `Rejected` reason, and the gate runs for that file. The hash is checked before
-//! the payload is decompressed, so damaged bytes never reach the decompressor.
+//! An entry is believed only when every part checks (each failure is a `Rejected` reason). The
+//! hash is checked before the payload is decompressed, so damaged bytes never reach the
+//! decompressor.
 
 use sha2::{Digest, Sha256};
 

@@ -3,17 +3,14 @@
 //! keys (`cache_keys`).
 //!
 //! A run with a store configured (`cache.remote`, or `QGATES_REMOTE_CACHE`) makes a `Session`:
-//! before the gates start, every key the local cache misses is asked of the store, many at a
-//! time; what the store has goes into the local cache, so the lookup that follows answers it as
-//! its own (`cached_files`) and only the rest runs. After the run, each (gate, file) result the
-//! run recorded is written, red or green alike, unless the store is read-only.
+//! before the gates start, every key the local cache misses is asked of the store, and what it
+//! has goes into the local cache, so only the rest runs. After the run, each (gate, file) result
+//! the run recorded is written, red or green alike, unless the store is read-only.
 //!
-//! The store is a help, never a condition: all of one run's work with it shares one budget
-//! (`timeout_ms`), and a store that is down, refuses or hangs costs at most that. The run then
-//! goes on with the local cache and its report carries ONE warning that names the store (by a
-//! URL without credentials) and what went wrong; the exit code is the run's own. An entry that
-//! does not check (`codec`) is not believed: the gate runs for its file, a debug log says why,
-//! and the fresh result replaces it.
+//! The store is a help, never a condition: one run's work with it shares one budget
+//! (`timeout_ms`). A store that is down, refuses or hangs costs at most that, and the report
+//! carries ONE warning naming the store (without credentials) and what went wrong; the exit code
+//! is the run's own. An entry that does not check (`codec`) is not believed: the gate runs.
 
 mod codec;
 mod redis_store;
@@ -193,9 +190,12 @@ impl Session {
         }
         let count = asked.len();
         tracing::debug!("shared cache {}: asking for {count} entries", self.shown);
-        let found = Arc::new(Mutex::new(Vec::new()));
+        let found: Found = Arc::new(Mutex::new(Vec::new()));
         let started = Instant::now();
-        let reads = read_all(store, asked, self.cache.clone(), found.clone());
+        let cache = self.cache.clone();
+        let reads = in_batches(&store, asked, "read", |chunk| {
+            read_batch(store.clone(), chunk, cache.clone(), found.clone())
+        });
         let outcome = tokio::time::timeout(self.remaining(), reads).await;
         self.spent += started.elapsed();
         // What was read before a failure or the deadline is as good as any.
@@ -242,12 +242,15 @@ impl Session {
         let total = entries.len();
         let written = Arc::new(AtomicUsize::new(0));
         let started = Instant::now();
-        let writes = write_all(store, entries, self.cache.clone(), written.clone());
+        let cache = self.cache.clone();
+        let writes = in_batches(&store, entries, "write", |chunk| {
+            write_batch(store.clone(), chunk, cache.clone(), written.clone())
+        });
         let outcome = tokio::time::timeout(self.remaining(), writes).await;
         self.spent += started.elapsed();
         let written = written.load(Ordering::Relaxed);
         match outcome {
-            Ok(Ok(())) => tracing::debug!("shared cache {}: {written} entries written", self.shown),
+            Ok(Ok(_)) => tracing::debug!("shared cache {}: {written} entries written", self.shown),
             Ok(Err(Failure::Refused(why))) => self.warn(format!(
                 "shared cache {}: refused this run's results ({why}); nothing was shared. Where \
                  that is expected, say so: `cache.read_only: true` or {READ_ONLY_VAR}=1",
@@ -297,123 +300,107 @@ impl Session {
 /// The believed entries of a read so far, with their violations.
 type Found = Arc<Mutex<Vec<(Wanted, Vec<Violation>)>>>;
 
-/// Reads every entry, in the store's batches, a few batches at a time; a believed entry goes
-/// into `cache` and `found`. Returns the keys to write after the run (absent or not believed);
-/// stops at the first failure.
-async fn read_all(
+/// Runs `work` on `items` in the store's batches, a few batches at a time, and gathers what each
+/// batch returns; stops at the first failure (`what` names the work of a task that stopped).
+async fn in_batches<I, T, Fut>(
+    store: &Store,
+    items: Vec<I>,
+    what: &str,
+    work: impl Fn(Vec<I>) -> Fut,
+) -> Result<Vec<T>, Failure>
+where
+    T: Send + 'static,
+    Fut: Future<Output = Result<Vec<T>, Failure>> + Send + 'static,
+{
+    let (batch, in_flight) = store.batching();
+    let mut gathered = Vec::new();
+    let mut tasks = JoinSet::new();
+    let mut queue = items.into_iter().peekable();
+    loop {
+        while tasks.len() < in_flight && queue.peek().is_some() {
+            tasks.spawn(work(queue.by_ref().take(batch).collect()));
+        }
+        match tasks.join_next().await {
+            None => return Ok(gathered),
+            Some(Ok(Ok(part))) => gathered.extend(part),
+            Some(Ok(Err(failure))) => return Err(failure),
+            Some(Err(e)) => return Err(Failure::Broken(format!("a {what} stopped: {e}"))),
+        }
+    }
+}
+
+/// Reads one batch; a believed entry goes into `cache` and `found`. Returns the keys to write
+/// after the run (absent or not believed).
+async fn read_batch(
     store: Store,
-    wanted: Vec<Wanted>,
+    chunk: Vec<Wanted>,
     cache: Arc<ResultCache>,
     found: Found,
 ) -> Result<Vec<Wanted>, Failure> {
-    let (batch, in_flight) = store.batching();
-    let mut pending = Vec::new();
-    let mut tasks = JoinSet::new();
-    let mut queue = wanted.into_iter().peekable();
-    loop {
-        while tasks.len() < in_flight && queue.peek().is_some() {
-            let chunk: Vec<Wanted> = queue.by_ref().take(batch).collect();
-            let (store, cache, found) = (store.clone(), cache.clone(), found.clone());
-            tasks.spawn(async move {
-                let keys: Vec<String> = chunk.iter().map(Wanted::full_key).collect();
-                let names: Vec<String> = keys.iter().map(|k| Store::name_of(k)).collect();
-                let values = store.get_many(&names).await?;
-                let mut absent = Vec::new();
-                let mut believed = Vec::new();
-                for ((w, key), bytes) in chunk.into_iter().zip(&keys).zip(values) {
-                    let Some(bytes) = bytes else {
-                        absent.push(w);
-                        continue;
-                    };
-                    match decode(key, &bytes) {
-                        Ok(violations) => {
-                            cache.put_shared(&w.gate, &w.file, w.key.clone(), violations.clone());
-                            believed.push((w, violations));
-                        }
-                        Err(why) => {
-                            tracing::debug!(
-                                "shared cache {}: the entry of {} for `{}` is not believed: {why}",
-                                store.url,
-                                w.gate,
-                                w.file
-                            );
-                            absent.push(w);
-                        }
-                    }
-                }
-                found
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .extend(believed);
-                Ok::<_, Failure>(absent)
-            });
-        }
-        let Some(done) = tasks.join_next().await else {
-            return Ok(pending);
+    let keys: Vec<String> = chunk.iter().map(Wanted::full_key).collect();
+    let names: Vec<String> = keys.iter().map(|k| Store::name_of(k)).collect();
+    let values = store.get_many(&names).await?;
+    let mut absent = Vec::new();
+    let mut believed = Vec::new();
+    for ((w, key), bytes) in chunk.into_iter().zip(&keys).zip(values) {
+        let Some(bytes) = bytes else {
+            absent.push(w);
+            continue;
         };
-        match done {
-            Ok(Ok(absent)) => pending.extend(absent),
-            Ok(Err(failure)) => return Err(failure),
-            Err(e) => return Err(Failure::Broken(format!("a read stopped: {e}"))),
+        match decode(key, &bytes) {
+            Ok(violations) => {
+                cache.put_shared(&w.gate, &w.file, w.key.clone(), violations.clone());
+                believed.push((w, violations));
+            }
+            Err(why) => {
+                tracing::debug!(
+                    "shared cache {}: the entry of {} for `{}` is not believed: {why}",
+                    store.url,
+                    w.gate,
+                    w.file
+                );
+                absent.push(w);
+            }
         }
     }
+    found
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .extend(believed);
+    Ok(absent)
 }
 
-/// Writes every entry, in the store's batches, a few batches at a time, noting each written
-/// one in `cache`; stops at the first failure.
-async fn write_all(
+/// Writes one batch, noting each written entry in `cache` and counting it in `written`.
+async fn write_batch(
     store: Store,
-    entries: Vec<(Wanted, Vec<u8>)>,
+    chunk: Vec<(Wanted, Vec<u8>)>,
     cache: Arc<ResultCache>,
     written: Arc<AtomicUsize>,
-) -> Result<(), Failure> {
-    let (batch, in_flight) = store.batching();
-    let mut tasks = JoinSet::new();
-    let mut queue = entries.into_iter().peekable();
-    loop {
-        while tasks.len() < in_flight && queue.peek().is_some() {
-            let (chunk, named): (Vec<Wanted>, Vec<(String, Vec<u8>)>) = queue
-                .by_ref()
-                .take(batch)
-                .map(|(w, bytes)| {
-                    let name = Store::name_of(&w.full_key());
-                    (w, (name, bytes))
-                })
-                .unzip();
-            let (store, cache, written) = (store.clone(), cache.clone(), written.clone());
-            tasks.spawn(async move {
-                store.put_many(&named).await?;
-                for w in &chunk {
-                    cache.mark_shared(&w.gate, &w.file, &w.key);
-                }
-                written.fetch_add(chunk.len(), Ordering::Relaxed);
-                Ok::<(), Failure>(())
-            });
-        }
-        match tasks.join_next().await {
-            None => return Ok(()),
-            Some(Ok(Ok(()))) => {}
-            Some(Ok(Err(failure))) => return Err(failure),
-            Some(Err(e)) => return Err(Failure::Broken(format!("a write stopped: {e}"))),
-        }
+) -> Result<Vec<()>, Failure> {
+    let (wanted, named): (Vec<Wanted>, Vec<(String, Vec<u8>)>) = chunk
+        .into_iter()
+        .map(|(w, bytes)| {
+            let name = Store::name_of(&w.full_key());
+            (w, (name, bytes))
+        })
+        .unzip();
+    store.put_many(&named).await?;
+    for w in &wanted {
+        cache.mark_shared(&w.gate, &w.file, &w.key);
     }
+    written.fetch_add(wanted.len(), Ordering::Relaxed);
+    Ok(Vec::new())
 }
 
 /// What a read or write came to, beside success.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum Failure {
     /// The store refused: a read-only token, a bucket policy.
+    #[error("{0}")]
     Refused(String),
     /// Anything else: not reachable, a protocol error, a full disk.
+    #[error("{0}")]
     Broken(String),
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::Refused(why) | Failure::Broken(why) => f.write_str(why),
-        }
-    }
 }
 
 #[cfg(test)]

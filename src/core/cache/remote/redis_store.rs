@@ -1,7 +1,6 @@
 //! Redis, spoken to directly: entries are fetched with MGET and written with pipelined SETs,
-//! many to a round trip, over one multiplexed connection. (A pooled client that checks each
-//! connection before each request makes every entry two round trips: 50 000 entries then take
-//! seconds, past a run's budget.)
+//! many to a round trip, over one multiplexed connection (a pooled client that checks each
+//! connection before each request makes every entry two round trips, past a run's budget).
 
 use redis::aio::MultiplexedConnection;
 use redis::{ConnectionAddr, ErrorKind, IntoConnectionInfo, RedisError, ServerErrorKind};
@@ -80,21 +79,18 @@ impl RedisStore {
         Ok(made)
     }
 
-    /// Forgets the connection after a failure: it may be the connection that broke.
-    async fn forget(&self) {
-        *self.conn.lock().await = None;
+    /// The answer; after a failure the connection is forgotten, as it may be what broke.
+    async fn settle<T>(&self, answer: redis::RedisResult<T>) -> Result<T, Failure> {
+        if answer.is_err() {
+            *self.conn.lock().await = None;
+        }
+        answer.map_err(|e| failure(&e))
     }
 
     pub(super) async fn get_many(&self, names: &[String]) -> Result<Vec<Option<Vec<u8>>>, Failure> {
         let mut conn = self.conn().await?;
         let answer = redis::cmd("MGET").arg(names).query_async(&mut conn).await;
-        match answer {
-            Ok(values) => Ok(values),
-            Err(e) => {
-                self.forget().await;
-                Err(failure(&e))
-            }
-        }
+        self.settle(answer).await
     }
 
     pub(super) async fn put_many(&self, entries: &[(String, Vec<u8>)]) -> Result<(), Failure> {
@@ -103,13 +99,8 @@ impl RedisStore {
         for (name, bytes) in entries {
             pipe.set(name, bytes).ignore();
         }
-        match pipe.query_async::<()>(&mut conn).await {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                self.forget().await;
-                Err(failure(&e))
-            }
-        }
+        let answer = pipe.query_async::<()>(&mut conn).await;
+        self.settle(answer).await
     }
 }
 

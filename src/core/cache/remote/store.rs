@@ -43,9 +43,8 @@ impl Failure {
     }
 }
 
-/// One line for a report: what kind of failure, and its root cause (`Connection refused`)
-/// or the store's own first words. OpenDAL's whole text holds request headers and a server's
-/// HTML error page.
+/// One line for a report: the kind of failure, and its root cause (`Connection refused`) or the
+/// store's first words, not OpenDAL's whole text (request headers, an HTML error page).
 fn short(e: &opendal::Error) -> String {
     let kind = match e.kind() {
         ErrorKind::PermissionDenied => "permission denied".to_string(),
@@ -145,9 +144,8 @@ impl Store {
         })
     }
 
-    /// Where the entry with this key lives: a hash (keys hold paths with any characters, and
-    /// NULs), under a versioned folder, fanned out over 256 subfolders so no folder of a file
-    /// store grows past a few thousand entries.
+    /// Where the entry with this key lives: a hash (keys hold any characters), under a versioned
+    /// folder, fanned out over 256 subfolders so no folder of a file store grows too large.
     pub fn name_of(full_key: &str) -> String {
         let hex = crate::core::cache::keys::sha256_hex(full_key.as_bytes());
         format!("v1/{}/{}", &hex[..2], &hex[2..])

@@ -143,13 +143,6 @@ impl StoreUrl {
 /// The store as reports and logs name it (it holds no credentials: see `parse`).
 impl fmt::Display for StoreUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let slash = |root: &str| {
-            if root.is_empty() {
-                String::new()
-            } else {
-                format!("/{root}")
-            }
-        };
         match self {
             StoreUrl::Folder(p) => write!(f, "file://{}", p.display()),
             StoreUrl::Redis {
@@ -167,7 +160,10 @@ impl fmt::Display for StoreUrl {
                 endpoint,
                 region,
             } => {
-                write!(f, "s3://{bucket}{}", slash(prefix))?;
+                write!(f, "s3://{bucket}")?;
+                if !prefix.is_empty() {
+                    write!(f, "/{prefix}")?;
+                }
                 let query: Vec<String> = [("endpoint", endpoint), ("region", region)]
                     .into_iter()
                     .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}")))

@@ -1,19 +1,14 @@
-//! Git change detection for the `auto` and `branch` scopes (docs/scopes.md): which files differ between
-//! a commit and the working tree, where HEAD is, and which commit a branch grew from.
+//! Git change detection for the `auto` and `branch` scopes (docs/scopes.md): which files differ
+//! between a commit and the working tree, where HEAD is, and which commit a branch grew from.
 //!
-//! It reads the repository in-process through gitoxide (`gix`; no `git` process, no network) and
-//! never writes to it: not even the index's stat cache, so a `git` command the user runs at the same
-//! moment never finds the index locked by us.
-//!
-//! Why gix rather than libgit2 (`git2`): on a repository of 50,000 tracked files, libgit2 took about
-//! 2.2 × `git status --porcelain -uall` (one thread stats every file, and it checksums the index
-//! with a collision-detecting SHA-1 on every read), and splitting its work across threads still left
-//! 1.8 ×; gix compares the base tree with the index, stats the files and walks for untracked ones on
-//! parallel threads, at 1.2–1.5 × on a busy two-core machine (`cargo bench --bench scope`).
+//! It reads the repository in-process through gitoxide (`gix`: no `git` process, no network,
+//! files stat'ed on parallel threads; `cargo bench --bench scope` compares it with `git status`)
+//! and never writes to it, not even the index's stat cache, so a `git` command the user runs at
+//! the same moment never finds the index locked by us.
 //!
 //! A workspace root may be a subfolder of the repository (a monorepo package with its own
-//! `quality.yaml`): every path this module returns is relative to that root, and files outside it are
-//! left out, because the workspace's gates cannot check them.
+//! `quality.yaml`): every path returned is relative to that root, and files outside it are left
+//! out, because the workspace's gates cannot check them.
 
 mod status;
 
@@ -24,8 +19,7 @@ use std::path::{Component, Path, PathBuf};
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
 
-/// An error reading the repository. Each says in one sentence what went wrong; gitoxide's message
-/// follows for the log.
+/// An error reading the repository: one sentence, then gitoxide's message.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
     #[error("Could not open the git repository that holds {path}: {source}")]
@@ -45,7 +39,7 @@ pub enum GitError {
     UnknownParentBranch(String),
 }
 
-fn read<E: Into<gix::Error>>(what: &'static str) -> impl FnOnce(E) -> GitError {
+pub(crate) fn read<E: Into<gix::Error>>(what: &'static str) -> impl FnOnce(E) -> GitError {
     move |source| GitError::Read {
         what,
         source: source.into(),
@@ -81,12 +75,10 @@ pub struct Changes {
 
 impl Repo {
     /// Opens the repository whose working tree holds `root` (searching upwards like `git` does).
-    /// `Ok(None)` when `root` is in no repository, or only in a bare one, which has no working tree
-    /// to compare with.
+    /// `Ok(None)` when `root` is in no repository, or only in a bare one (no working tree).
     pub fn discover(root: &Path) -> Result<Option<Repo>, GitError> {
-        // Like `git status`, do not verify the index's checksum on reading: hashing a 4 MB index
-        // costs more than the rest of reading it, and only writing the index (which this module
-        // never does) depends on the checksum.
+        // Like `git status`, do not verify the index's checksum on reading: it costs more than
+        // the rest of reading, and only writing the index (never done here) depends on it.
         let skip_hash = ["index.skipHash=true"];
         let mut trust = gix::sec::trust::Mapping::<gix::open::Options>::default();
         trust.full = trust.full.config_overrides(skip_hash);
@@ -105,16 +97,12 @@ impl Repo {
             return Ok(None);
         };
         // Canonical forms on both sides, so a symlinked checkout or a `..` in the root still
-        // yields the right prefix.
-        let workdir = canonical(workdir);
-        let root = canonical(root);
-        let prefix = match root.strip_prefix(&workdir) {
-            Ok(rel) => posix(rel),
-            // The root is the `.git` folder or elsewhere outside the working tree: nothing in
-            // the working tree belongs to it, yet treating it as "not a repository" would walk
-            // the whole folder; the working tree itself is the sensible scope.
-            Err(_) => String::new(),
-        };
+        // yields the right prefix. A root outside the working tree (the `.git` folder) takes the
+        // whole working tree: "not a repository" would walk the whole folder.
+        let prefix = canonical(root)
+            .strip_prefix(canonical(workdir))
+            .map(posix)
+            .unwrap_or_default();
         Ok(Some(Repo { repo, prefix }))
     }
 
@@ -168,9 +156,8 @@ impl Repo {
         name.strip_prefix("refs/heads/").map(str::to_owned)
     }
 
-    /// Whether `sha` is HEAD or one of its ancestors. False when the commit is missing (rebased or
-    /// reset away and collected, beyond a shallow clone's depth), is not a commit, or when there is
-    /// no HEAD yet.
+    /// Whether `sha` is HEAD or one of its ancestors; false when the commit is missing (rebased
+    /// away, beyond a shallow clone's depth), is not a commit, or there is no HEAD yet.
     pub fn is_ancestor_of_head(&self, sha: &str) -> bool {
         let (Some(head), Some(oid)) = (self.head_oid(), self.commit_id(sha)) else {
             return false;
@@ -192,7 +179,7 @@ impl Repo {
     /// (`refs/remotes/origin/HEAD`), else `main`, else `master` (local first, then `origin/…`).
     ///
     /// `Ok(None)` when there is no HEAD yet or no candidate shares history with HEAD; an error when
-    /// the configured branch does not exist, since that is a mistake the user should hear about.
+    /// the configured branch does not exist (a mistake the user should hear about).
     pub fn parent_branch_base(
         &self,
         configured: Option<&str>,
@@ -211,10 +198,7 @@ impl Repo {
                 sha,
             }));
         }
-        let mut candidates = Vec::new();
-        if let Some(default) = self.remote_default_branch() {
-            candidates.push(default);
-        }
+        let mut candidates: Vec<String> = self.remote_default_branch().into_iter().collect();
         for name in ["main", "master"] {
             candidates.push(name.to_owned());
             candidates.push(format!("origin/{name}"));
@@ -286,7 +270,8 @@ impl Repo {
         Ok(self.status(base)?.changes(self))
     }
 
-    fn base_tree(&self, sha: &str) -> Result<ObjectId, GitError> {
+    /// The tree of commit `sha`.
+    pub(crate) fn base_tree(&self, sha: &str) -> Result<ObjectId, GitError> {
         let unknown = || GitError::UnknownCommit(sha.to_owned());
         let oid = ObjectId::from_hex(sha.as_bytes()).map_err(|_| unknown())?;
         let commit = self.repo.find_commit(oid).map_err(|_| unknown())?;
@@ -313,7 +298,6 @@ impl Repo {
 
     fn state_notes(&self) -> Vec<String> {
         use gix::state::InProgress;
-        let mut notes = Vec::new();
         let state = match self.repo.state() {
             None => None,
             Some(InProgress::Merge) => Some(
@@ -331,7 +315,7 @@ impl Repo {
             }
             Some(InProgress::Bisect) => Some("A bisect is in progress."),
         };
-        notes.extend(state.map(str::to_owned));
+        let mut notes: Vec<String> = state.into_iter().map(str::to_owned).collect();
         if self.repo.is_shallow().unwrap_or(false) {
             notes.push(
                 "This is a shallow clone: commits older than its depth are missing, so a baseline or parent branch beyond it cannot be compared with.".to_owned(),
@@ -357,8 +341,8 @@ fn is_no_repository(error: &gix::Error) -> bool {
     })
 }
 
+/// A path that cannot be canonicalized (removed meanwhile) is compared as given.
 fn canonical(path: &Path) -> PathBuf {
-    // A root that cannot be canonicalized (removed meanwhile) is compared as given.
     path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }
 

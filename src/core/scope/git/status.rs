@@ -1,7 +1,6 @@
 //! `changed_since` in its two halves: the base tree against the index, and the index against
 //! the working tree (plus untracked files). The working tree's half can be taken for a few paths
-//! alone, which is how the language server keeps its `auto` scope current
-//! (`core::scope::tracker`).
+//! alone, which is how the language server keeps its `auto` scope current (`scope::tracker`).
 
 use std::collections::BTreeSet;
 
@@ -12,8 +11,7 @@ use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
 
 use super::{Changes, GitError, Repo, read};
 
-/// `changed_since` in two halves (`Repo::status`): the base against the index, and the index
-/// against the working tree. Paths are repository-relative.
+/// `changed_since` in two halves (`Repo::status`). Paths are repository-relative.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Status {
     /// Added or modified between the base and the index (deletions are no files to check).
@@ -110,7 +108,7 @@ impl Status {
 
 impl Repo {
     /// `changed_since` in its two halves, so that the working tree's half can be brought up to
-    /// date path by path (`scope_tracker`).
+    /// date path by path.
     pub(crate) fn status(&self, base: Option<&str>) -> Result<Status, GitError> {
         let tree = match base {
             Some(sha) => self.base_tree(sha)?,
@@ -120,23 +118,15 @@ impl Repo {
             .repo
             .index_or_empty()
             .map_err(read("reading the index"))?;
-        // Like `git status`, take a valid cache tree (the index's record of the tree it was last
-        // written as) at its word: when it is the base tree and counts every index entry, the
-        // index holds exactly the base tree and the comparison of the two, which reads and
-        // inflates every tree object, can only come out empty.
+        // Like `git status`, take a valid cache tree at its word: when the index is exactly the
+        // base tree, comparing the two (inflating every tree object) can only come out empty.
         let index_is_base = index_matches_tree(&index, tree);
-        // Git's own rule for its parallel stat: a thread per 500 entries. gix would split even a
-        // 20-file index over every core, and a small repository then spends its time handing work
-        // between threads. At most one core less than there are: the walk for untracked files
-        // runs at the same time on a thread of its own, and stat threads that outnumber the
-        // cores left to them contend in the kernel's path lookup (on 2 cores, 50,000 files: CPU
-        // 80-90 ms with two stat threads, 67-77 ms with one; wall time 1.26-1.39 × `git status`,
-        // 1.08-1.19 ×).
+        // Git's own rule for its parallel stat: a thread per 500 entries (gix would split even a
+        // 20-file index over every core). One core is left to the walk for untracked files,
+        // which runs alongside: more stat threads than cores contend in the kernel's path lookup.
         let cores = crate::core::cores();
         let threads = (index.entries().len() / 500).clamp(1, cores.saturating_sub(1).max(1));
-        // One status, like `git status` with the base tree in place of HEAD's: the base tree
-        // against the index, and the index against the working tree (stat first, content only
-        // when the stat changed) alongside the walk for untracked files, all on their own threads.
+        // One status, like `git status` with the base tree in place of HEAD's.
         let platform = self.status_platform(index, threads)?;
         let patterns = self.workspace_pattern();
         let compare = read("comparing the baseline with the working tree");
@@ -157,29 +147,12 @@ impl Repo {
         for item in items {
             match item.map_err(read("comparing the baseline with the working tree"))? {
                 gix::status::Item::TreeIndex(change) => {
-                    use gix::diff::index::ChangeRef;
-                    match change {
-                        ChangeRef::Addition {
-                            location,
-                            entry_mode,
-                            ..
-                        }
-                        | ChangeRef::Modification {
-                            location,
-                            entry_mode,
-                            ..
-                        }
-                        | ChangeRef::Rewrite {
-                            location,
-                            entry_mode,
-                            ..
-                        } => {
-                            // A gitlink is a submodule, no file to check.
-                            if !entry_mode.is_submodule() {
-                                status.staged.insert(location.into_owned());
-                            }
-                        }
-                        ChangeRef::Deletion { .. } => {}
+                    // A deletion is no file to check, nor is a gitlink (a submodule).
+                    let (location, _, mode, _) = change.fields();
+                    if !matches!(change, gix::diff::index::ChangeRef::Deletion { .. })
+                        && !mode.is_submodule()
+                    {
+                        status.staged.insert(location.to_owned());
                     }
                 }
                 gix::status::Item::IndexWorktree(item) => status.worktree.add(self, item),
@@ -193,9 +166,8 @@ impl Repo {
     /// `paths` only: files or folders, relative to the workspace root, POSIX. Reads only those
     /// paths, so it costs what they cost, not what the repository does.
     pub(crate) fn worktree_status(&self, paths: &[String]) -> Result<WorktreeChanges, GitError> {
-        // gix compares only the index entries under the pathspecs' common prefix: paths in one
-        // top-level folder share one status, while a saved file and a log the last run wrote
-        // elsewhere would otherwise have every entry of the index matched against them.
+        // gix compares only the index entries under the pathspecs' common prefix: one status per
+        // top-level folder, so two paths far apart do not match every entry of the index.
         let mut groups: std::collections::BTreeMap<&str, Vec<BString>> = Default::default();
         for p in paths {
             let top = p.split('/').next().unwrap_or(p);
@@ -259,24 +231,22 @@ impl Repo {
         }
     }
 
-    /// Repository-relative paths made workspace-relative, sorted; names that are not UTF-8 are
-    /// counted instead.
+    /// Repository-relative paths made workspace-relative, in order; names that are not UTF-8
+    /// are counted instead.
     fn workspace_paths<'p>(
         &self,
         paths: impl Iterator<Item = &'p BString>,
     ) -> (Vec<String>, usize) {
-        let mut files = Vec::new();
-        let mut unreadable = 0usize;
-        for bytes in paths {
-            match bytes.to_str() {
-                Ok(path) => {
-                    if let Some(rel) = self.relative(path) {
-                        files.push(rel.to_owned());
-                    }
+        let mut unreadable = 0;
+        let files = paths
+            .filter_map(|bytes| match bytes.to_str() {
+                Ok(path) => self.relative(path).map(str::to_owned),
+                Err(_) => {
+                    unreadable += 1;
+                    None
                 }
-                Err(_) => unreadable += 1,
-            }
-        }
+            })
+            .collect();
         (files, unreadable)
     }
 }
