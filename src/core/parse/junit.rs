@@ -207,14 +207,8 @@ impl<'c> Reading<'c> {
         c.text.push_str(more);
         if c.text.len() > MAX_TEXT {
             let half = MAX_TEXT / 2;
-            let mut head = half;
-            while !c.text.is_char_boundary(head) {
-                head -= 1;
-            }
-            let mut tail = c.text.len() - half;
-            while !c.text.is_char_boundary(tail) {
-                tail += 1;
-            }
+            let head = c.text.floor_char_boundary(half);
+            let tail = c.text.ceil_char_boundary(c.text.len() - half);
             c.text.replace_range(head..tail, "\n…\n");
         }
     }

@@ -276,7 +276,7 @@ fn message(r: &Node, rule: Option<&Node>) -> Option<String> {
     let args: Vec<String> = match r.at(&["message", "arguments"]) {
         Some(Node::Arr(a)) => a
             .iter()
-            .map(|n| n.to_string_value().unwrap_or_default())
+            .map(|n| n.to_text().unwrap_or_default().into_owned())
             .collect(),
         _ => Vec::new(),
     };

@@ -16,6 +16,7 @@ use crate::core::config::{CoverageFormat, CoverageSpec};
 use crate::core::report::CoverageTotals;
 use crate::core::scope::changed_lines::{ChangedLines, DiffBase, changed_lines};
 use crate::core::violation::{Severity, Violation};
+use crate::core::workspace::qgates_dir::timestamp;
 use formats::LineHits;
 
 /// Reads the report the gate's command printed and judges it.
@@ -341,24 +342,12 @@ fn shown(run: usize, total: usize) -> String {
 
 /// `2026-11-26 07:37:19 UTC`.
 fn utc(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    // `20261126-073719`: all but the year is fixed-width.
+    let stamp = timestamp(secs);
+    let (year, r) = stamp.split_at(stamp.len() - 11);
+    let (month, day, hour, minute, second) = (&r[..2], &r[2..4], &r[5..7], &r[7..9], &r[9..]);
+    format!("{year}-{month}-{day} {hour}:{minute}:{second} UTC")
 }
 
 #[cfg(test)]
