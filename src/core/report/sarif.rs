@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{GateStatus, Report, known};
 use crate::core::violation::{Edit, Severity};
@@ -49,39 +49,29 @@ pub fn render(report: &Report) -> String {
                 r.insert("helpUri".into(), json!(url));
             }
 
-            let mut result = Map::new();
-            result.insert("ruleId".into(), json!(id));
-            result.insert("ruleIndex".into(), json!(index));
-            result.insert("level".into(), json!(level(v.severity)));
-            result.insert(
-                "message".into(),
-                json!({ "text": message_text(&v.message) }),
-            );
-            if let Some(file) = &v.file {
-                let mut physical = Map::new();
-                physical.insert("artifactLocation".into(), artifact(file));
-                if let Some(region) = region(v.line, v.column, v.end_line, v.end_column) {
-                    physical.insert("region".into(), region);
-                }
-                result.insert(
-                    "locations".into(),
-                    json!([{ "physicalLocation": physical }]),
-                );
-                if let Some(fix) = v
-                    .fix
-                    .as_ref()
-                    .and_then(|f| sarif_fix(file, &f.title, &f.edits))
-                {
-                    result.insert("fixes".into(), json!([fix]));
-                }
-            }
-            let mut properties = Map::new();
-            properties.insert("gate".into(), json!(g.id));
-            if g.allow_fail {
-                properties.insert("allowFail".into(), json!(true));
-            }
-            result.insert("properties".into(), Value::Object(properties));
-            results.push(Value::Object(result));
+            let locations = v.file.as_ref().map(|file| {
+                json!([{ "physicalLocation": object([
+                    ("artifactLocation", Some(artifact(file))),
+                    ("region", region(v.line, v.column, v.end_line, v.end_column)),
+                ]) }])
+            });
+            let fix = v.file.as_ref().zip(v.fix.as_ref());
+            let fixes = fix.and_then(|(file, f)| sarif_fix(file, &f.title, &f.edits));
+            results.push(object([
+                ("ruleId", Some(json!(id))),
+                ("ruleIndex", Some(json!(index))),
+                ("level", Some(json!(level(v.severity)))),
+                ("message", Some(json!({ "text": message_text(&v.message) }))),
+                ("locations", locations),
+                ("fixes", fixes.map(|fix| json!([fix]))),
+                (
+                    "properties",
+                    Some(object([
+                        ("gate", Some(json!(g.id))),
+                        ("allowFail", g.allow_fail.then(|| json!(true))),
+                    ])),
+                ),
+            ]));
         }
     }
 
@@ -97,38 +87,39 @@ pub fn render(report: &Report) -> String {
         .filter(|g| g.status == GateStatus::Error)
         .map(|g| {
             let error = g.error.as_deref().unwrap_or("no reason recorded");
-            let mut properties = Map::new();
-            properties.insert("gate".into(), json!(g.id));
-            if let Some(log) = &g.log {
-                properties.insert("stdout".into(), json!(log.stdout));
-                properties.insert("stderr".into(), json!(log.stderr));
-            }
+            let log = g.log.as_ref();
             json!({
                 "level": if g.allow_fail { "warning" } else { "error" },
                 "message": { "text": format!("{} ({}) could not run: {error}", g.name, g.id) },
-                "properties": properties,
+                "properties": object([
+                    ("gate", Some(json!(g.id))),
+                    ("stdout", log.map(|l| json!(l.stdout))),
+                    ("stderr", log.map(|l| json!(l.stderr))),
+                ]),
             })
         })
         .chain(warnings)
         .collect();
 
-    let mut invocation = Map::new();
-    invocation.insert(
-        "executionSuccessful".into(),
-        json!(!report.gates.iter().any(|g| g.status == GateStatus::Error)),
-    );
-    invocation.insert("exitCode".into(), json!(report.exit_code()));
-    if !notifications.is_empty() {
-        invocation.insert("toolExecutionNotifications".into(), json!(notifications));
-    }
-
-    let mut driver = Map::new();
-    driver.insert("name".into(), json!("qgates"));
-    if let Some(uri) = information_uri() {
-        driver.insert("informationUri".into(), json!(uri));
-    }
-    driver.insert("version".into(), json!(env!("CARGO_PKG_VERSION")));
-    driver.insert("rules".into(), json!(rules));
+    let invocation = object([
+        (
+            "executionSuccessful",
+            Some(json!(
+                !report.gates.iter().any(|g| g.status == GateStatus::Error)
+            )),
+        ),
+        ("exitCode", Some(json!(report.exit_code()))),
+        (
+            "toolExecutionNotifications",
+            (!notifications.is_empty()).then(|| json!(notifications)),
+        ),
+    ]);
+    let driver = object([
+        ("name", Some(json!("qgates"))),
+        ("informationUri", information_uri().map(Value::from)),
+        ("version", Some(json!(env!("CARGO_PKG_VERSION")))),
+        ("rules", Some(json!(rules))),
+    ]);
 
     let log = json!({
         "$schema": SCHEMA_URI,
@@ -140,15 +131,17 @@ pub fn render(report: &Report) -> String {
             "results": results,
         }],
     });
-    let mut out = serde_json::to_string_pretty(&log).unwrap_or_else(|e| {
-        // Serializing a `Value` of strings and numbers cannot fail; keep the output valid SARIF anyway.
-        format!(
-            "{{\"version\":\"2.1.0\",\"runs\":[],\"properties\":{{\"error\":{}}}}}",
-            json!(e.to_string())
-        )
-    });
-    out.push('\n');
-    out
+    format!("{log:#}\n")
+}
+
+/// A JSON object of the entries that have a value, in order.
+fn object<const N: usize>(entries: [(&str, Option<Value>); N]) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .filter_map(|(key, value)| Some((key.to_string(), value?)))
+            .collect(),
+    )
 }
 
 /// The project's home page from Cargo metadata, left out while the manifest names none: SARIF
@@ -160,18 +153,16 @@ fn information_uri() -> Option<&'static str> {
 }
 
 fn rule(id: &str, code: Option<&str>, gate_name: &str, url: Option<&str>) -> Value {
-    let mut r = Map::new();
-    r.insert("id".into(), json!(id));
-    r.insert("name".into(), json!(code.unwrap_or(id)));
     let short = match code {
         Some(code) => format!("{gate_name} {code}"),
         None => gate_name.to_string(),
     };
-    r.insert("shortDescription".into(), json!({ "text": short }));
-    if let Some(url) = url.filter(|u| absolute_uri(u)) {
-        r.insert("helpUri".into(), json!(url));
-    }
-    Value::Object(r)
+    object([
+        ("id", Some(json!(id))),
+        ("name", Some(json!(code.unwrap_or(id)))),
+        ("shortDescription", Some(json!({ "text": short }))),
+        ("helpUri", url.filter(|u| absolute_uri(u)).map(Value::from)),
+    ])
 }
 
 fn level(s: Severity) -> &'static str {
@@ -205,25 +196,20 @@ fn region(
 ) -> Option<Value> {
     let start_line = known(line)?;
     let start_column = known(column);
-    let mut r = Map::new();
-    r.insert("startLine".into(), json!(start_line));
-    if let Some(c) = start_column {
-        r.insert("startColumn".into(), json!(c));
-    }
     let end_line = known(end_line);
-    if end_line.is_some_and(|e| e < start_line) {
-        return Some(Value::Object(r));
-    }
-    if let Some(e) = end_line {
-        r.insert("endLine".into(), json!(e));
-    }
+    let ends_after_start = end_line.is_none_or(|e| e >= start_line);
     let same_line = end_line.is_none_or(|e| e == start_line);
-    if let Some(ec) = known(end_column)
-        && !(same_line && start_column.is_some_and(|sc| ec < sc))
-    {
-        r.insert("endColumn".into(), json!(ec));
-    }
-    Some(Value::Object(r))
+    let end_column = known(end_column)
+        .filter(|&ec| ends_after_start && !(same_line && start_column.is_some_and(|sc| ec < sc)));
+    Some(object([
+        ("startLine", Some(json!(start_line))),
+        ("startColumn", start_column.map(Value::from)),
+        (
+            "endLine",
+            end_line.filter(|_| ends_after_start).map(Value::from),
+        ),
+        ("endColumn", end_column.map(Value::from)),
+    ]))
 }
 
 /// A SARIF fix from the tool's edits, all in the violation's file. Left out whole if any edit
@@ -242,26 +228,28 @@ fn sarif_fix(file: &str, title: &str, edits: &[Edit]) -> Option<Value> {
         if !valid {
             return None;
         }
-        let mut r = Map::new();
-        r.insert(
-            "deletedRegion".into(),
-            json!({ "startLine": e.line, "startColumn": e.column, "endLine": e.end_line, "endColumn": e.end_column }),
-        );
-        // Without insertedContent a replacement is a pure deletion (SARIF §3.57.3).
-        if !e.content.is_empty() {
-            r.insert("insertedContent".into(), json!({ "text": e.content }));
-        }
-        replacements.push(Value::Object(r));
+        replacements.push(object([
+            (
+                "deletedRegion",
+                Some(json!({ "startLine": e.line, "startColumn": e.column, "endLine": e.end_line, "endColumn": e.end_column })),
+            ),
+            // Without insertedContent a replacement is a pure deletion (SARIF §3.57.3).
+            (
+                "insertedContent",
+                (!e.content.is_empty()).then(|| json!({ "text": e.content })),
+            ),
+        ]));
     }
-    let mut fix = Map::new();
-    if !title.trim().is_empty() {
-        fix.insert("description".into(), json!({ "text": title }));
-    }
-    fix.insert(
-        "artifactChanges".into(),
-        json!([{ "artifactLocation": artifact(file), "replacements": replacements }]),
-    );
-    Some(Value::Object(fix))
+    Some(object([
+        (
+            "description",
+            (!title.trim().is_empty()).then(|| json!({ "text": title })),
+        ),
+        (
+            "artifactChanges",
+            Some(json!([{ "artifactLocation": artifact(file), "replacements": replacements }])),
+        ),
+    ]))
 }
 
 /// A relative POSIX path as an RFC 3986 relative reference: every byte outside the unreserved
