@@ -146,19 +146,15 @@ impl ReportPage {
         if self.shown == self.total {
             return line.clone();
         }
-        let or_file = match &self.full_report {
-            Some(path) => format!(", or {path}"),
-            None => String::new(),
+        let file = |before: &str| {
+            (self.full_report.as_ref()).map_or(String::new(), |path| format!("{before}{path}"))
         };
         let total = count(self.total, "violation");
         if self.shown == 0 && self.offset < self.total {
-            let file = match &self.full_report {
-                Some(path) => format!("; all of them: {path}"),
-                None => String::new(),
-            };
             return format!(
-                "{line}; {total} not shown ({}){file}",
-                self.arg("max_violations", 0)
+                "{line}; {total} not shown ({}){}",
+                self.arg("max_violations", 0),
+                file("; all of them: ")
             );
         }
         if self.shown == 0 {
@@ -174,9 +170,10 @@ impl ReportPage {
         };
         match self.next_offset {
             Some(next) => format!(
-                "{line}; showing {} of {total}{from}; the rest: {}{or_file}",
+                "{line}; showing {} of {total}{from}; the rest: {}{}",
                 self.shown,
-                self.arg("offset", next)
+                self.arg("offset", next),
+                file(", or ")
             ),
             None => format!(
                 "{line}; showing {} of {total}{from}, the last ones",
