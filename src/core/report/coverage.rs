@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::{GateResult, Report};
 
 /// The totals of one coverage report (`coverage` on a gate's result).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CoverageTotals {
     /// Lines run by a test of all executable lines the report lists in the workspace, in percent
     /// (rounded down to two decimals, so a failing total never shows as its minimum).

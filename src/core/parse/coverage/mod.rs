@@ -135,12 +135,9 @@ fn total_coverage(
     )));
     let totals = CoverageTotals {
         percent: percent(run, executable),
-        diff_percent: None,
         min_percent: spec.min_percent,
         min_diff_percent: spec.min_diff_percent,
-        changed_lines: None,
-        uncovered_changed_lines: None,
-        diff_note: None,
+        ..CoverageTotals::default()
     };
     (totals, below_minimum)
 }
