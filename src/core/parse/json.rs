@@ -213,10 +213,7 @@ impl Reader<'_, '_, '_> {
                 Ok(de.end()?)
             }
             Kind::Array => {
-                let Some(parsed) = Shallow::parse(text) else {
-                    return Ok(());
-                };
-                let items = parsed?;
+                let items: Shallow = serde_json::from_str(text)?;
                 let children = items.children();
                 stack.push(items);
                 let read = children

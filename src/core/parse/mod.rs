@@ -161,10 +161,11 @@ pub fn parse_output_with_reports(
         parsed.violations.extend(more.violations);
         parsed.outside_root += more.outside_root;
         parsed.coverage = parsed.coverage.or(more.coverage);
-        parsed.tests = match (parsed.tests, more.tests) {
-            (Some(a), Some(b)) => Some(a.plus(b)),
-            (a, b) => a.or(b),
-        };
+        parsed.tests = parsed
+            .tests
+            .into_iter()
+            .chain(more.tests)
+            .reduce(TestCounts::plus);
     }
     Ok(parsed)
 }

@@ -24,7 +24,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::pointer::{Node, Shallow, error_message, kind_of};
+use super::pointer::{Kind, Node, Shallow, error_message, kind_of};
 use super::{ParseContext, ParseError, RawEdit, RawFix, RawViolation, ToolOutput};
 
 pub(super) fn parse(
@@ -80,23 +80,16 @@ pub(super) fn parse(
         let base_ids = node("originalUriBaseIds");
         let artifacts = node("artifacts");
         let run_ctx = Run::new(&tool, &base_ids, &artifacts);
-        let Some(results) = run.get("results") else {
+        let Some(Some(Ok(results))) = run.get("results").map(|r| Shallow::parse(r.get())) else {
             continue;
         };
-        let Some(Ok(results)) = Shallow::parse(results.get()) else {
-            continue;
-        };
-        for raw in results.children() {
-            if kind_of(raw.get()) == super::pointer::Kind::Null {
-                continue;
-            }
-            let Ok(result) = Node::parse(raw.get()) else {
-                continue;
-            };
-            if let Some(v) = run_ctx.violation(&result) {
-                found.push(v);
-            }
-        }
+        let results = results.children().into_iter();
+        found.extend(
+            results
+                .filter(|raw| kind_of(raw.get()) != Kind::Null)
+                .filter_map(|raw| Node::parse(raw.get()).ok())
+                .filter_map(|result| run_ctx.violation(&result)),
+        );
     }
     Ok(found)
 }

@@ -278,11 +278,7 @@ fn inline(text: &str) -> String {
             i += len;
             continue;
         }
-        let prev = if i > 0 {
-            chars.get(i - 1).copied()
-        } else {
-            None
-        };
+        let prev = i.checked_sub(1).map(|j| chars[j]);
         let next = chars.get(i + 1).copied();
         match c {
             '\n' => out.push_str("<br>"),

@@ -89,8 +89,9 @@ fn recognized(text: &str) -> Result<CoverageFormat, String> {
     })
 }
 
-/// The files of a `format` report inside the workspace (see `root_relative`) and how many lie
-/// outside, or why there is none to judge.
+/// The files of a `format` report inside the workspace by root-relative path (a file listed
+/// twice is merged: a line counts as run when either lists it run) and how many lie outside, or
+/// why there is none to judge.
 fn workspace_files(
     listed: Vec<(String, LineHits)>,
     sources: &[String],
@@ -98,9 +99,38 @@ fn workspace_files(
     ctx: &ParseContext,
 ) -> Result<(BTreeMap<Arc<str>, LineHits>, usize), String> {
     let count = listed.len();
-    let (files, outside_root) = root_relative(listed, sources, ctx);
+    let mut paths = PathResolver::new(ctx.root, ctx.cwd, ctx.gate.paths_relative_to.as_deref());
+    let mut files: BTreeMap<Arc<str>, LineHits> = BTreeMap::new();
+    let mut outside = 0;
+    for (name, hits) in listed {
+        // A Cobertura file name is relative to one of the report's `<source>` folders: the
+        // first that holds it, else the first one.
+        let name = match sources {
+            [] => name,
+            _ if std::path::Path::new(&name).is_absolute() => name,
+            _ => {
+                let joined = |s: &String| std::path::Path::new(s).join(&name);
+                sources
+                    .iter()
+                    .map(joined)
+                    .find(|p| ctx.cwd.join(p).is_file())
+                    .unwrap_or_else(|| joined(&sources[0]))
+                    .to_string_lossy()
+                    .into_owned()
+            }
+        };
+        match paths.relative(&name) {
+            Some(rel) => {
+                let merged = files.entry(rel).or_default();
+                for (line, ran) in hits {
+                    *merged.entry(line).or_default() |= ran;
+                }
+            }
+            None => outside += 1,
+        }
+    }
     if !files.is_empty() {
-        return Ok((files, outside_root));
+        return Ok((files, outside));
     }
     Err(if count == 0 {
         format!(
@@ -178,46 +208,6 @@ fn changed_line_coverage(
         )));
     }
     Ok(violations)
-}
-
-/// The report's files by root-relative path (a file listed twice is merged: a line counts as
-/// run when either lists it run), and how many lie outside the workspace.
-fn root_relative(
-    raw: Vec<(String, LineHits)>,
-    sources: &[String],
-    ctx: &ParseContext,
-) -> (BTreeMap<Arc<str>, LineHits>, usize) {
-    let mut paths = PathResolver::new(ctx.root, ctx.cwd, ctx.gate.paths_relative_to.as_deref());
-    let mut files: BTreeMap<Arc<str>, LineHits> = BTreeMap::new();
-    let mut outside = 0;
-    for (name, hits) in raw {
-        // A Cobertura file name is relative to one of the report's `<source>` folders: the
-        // first that holds it, else the first one.
-        let name = match sources {
-            [] => name,
-            _ if std::path::Path::new(&name).is_absolute() => name,
-            _ => {
-                let joined = |s: &String| std::path::Path::new(s).join(&name);
-                sources
-                    .iter()
-                    .map(joined)
-                    .find(|p| ctx.cwd.join(p).is_file())
-                    .unwrap_or_else(|| joined(&sources[0]))
-                    .to_string_lossy()
-                    .into_owned()
-            }
-        };
-        match paths.relative(&name) {
-            Some(rel) => {
-                let merged = files.entry(rel).or_default();
-                for (line, ran) in hits {
-                    *merged.entry(line).or_default() |= ran;
-                }
-            }
-            None => outside += 1,
-        }
-    }
-    (files, outside)
 }
 
 /// A report written before a file it covers was last modified measured older code.
