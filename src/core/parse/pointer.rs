@@ -148,12 +148,6 @@ impl<'de> Visitor<'de> for NodeVisitor {
     fn visit_unit<E>(self) -> Result<Node<'de>, E> {
         Ok(Node::Null)
     }
-    fn visit_none<E>(self) -> Result<Node<'de>, E> {
-        Ok(Node::Null)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node<'de>, D::Error> {
-        Node::deserialize(d)
-    }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
         while let Some(n) = seq.next_element()? {

@@ -328,14 +328,14 @@ fn closing_run(chars: &[char], from: usize, len: usize) -> Option<usize> {
 /// The length of the `http://` or `https://` URL at the start of `chars`, up to the first
 /// character that needs escaping in Markdown or cannot be part of a bare link; 0 if none.
 fn url_len(chars: &[char]) -> usize {
-    let text: String = chars.iter().take(8).collect();
-    let scheme = if text.starts_with("https://") {
-        8
-    } else if text.starts_with("http://") {
-        7
-    } else {
+    let start: String = chars.iter().take(8).collect();
+    let Some(scheme) = ["https://", "http://"]
+        .into_iter()
+        .find(|s| start.starts_with(s))
+    else {
         return 0;
     };
+    let scheme = scheme.len();
     let rest = chars[scheme..]
         .iter()
         .take_while(|c| {
