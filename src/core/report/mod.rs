@@ -267,14 +267,18 @@ impl Report {
 
     /// The compact JSON (one line).
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self)
-            .unwrap_or_else(|e| format!("{{\"error\":\"report could not be serialized: {e}\"}}"))
+        compact_json(self)
     }
 
     /// The summary line, then the compact JSON: what agents read first.
     pub fn to_summary_format(&self) -> String {
         format!("{}\n{}\n", self.summary_line(), self.to_json())
     }
+}
+
+fn compact_json(report: &impl Serialize) -> String {
+    serde_json::to_string(report)
+        .unwrap_or_else(|e| format!("{{\"error\":\"report could not be serialized: {e}\"}}"))
 }
 
 fn plural(n: usize) -> &'static str {

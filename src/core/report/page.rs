@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::{GateStatus, Report, count};
+use super::{GateStatus, Report, compact_json, count};
 
 /// How many violations an answer shows when the caller does not say.
 pub const DEFAULT_MAX_VIOLATIONS: usize = 50;
@@ -184,8 +184,7 @@ impl ReportPage {
 
     /// The compact JSON (one line).
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self)
-            .unwrap_or_else(|e| format!("{{\"error\":\"report could not be serialized: {e}\"}}"))
+        compact_json(self)
     }
 }
 
