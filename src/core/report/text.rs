@@ -104,7 +104,10 @@ pub fn render(report: &Report, color: bool) -> String {
         let _ = writeln!(
             out,
             "{}",
-            p.paint(sgr::YELLOW, &visible(&format!("Warning: {}", sentence(w))))
+            p.paint(
+                sgr::YELLOW,
+                &visible(&format!("Warning: {}.", w.trim_end_matches('.')))
+            )
         );
     }
     // One line for the whole run: every gate's output is in the folder, `<gate id>.stdout` and
@@ -122,11 +125,6 @@ pub fn render(report: &Report, color: bool) -> String {
         );
     }
     out
-}
-
-/// `text` ending with a full stop, whether or not it had one.
-fn sentence(text: &str) -> String {
-    format!("{}.", text.trim_end_matches('.'))
 }
 
 /// One gate's block: a status line, then what a person needs to act on it.
