@@ -50,28 +50,26 @@ pub fn render(report: &Report) -> String {
             }
 
             let locations = v.file.as_ref().map(|file| {
-                json!([{ "physicalLocation": object([
-                    ("artifactLocation", Some(artifact(file))),
-                    ("region", region(v.line, v.column, v.end_line, v.end_column)),
-                ]) }])
+                let region = region(v.line, v.column, v.end_line, v.end_column);
+                json!([{ "physicalLocation": without_nulls(json!({
+                    "artifactLocation": artifact(file),
+                    "region": region,
+                })) }])
             });
             let fix = v.file.as_ref().zip(v.fix.as_ref());
             let fixes = fix.and_then(|(file, f)| sarif_fix(file, &f.title, &f.edits));
-            results.push(object([
-                ("ruleId", Some(json!(id))),
-                ("ruleIndex", Some(json!(index))),
-                ("level", Some(json!(level(v.severity)))),
-                ("message", Some(json!({ "text": message_text(&v.message) }))),
-                ("locations", locations),
-                ("fixes", fixes.map(|fix| json!([fix]))),
-                (
-                    "properties",
-                    Some(object([
-                        ("gate", Some(json!(g.id))),
-                        ("allowFail", g.allow_fail.then(|| json!(true))),
-                    ])),
-                ),
-            ]));
+            results.push(without_nulls(json!({
+                "ruleId": id,
+                "ruleIndex": index,
+                "level": level(v.severity),
+                "message": { "text": message_text(&v.message) },
+                "locations": locations,
+                "fixes": fixes.map(|fix| json!([fix])),
+                "properties": without_nulls(json!({
+                    "gate": g.id,
+                    "allowFail": g.allow_fail.then_some(true),
+                })),
+            })));
         }
     }
 
@@ -91,35 +89,27 @@ pub fn render(report: &Report) -> String {
             json!({
                 "level": if g.allow_fail { "warning" } else { "error" },
                 "message": { "text": format!("{} ({}) could not run: {error}", g.name, g.id) },
-                "properties": object([
-                    ("gate", Some(json!(g.id))),
-                    ("stdout", log.map(|l| json!(l.stdout))),
-                    ("stderr", log.map(|l| json!(l.stderr))),
-                ]),
+                "properties": without_nulls(json!({
+                    "gate": g.id,
+                    "stdout": log.map(|l| &l.stdout),
+                    "stderr": log.map(|l| &l.stderr),
+                })),
             })
         })
         .chain(warnings)
         .collect();
 
-    let invocation = object([
-        (
-            "executionSuccessful",
-            Some(json!(
-                !report.gates.iter().any(|g| g.status == GateStatus::Error)
-            )),
-        ),
-        ("exitCode", Some(json!(report.exit_code()))),
-        (
-            "toolExecutionNotifications",
-            (!notifications.is_empty()).then(|| json!(notifications)),
-        ),
-    ]);
-    let driver = object([
-        ("name", Some(json!("qgates"))),
-        ("informationUri", information_uri().map(Value::from)),
-        ("version", Some(json!(env!("CARGO_PKG_VERSION")))),
-        ("rules", Some(json!(rules))),
-    ]);
+    let invocation = without_nulls(json!({
+        "executionSuccessful": !report.gates.iter().any(|g| g.status == GateStatus::Error),
+        "exitCode": report.exit_code(),
+        "toolExecutionNotifications": (!notifications.is_empty()).then_some(notifications),
+    }));
+    let driver = without_nulls(json!({
+        "name": "qgates",
+        "informationUri": information_uri(),
+        "version": env!("CARGO_PKG_VERSION"),
+        "rules": rules,
+    }));
 
     let log = json!({
         "$schema": SCHEMA_URI,
@@ -134,14 +124,12 @@ pub fn render(report: &Report) -> String {
     format!("{log:#}\n")
 }
 
-/// A JSON object of the entries that have a value, in order.
-fn object<const N: usize>(entries: [(&str, Option<Value>); N]) -> Value {
-    Value::Object(
-        entries
-            .into_iter()
-            .filter_map(|(key, value)| Some((key.to_string(), value?)))
-            .collect(),
-    )
+/// `object` without its null members: the fields that have no value are left out.
+fn without_nulls(mut object: Value) -> Value {
+    if let Value::Object(members) = &mut object {
+        members.retain(|_, value| !value.is_null());
+    }
+    object
 }
 
 /// The project's home page from Cargo metadata, left out while the manifest names none: SARIF
@@ -157,12 +145,12 @@ fn rule(id: &str, code: Option<&str>, gate_name: &str, url: Option<&str>) -> Val
         Some(code) => format!("{gate_name} {code}"),
         None => gate_name.to_string(),
     };
-    object([
-        ("id", Some(json!(id))),
-        ("name", Some(json!(code.unwrap_or(id)))),
-        ("shortDescription", Some(json!({ "text": short }))),
-        ("helpUri", url.filter(|u| absolute_uri(u)).map(Value::from)),
-    ])
+    without_nulls(json!({
+        "id": id,
+        "name": code.unwrap_or(id),
+        "shortDescription": { "text": short },
+        "helpUri": url.filter(|u| absolute_uri(u)),
+    }))
 }
 
 fn level(s: Severity) -> &'static str {
@@ -201,15 +189,12 @@ fn region(
     let same_line = end_line.is_none_or(|e| e == start_line);
     let end_column = known(end_column)
         .filter(|&ec| ends_after_start && !(same_line && start_column.is_some_and(|sc| ec < sc)));
-    Some(object([
-        ("startLine", Some(json!(start_line))),
-        ("startColumn", start_column.map(Value::from)),
-        (
-            "endLine",
-            end_line.filter(|_| ends_after_start).map(Value::from),
-        ),
-        ("endColumn", end_column.map(Value::from)),
-    ]))
+    Some(without_nulls(json!({
+        "startLine": start_line,
+        "startColumn": start_column,
+        "endLine": end_line.filter(|_| ends_after_start),
+        "endColumn": end_column,
+    })))
 }
 
 /// A SARIF fix from the tool's edits, all in the violation's file. Left out whole if any edit
@@ -228,28 +213,18 @@ fn sarif_fix(file: &str, title: &str, edits: &[Edit]) -> Option<Value> {
         if !valid {
             return None;
         }
-        replacements.push(object([
-            (
-                "deletedRegion",
-                Some(json!({ "startLine": e.line, "startColumn": e.column, "endLine": e.end_line, "endColumn": e.end_column })),
-            ),
-            // Without insertedContent a replacement is a pure deletion (SARIF §3.57.3).
-            (
-                "insertedContent",
-                (!e.content.is_empty()).then(|| json!({ "text": e.content })),
-            ),
-        ]));
+        // Without insertedContent a replacement is a pure deletion (SARIF §3.57.3).
+        let inserted = (!e.content.is_empty()).then(|| json!({ "text": e.content }));
+        replacements.push(without_nulls(json!({
+            "deletedRegion": { "startLine": e.line, "startColumn": e.column, "endLine": e.end_line, "endColumn": e.end_column },
+            "insertedContent": inserted,
+        })));
     }
-    Some(object([
-        (
-            "description",
-            (!title.trim().is_empty()).then(|| json!({ "text": title })),
-        ),
-        (
-            "artifactChanges",
-            Some(json!([{ "artifactLocation": artifact(file), "replacements": replacements }])),
-        ),
-    ]))
+    let description = (!title.trim().is_empty()).then(|| json!({ "text": title }));
+    Some(without_nulls(json!({
+        "description": description,
+        "artifactChanges": [{ "artifactLocation": artifact(file), "replacements": replacements }],
+    })))
 }
 
 /// A relative POSIX path as an RFC 3986 relative reference: every byte outside the unreserved
