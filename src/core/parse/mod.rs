@@ -188,15 +188,14 @@ fn read_with(
         ParserSpec::Junit => {
             let shown = report.map_or(ctx.log_hint, |r| r.shown);
             let counts = junit::parse(out.stdout, shown, ctx, &mut norm)?;
-            let mut parsed = norm.finish();
-            parsed.tests = Some(counts);
-            return Ok(parsed);
+            return Ok(Parsed {
+                tests: Some(counts),
+                ..norm.finish()
+            });
         }
         ParserSpec::Json(spec) => json::parse(spec, out, ctx, &mut norm)?,
         ParserSpec::Text(spec) => return Ok(text::parse(spec, out, norm)),
-        ParserSpec::Sarif => sarif::parse(out, ctx)?
-            .into_iter()
-            .for_each(|raw| norm.push(raw)),
+        ParserSpec::Sarif => sarif::parse(out, ctx, &mut norm)?,
         ParserSpec::ExitCode => exit_code::parse(out, ctx)
             .into_iter()
             .for_each(|raw| norm.push(raw)),

@@ -25,16 +25,18 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::pointer::{Kind, Node, Shallow, error_message, kind_of};
-use super::{ParseContext, ParseError, RawEdit, RawFix, RawViolation, ToolOutput};
+use super::{Normalizer, ParseContext, ParseError, RawEdit, RawFix, RawViolation, ToolOutput};
 
+/// Reads the results of `out` into `norm`, one at a time.
 pub(super) fn parse(
     out: ToolOutput,
     ctx: &ParseContext,
-) -> Result<Vec<RawViolation<'static>>, ParseError> {
+    norm: &mut Normalizer,
+) -> Result<(), ParseError> {
     let decoded = super::pointer::decode(out.stdout);
     let text = decoded.strip_prefix('\u{feff}').unwrap_or(&decoded);
     if text.trim().is_empty() {
-        return Ok(Vec::new());
+        return Ok(());
     }
     let log = || ctx.log_hint.to_string();
     let not_json = |e: serde_json::Error| ParseError::NotJson {
@@ -65,7 +67,6 @@ pub(super) fn parse(
         Some(Some(Ok(runs @ Shallow::Arr(_)))) => runs,
         _ => return Err(not_sarif("it has no `runs` array")),
     };
-    let mut found = Vec::new();
     for run in runs.children() {
         // A run that is not an object holds no results; other runs still count.
         let Some(Ok(run @ Shallow::Obj(_))) = Shallow::parse(run.get()) else {
@@ -84,14 +85,13 @@ pub(super) fn parse(
             continue;
         };
         let results = results.children().into_iter();
-        found.extend(
-            results
-                .filter(|raw| kind_of(raw.get()) != Kind::Null)
-                .filter_map(|raw| Node::parse(raw.get()).ok())
-                .filter_map(|result| run_ctx.violation(&result)),
-        );
+        results
+            .filter(|raw| kind_of(raw.get()) != Kind::Null)
+            .filter_map(|raw| Node::parse(raw.get()).ok())
+            .filter_map(|result| run_ctx.violation(&result))
+            .for_each(|v| norm.push(v));
     }
-    Ok(found)
+    Ok(())
 }
 
 /// What a run shares among its results.
