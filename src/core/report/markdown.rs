@@ -156,10 +156,8 @@ fn id_suffix(g: &GateResult) -> String {
 
 fn status(g: &GateResult) -> String {
     let word = match g.status {
-        GateStatus::Passed => "passed",
-        GateStatus::Failed => "failed",
         GateStatus::Error => "could not run",
-        GateStatus::Skipped => "skipped",
+        status => status.as_str(),
     };
     let mut s = format!("{word}, {}", count(g.violations.len(), "violation"));
     if g.allow_fail {

@@ -26,10 +26,7 @@ pub struct PageRequest {
 
 impl Default for PageRequest {
     fn default() -> Self {
-        PageRequest {
-            max_violations: DEFAULT_MAX_VIOLATIONS,
-            offset: 0,
-        }
+        PageRequest::new(None, None)
     }
 }
 
