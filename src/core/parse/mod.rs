@@ -196,9 +196,7 @@ fn read_with(
         ParserSpec::Json(spec) => json::parse(spec, out, ctx, &mut norm)?,
         ParserSpec::Text(spec) => return Ok(text::parse(spec, out, norm)),
         ParserSpec::Sarif => sarif::parse(out, ctx, &mut norm)?,
-        ParserSpec::ExitCode => exit_code::parse(out, ctx)
-            .into_iter()
-            .for_each(|raw| norm.push(raw)),
+        ParserSpec::ExitCode => exit_code::parse(out, ctx, &mut norm),
         // Totals and changed lines, not a list of tool findings: nothing to normalize.
         ParserSpec::Coverage(spec) => return coverage::parse(spec, out, ctx),
     }
