@@ -2,22 +2,19 @@
 
 use std::borrow::Cow;
 
-use super::{ParseContext, RawViolation, ToolOutput};
+use super::{Normalizer, ParseContext, RawViolation, ToolOutput};
 
-pub(super) fn parse(out: ToolOutput, ctx: &ParseContext) -> Vec<RawViolation<'static>> {
-    match out.exit_code {
-        Some(code)
-            if ctx.gate.exit_codes_findings.contains(&code)
-                || ctx.gate.exit_codes_incomplete.contains(&code) =>
-        {
-            vec![RawViolation {
-                message: Some(Cow::Owned(format!(
-                    "{} failed with exit code {code}. See the log: {}",
-                    ctx.gate.name, ctx.log_hint
-                ))),
-                ..RawViolation::default()
-            }]
-        }
-        _ => Vec::new(),
+pub(super) fn parse(out: ToolOutput, ctx: &ParseContext, norm: &mut Normalizer) {
+    let gate = ctx.gate;
+    if let Some(code) = out.exit_code
+        && (gate.exit_codes_findings.contains(&code) || gate.exit_codes_incomplete.contains(&code))
+    {
+        norm.push(RawViolation {
+            message: Some(Cow::Owned(format!(
+                "{} failed with exit code {code}. See the log: {}",
+                gate.name, ctx.log_hint
+            ))),
+            ..RawViolation::default()
+        });
     }
 }

@@ -148,25 +148,6 @@ impl Reader<'_, '_, '_> {
         self.walk(text, 0, false, &mut Vec::new())
     }
 
-    fn missing_key_error(&self, i: usize, key: &str, in_array: bool) -> String {
-        let steps = &self.spec.violations_path;
-        format!(
-            "violations_path {}: the {} at {} has no `{key}`. Check the path against the tool's output",
-            pointer_text(steps),
-            if in_array { "array" } else { "object" },
-            at_text(&steps[..i]),
-        )
-    }
-
-    fn not_container_error(&self, i: usize, what: &str) -> String {
-        let steps = &self.spec.violations_path;
-        format!(
-            "violations_path {}: the value at {} is {what}, not an object or array",
-            pointer_text(steps),
-            at_text(&steps[..i])
-        )
-    }
-
     /// Follows `violations_path` from step `i` at `text`; `stack` holds the containers above.
     /// `flattened` once a `*` was passed: a missing key is then nothing rather than an error.
     fn walk<'a>(
@@ -188,10 +169,12 @@ impl Reader<'_, '_, '_> {
                 return Ok(());
             }
             None => {
-                let node = Node::parse(text)?;
-                return Err(WalkError::Shape(
-                    self.not_container_error(i, describe(&node)),
-                ));
+                return Err(WalkError::Shape(format!(
+                    "violations_path {}: the value at {} is {}, not an object or array",
+                    pointer_text(steps),
+                    at_text(&steps[..i]),
+                    describe(&Node::parse(text)?)
+                )));
             }
         };
         let children = match step {
@@ -199,8 +182,15 @@ impl Reader<'_, '_, '_> {
                 Some(child) => vec![child],
                 None if flattened => return Ok(()),
                 None => {
-                    let in_array = matches!(container, Shallow::Arr(_));
-                    return Err(WalkError::Shape(self.missing_key_error(i, key, in_array)));
+                    return Err(WalkError::Shape(format!(
+                        "violations_path {}: the {} at {} has no `{key}`. Check the path against the tool's output",
+                        pointer_text(steps),
+                        match container {
+                            Shallow::Arr(_) => "array",
+                            Shallow::Obj(_) => "object",
+                        },
+                        at_text(&steps[..i]),
+                    )));
                 }
             },
             PointerStep::Each => container.children(),
@@ -223,10 +213,7 @@ impl Reader<'_, '_, '_> {
                 Ok(de.end()?)
             }
             Kind::Array => {
-                let Some(parsed) = Shallow::parse(text) else {
-                    return Ok(());
-                };
-                let items = parsed?;
+                let items: Shallow = serde_json::from_str(text)?;
                 let children = items.children();
                 stack.push(items);
                 let read = children
@@ -386,7 +373,8 @@ fn fenced(text: &str, accept: impl Fn(&str) -> bool) -> Option<(&str, usize)> {
         line: usize,
     }
     let mut fences = Vec::new();
-    let mut open: Option<(usize, &str, usize, usize)> = None;
+    // The open fence and how many backticks close it.
+    let mut open: Option<(usize, Fence)> = None;
     let mut pos = 0;
     for (n, raw_line) in text.split_inclusive('\n').enumerate() {
         let line = raw_line.trim_end_matches(['\n', '\r']);
@@ -394,32 +382,22 @@ fn fenced(text: &str, accept: impl Fn(&str) -> bool) -> Option<(&str, usize)> {
         let indent = line.len() - trimmed.len();
         let ticks = trimmed.bytes().take_while(|b| *b == b'`').count();
         let rest = &trimmed[ticks..];
-        match open {
-            None if ticks >= 3 && indent <= 3 && !rest.contains('`') => {
-                let info = rest.split_whitespace().next().unwrap_or("");
-                open = Some((ticks, info, pos + raw_line.len(), n + 1));
-            }
-            Some((need, info, start, first_line)) if ticks >= need && rest.trim().is_empty() => {
-                fences.push(Fence {
-                    info,
-                    start,
-                    end: pos,
-                    line: first_line,
-                });
-                open = None;
-            }
-            _ => {}
+        if open.is_none() && ticks >= 3 && indent <= 3 && !rest.contains('`') {
+            let fence = Fence {
+                info: rest.split_whitespace().next().unwrap_or(""),
+                start: pos + raw_line.len(),
+                end: text.len(),
+                line: n + 1,
+            };
+            open = Some((ticks, fence));
+        } else if let Some((_, fence)) =
+            open.take_if(|(need, _)| ticks >= *need && rest.trim().is_empty())
+        {
+            fences.push(Fence { end: pos, ..fence });
         }
         pos += raw_line.len();
     }
-    if let Some((_, info, start, first_line)) = open {
-        fences.push(Fence {
-            info,
-            start,
-            end: text.len(),
-            line: first_line,
-        });
-    }
+    fences.extend(open.map(|(_, fence)| fence));
     let content = |f: &Fence<'_>| (&text[f.start.min(f.end)..f.end], f.line);
     fences
         .iter()

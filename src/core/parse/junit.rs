@@ -158,7 +158,7 @@ impl<'c> Reading<'c> {
             ("testcase", None) => {
                 let c = new_case(e, self.suites.last() == Some(&true));
                 if empty {
-                    finish(c, &mut self.counts, self.ctx, &mut self.failed);
+                    self.finish(c);
                 } else {
                     self.case = Some(c);
                 }
@@ -191,12 +191,51 @@ impl<'c> Reading<'c> {
             }
             "testcase" => {
                 if let Some(c) = self.case.take() {
-                    finish(c, &mut self.counts, self.ctx, &mut self.failed);
+                    self.finish(c);
                 }
                 self.in_problem = false;
             }
             _ => {}
         }
+    }
+
+    /// Counts a test case that has been read, and keeps its violation when it failed.
+    fn finish(&mut self, c: Case) {
+        self.counts.total += 1;
+        match c.outcome {
+            Outcome::Passed => {
+                if c.skipped {
+                    self.counts.skipped += 1;
+                }
+                return;
+            }
+            Outcome::Failed => self.counts.failed += 1,
+            Outcome::Errored => self.counts.errored += 1,
+        }
+        let Place { file, line, column } =
+            place_of(&c.file, c.line, &c.text, &c.classname, self.ctx);
+        let said = failure_message(c.message.as_deref(), &c.text);
+        let hollow = said.is_none();
+        let message = said
+            .or(c.kind.clone().filter(|k| !k.trim().is_empty()))
+            .unwrap_or_else(|| match c.outcome {
+                Outcome::Errored => "the test could not run".to_string(),
+                _ => "the test failed".to_string(),
+            });
+        self.failed.push(Failed {
+            violation: RawViolation {
+                file: file.map(Cow::Owned),
+                line,
+                column,
+                code: Some(Cow::Owned(test_id(&c.classname, &c.name, self.ctx))),
+                message: Some(Cow::Owned(message)),
+                severity: Some(Cow::Borrowed("error")),
+                ..RawViolation::default()
+            },
+            classname: c.classname,
+            name: c.name,
+            hollow,
+        });
     }
 
     /// Adds failure text to the current case, keeping the first and last `MAX_TEXT / 2` bytes.
@@ -207,14 +246,8 @@ impl<'c> Reading<'c> {
         c.text.push_str(more);
         if c.text.len() > MAX_TEXT {
             let half = MAX_TEXT / 2;
-            let mut head = half;
-            while !c.text.is_char_boundary(head) {
-                head -= 1;
-            }
-            let mut tail = c.text.len() - half;
-            while !c.text.is_char_boundary(tail) {
-                tail += 1;
-            }
+            let head = c.text.floor_char_boundary(half);
+            let tail = c.text.ceil_char_boundary(c.text.len() - half);
             c.text.replace_range(head..tail, "\n…\n");
         }
     }
@@ -287,43 +320,6 @@ fn new_case(e: &BytesStart, by_pytest: bool) -> Case {
         kind: None,
         text: String::new(),
     }
-}
-
-fn finish(c: Case, counts: &mut TestCounts, ctx: &ParseContext, failed: &mut Vec<Failed>) {
-    counts.total += 1;
-    match c.outcome {
-        Outcome::Passed => {
-            if c.skipped {
-                counts.skipped += 1;
-            }
-            return;
-        }
-        Outcome::Failed => counts.failed += 1,
-        Outcome::Errored => counts.errored += 1,
-    }
-    let Place { file, line, column } = place_of(&c.file, c.line, &c.text, &c.classname, ctx);
-    let said = failure_message(c.message.as_deref(), &c.text);
-    let hollow = said.is_none();
-    let message = said
-        .or(c.kind.clone().filter(|k| !k.trim().is_empty()))
-        .unwrap_or_else(|| match c.outcome {
-            Outcome::Errored => "the test could not run".to_string(),
-            _ => "the test failed".to_string(),
-        });
-    failed.push(Failed {
-        violation: RawViolation {
-            file: file.map(Cow::Owned),
-            line,
-            column,
-            code: Some(Cow::Owned(test_id(&c.classname, &c.name, ctx))),
-            message: Some(Cow::Owned(message)),
-            severity: Some(Cow::Borrowed("error")),
-            ..RawViolation::default()
-        },
-        classname: c.classname,
-        name: c.name,
-        hollow,
-    });
 }
 
 /// An attribute's value with entities resolved (`&#10;` stays a line break), `None` when absent.

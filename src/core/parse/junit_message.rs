@@ -3,7 +3,7 @@
 //! assertion's), Go's converters the word `Failed` on every failure with the real line inside
 //! `=== RUN` / `--- FAIL` lines, and a Rust panic's first line is only where it happened.
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use regex::Regex;
 
@@ -15,7 +15,7 @@ pub(super) fn failure_message(attribute: Option<&str>, text: &str) -> Option<Str
         .filter(|m| m.trim() != "Failed")
         .and_then(first_line)
         .or_else(|| first_line(text))?;
-    if let Some(header) = panic_header().captures(&line) {
+    if let Some(header) = PANIC_HEADER.captures(&line) {
         // The panic's own message is the line after `panicked at file:line:col:`; without one
         // (Rust before 1.73 put it on the same line), the header less its thread id, which
         // changes with every run and would make the violation look new each time.
@@ -24,7 +24,7 @@ pub(super) fn failure_message(attribute: Option<&str>, text: &str) -> Option<Str
         );
     }
     // `shop_test.go:12: got 6, want 5`: the place is the violation's own already.
-    match placed_line().captures(&line) {
+    match PLACED_LINE.captures(&line) {
         Some(c) => Some(c[1].to_string()),
         None => Some(line),
     }
@@ -35,41 +35,32 @@ pub(super) fn failure_message(attribute: Option<&str>, text: &str) -> Option<Str
 fn first_line(text: &str) -> Option<String> {
     text.lines()
         .map(str::trim)
-        .find(|l| !l.is_empty() && !go_framing().is_match(l))
+        .find(|l| !l.is_empty() && !GO_FRAMING.is_match(l))
         .map(str::to_string)
 }
 
-fn go_framing() -> &'static Regex {
-    static PATTERN: OnceLock<Regex> = OnceLock::new();
-    PATTERN.get_or_init(|| {
-        Regex::new(r"^(?:=== (?:RUN|PAUSE|CONT|NAME)\s|--- (?:FAIL|PASS|SKIP): )")
-            .expect("the Go framing pattern is valid")
-    })
-}
+static GO_FRAMING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:=== (?:RUN|PAUSE|CONT|NAME)\s|--- (?:FAIL|PASS|SKIP): )")
+        .expect("the Go framing pattern is valid")
+});
 
 /// `thread 'tests::taxes' (28595) panicked at src/lib.rs:16:28:`, the thread id since Rust 1.89.
-fn panic_header() -> &'static Regex {
-    static PATTERN: OnceLock<Regex> = OnceLock::new();
-    PATTERN.get_or_init(|| {
-        Regex::new(r"^(thread '[^']*')(?: \(\d+\))?( panicked at .*)$")
-            .expect("the panic header pattern is valid")
-    })
-}
+static PANIC_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(thread '[^']*')(?: \(\d+\))?( panicked at .*)$")
+        .expect("the panic header pattern is valid")
+});
 
 /// The first line after the panic header in `text`.
 fn panic_message(text: &str) -> Option<String> {
     let mut lines = text.lines().map(str::trim);
-    lines.find(|l| panic_header().is_match(l) && l.ends_with(':'))?;
+    lines.find(|l| PANIC_HEADER.is_match(l) && l.ends_with(':'))?;
     lines.find(|l| !l.is_empty()).map(str::to_string)
 }
 
 /// `path:LINE: rest`, the way Go's testing package and pytest print a line at its place.
-fn placed_line() -> &'static Regex {
-    static PATTERN: OnceLock<Regex> = OnceLock::new();
-    PATTERN.get_or_init(|| {
-        Regex::new(r"^[^\s:]+:\d+: (\S.*)$").expect("the placed line pattern is valid")
-    })
-}
+static PLACED_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[^\s:]+:\d+: (\S.*)$").expect("the placed line pattern is valid")
+});
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,7 @@
 //! (the package's import path) and the module's `go.mod` give.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use regex::Regex;
 
@@ -34,20 +34,17 @@ struct Frame {
 /// `path:N: ErrorName` (Go's `t.Errorf` lines look the same) and `file path, line N` (a fixture
 /// the test asks for that does not exist), JavaScript's `at fn
 /// (path:line:col)`, vitest's `❯ [fn] path:line:col` and Rust's `panicked at path:line:col`.
-fn frame_pattern() -> &'static Regex {
-    static PATTERN: OnceLock<Regex> = OnceLock::new();
-    PATTERN.get_or_init(|| {
-        Regex::new(concat!(
-            r#"(?m)File "(?P<py>[^"\n]+)", line (?P<pyl>\d+)"#,
-            r#"|^[ \t]*(?P<pt>[^\s:"'<>()]+):(?P<ptl>\d+):(?: |$)"#,
-            r"|^file (?P<pf>[^\n]+?), line (?P<pfl>\d+)$",
-            r#"|\bat (?:[^\n()]*\()?(?P<js>(?:file://)?[^\s()]+?):(?P<jsl>\d+):(?P<jsc>\d+)\)?"#,
-            r"|❯ (?:\S+ )?(?P<vt>\S+?):(?P<vtl>\d+):(?P<vtc>\d+)",
-            r"|panicked at (?P<rs>[^\s:]+):(?P<rsl>\d+):(?P<rsc>\d+)",
-        ))
-        .expect("the frame pattern is valid")
-    })
-}
+static FRAME_PATTERN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r#"(?m)File "(?P<py>[^"\n]+)", line (?P<pyl>\d+)"#,
+        r#"|^[ \t]*(?P<pt>[^\s:"'<>()]+):(?P<ptl>\d+):(?: |$)"#,
+        r"|^file (?P<pf>[^\n]+?), line (?P<pfl>\d+)$",
+        r#"|\bat (?:[^\n()]*\()?(?P<js>(?:file://)?[^\s()]+?):(?P<jsl>\d+):(?P<jsc>\d+)\)?"#,
+        r"|❯ (?:\S+ )?(?P<vt>\S+?):(?P<vtl>\d+):(?P<vtc>\d+)",
+        r"|panicked at (?P<rs>[^\s:]+):(?P<rsl>\d+):(?P<rsc>\d+)",
+    ))
+    .expect("the frame pattern is valid")
+});
 
 /// The place of a failed test: its `file`/`line` attributes when it has them (with the line of
 /// a frame in that file, nearer the assertion, when the text has one); else the frame of its
@@ -106,7 +103,7 @@ pub(super) fn test_id(classname: &str, name: &str, ctx: &ParseContext) -> String
 /// project's). A relative path is looked for in `package` first, when there is one.
 fn nearest_frame(text: &str, package: Option<&Path>, ctx: &ParseContext) -> Option<Frame> {
     let mut python: Option<Frame> = None;
-    for c in frame_pattern().captures_iter(text) {
+    for c in FRAME_PATTERN.captures_iter(text) {
         let (file, line, column, innermost_last) = if let Some(f) = c.name("py") {
             (f.as_str(), &c["pyl"], None, true)
         } else if let Some(f) = c.name("pt") {

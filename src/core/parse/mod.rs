@@ -161,10 +161,11 @@ pub fn parse_output_with_reports(
         parsed.violations.extend(more.violations);
         parsed.outside_root += more.outside_root;
         parsed.coverage = parsed.coverage.or(more.coverage);
-        parsed.tests = match (parsed.tests, more.tests) {
-            (Some(a), Some(b)) => Some(a.plus(b)),
-            (a, b) => a.or(b),
-        };
+        parsed.tests = parsed
+            .tests
+            .into_iter()
+            .chain(more.tests)
+            .reduce(TestCounts::plus);
     }
     Ok(parsed)
 }
@@ -187,18 +188,15 @@ fn read_with(
         ParserSpec::Junit => {
             let shown = report.map_or(ctx.log_hint, |r| r.shown);
             let counts = junit::parse(out.stdout, shown, ctx, &mut norm)?;
-            let mut parsed = norm.finish();
-            parsed.tests = Some(counts);
-            return Ok(parsed);
+            return Ok(Parsed {
+                tests: Some(counts),
+                ..norm.finish()
+            });
         }
         ParserSpec::Json(spec) => json::parse(spec, out, ctx, &mut norm)?,
         ParserSpec::Text(spec) => return Ok(text::parse(spec, out, norm)),
-        ParserSpec::Sarif => sarif::parse(out, ctx)?
-            .into_iter()
-            .for_each(|raw| norm.push(raw)),
-        ParserSpec::ExitCode => exit_code::parse(out, ctx)
-            .into_iter()
-            .for_each(|raw| norm.push(raw)),
+        ParserSpec::Sarif => sarif::parse(out, ctx, &mut norm)?,
+        ParserSpec::ExitCode => exit_code::parse(out, ctx, &mut norm),
         // Totals and changed lines, not a list of tool findings: nothing to normalize.
         ParserSpec::Coverage(spec) => return coverage::parse(spec, out, ctx),
     }
@@ -245,60 +243,47 @@ impl<'c> Normalizer<'c> {
 
     pub(super) fn push(&mut self, mut raw: RawViolation<'_>) {
         fill::apply_templates(&mut raw, self.templates);
-        let Ok(file) = self.workspace_file(raw.file.as_deref()) else {
-            self.parsed.outside_root += 1;
-            return;
+        // A file outside the workspace root drops the violation, counted.
+        let printed = raw.file.as_deref().map(str::trim).filter(|f| !f.is_empty());
+        let file = match printed.map(|f| self.paths.relative(f)) {
+            None => None,
+            Some(Some(rel)) => Some(rel),
+            Some(None) => {
+                self.parsed.outside_root += 1;
+                return;
+            }
         };
         let (line_off, col_off) = self.offsets;
         let to_line = |v: Option<i64>| v.map(|l| l + line_off).and_then(positive);
         let to_column = |v: Option<i64>| v.map(|c| c + col_off).and_then(positive);
-        let mut span = Span {
-            line: to_line(raw.line),
-            column: to_column(raw.column),
-            end_line: to_line(raw.end_line),
-            end_column: to_column(raw.end_column),
-        };
-        let mut fix = raw.fix.map(|f| self.offset_fix(f));
-        if self.unit != ColumnUnit::Char
-            && let Some(rel) = &file
-        {
-            self.count_columns_in_chars(rel, &mut span, fix.as_mut());
-        }
+        let line = to_line(raw.line);
         let severity = self.severity(raw.severity);
         // A workspace file the tool named by its absolute path (ruff's `filename`, rendered into
         // a message by `defaults` or `templates`) is named as the report names it.
-        let printed = raw
-            .file
-            .as_deref()
-            .map(str::trim)
-            .filter(|f| f.starts_with('/'));
-        let message = self.message(raw.message.as_deref(), printed, file.as_ref());
-        let code = self.shared(raw.code.as_deref());
-        let url = self.shared(raw.url.as_deref());
-        let fix = fix.filter(|f| !f.edits.is_empty()).map(Box::new);
-        self.parsed.violations.push(Violation {
-            file,
-            line: span.line,
-            column: span.column.filter(|_| span.line.is_some()),
-            end_line: span.end_line,
-            end_column: span.end_column,
-            code,
+        let absolute = printed.filter(|f| f.starts_with('/'));
+        let message = self.message(raw.message.as_deref(), absolute, file.as_ref());
+        let mut v = Violation {
+            line,
+            column: to_column(raw.column).filter(|_| line.is_some()),
+            end_line: to_line(raw.end_line),
+            end_column: to_column(raw.end_column),
+            code: self.shared(raw.code.as_deref()),
             message,
             severity,
             fixable: raw.fixable,
-            url,
-            fix,
+            url: self.shared(raw.url.as_deref()),
+            fix: raw
+                .fix
+                .map(|f| self.offset_fix(f))
+                .filter(|f| !f.edits.is_empty())
+                .map(Box::new),
             gate: self.gate.clone(),
-        });
-    }
-
-    /// The root-relative path of the file a violation names (`None` when it names none), or
-    /// `Err` when the file lies outside the workspace root.
-    fn workspace_file(&mut self, printed: Option<&str>) -> Result<Option<Arc<str>>, OutsideRoot> {
-        match printed.map(str::trim).filter(|f| !f.is_empty()) {
-            None => Ok(None),
-            Some(f) => self.paths.relative(f).map(Some).ok_or(OutsideRoot),
+            file,
+        };
+        if self.unit != ColumnUnit::Char {
+            self.count_columns_in_chars(&mut v);
         }
+        self.parsed.violations.push(v);
     }
 
     /// The tool's fix with the reader's offsets applied; an edit with a place before line or
@@ -325,12 +310,13 @@ impl<'c> Normalizer<'c> {
         }
     }
 
-    /// Converts the columns of a violation in `rel` and of its fix's edits from the reader's
-    /// unit to characters, reading the file once per output; a file that cannot be read keeps
-    /// them as they are.
-    fn count_columns_in_chars(&mut self, rel: &Arc<str>, span: &mut Span, fix: Option<&mut Fix>) {
-        let unit = self.unit;
-        let root = self.ctx.root;
+    /// Converts the columns of a violation and of its fix's edits from the reader's unit to
+    /// characters, reading its file once per output; a file that cannot be read keeps them.
+    fn count_columns_in_chars(&mut self, v: &mut Violation) {
+        let (unit, root) = (self.unit, self.ctx.root);
+        let Some(rel) = &v.file else {
+            return;
+        };
         let index = self.texts.entry(rel.clone()).or_insert_with(|| {
             std::fs::read_to_string(root.join(&**rel))
                 .ok()
@@ -341,16 +327,14 @@ impl<'c> Normalizer<'c> {
         };
         let in_chars =
             |line: u32, column: u32| convert_column(index, line, column, unit, ColumnUnit::Char);
-        span.column = span.column.zip(span.line).map(|(c, l)| in_chars(l, c));
-        span.end_column = span
+        v.column = v.column.zip(v.line).map(|(c, l)| in_chars(l, c));
+        v.end_column = v
             .end_column
-            .zip(span.end_line.or(span.line))
+            .zip(v.end_line.or(v.line))
             .map(|(c, l)| in_chars(l, c));
-        if let Some(f) = fix {
-            for e in &mut f.edits {
-                e.column = in_chars(e.line, e.column);
-                e.end_column = in_chars(e.end_line, e.end_column);
-            }
+        for e in v.fix.iter_mut().flat_map(|f| &mut f.edits) {
+            e.column = in_chars(e.line, e.column);
+            e.end_column = in_chars(e.end_line, e.end_column);
         }
     }
 
@@ -396,17 +380,6 @@ impl<'c> Normalizer<'c> {
         text.filter(|t| !t.is_empty()).map(|t| self.strings.get(t))
     }
 }
-
-/// A violation's place as numbers from 1, its columns in the reader's unit until converted.
-struct Span {
-    line: Option<u32>,
-    column: Option<u32>,
-    end_line: Option<u32>,
-    end_column: Option<u32>,
-}
-
-/// A violation in a file outside the workspace root: dropped, and counted.
-struct OutsideRoot;
 
 fn positive(v: i64) -> Option<u32> {
     u32::try_from(v).ok().filter(|v| *v >= 1)

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 /// One parsed JSON value that borrows from the output where it can.
@@ -58,11 +58,6 @@ impl<'a> Node<'a> {
             Node::Bool(b) => Some(Cow::Borrowed(if *b { "true" } else { "false" })),
             Node::Null | Node::Arr(_) | Node::Obj(_) => None,
         }
-    }
-
-    /// An owned string of [`Node::to_text`].
-    pub(super) fn to_string_value(&self) -> Option<String> {
-        self.to_text().map(Cow::into_owned)
     }
 
     /// A whole number, from a JSON number or a numeric string (some tools quote their numbers).
@@ -153,12 +148,6 @@ impl<'de> Visitor<'de> for NodeVisitor {
     fn visit_unit<E>(self) -> Result<Node<'de>, E> {
         Ok(Node::Null)
     }
-    fn visit_none<E>(self) -> Result<Node<'de>, E> {
-        Ok(Node::Null)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node<'de>, D::Error> {
-        Node::deserialize(d)
-    }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
         while let Some(n) = seq.next_element()? {
@@ -177,29 +166,8 @@ impl<'de> Visitor<'de> for NodeVisitor {
 }
 
 /// An object key, borrowed unless it holds escapes.
-pub(super) struct Key<'a>(pub(super) Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object key")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_string())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v)))
-            }
-        }
-        d.deserialize_str(KeyVisitor)
-    }
-}
+#[derive(serde::Deserialize)]
+struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
 
 /// What kind of JSON value a (trimmed, valid) JSON text holds, from its first byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -278,9 +246,6 @@ impl<'de> Deserialize<'de> for Shallow<'de> {
                     entries.push((k, map.next_value::<&'de RawValue>()?));
                 }
                 Ok(Shallow::Obj(entries))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Shallow<'de>, E> {
-                Err(E::invalid_type(de::Unexpected::Unit, &self))
             }
         }
         d.deserialize_any(ShallowVisitor)

@@ -24,17 +24,19 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::pointer::{Node, Shallow, error_message, kind_of};
-use super::{ParseContext, ParseError, RawEdit, RawFix, RawViolation, ToolOutput};
+use super::pointer::{Kind, Node, Shallow, error_message, kind_of};
+use super::{Normalizer, ParseContext, ParseError, RawEdit, RawFix, RawViolation, ToolOutput};
 
+/// Reads the results of `out` into `norm`, one at a time.
 pub(super) fn parse(
     out: ToolOutput,
     ctx: &ParseContext,
-) -> Result<Vec<RawViolation<'static>>, ParseError> {
+    norm: &mut Normalizer,
+) -> Result<(), ParseError> {
     let decoded = super::pointer::decode(out.stdout);
     let text = decoded.strip_prefix('\u{feff}').unwrap_or(&decoded);
     if text.trim().is_empty() {
-        return Ok(Vec::new());
+        return Ok(());
     }
     let log = || ctx.log_hint.to_string();
     let not_json = |e: serde_json::Error| ParseError::NotJson {
@@ -65,7 +67,6 @@ pub(super) fn parse(
         Some(Some(Ok(runs @ Shallow::Arr(_)))) => runs,
         _ => return Err(not_sarif("it has no `runs` array")),
     };
-    let mut found = Vec::new();
     for run in runs.children() {
         // A run that is not an object holds no results; other runs still count.
         let Some(Ok(run @ Shallow::Obj(_))) = Shallow::parse(run.get()) else {
@@ -80,25 +81,17 @@ pub(super) fn parse(
         let base_ids = node("originalUriBaseIds");
         let artifacts = node("artifacts");
         let run_ctx = Run::new(&tool, &base_ids, &artifacts);
-        let Some(results) = run.get("results") else {
+        let Some(Some(Ok(results))) = run.get("results").map(|r| Shallow::parse(r.get())) else {
             continue;
         };
-        let Some(Ok(results)) = Shallow::parse(results.get()) else {
-            continue;
-        };
-        for raw in results.children() {
-            if kind_of(raw.get()) == super::pointer::Kind::Null {
-                continue;
-            }
-            let Ok(result) = Node::parse(raw.get()) else {
-                continue;
-            };
-            if let Some(v) = run_ctx.violation(&result) {
-                found.push(v);
-            }
-        }
+        let results = results.children().into_iter();
+        results
+            .filter(|raw| kind_of(raw.get()) != Kind::Null)
+            .filter_map(|raw| Node::parse(raw.get()).ok())
+            .filter_map(|result| run_ctx.violation(&result))
+            .for_each(|v| norm.push(v));
     }
-    Ok(found)
+    Ok(())
 }
 
 /// What a run shares among its results.
@@ -276,7 +269,7 @@ fn message(r: &Node, rule: Option<&Node>) -> Option<String> {
     let args: Vec<String> = match r.at(&["message", "arguments"]) {
         Some(Node::Arr(a)) => a
             .iter()
-            .map(|n| n.to_string_value().unwrap_or_default())
+            .map(|n| n.to_text().unwrap_or_default().into_owned())
             .collect(),
         _ => Vec::new(),
     };

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::{GateResult, Report};
 
 /// The totals of one coverage report (`coverage` on a gate's result).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CoverageTotals {
     /// Lines run by a test of all executable lines the report lists in the workspace, in percent
     /// (rounded down to two decimals, so a failing total never shows as its minimum).
@@ -45,7 +45,7 @@ impl CoverageTotals {
         let mut s = format!(
             "{}% of lines (minimum {}%)",
             one_decimal(self.percent),
-            trimmed(self.min_percent)
+            self.min_percent
         );
         match (self.changed_lines, self.uncovered_changed_lines) {
             (Some(changed), Some(uncovered)) => {
@@ -58,7 +58,7 @@ impl CoverageTotals {
                     changed - uncovered
                 ));
                 if let Some(min) = self.min_diff_percent {
-                    s.push_str(&format!("; minimum {}%", trimmed(min)));
+                    s.push_str(&format!("; minimum {min}%"));
                 }
                 s.push(')');
             }
@@ -75,15 +75,6 @@ impl CoverageTotals {
 /// Rounded down, so 84.96 reads 84.9 and never as the 85 it falls short of.
 fn one_decimal(p: f64) -> String {
     format!("{:.1}", (p * 10.0).floor() / 10.0)
-}
-
-/// `85` rather than `85.0` for a minimum written as a whole number.
-fn trimmed(p: f64) -> String {
-    if p.fract() == 0.0 {
-        format!("{p:.0}")
-    } else {
-        format!("{p}")
-    }
 }
 
 impl Report {

@@ -1,5 +1,4 @@
-//! `--format markdown`: a numbered checklist, one item per violation (seed 003's review
-//! findings), for a pull-request comment, a job summary or an agent's task.
+//! `--format markdown`: a numbered checklist, one item per violation, for a pull-request comment, a job summary or an agent's task.
 //!
 //! `1. [ ] **error** `src/a.py:12:5` — message (`F401`, Ruff Lint) — Fix: …`, grouped by gate and
 //! numbered 1..n across the whole document, so "item 7" means one thing. Gates that could not run
@@ -8,13 +7,13 @@
 
 use std::fmt::Write as _;
 
-use super::{GateResult, GateStatus, Report, ScopeInfo, by_position, count, position, visible};
+use super::{GateResult, GateStatus, Report, by_position, count, position, scope_line, visible};
 use crate::core::violation::Violation;
 
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## {}\n", inline(&report.summary_line()));
-    let _ = writeln!(out, "{}.", scope_line(&report.scope));
+    let _ = writeln!(out, "{}.", scope_line(&report.scope, code_span, inline));
     for w in &report.warnings {
         let _ = writeln!(out, "\n⚠️ {}.", inline(w.trim_end_matches('.')));
     }
@@ -35,26 +34,6 @@ pub fn render(report: &Report) -> String {
     write_skipped(&mut out, report);
     write_passed(&mut out, report);
     out
-}
-
-/// `Scope: `auto`, 3 files checked, baseline `0123456789ab` — note`, without the full stop.
-fn scope_line(s: &ScopeInfo) -> String {
-    let mut scope = format!(
-        "Scope: {}, {} checked",
-        code_span(&s.mode),
-        count(s.files_checked, "file")
-    );
-    if let Some(sha) = &s.baseline_sha {
-        let _ = write!(
-            scope,
-            ", baseline {}",
-            code_span(sha.get(..12).unwrap_or(sha))
-        );
-    }
-    if let Some(note) = &s.note {
-        let _ = write!(scope, " — {}", inline(note));
-    }
-    scope
 }
 
 /// A section per gate with violations, its items numbered on from the previous gate's; returns
@@ -99,18 +78,13 @@ fn write_gate_notes(out: &mut String, g: &GateResult, hint_everywhere: bool) {
 }
 
 fn write_could_not_run(out: &mut String, report: &Report) {
-    let errored: Vec<&GateResult> = report
+    let errored = report
         .gates
         .iter()
-        .filter(|g| g.status == GateStatus::Error)
-        .collect();
-    if errored.is_empty() {
-        return;
-    }
-    out.push_str("\n### Could not run\n\n");
-    for g in errored {
+        .filter(|g| g.status == GateStatus::Error);
+    let lines = errored.map(|g| {
         let error = g.error.as_deref().unwrap_or("no reason recorded");
-        let mut line = format!("- {}: {}", gate_label(g), inline(error));
+        let mut line = format!("{}: {}", gate_label(g), inline(error));
         if g.allow_fail {
             line.push_str(" (allowed to fail)");
         }
@@ -122,23 +96,31 @@ fn write_could_not_run(out: &mut String, report: &Report) {
                 code_span(&log.stderr)
             );
         }
-        let _ = writeln!(out, "{line}");
-    }
+        line
+    });
+    write_list(out, "Could not run", lines);
 }
 
 fn write_skipped(out: &mut String, report: &Report) {
-    let skipped: Vec<&GateResult> = report
+    let skipped = report
         .gates
         .iter()
-        .filter(|g| g.status == GateStatus::Skipped)
-        .collect();
-    if skipped.is_empty() {
-        return;
-    }
-    out.push_str("\n### Skipped\n\n");
-    for g in skipped {
+        .filter(|g| g.status == GateStatus::Skipped);
+    let lines = skipped.map(|g| {
         let reason = g.skip_reason.as_deref().unwrap_or("no reason given");
-        let _ = writeln!(out, "- {}: {}", gate_label(g), inline(reason));
+        format!("{}: {}", gate_label(g), inline(reason))
+    });
+    write_list(out, "Skipped", lines);
+}
+
+/// A `### title` section listing `lines`, left out when there is none.
+fn write_list(out: &mut String, title: &str, lines: impl Iterator<Item = String>) {
+    let mut lines = lines.peekable();
+    if lines.peek().is_some() {
+        let _ = writeln!(out, "\n### {title}\n");
+    }
+    for line in lines {
+        let _ = writeln!(out, "- {line}");
     }
 }
 
@@ -174,10 +156,8 @@ fn id_suffix(g: &GateResult) -> String {
 
 fn status(g: &GateResult) -> String {
     let word = match g.status {
-        GateStatus::Passed => "passed",
-        GateStatus::Failed => "failed",
         GateStatus::Error => "could not run",
-        GateStatus::Skipped => "skipped",
+        status => status.as_str(),
     };
     let mut s = format!("{word}, {}", count(g.violations.len(), "violation"));
     if g.allow_fail {
@@ -296,11 +276,7 @@ fn inline(text: &str) -> String {
             i += len;
             continue;
         }
-        let prev = if i > 0 {
-            chars.get(i - 1).copied()
-        } else {
-            None
-        };
+        let prev = i.checked_sub(1).map(|j| chars[j]);
         let next = chars.get(i + 1).copied();
         match c {
             '\n' => out.push_str("<br>"),
@@ -350,14 +326,14 @@ fn closing_run(chars: &[char], from: usize, len: usize) -> Option<usize> {
 /// The length of the `http://` or `https://` URL at the start of `chars`, up to the first
 /// character that needs escaping in Markdown or cannot be part of a bare link; 0 if none.
 fn url_len(chars: &[char]) -> usize {
-    let text: String = chars.iter().take(8).collect();
-    let scheme = if text.starts_with("https://") {
-        8
-    } else if text.starts_with("http://") {
-        7
-    } else {
+    let start: String = chars.iter().take(8).collect();
+    let Some(scheme) = ["https://", "http://"]
+        .into_iter()
+        .find(|s| start.starts_with(s))
+    else {
         return 0;
     };
+    let scheme = scheme.len();
     let rest = chars[scheme..]
         .iter()
         .take_while(|c| {

@@ -142,44 +142,30 @@ fn check(shards: Vec<ShardReport>) -> Result<Vec<ShardReport>, MergeError> {
     };
     let first = shards.first().ok_or(MergeError::Empty)?;
     let first_info = info(first)?;
+    // What the shards of one run have in common.
+    let run = |s: &ShardReport, info: &ShardInfo| {
+        let gate_ids: Vec<&str> = s.report.gates.iter().map(|g| g.id.as_str()).collect();
+        [
+            ("the shard count", info.count.to_string()),
+            ("the configuration hash", info.config_hash.clone()),
+            ("the scope mode", s.report.scope.mode.clone()),
+            (
+                "the commit",
+                (info.commit.clone()).unwrap_or_else(|| "none (not a git repository)".to_string()),
+            ),
+            ("the number of files in scope", info.files_total.to_string()),
+            ("the gate list", gate_ids.join(", ")),
+        ]
+    };
+    let expected = run(first, &first_info);
     for s in &shards {
-        let other = info(s)?;
-        let gate_ids = |r: &Report| {
-            let ids: Vec<&str> = r.gates.iter().map(|g| g.id.as_str()).collect();
-            ids.join(", ")
-        };
-        let fields = [
-            (
-                "the shard count",
-                first_info.count.to_string(),
-                other.count.to_string(),
-            ),
-            (
-                "the configuration hash",
-                first_info.config_hash.clone(),
-                other.config_hash.clone(),
-            ),
-            (
-                "the scope mode",
-                first.report.scope.mode.clone(),
-                s.report.scope.mode.clone(),
-            ),
-            ("the commit", commit(&first_info), commit(&other)),
-            (
-                "the number of files in scope",
-                first_info.files_total.to_string(),
-                other.files_total.to_string(),
-            ),
-            (
-                "the gate list",
-                gate_ids(&first.report),
-                gate_ids(&s.report),
-            ),
-        ];
-        if let Some((field, a, b)) = fields.into_iter().find(|(_, a, b)| a != b) {
+        let found = run(s, &info(s)?);
+        if let Some(((field, a), (_, b))) =
+            expected.iter().zip(found).find(|((_, a), (_, b))| a != b)
+        {
             return Err(MergeError::Mismatch {
                 field,
-                first: a,
+                first: a.clone(),
                 first_file: first.name.clone(),
                 other: b,
                 other_file: s.name.clone(),
@@ -222,12 +208,6 @@ fn check(shards: Vec<ShardReport>) -> Result<Vec<ShardReport>, MergeError> {
         });
     }
     Ok(by_index.into_values().collect())
-}
-
-fn commit(info: &ShardInfo) -> String {
-    info.commit
-        .clone()
-        .unwrap_or_else(|| "none (not a git repository)".to_string())
 }
 
 /// How bad a result is, for picking the one a merged gate shows: a skip that only says another

@@ -81,7 +81,7 @@ pub struct GateResult {
     pub exit_code: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<GateLog>,
-    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub duration_ms: u64,
     /// Files whose result came from the cache (no process ran for them).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -267,8 +267,7 @@ impl Report {
 
     /// The compact JSON (one line).
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self)
-            .unwrap_or_else(|e| format!("{{\"error\":\"report could not be serialized: {e}\"}}"))
+        compact_json(self)
     }
 
     /// The summary line, then the compact JSON: what agents read first.
@@ -277,16 +276,17 @@ impl Report {
     }
 }
 
+fn compact_json(report: &impl Serialize) -> String {
+    serde_json::to_string(report)
+        .unwrap_or_else(|e| format!("{{\"error\":\"report could not be serialized: {e}\"}}"))
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
-fn is_zero_u64(n: &u64) -> bool {
-    *n == 0
+fn is_zero<N: Default + PartialEq>(n: &N) -> bool {
+    *n == N::default()
 }
 
 // Helpers shared by the renderers in the child modules (text, markdown, sarif, github).
@@ -332,6 +332,26 @@ fn visible(s: &str) -> String {
         }
     }
     out
+}
+
+/// `Scope: auto, 3 files checked, baseline 0123456789ab — note`, the mode and the commit shown
+/// by `code`, the note by `prose`.
+fn scope_line(s: &ScopeInfo, code: fn(&str) -> String, prose: fn(&str) -> String) -> String {
+    let mut line = format!(
+        "Scope: {}, {} checked",
+        code(&s.mode),
+        count(s.files_checked, "file")
+    );
+    if let Some(sha) = &s.baseline_sha {
+        line.push_str(&format!(
+            ", baseline {}",
+            code(sha.get(..12).unwrap_or(sha))
+        ));
+    }
+    if let Some(note) = &s.note {
+        line.push_str(&format!(" — {}", prose(note)));
+    }
+    line
 }
 
 /// "1 violation", "3 violations".

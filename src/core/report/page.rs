@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::{GateStatus, Report, count};
+use super::{GateStatus, Report, compact_json, count};
 
 /// How many violations an answer shows when the caller does not say.
 pub const DEFAULT_MAX_VIOLATIONS: usize = 50;
@@ -26,10 +26,7 @@ pub struct PageRequest {
 
 impl Default for PageRequest {
     fn default() -> Self {
-        PageRequest {
-            max_violations: DEFAULT_MAX_VIOLATIONS,
-            offset: 0,
-        }
+        PageRequest::new(None, None)
     }
 }
 
@@ -146,19 +143,15 @@ impl ReportPage {
         if self.shown == self.total {
             return line.clone();
         }
-        let or_file = match &self.full_report {
-            Some(path) => format!(", or {path}"),
-            None => String::new(),
+        let file = |before: &str| {
+            (self.full_report.as_ref()).map_or(String::new(), |path| format!("{before}{path}"))
         };
         let total = count(self.total, "violation");
         if self.shown == 0 && self.offset < self.total {
-            let file = match &self.full_report {
-                Some(path) => format!("; all of them: {path}"),
-                None => String::new(),
-            };
             return format!(
-                "{line}; {total} not shown ({}){file}",
-                self.arg("max_violations", 0)
+                "{line}; {total} not shown ({}){}",
+                self.arg("max_violations", 0),
+                file("; all of them: ")
             );
         }
         if self.shown == 0 {
@@ -174,9 +167,10 @@ impl ReportPage {
         };
         match self.next_offset {
             Some(next) => format!(
-                "{line}; showing {} of {total}{from}; the rest: {}{or_file}",
+                "{line}; showing {} of {total}{from}; the rest: {}{}",
                 self.shown,
-                self.arg("offset", next)
+                self.arg("offset", next),
+                file(", or ")
             ),
             None => format!(
                 "{line}; showing {} of {total}{from}, the last ones",
@@ -187,8 +181,7 @@ impl ReportPage {
 
     /// The compact JSON (one line).
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self)
-            .unwrap_or_else(|e| format!("{{\"error\":\"report could not be serialized: {e}\"}}"))
+        compact_json(self)
     }
 }
 

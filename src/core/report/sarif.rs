@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{GateStatus, Report, known};
 use crate::core::violation::{Edit, Severity};
@@ -49,39 +49,27 @@ pub fn render(report: &Report) -> String {
                 r.insert("helpUri".into(), json!(url));
             }
 
-            let mut result = Map::new();
-            result.insert("ruleId".into(), json!(id));
-            result.insert("ruleIndex".into(), json!(index));
-            result.insert("level".into(), json!(level(v.severity)));
-            result.insert(
-                "message".into(),
-                json!({ "text": message_text(&v.message) }),
-            );
-            if let Some(file) = &v.file {
-                let mut physical = Map::new();
-                physical.insert("artifactLocation".into(), artifact(file));
-                if let Some(region) = region(v.line, v.column, v.end_line, v.end_column) {
-                    physical.insert("region".into(), region);
-                }
-                result.insert(
-                    "locations".into(),
-                    json!([{ "physicalLocation": physical }]),
-                );
-                if let Some(fix) = v
-                    .fix
-                    .as_ref()
-                    .and_then(|f| sarif_fix(file, &f.title, &f.edits))
-                {
-                    result.insert("fixes".into(), json!([fix]));
-                }
-            }
-            let mut properties = Map::new();
-            properties.insert("gate".into(), json!(g.id));
-            if g.allow_fail {
-                properties.insert("allowFail".into(), json!(true));
-            }
-            result.insert("properties".into(), Value::Object(properties));
-            results.push(Value::Object(result));
+            let locations = v.file.as_ref().map(|file| {
+                let region = region(v.line, v.column, v.end_line, v.end_column);
+                json!([{ "physicalLocation": without_nulls(json!({
+                    "artifactLocation": artifact(file),
+                    "region": region,
+                })) }])
+            });
+            let fix = v.file.as_ref().zip(v.fix.as_ref());
+            let fixes = fix.and_then(|(file, f)| sarif_fix(file, &f.title, &f.edits));
+            results.push(without_nulls(json!({
+                "ruleId": id,
+                "ruleIndex": index,
+                "level": level(v.severity),
+                "message": { "text": message_text(&v.message) },
+                "locations": locations,
+                "fixes": fixes.map(|fix| json!([fix])),
+                "properties": without_nulls(json!({
+                    "gate": g.id,
+                    "allowFail": g.allow_fail.then_some(true),
+                })),
+            })));
         }
     }
 
@@ -97,38 +85,31 @@ pub fn render(report: &Report) -> String {
         .filter(|g| g.status == GateStatus::Error)
         .map(|g| {
             let error = g.error.as_deref().unwrap_or("no reason recorded");
-            let mut properties = Map::new();
-            properties.insert("gate".into(), json!(g.id));
-            if let Some(log) = &g.log {
-                properties.insert("stdout".into(), json!(log.stdout));
-                properties.insert("stderr".into(), json!(log.stderr));
-            }
+            let log = g.log.as_ref();
             json!({
                 "level": if g.allow_fail { "warning" } else { "error" },
                 "message": { "text": format!("{} ({}) could not run: {error}", g.name, g.id) },
-                "properties": properties,
+                "properties": without_nulls(json!({
+                    "gate": g.id,
+                    "stdout": log.map(|l| &l.stdout),
+                    "stderr": log.map(|l| &l.stderr),
+                })),
             })
         })
         .chain(warnings)
         .collect();
 
-    let mut invocation = Map::new();
-    invocation.insert(
-        "executionSuccessful".into(),
-        json!(!report.gates.iter().any(|g| g.status == GateStatus::Error)),
-    );
-    invocation.insert("exitCode".into(), json!(report.exit_code()));
-    if !notifications.is_empty() {
-        invocation.insert("toolExecutionNotifications".into(), json!(notifications));
-    }
-
-    let mut driver = Map::new();
-    driver.insert("name".into(), json!("qgates"));
-    if let Some(uri) = information_uri() {
-        driver.insert("informationUri".into(), json!(uri));
-    }
-    driver.insert("version".into(), json!(env!("CARGO_PKG_VERSION")));
-    driver.insert("rules".into(), json!(rules));
+    let invocation = without_nulls(json!({
+        "executionSuccessful": !report.gates.iter().any(|g| g.status == GateStatus::Error),
+        "exitCode": report.exit_code(),
+        "toolExecutionNotifications": (!notifications.is_empty()).then_some(notifications),
+    }));
+    let driver = without_nulls(json!({
+        "name": "qgates",
+        "informationUri": information_uri(),
+        "version": env!("CARGO_PKG_VERSION"),
+        "rules": rules,
+    }));
 
     let log = json!({
         "$schema": SCHEMA_URI,
@@ -140,15 +121,15 @@ pub fn render(report: &Report) -> String {
             "results": results,
         }],
     });
-    let mut out = serde_json::to_string_pretty(&log).unwrap_or_else(|e| {
-        // Serializing a `Value` of strings and numbers cannot fail; keep the output valid SARIF anyway.
-        format!(
-            "{{\"version\":\"2.1.0\",\"runs\":[],\"properties\":{{\"error\":{}}}}}",
-            json!(e.to_string())
-        )
-    });
-    out.push('\n');
-    out
+    format!("{log:#}\n")
+}
+
+/// `object` without its null members: the fields that have no value are left out.
+fn without_nulls(mut object: Value) -> Value {
+    if let Value::Object(members) = &mut object {
+        members.retain(|_, value| !value.is_null());
+    }
+    object
 }
 
 /// The project's home page from Cargo metadata, left out while the manifest names none: SARIF
@@ -160,18 +141,16 @@ fn information_uri() -> Option<&'static str> {
 }
 
 fn rule(id: &str, code: Option<&str>, gate_name: &str, url: Option<&str>) -> Value {
-    let mut r = Map::new();
-    r.insert("id".into(), json!(id));
-    r.insert("name".into(), json!(code.unwrap_or(id)));
     let short = match code {
         Some(code) => format!("{gate_name} {code}"),
         None => gate_name.to_string(),
     };
-    r.insert("shortDescription".into(), json!({ "text": short }));
-    if let Some(url) = url.filter(|u| absolute_uri(u)) {
-        r.insert("helpUri".into(), json!(url));
-    }
-    Value::Object(r)
+    without_nulls(json!({
+        "id": id,
+        "name": code.unwrap_or(id),
+        "shortDescription": { "text": short },
+        "helpUri": url.filter(|u| absolute_uri(u)),
+    }))
 }
 
 fn level(s: Severity) -> &'static str {
@@ -205,25 +184,17 @@ fn region(
 ) -> Option<Value> {
     let start_line = known(line)?;
     let start_column = known(column);
-    let mut r = Map::new();
-    r.insert("startLine".into(), json!(start_line));
-    if let Some(c) = start_column {
-        r.insert("startColumn".into(), json!(c));
-    }
     let end_line = known(end_line);
-    if end_line.is_some_and(|e| e < start_line) {
-        return Some(Value::Object(r));
-    }
-    if let Some(e) = end_line {
-        r.insert("endLine".into(), json!(e));
-    }
+    let ends_after_start = end_line.is_none_or(|e| e >= start_line);
     let same_line = end_line.is_none_or(|e| e == start_line);
-    if let Some(ec) = known(end_column)
-        && !(same_line && start_column.is_some_and(|sc| ec < sc))
-    {
-        r.insert("endColumn".into(), json!(ec));
-    }
-    Some(Value::Object(r))
+    let end_column = known(end_column)
+        .filter(|&ec| ends_after_start && !(same_line && start_column.is_some_and(|sc| ec < sc)));
+    Some(without_nulls(json!({
+        "startLine": start_line,
+        "startColumn": start_column,
+        "endLine": end_line.filter(|_| ends_after_start),
+        "endColumn": end_column,
+    })))
 }
 
 /// A SARIF fix from the tool's edits, all in the violation's file. Left out whole if any edit
@@ -242,26 +213,18 @@ fn sarif_fix(file: &str, title: &str, edits: &[Edit]) -> Option<Value> {
         if !valid {
             return None;
         }
-        let mut r = Map::new();
-        r.insert(
-            "deletedRegion".into(),
-            json!({ "startLine": e.line, "startColumn": e.column, "endLine": e.end_line, "endColumn": e.end_column }),
-        );
         // Without insertedContent a replacement is a pure deletion (SARIF §3.57.3).
-        if !e.content.is_empty() {
-            r.insert("insertedContent".into(), json!({ "text": e.content }));
-        }
-        replacements.push(Value::Object(r));
+        let inserted = (!e.content.is_empty()).then(|| json!({ "text": e.content }));
+        replacements.push(without_nulls(json!({
+            "deletedRegion": { "startLine": e.line, "startColumn": e.column, "endLine": e.end_line, "endColumn": e.end_column },
+            "insertedContent": inserted,
+        })));
     }
-    let mut fix = Map::new();
-    if !title.trim().is_empty() {
-        fix.insert("description".into(), json!({ "text": title }));
-    }
-    fix.insert(
-        "artifactChanges".into(),
-        json!([{ "artifactLocation": artifact(file), "replacements": replacements }]),
-    );
-    Some(Value::Object(fix))
+    let description = (!title.trim().is_empty()).then(|| json!({ "text": title }));
+    Some(without_nulls(json!({
+        "description": description,
+        "artifactChanges": [{ "artifactLocation": artifact(file), "replacements": replacements }],
+    })))
 }
 
 /// A relative POSIX path as an RFC 3986 relative reference: every byte outside the unreserved

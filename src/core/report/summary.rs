@@ -18,17 +18,14 @@ impl Report {
     /// run, the commit and what it left out.
     pub fn summary_line(&self) -> String {
         let mut line = self.verdict_line();
-        if let Some(tests) = self.tests_phrase() {
+        let phrases = [
+            self.tests_phrase(),
+            self.coverage_phrase(),
+            self.cached_phrase(),
+        ];
+        for phrase in phrases.into_iter().flatten() {
             line.push_str("; ");
-            line.push_str(&tests);
-        }
-        if let Some(coverage) = self.coverage_phrase() {
-            line.push_str("; ");
-            line.push_str(&coverage);
-        }
-        if let Some(cached) = self.cached_phrase() {
-            line.push_str("; ");
-            line.push_str(&cached);
+            line.push_str(&phrase);
         }
         let never: Vec<&str> = self
             .gates

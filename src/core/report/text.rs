@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{GateResult, GateStatus, Report, count, known, visible};
+use super::{GateResult, GateStatus, Report, count, known, scope_line, visible};
 use crate::core::violation::{Severity, Violation};
 
 /// The SGR codes this format uses.
@@ -97,25 +97,17 @@ pub fn render(report: &Report, color: bool) -> String {
         write_gate(&mut out, &p, g);
     }
 
-    let s = &report.scope;
-    let mut scope = format!(
-        "Scope: {}, {} checked",
-        s.mode,
-        count(s.files_checked, "file")
-    );
-    if let Some(sha) = &s.baseline_sha {
-        let _ = write!(scope, ", baseline {}", sha.get(..12).unwrap_or(sha));
-    }
-    if let Some(note) = &s.note {
-        let _ = write!(scope, " — {note}");
-    }
+    let mut scope = scope_line(&report.scope, str::to_string, str::to_string);
     let _ = write!(scope, ". Took {}.", seconds(report.timings.total_ms));
     let _ = writeln!(out, "\n{}", p.paint(sgr::DIM, &visible(&scope)));
     for w in &report.warnings {
         let _ = writeln!(
             out,
             "{}",
-            p.paint(sgr::YELLOW, &visible(&format!("Warning: {}", sentence(w))))
+            p.paint(
+                sgr::YELLOW,
+                &visible(&format!("Warning: {}.", w.trim_end_matches('.')))
+            )
         );
     }
     // One line for the whole run: every gate's output is in the folder, `<gate id>.stdout` and
@@ -133,11 +125,6 @@ pub fn render(report: &Report, color: bool) -> String {
         );
     }
     out
-}
-
-/// `text` ending with a full stop, whether or not it had one.
-fn sentence(text: &str) -> String {
-    format!("{}.", text.trim_end_matches('.'))
 }
 
 /// One gate's block: a status line, then what a person needs to act on it.

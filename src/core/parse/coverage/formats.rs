@@ -218,19 +218,31 @@ fn line_element(
             "a <line> of `{class}` lacks its `number` or `hits`, so the report is not a whole Cobertura report"
         ));
     };
-    let line = number.trim().parse::<u32>().ok().filter(|l| *l >= 1);
-    let hits = hits.trim().parse::<f64>().ok();
-    let (Some(line), Some(hits)) = (line, hits) else {
+    if record(by_name, class, &number, &hits).is_none() {
         return Err(format!(
-            "a <line> of `{class}` has number `{number}` and hits `{hits:?}`, which are not counts"
+            "a <line> of `{class}` has number `{number}` and hits `{:?}`, which are not counts",
+            hits.trim().parse::<f64>().ok()
         ));
-    };
+    }
+    Ok(())
+}
+
+/// Records that line `number` of `file` ran `hits` times; `None` when they are not a line
+/// number (from 1) and a count.
+fn record(
+    by_name: &mut BTreeMap<String, LineHits>,
+    file: &str,
+    number: &str,
+    hits: &str,
+) -> Option<()> {
+    let line = number.trim().parse::<u32>().ok().filter(|l| *l >= 1)?;
+    let hits = hits.trim().parse::<f64>().ok()?;
     *by_name
-        .entry(class.to_string())
+        .entry(file.to_string())
         .or_default()
         .entry(line)
         .or_default() |= hits > 0.0;
-    Ok(())
+    Some(())
 }
 
 fn attribute(e: &BytesStart, name: &str) -> Result<Option<String>, String> {
@@ -269,22 +281,13 @@ fn lcov(text: &str) -> Result<RawReport, String> {
                 ));
             };
             let mut parts = data.split(',');
-            let number = parts
-                .next()
-                .and_then(|n| n.trim().parse::<u32>().ok())
-                .filter(|l| *l >= 1);
-            let hits = parts.next().and_then(|h| h.trim().parse::<f64>().ok());
-            let (Some(number), Some(hits)) = (number, hits) else {
+            let (number, hits) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+            if record(&mut by_name, file, number, hits).is_none() {
                 return Err(format!(
                     "line {}: `{line}` is not `DA:<line>,<hits>`",
                     i + 1
                 ));
-            };
-            *by_name
-                .entry(file.clone())
-                .or_default()
-                .entry(number)
-                .or_default() |= hits > 0.0;
+            }
         } else if line == "end_of_record" && current.take().is_none() {
             return Err(format!(
                 "line {}: `end_of_record` without a record (no `SF:` before it)",

@@ -16,6 +16,7 @@ use crate::core::config::{CoverageFormat, CoverageSpec};
 use crate::core::report::CoverageTotals;
 use crate::core::scope::changed_lines::{ChangedLines, DiffBase, changed_lines};
 use crate::core::violation::{Severity, Violation};
+use crate::core::workspace::qgates_dir::timestamp;
 use formats::LineHits;
 
 /// Reads the report the gate's command printed and judges it.
@@ -88,8 +89,9 @@ fn recognized(text: &str) -> Result<CoverageFormat, String> {
     })
 }
 
-/// The files of a `format` report inside the workspace (see `root_relative`) and how many lie
-/// outside, or why there is none to judge.
+/// The files of a `format` report inside the workspace by root-relative path (a file listed
+/// twice is merged: a line counts as run when either lists it run) and how many lie outside, or
+/// why there is none to judge.
 fn workspace_files(
     listed: Vec<(String, LineHits)>,
     sources: &[String],
@@ -97,9 +99,38 @@ fn workspace_files(
     ctx: &ParseContext,
 ) -> Result<(BTreeMap<Arc<str>, LineHits>, usize), String> {
     let count = listed.len();
-    let (files, outside_root) = root_relative(listed, sources, ctx);
+    let mut paths = PathResolver::new(ctx.root, ctx.cwd, ctx.gate.paths_relative_to.as_deref());
+    let mut files: BTreeMap<Arc<str>, LineHits> = BTreeMap::new();
+    let mut outside = 0;
+    for (name, hits) in listed {
+        // A Cobertura file name is relative to one of the report's `<source>` folders: the
+        // first that holds it, else the first one.
+        let name = match sources {
+            [] => name,
+            _ if std::path::Path::new(&name).is_absolute() => name,
+            _ => {
+                let joined = |s: &String| std::path::Path::new(s).join(&name);
+                sources
+                    .iter()
+                    .map(joined)
+                    .find(|p| ctx.cwd.join(p).is_file())
+                    .unwrap_or_else(|| joined(&sources[0]))
+                    .to_string_lossy()
+                    .into_owned()
+            }
+        };
+        match paths.relative(&name) {
+            Some(rel) => {
+                let merged = files.entry(rel).or_default();
+                for (line, ran) in hits {
+                    *merged.entry(line).or_default() |= ran;
+                }
+            }
+            None => outside += 1,
+        }
+    }
     if !files.is_empty() {
-        return Ok((files, outside_root));
+        return Ok((files, outside));
     }
     Err(if count == 0 {
         format!(
@@ -134,12 +165,9 @@ fn total_coverage(
     )));
     let totals = CoverageTotals {
         percent: percent(run, executable),
-        diff_percent: None,
         min_percent: spec.min_percent,
         min_diff_percent: spec.min_diff_percent,
-        changed_lines: None,
-        uncovered_changed_lines: None,
-        diff_note: None,
+        ..CoverageTotals::default()
     };
     (totals, below_minimum)
 }
@@ -180,46 +208,6 @@ fn changed_line_coverage(
         )));
     }
     Ok(violations)
-}
-
-/// The report's files by root-relative path (a file listed twice is merged: a line counts as
-/// run when either lists it run), and how many lie outside the workspace.
-fn root_relative(
-    raw: Vec<(String, LineHits)>,
-    sources: &[String],
-    ctx: &ParseContext,
-) -> (BTreeMap<Arc<str>, LineHits>, usize) {
-    let mut paths = PathResolver::new(ctx.root, ctx.cwd, ctx.gate.paths_relative_to.as_deref());
-    let mut files: BTreeMap<Arc<str>, LineHits> = BTreeMap::new();
-    let mut outside = 0;
-    for (name, hits) in raw {
-        // A Cobertura file name is relative to one of the report's `<source>` folders: the
-        // first that holds it, else the first one.
-        let name = match sources {
-            [] => name,
-            _ if std::path::Path::new(&name).is_absolute() => name,
-            _ => {
-                let joined = |s: &String| std::path::Path::new(s).join(&name);
-                sources
-                    .iter()
-                    .map(joined)
-                    .find(|p| ctx.cwd.join(p).is_file())
-                    .unwrap_or_else(|| joined(&sources[0]))
-                    .to_string_lossy()
-                    .into_owned()
-            }
-        };
-        match paths.relative(&name) {
-            Some(rel) => {
-                let merged = files.entry(rel).or_default();
-                for (line, ran) in hits {
-                    *merged.entry(line).or_default() |= ran;
-                }
-            }
-            None => outside += 1,
-        }
-    }
-    (files, outside)
 }
 
 /// A report written before a file it covers was last modified measured older code.
@@ -341,24 +329,12 @@ fn shown(run: usize, total: usize) -> String {
 
 /// `2026-11-26 07:37:19 UTC`.
 fn utc(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    // `20261126-073719`: all but the year is fixed-width.
+    let stamp = timestamp(secs);
+    let (year, r) = stamp.split_at(stamp.len() - 11);
+    let (month, day, hour, minute, second) = (&r[..2], &r[2..4], &r[5..7], &r[7..9], &r[9..]);
+    format!("{year}-{month}-{day} {hour}:{minute}:{second} UTC")
 }
 
 #[cfg(test)]
