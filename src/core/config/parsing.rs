@@ -1,10 +1,10 @@
 //! A gate's `parsing:` section, checked and compiled: the strategy's keys, the text pattern and
-//! its defaults, the JSON paths (`violations_path`, `field_map`, `fix_edits`) and conditions.
+//! its defaults, the JSON paths (`violations_path`, `field_map`, `fix_edits`) and conditions,
+//! and a coverage report's format and thresholds.
 
 use regex::{Regex, RegexBuilder};
 use serde_saphyr::Spanned;
 
-use super::coverage::compile_coverage;
 use super::error::Problems;
 use super::json_paths::{parse_condition, parse_field_path, parse_pointer};
 use super::limits::{MAX_PATTERN_CHARS, MAX_REGEX_BYTES, MAX_REGEX_DFA_BYTES, size_text};
@@ -143,16 +143,15 @@ fn compile_templates(id: &str, pr: &RawParsing, known: &[String], p: &mut Proble
     let Some(t) = &pr.templates else {
         return Templates::default();
     };
-    let mut template = |s: &Option<SpannedString>, key: &str| -> Option<Template> {
-        let s = s.as_ref()?;
-        let t = Template::parse(&s.value);
-        for f in t.fields().filter(|f| !known.iter().any(|k| k == f)) {
-            p.at(
-                s.referenced,
-                unknown_placeholder(id, &format!("templates.{key}"), f, known, "the fields read"),
-            );
-        }
-        Some(t)
+    let mut template = |s: &Option<SpannedString>, key: &str| {
+        checked_template(
+            id,
+            s.as_ref()?,
+            &format!("templates.{key}"),
+            known,
+            "the fields read",
+            p,
+        )
     };
     Templates {
         code: template(&t.code, "code"),
@@ -322,16 +321,15 @@ fn compile_defaults(
     let Some(d) = d else {
         return Defaults::default();
     };
-    let mut template = |s: &Option<SpannedString>, key: &str| -> Option<Template> {
-        let s = s.as_ref()?;
-        let t = Template::parse(&s.value);
-        for f in t.fields().filter(|f| !known.iter().any(|k| k == f)) {
-            p.at(
-                s.referenced,
-                unknown_placeholder(id, &format!("defaults.{key}"), f, known, known_desc),
-            );
-        }
-        Some(t)
+    let mut template = |s: &Option<SpannedString>, key: &str| {
+        checked_template(
+            id,
+            s.as_ref()?,
+            &format!("defaults.{key}"),
+            known,
+            known_desc,
+            p,
+        )
     };
     let file = template(&d.file, "file");
     let code = template(&d.code, "code");
@@ -348,24 +346,36 @@ fn compile_defaults(
     }
 }
 
-fn unknown_placeholder(
+/// The template `s` (the value of `key`); each placeholder that names none of `known` (described
+/// as `known_desc`) is reported.
+fn checked_template(
     id: &str,
+    s: &SpannedString,
     key: &str,
-    field: &str,
     known: &[String],
     known_desc: &str,
-) -> String {
-    let head = format!("gate `{id}`: {key} uses `{{{field}}}`, which matches none of {known_desc}");
-    match closest(field, known.iter().map(String::as_str)) {
-        Some(best) => format!("{head} — did you mean `{{{best}}}`?"),
-        None if known.is_empty() => format!(
-            "{head} (there are none). Capture or map `{field}`, or write `{{{{` for a literal brace."
-        ),
-        None => format!(
-            "{head} ({}). Capture or map `{field}`, or write `{{{{` for a literal brace.",
-            known.join(", ")
-        ),
+    p: &mut Problems,
+) -> Option<Template> {
+    let t = Template::parse(&s.value);
+    for field in t.fields().filter(|f| !known.iter().any(|k| k == f)) {
+        let head =
+            format!("gate `{id}`: {key} uses `{{{field}}}`, which matches none of {known_desc}");
+        let message = match closest(field, known.iter().map(String::as_str)) {
+            Some(best) => format!("{head} — did you mean `{{{best}}}`?"),
+            None => {
+                let names = if known.is_empty() {
+                    "there are none".to_string()
+                } else {
+                    known.join(", ")
+                };
+                format!(
+                    "{head} ({names}). Capture or map `{field}`, or write `{{{{` for a literal brace."
+                )
+            }
+        };
+        p.at(s.referenced, message);
     }
+    Some(t)
 }
 
 fn default_severity(id: &str, s: &SpannedString, p: &mut Problems) -> Option<Severity> {
@@ -513,5 +523,48 @@ fn compile_fix_edits(id: &str, f: &RawFixEdits, p: &mut Problems) -> Option<FixE
         column: column?,
         end_line: end_line?,
         end_column: end_column?,
+    })
+}
+
+/// `strategy: coverage`: the report's format (a coverage format, not a json_violations layout)
+/// and the thresholds, each a percentage.
+pub(super) fn compile_coverage(
+    id: &str,
+    pr: &RawParsing,
+    section: &str,
+    p: &mut Problems,
+) -> Option<CoverageSpec> {
+    let before = p.count();
+    let format = match pr.format.as_ref().map(|f| (f.value, f.referenced)) {
+        None => None,
+        Some((OutputFormat::CoverageJson, _)) => Some(CoverageFormat::CoverageJson),
+        Some((OutputFormat::Cobertura, _)) => Some(CoverageFormat::Cobertura),
+        Some((OutputFormat::Lcov, _)) => Some(CoverageFormat::Lcov),
+        Some((other, place)) => {
+            p.at(place, format!("gate `{id}`: `{}.format: {}` is a json_violations layout; a coverage report is `coverage_json`, `cobertura` or `lcov`. Use one of those, or leave `format` out to have the report recognized.", section, other.as_str()));
+            None
+        }
+    };
+    let mut percent = |v: &Option<Spanned<f64>>, key: &str| -> Option<f64> {
+        let v = v.as_ref()?;
+        if !(0.0..=100.0).contains(&v.value) {
+            p.at(v.referenced, format!("gate `{id}`: `{}.{key}` is {}, but a percentage is between 0 and 100. Write e.g. `{key}: 80`.", section, v.value));
+            return None;
+        }
+        Some(v.value)
+    };
+    let min_percent = percent(&pr.min_percent, "min_percent").unwrap_or(DEFAULT_MIN_PERCENT);
+    let min_diff_percent = percent(&pr.min_diff_percent, "min_diff_percent");
+    if p.count() > before {
+        return None;
+    }
+    Some(CoverageSpec {
+        format,
+        min_percent,
+        min_diff_percent,
+        diff_severity: pr
+            .diff_severity
+            .as_ref()
+            .map_or(Severity::Info, |s| s.value),
     })
 }
