@@ -43,13 +43,8 @@ pub struct ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, p) in self.problems.iter().enumerate() {
-            if i > 0 {
-                writeln!(f)?;
-            }
-            write!(f, "{p}")?;
-        }
-        Ok(())
+        let lines: Vec<String> = self.problems.iter().map(ToString::to_string).collect();
+        f.write_str(&lines.join("\n"))
     }
 }
 
@@ -130,6 +125,13 @@ impl<'a> Problems<'a> {
             .or_else(|| Some(self.fallback).filter(|f| *f != start))
             .or_else(|| path.get(..2).and_then(|gate| self.tree.key(gate)))
             .unwrap_or(start)
+    }
+
+    /// The place of the first item of the list at `path` that reads `text`, else of the list.
+    pub(super) fn item(&self, path: &[&str], text: &str) -> Pos {
+        self.tree
+            .item(path, text)
+            .unwrap_or_else(|| self.value(path))
     }
 
     /// The place of the value at `path`, else of its key (see `key`).

@@ -1,10 +1,6 @@
 //! Turns a YAML or shape error from serde-saphyr into one sentence that names the key and the gate
-//! and says how to fix it.
-//!
-//! The library's own text is written for developers ("expected sequence start", "unknown field
-//! `comand`, expected one of name, kind, …" with twenty names, "set DuplicateKeyPolicy in Options").
-//! We match on its structured error instead of parsing that text, and use the `Tree` to learn which
-//! key a place belongs to.
+//! and says how to fix it. The library's own text is written for developers ("expected sequence
+//! start"), so we match on its structured error, and the `Tree` tells which key a place belongs to.
 
 use serde_saphyr::Error;
 
@@ -28,21 +24,14 @@ pub(super) fn explain(e: &Error, text: &str, tree: Option<&Tree>) -> (Pos, Strin
 /// its own can cause those.
 pub(super) fn explain_part(e: &Error, first_line: u32, tree: &Tree) -> Option<(Pos, String)> {
     let e = original(e);
-    let shape = matches!(
-        e,
-        Error::SerdeUnknownField { .. }
-            | Error::SerdeUnknownVariant { .. }
-            | Error::SerdeMissingField { .. }
-            | Error::DuplicateMappingKey { .. }
-            | Error::Unexpected { .. }
-            | Error::SerdeInvalidType { .. }
-            | Error::SerdeInvalidValue { .. }
-            | Error::SerdeInvalidLength { .. }
-            | Error::InvalidScalar { .. }
-            | Error::InvalidBooleanStrict { .. }
-            | Error::NullIntoString { .. }
-            | Error::NonFiniteFloat { .. }
-    );
+    let shape = is_wrong_type(e)
+        || matches!(
+            e,
+            Error::SerdeUnknownField { .. }
+                | Error::SerdeUnknownVariant { .. }
+                | Error::SerdeMissingField { .. }
+                | Error::DuplicateMappingKey { .. }
+        );
     // Line 1 of the part is `gates:`; the gate's own lines follow.
     let pos = location(e).filter(|p| shape && p.line >= 2)?;
     let pos = Pos {
@@ -72,14 +61,7 @@ fn describe(e: &Error, pos: Pos, text: Option<&str>, tree: Option<&Tree>) -> (Po
             return (at.unwrap_or(pos), message);
         }
         Error::DuplicateMappingKey { key, .. } => duplicate_key(key.as_deref(), found.as_ref()),
-        Error::Unexpected { .. }
-        | Error::SerdeInvalidType { .. }
-        | Error::SerdeInvalidValue { .. }
-        | Error::SerdeInvalidLength { .. }
-        | Error::InvalidScalar { .. }
-        | Error::InvalidBooleanStrict { .. }
-        | Error::NullIntoString { .. }
-        | Error::NonFiniteFloat { .. } => wrong_type(e, found.as_ref()),
+        _ if is_wrong_type(e) => wrong_type(e, found.as_ref()),
         Error::MultipleDocuments { .. } => {
             "the file holds more than one YAML document (`---` starts another). Keep one document."
                 .to_string()
@@ -101,6 +83,21 @@ fn describe(e: &Error, pos: Pos, text: Option<&str>, tree: Option<&Tree>) -> (Po
         },
     };
     (pos, message)
+}
+
+/// Whether the error is about a value of the wrong type.
+fn is_wrong_type(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Unexpected { .. }
+            | Error::SerdeInvalidType { .. }
+            | Error::SerdeInvalidValue { .. }
+            | Error::SerdeInvalidLength { .. }
+            | Error::InvalidScalar { .. }
+            | Error::InvalidBooleanStrict { .. }
+            | Error::NullIntoString { .. }
+            | Error::NonFiniteFloat { .. }
+    )
 }
 
 /// The error itself, without the snippet or alias wrappers the library may add.
@@ -149,12 +146,13 @@ fn place(mapping: &[Seg]) -> String {
     }
 }
 
-/// "`command` in gate `a`", "`parsing.stream` in gate `a`", "gate `a`", "`version`".
-fn subject(path: &[Seg]) -> String {
+/// "`command` in gate `a`", "`parsing.stream` in gate `a`", "gate `a`", "`version`"; `word`
+/// joins a key to its gate.
+fn subject(path: &[Seg], word: &str) -> String {
     match path {
         [Seg::Key(g), Seg::Key(id)] if g == "gates" => format!("gate `{id}`"),
         [Seg::Key(g), Seg::Key(id), rest @ ..] if g == "gates" => {
-            format!("`{}` in gate `{id}`", join(rest))
+            format!("`{}` {word} gate `{id}`", join(rest))
         }
         other => format!("`{}`", join(other)),
     }
@@ -315,11 +313,7 @@ fn missing_key(field: &str, found: Option<&Found>, tree: Option<&Tree>) -> (Opti
     let at = tree.and_then(|t| t.key(&keys));
     let owner = match mapping.as_slice() {
         [] => "the file".to_string(),
-        [Seg::Key(g), Seg::Key(id)] if g == "gates" => format!("gate `{id}`"),
-        [Seg::Key(g), Seg::Key(id), rest @ ..] if g == "gates" => {
-            format!("`{}` of gate `{id}`", join(rest))
-        }
-        other => format!("`{}`", join(other)),
+        path => subject(path, "of"),
     };
     let fix = match (keys.last().copied().unwrap_or(""), field) {
         (_, "version") => "Add `version: 1` at the top of the file.".to_string(),
@@ -552,11 +546,11 @@ fn wrong_type(e: &Error, found: Option<&Found>) -> String {
         let key = f.key().unwrap_or("");
         return format!(
             "each item of {} must be {}.",
-            subject(list),
+            subject(list, "in"),
             item_expectation(key)
         );
     }
-    let who = subject(&f.path);
+    let who = subject(&f.path, "in");
     let Some((want, example)) = expectation(&f.path) else {
         return format!(
             "{who} has the wrong type ({}). `qgates schema` documents each key.",
@@ -573,9 +567,7 @@ fn wrong_type(e: &Error, found: Option<&Found>) -> String {
             argv.join(", ")
         );
     }
-    if f.node
-        .is_some_and(|n| matches!(n, super::tree::Node::Scalar(None)))
-    {
+    if matches!(f.node, super::tree::Node::Scalar(None)) {
         return format!("{who} has no value; it must be {want}, e.g. {example}.");
     }
     format!("{who} must be {want}, e.g. {example}.")

@@ -49,9 +49,8 @@ pub(super) fn check_numbers(id: &str, g: &RawGate, p: &mut Problems) {
     }
 }
 
-/// The exit codes of a run without and with findings, and of one that stopped early. An exit
-/// code means one thing: "ran, found nothing" or "ran, found something" (an incomplete run
-/// found something too).
+/// The exit codes of a run without and with findings, and of one that stopped early; each code
+/// means one thing (an incomplete run found something too).
 pub(super) fn check_exit_codes(
     id: &str,
     g: &RawGate,
@@ -63,10 +62,7 @@ pub(super) fn check_exit_codes(
     let incomplete = s.exit_codes_incomplete.unwrap_or_default();
     let path = ["gates", id, "success", "exit_codes_incomplete"];
     for code in incomplete.iter().filter(|c| ok.contains(c)) {
-        let at = p
-            .tree
-            .item(&path, &code.to_string())
-            .unwrap_or_else(|| p.value(&path));
+        let at = p.item(&path, &code.to_string());
         p.at(at, format!("gate `{id}`: exit code {code} is in success.exit_codes_ok and success.exit_codes_incomplete, but a run that stopped early is no clean run. Keep it in one list."));
     }
     // A list the gate does not write comes from its preset (or the default): say so, or the
@@ -84,10 +80,7 @@ pub(super) fn check_exit_codes(
     };
     let path = ["gates", id, "success", ours];
     for code in findings.iter().filter(|c| ok.contains(c)) {
-        let at = p
-            .tree
-            .item(&path, &code.to_string())
-            .unwrap_or_else(|| p.value(&path));
+        let at = p.item(&path, &code.to_string());
         let message = match theirs {
             Some((list, name)) => format!(
                 "gate `{id}`: exit code {code} is in success.{ours}, and the preset `{name}` has it in success.{list}. Set success.{list} too, so each code is in one list."
@@ -121,7 +114,7 @@ pub(super) fn check_strings(id: &str, g: &RawGate, p: &mut Problems) {
             });
             let Some(problem) = problem else { continue };
             let path = ["gates", id, key];
-            let at = p.tree.item(&path, place).unwrap_or_else(|| p.value(&path));
+            let at = p.item(&path, place);
             p.at(at, format!("gate `{id}`: {key} `{place}` {problem}."));
         }
     }

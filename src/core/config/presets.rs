@@ -1,7 +1,6 @@
-//! The preset catalog: one YAML file per tool under `presets/`, embedded at build time. A preset
-//! is a gate as `quality.yaml` writes it, plus what a person needs to know to use it (`about`).
-//! A gate that names a preset takes every key it does not set itself from the preset
-//! (see docs/presets.md).
+//! The preset catalog: one YAML file per tool under `presets/`, embedded at build time: a gate as
+//! `quality.yaml` writes it, plus `about`. A gate naming a preset takes every key it does not set
+//! from it (docs/presets.md).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;

@@ -1,7 +1,5 @@
-//! Report files: `output_file` (where a reader finds the report a tool wrote) and the
-//! `{report_dir}` placeholder of `command` and `output_file`, a fresh folder inside the run's
-//! log folder. The rules for writing them are here, with the one expansion the runner uses, so
-//! what the configuration accepts is exactly what a run understands.
+//! Report files: `output_file` and the `{report_dir}` placeholder (a fresh folder in the run's
+//! log folder), checked here beside the one expansion the runner uses, so the two agree.
 
 use std::path::{Component, Path};
 
@@ -12,8 +10,7 @@ use super::model::{RawGate, SpannedString};
 pub const REPORT_DIR: &str = "report_dir";
 
 /// The `{name}` placeholders of `text`. `{{` and `}}` are literal braces, and `${NAME}` (a shell
-/// variable in a `sh -c` script) is not a placeholder, so commands written before placeholders
-/// existed keep their meaning.
+/// variable in a `sh -c` script) is not a placeholder.
 pub fn placeholders(text: &str) -> Vec<&str> {
     let mut found = Vec::new();
     scan(text, |part| {

@@ -1,5 +1,5 @@
 //! The checked, compiled configuration the engine runs: regexes compiled, pointers parsed,
-//! defaults filled in. Nothing here can be invalid.
+//! defaults filled in.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -72,15 +72,8 @@ pub struct Globs {
 impl Globs {
     /// Whether a root-relative POSIX path passes these globs.
     pub fn matches(&self, rel: &str) -> bool {
-        if let Some(ex) = &self.exclude
-            && ex.is_match(rel)
-        {
-            return false;
-        }
-        match &self.include {
-            Some(inc) => inc.is_match(rel),
-            None => true,
-        }
+        !self.exclude.as_ref().is_some_and(|ex| ex.is_match(rel))
+            && self.include.as_ref().is_none_or(|inc| inc.is_match(rel))
     }
 }
 
@@ -290,7 +283,7 @@ pub struct CoverageSpec {
     pub diff_severity: Severity,
 }
 
-/// `min_percent`'s default: the share of lines the original design asked tests to run.
+/// `min_percent`'s default.
 pub const DEFAULT_MIN_PERCENT: f64 = 85.0;
 
 /// A string with `{name}` placeholders, split once at load time.
@@ -334,9 +327,7 @@ impl Template {
                                 parts.push(TemplatePart::Literal(std::mem::take(&mut lit)));
                             }
                             parts.push(TemplatePart::Field(rest[..end].to_string()));
-                            for _ in 0..=end {
-                                chars.next();
-                            }
+                            chars.nth(end);
                         }
                         _ => lit.push('{'),
                     }
@@ -359,14 +350,13 @@ impl Template {
 
     /// Fills the placeholders; a field `lookup` does not know becomes an empty string.
     pub fn render<'a>(&self, lookup: impl Fn(&str) -> Option<&'a str>) -> String {
-        let mut out = String::new();
-        for p in &self.parts {
-            match p {
-                TemplatePart::Literal(s) => out.push_str(s),
-                TemplatePart::Field(f) => out.push_str(lookup(f).unwrap_or("")),
-            }
-        }
-        out
+        self.parts
+            .iter()
+            .map(|p| match p {
+                TemplatePart::Literal(s) => s.as_str(),
+                TemplatePart::Field(f) => lookup(f).unwrap_or(""),
+            })
+            .collect()
     }
 }
 
