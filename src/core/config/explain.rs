@@ -233,10 +233,7 @@ fn value_noun(found: Option<&Found>) -> String {
     let Some(f) = found else {
         return "value".to_string();
     };
-    let parent_key = f.path.len().checked_sub(2).and_then(|i| match &f.path[i] {
-        Seg::Key(k) => Some(k.as_str()),
-        Seg::Index(_) => None,
-    });
+    let parent_key = f.path.len().checked_sub(2).and_then(|i| f.path[i].key());
     if parent_key == Some("severity_map") {
         return "severity".to_string();
     }
@@ -303,13 +300,7 @@ fn missing_key(field: &str, found: Option<&Found>, tree: Option<&Tree>) -> (Opti
         Some(f) => f.path.clone(),
         None => Vec::new(),
     };
-    let keys: Vec<&str> = mapping
-        .iter()
-        .map(|s| match s {
-            Seg::Key(k) => k.as_str(),
-            Seg::Index(_) => "",
-        })
-        .collect();
+    let keys: Vec<&str> = mapping.iter().map(|s| s.key().unwrap_or("")).collect();
     let at = tree.and_then(|t| t.key(&keys));
     let owner = match mapping.as_slice() {
         [] => "the file".to_string(),
@@ -354,13 +345,7 @@ type Expectation = (&'static str, &'static str);
 
 /// What a key's value must be, and an example, by the key's path.
 fn expectation(path: &[Seg]) -> Option<Expectation> {
-    let keys: Vec<&str> = path
-        .iter()
-        .filter_map(|s| match s {
-            Seg::Key(k) => Some(k.as_str()),
-            Seg::Index(_) => None,
-        })
-        .collect();
+    let keys: Vec<&str> = path.iter().filter_map(Seg::key).collect();
     let last = *keys.last()?;
     let parent = keys.len().checked_sub(2).map(|i| keys[i]).unwrap_or("");
     if keys.len() == 2 && keys[0] == "gates" {

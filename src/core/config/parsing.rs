@@ -143,21 +143,80 @@ fn compile_templates(id: &str, pr: &RawParsing, known: &[String], p: &mut Proble
     let Some(t) = &pr.templates else {
         return Templates::default();
     };
-    let mut template = |s: &Option<SpannedString>, key: &str| {
-        checked_template(
-            id,
-            s.as_ref()?,
-            &format!("templates.{key}"),
-            known,
-            "the fields read",
-            p,
-        )
-    };
+    let fields = Fields::new(id, known, "the fields read");
     Templates {
-        code: template(&t.code, "code"),
-        message: template(&t.message, "message"),
-        url: template(&t.url, "url"),
+        code: fields.template(&t.code, "templates.code", p),
+        message: fields.template(&t.message, "templates.message", p),
+        url: fields.template(&t.url, "templates.url", p),
     }
+}
+
+/// The fields a reader's templates may name.
+struct Fields<'a> {
+    id: &'a str,
+    known: &'a [String],
+    /// What `known` is, in messages ("the pattern's named groups").
+    desc: &'a str,
+}
+
+impl<'a> Fields<'a> {
+    fn new(id: &'a str, known: &'a [String], desc: &'a str) -> Self {
+        Fields { id, known, desc }
+    }
+
+    /// The template `s` (the value of `key`); each placeholder that names none of the fields is
+    /// reported.
+    fn template(&self, s: &Option<SpannedString>, key: &str, p: &mut Problems) -> Option<Template> {
+        let (id, known, desc) = (self.id, self.known, self.desc);
+        let s = s.as_ref()?;
+        let t = Template::parse(&s.value);
+        for field in t.fields().filter(|f| !known.iter().any(|k| k == f)) {
+            let head =
+                format!("gate `{id}`: {key} uses `{{{field}}}`, which matches none of {desc}");
+            let message = match closest(field, known.iter().map(String::as_str)) {
+                Some(best) => format!("{head} — did you mean `{{{best}}}`?"),
+                None => {
+                    let names = if known.is_empty() {
+                        "there are none".to_string()
+                    } else {
+                        known.join(", ")
+                    };
+                    format!(
+                        "{head} ({names}). Capture or map `{field}`, or write `{{{{` for a literal brace."
+                    )
+                }
+            };
+            p.at(s.referenced, message);
+        }
+        Some(t)
+    }
+}
+
+fn compile_defaults(d: Option<&RawDefaults>, fields: &Fields, p: &mut Problems) -> Defaults {
+    let Some(d) = d else {
+        return Defaults::default();
+    };
+    let file = fields.template(&d.file, "defaults.file", p);
+    let code = fields.template(&d.code, "defaults.code", p);
+    let message = fields.template(&d.message, "defaults.message", p);
+    let url = fields.template(&d.url, "defaults.url", p);
+    let severity = d
+        .severity
+        .as_ref()
+        .and_then(|s| default_severity(fields.id, s, p));
+    Defaults {
+        file,
+        code,
+        message,
+        severity,
+        url,
+        fixable: d.fixable,
+    }
+}
+
+/// Whether `defaults.message` is set.
+fn has_default_message(pr: &RawParsing) -> bool {
+    pr.defaults.as_ref().is_some_and(|d| d.message.is_some())
 }
 
 /// Reports `parsing` keys the chosen strategy does not read: a silently ignored `pattern` is
@@ -238,29 +297,14 @@ fn compile_text(
             format!("gate `{id}`: the pattern's group `{g}` is not a Violation field. {hint}"),
         );
     }
-    if groups.is_empty()
-        && pr
-            .defaults
-            .as_ref()
-            .and_then(|d| d.message.as_ref())
-            .is_none()
-    {
+    if groups.is_empty() && !has_default_message(pr) {
         p.at(pattern.referenced, format!("gate `{id}`: the pattern has no named groups and there is no default message, so its matches say nothing. Capture (?P<message>…) or set `defaults.message`."));
     }
-    let defaults = compile_defaults(
-        id,
-        pr.defaults.as_ref(),
-        &groups,
-        "the pattern's named groups",
-        p,
-    );
+    let fields = Fields::new(id, &groups, "the pattern's named groups");
+    let defaults = compile_defaults(pr.defaults.as_ref(), &fields, p);
     let spec = TextSpec {
         regex,
-        stream: pr
-            .stream
-            .as_ref()
-            .map(|s| s.value)
-            .unwrap_or(OutputStream::Stdout),
+        stream: pr.stream.as_ref().map_or(OutputStream::Stdout, |s| s.value),
         defaults,
         line_offset: pr.line_offset.as_ref().map(|s| s.value).unwrap_or(0),
         column_offset: pr.column_offset.as_ref().map(|s| s.value).unwrap_or(0),
@@ -311,73 +355,6 @@ fn regex_error_offset(rendered: &str, pattern: &str) -> Option<usize> {
     caret.chars().position(|c| c == '^')
 }
 
-fn compile_defaults(
-    id: &str,
-    d: Option<&RawDefaults>,
-    known: &[String],
-    known_desc: &str,
-    p: &mut Problems,
-) -> Defaults {
-    let Some(d) = d else {
-        return Defaults::default();
-    };
-    let mut template = |s: &Option<SpannedString>, key: &str| {
-        checked_template(
-            id,
-            s.as_ref()?,
-            &format!("defaults.{key}"),
-            known,
-            known_desc,
-            p,
-        )
-    };
-    let file = template(&d.file, "file");
-    let code = template(&d.code, "code");
-    let message = template(&d.message, "message");
-    let url = template(&d.url, "url");
-    let severity = d.severity.as_ref().and_then(|s| default_severity(id, s, p));
-    Defaults {
-        file,
-        code,
-        message,
-        severity,
-        url,
-        fixable: d.fixable,
-    }
-}
-
-/// The template `s` (the value of `key`); each placeholder that names none of `known` (described
-/// as `known_desc`) is reported.
-fn checked_template(
-    id: &str,
-    s: &SpannedString,
-    key: &str,
-    known: &[String],
-    known_desc: &str,
-    p: &mut Problems,
-) -> Option<Template> {
-    let t = Template::parse(&s.value);
-    for field in t.fields().filter(|f| !known.iter().any(|k| k == f)) {
-        let head =
-            format!("gate `{id}`: {key} uses `{{{field}}}`, which matches none of {known_desc}");
-        let message = match closest(field, known.iter().map(String::as_str)) {
-            Some(best) => format!("{head} — did you mean `{{{best}}}`?"),
-            None => {
-                let names = if known.is_empty() {
-                    "there are none".to_string()
-                } else {
-                    known.join(", ")
-                };
-                format!(
-                    "{head} ({names}). Capture or map `{field}`, or write `{{{{` for a literal brace."
-                )
-            }
-        };
-        p.at(s.referenced, message);
-    }
-    Some(t)
-}
-
 fn default_severity(id: &str, s: &SpannedString, p: &mut Problems) -> Option<Severity> {
     let found = Severity::from_tool_word(&s.value);
     if found.is_none() {
@@ -411,13 +388,7 @@ fn compile_json(
         }),
     };
     let field_map = compile_field_map(id, pr.field_map.as_ref(), p);
-    if field_map.message.is_none()
-        && pr
-            .defaults
-            .as_ref()
-            .and_then(|d| d.message.as_ref())
-            .is_none()
-    {
+    if field_map.message.is_none() && !has_default_message(pr) {
         let at = p
             .tree
             .key(&at.of(&["field_map"]))
@@ -443,7 +414,8 @@ fn compile_json(
         .as_ref()
         .and_then(|f| compile_fix_edits(id, f, p));
     let known: Vec<String> = field_map.entries().map(|(k, _)| k.to_string()).collect();
-    let defaults = compile_defaults(id, pr.defaults.as_ref(), &known, "the field_map keys", p);
+    let fields = Fields::new(id, &known, "the field_map keys");
+    let defaults = compile_defaults(pr.defaults.as_ref(), &fields, p);
     let format = match pr.format.as_ref().map(|f| (f.value, f.referenced)) {
         None | Some((OutputFormat::Json, _)) => JsonFormat::Json,
         Some((OutputFormat::Jsonl, _)) => JsonFormat::Jsonl,

@@ -79,6 +79,15 @@ pub(super) enum Seg {
     Index(usize),
 }
 
+impl Seg {
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            Seg::Key(k) => Some(k),
+            Seg::Index(_) => None,
+        }
+    }
+}
+
 /// What sits at a place in the file: the path to it, and whether the place is a key or a value.
 #[derive(Debug, Clone)]
 pub(super) struct Found<'a> {
@@ -91,10 +100,7 @@ pub(super) struct Found<'a> {
 impl Found<'_> {
     /// The last key on the path (for a list item, the key of the list).
     pub fn key(&self) -> Option<&str> {
-        self.path.iter().rev().find_map(|s| match s {
-            Seg::Key(k) => Some(k.as_str()),
-            Seg::Index(_) => None,
-        })
+        self.path.iter().rev().find_map(Seg::key)
     }
 
     /// Whether the place is an item of a list rather than the value of a key.
