@@ -354,11 +354,7 @@ fn expectation(path: &[Seg]) -> Option<Expectation> {
             "{ command: [\"ruff\", \"check\"], parsing: { strategy: exit_code } }",
         ));
     }
-    entry_expectation(parent, last)
-        .or_else(|| file_key_expectation(last))
-        .or_else(|| run_key_expectation(last))
-        .or_else(|| parsing_key_expectation(last))
-        .or_else(|| word_expectation(last))
+    entry_expectation(parent, last).or_else(|| key_expectation(last))
 }
 
 /// The entries of the mappings whose keys are the user's own (tool words, variables, fields).
@@ -381,9 +377,10 @@ fn entry_expectation(parent: &str, key: &str) -> Option<Expectation> {
     })
 }
 
-/// Keys of the file, and those that choose the files a gate checks.
-fn file_key_expectation(key: &str) -> Option<Expectation> {
+/// What the value of a key must be, whatever mapping it is in.
+fn key_expectation(key: &str) -> Option<Expectation> {
     Some(match key {
+        // Keys of the file, and those that choose the files a gate checks.
         "version" => ("the number 1", "version: 1"),
         "gates" => (
             "a mapping of gate ids to gate definitions",
@@ -409,13 +406,7 @@ fn file_key_expectation(key: &str) -> Option<Expectation> {
             "a list of files or FILE#KEY places",
             "[\"pyproject.toml#tool.mypy.files\"]",
         ),
-        _ => return None,
-    })
-}
-
-/// Keys of how a gate runs and what its exit codes mean.
-fn run_key_expectation(key: &str) -> Option<Expectation> {
-    Some(match key {
+        // How a gate runs and what its exit codes mean.
         "command" => ("a list of strings (argv)", "[\"ruff\", \"check\"]"),
         "parsing" => (
             "a mapping with at least `strategy`",
@@ -440,13 +431,7 @@ fn run_key_expectation(key: &str) -> Option<Expectation> {
         "optional" | "allow_fail" | "pass_files" => ("true or false", "true"),
         "run_on" => ("a list of triggers (save, command, ci)", "[command, ci]"),
         "max_files_per_run" => ("a whole number of at least 1", "100"),
-        _ => return None,
-    })
-}
-
-/// Keys of `parsing` that say how a tool's output is read.
-fn parsing_key_expectation(key: &str) -> Option<Expectation> {
-    Some(match key {
+        // How a tool's output is read.
         "severity_map" => (
             "a mapping of tool words to error, warning, info or hint",
             "{ CRITICAL: error, SUGGESTION: hint }",
@@ -473,13 +458,7 @@ fn parsing_key_expectation(key: &str) -> Option<Expectation> {
             "a condition, as a string",
             "\"fix/applicability == 'safe'\"",
         ),
-        _ => return None,
-    })
-}
-
-/// Keys whose value is one word of a fixed list, or free text.
-fn word_expectation(key: &str) -> Option<Expectation> {
-    Some(match key {
+        // One word of a fixed list, or free text.
         "strategy" => (
             "one of json_violations, text_violations, sarif, exit_code, junit, coverage",
             "exit_code",

@@ -219,10 +219,7 @@ impl Tree {
         let (last, parent) = path.split_last()?;
         match &self.node(parent)?.value {
             Node::Map(entries) => entries.get(last).map(|(k, _)| k.referenced.into()),
-            Node::Seq(items) => items
-                .get(last.parse::<usize>().ok()?)
-                .map(|i| i.referenced.into()),
-            Node::Scalar(_) => None,
+            _ => self.value(path),
         }
     }
 
