@@ -5,6 +5,7 @@ use std::path::{Component, Path};
 
 use super::error::Problems;
 use super::model::{RawGate, SpannedString};
+use super::spec::{Piece, scan};
 
 /// The one placeholder of `command` arguments and `output_file`.
 pub const REPORT_DIR: &str = "report_dir";
@@ -13,8 +14,8 @@ pub const REPORT_DIR: &str = "report_dir";
 /// variable in a `sh -c` script) is not a placeholder.
 pub fn placeholders(text: &str) -> Vec<&str> {
     let mut found = Vec::new();
-    scan(text, |part| {
-        if let Part::Field(name) = part {
+    scan(text, true, |part| {
+        if let Piece::Field(name) = part {
             found.push(name);
         }
     });
@@ -25,14 +26,10 @@ pub fn placeholders(text: &str) -> Vec<&str> {
 /// stays as written.
 pub fn expand(text: &str, dir: &str) -> String {
     let mut out = String::with_capacity(text.len() + dir.len());
-    scan(text, |part| match part {
-        Part::Field(name) if name == REPORT_DIR => out.push_str(dir),
-        Part::Field(name) => {
-            out.push('{');
-            out.push_str(name);
-            out.push('}');
-        }
-        Part::Literal(s) => out.push_str(s),
+    scan(text, true, |part| match part {
+        Piece::Field(name) if name == REPORT_DIR => out.push_str(dir),
+        Piece::Field(name) => out.push_str(&format!("{{{name}}}")),
+        Piece::Literal(s) => out.push_str(s),
     });
     out
 }
@@ -56,45 +53,6 @@ pub fn output_place(file: &str) -> OutputPlace<'_> {
     match file.strip_prefix(&marker) {
         Some(rest) => OutputPlace::ReportDir(rest.trim_start_matches('/')),
         None => OutputPlace::Workspace(file),
-    }
-}
-
-enum Part<'a> {
-    Literal(&'a str),
-    Field(&'a str),
-}
-
-fn scan<'a>(text: &'a str, mut each: impl FnMut(Part<'a>)) {
-    let bytes = text.as_bytes();
-    let (mut i, mut lit_start) = (0, 0);
-    while i < bytes.len() {
-        let field_end = (bytes[i] == b'{' && (i == 0 || bytes[i - 1] != b'$'))
-            .then(|| text[i + 1..].find('}'))
-            .flatten()
-            .map(|end| i + 1 + end)
-            .filter(|&end| {
-                let name = &text[i + 1..end];
-                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            });
-        if bytes[i] == b'{' && bytes.get(i + 1) == Some(&b'{') {
-            // `{{`: skipped whole, so `{{report_dir}}` is never a placeholder.
-            i += 2;
-            continue;
-        }
-        match field_end {
-            Some(end) => {
-                if lit_start < i {
-                    each(Part::Literal(&text[lit_start..i]));
-                }
-                each(Part::Field(&text[i + 1..end]));
-                i = end + 1;
-                lit_start = i;
-            }
-            None => i += 1,
-        }
-    }
-    if lit_start < text.len() {
-        each(Part::Literal(&text[lit_start..]));
     }
 }
 

@@ -302,42 +302,12 @@ impl Template {
     /// Splits `text` at `{name}` placeholders; `{{` and `}}` are literal braces.
     pub fn parse(text: &str) -> Template {
         let mut parts = Vec::new();
-        let mut lit = String::new();
-        let mut chars = text.char_indices().peekable();
-        while let Some((i, c)) = chars.next() {
-            match c {
-                '{' if matches!(chars.peek(), Some((_, '{'))) => {
-                    chars.next();
-                    lit.push('{');
-                }
-                '}' if matches!(chars.peek(), Some((_, '}'))) => {
-                    chars.next();
-                    lit.push('}');
-                }
-                '{' => {
-                    let rest = &text[i + 1..];
-                    match rest.find('}') {
-                        Some(end)
-                            if !rest[..end].is_empty()
-                                && rest[..end]
-                                    .chars()
-                                    .all(|c| c.is_ascii_alphanumeric() || c == '_') =>
-                        {
-                            if !lit.is_empty() {
-                                parts.push(TemplatePart::Literal(std::mem::take(&mut lit)));
-                            }
-                            parts.push(TemplatePart::Field(rest[..end].to_string()));
-                            chars.nth(end);
-                        }
-                        _ => lit.push('{'),
-                    }
-                }
-                c => lit.push(c),
-            }
-        }
-        if !lit.is_empty() {
-            parts.push(TemplatePart::Literal(lit));
-        }
+        scan(text, false, |piece| {
+            parts.push(match piece {
+                Piece::Literal(s) => TemplatePart::Literal(s.replace("{{", "{").replace("}}", "}")),
+                Piece::Field(f) => TemplatePart::Field(f.to_string()),
+            })
+        });
         Template { parts }
     }
 
@@ -357,6 +327,48 @@ impl Template {
                 TemplatePart::Field(f) => lookup(f).unwrap_or(""),
             })
             .collect()
+    }
+}
+
+/// A piece of a text with `{name}` placeholders.
+pub(super) enum Piece<'a> {
+    Literal(&'a str),
+    Field(&'a str),
+}
+
+/// Splits `text` at its `{name}` placeholders (names of ASCII letters, digits and `_`). `{{` is
+/// skipped whole, so `{{name}}` is never a placeholder; with `shell_vars`, `${NAME}` (a shell
+/// variable in a `sh -c` script) is not one either.
+pub(super) fn scan<'a>(text: &'a str, shell_vars: bool, mut each: impl FnMut(Piece<'a>)) {
+    let bytes = text.as_bytes();
+    let (mut i, mut lit_start) = (0, 0);
+    while i < bytes.len() {
+        let field_end = (bytes[i] == b'{' && !(shell_vars && i > 0 && bytes[i - 1] == b'$'))
+            .then(|| text[i + 1..].find('}'))
+            .flatten()
+            .map(|end| i + 1 + end)
+            .filter(|&end| {
+                let name = &text[i + 1..end];
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            });
+        if bytes[i] == b'{' && bytes.get(i + 1) == Some(&b'{') {
+            i += 2;
+            continue;
+        }
+        match field_end {
+            Some(end) => {
+                if lit_start < i {
+                    each(Piece::Literal(&text[lit_start..i]));
+                }
+                each(Piece::Field(&text[i + 1..end]));
+                i = end + 1;
+                lit_start = i;
+            }
+            None => i += 1,
+        }
+    }
+    if lit_start < text.len() {
+        each(Piece::Literal(&text[lit_start..]));
     }
 }
 
