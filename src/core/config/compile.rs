@@ -40,8 +40,7 @@ pub(super) fn compile(
         );
     }
     check_gate_ids(&raw, &mut p);
-    // Every defined gate is checked, active or not: a mistake in a gate that is switched off
-    // today would otherwise surface only on the day someone switches it on.
+    // Every gate is checked, active or not, so a switched-off gate's mistake shows today.
     let mut compiled: IndexMap<&str, Gate> = IndexMap::new();
     for (id, g) in &raw.gates.value {
         p.fallback = p.key(&["gates", &id.value]);
@@ -114,8 +113,7 @@ fn active_gate_ids(raw: &RawConfig, p: &mut Problems) -> Vec<String> {
     }
     let defined: Vec<&str> = raw.gates.value.keys().map(|k| k.value.as_str()).collect();
     let known: HashSet<&str> = defined.iter().copied().collect();
-    // Suggestions are looked for among the gates a configuration may hold, so a list of
-    // thousands of unknown ids does not compare each with thousands of gates.
+    // Suggestions come from at most MAX_GATES gates: thousands of ids stay cheap to compare.
     let defined = &defined[..defined.len().min(MAX_GATES)];
     let mut ids: Vec<String> = Vec::new();
     let mut listed: HashSet<&str> = HashSet::new();
@@ -145,8 +143,7 @@ fn undefined_gate(id: &str, defined: &[&str]) -> String {
             format!("{head}. Define it under `gates:`, or remove it from active_gates.")
         }
         None => {
-            // A few names say what the ids look like; all of them, for every unknown id, would
-            // flood the report.
+            // A few names show what ids look like; all of them would flood the report.
             const SHOWN: usize = 10;
             let mut names = defined[..defined.len().min(SHOWN)].join(", ");
             if defined.len() > SHOWN {
@@ -302,11 +299,10 @@ struct GateParts {
     fix: Option<FixSpec>,
 }
 
-/// The gate from its checked parts and the keys used as written or defaulted. A coverage gate
-/// reads the whole test run's report: once, without file arguments, after the tests (on save
-/// the saved file is newer than any report), never cached (a cached result would keep neither
-/// the totals nor the baseline the changed lines came from), and failing on its minimums
-/// (errors) while the uncovered changed lines it lists are `info` until `diff_severity` says more.
+/// The gate from its checked parts and the keys as written or defaulted. A coverage gate reads
+/// the whole test run's report once, without file arguments, after the tests (on save the saved
+/// file is newer than any report), never cached (no key holds the totals or the baseline), and
+/// fails on its minimums, not on the changed lines it lists (`info` unless `diff_severity`).
 fn assemble_gate(id: &str, g: &RawGate, parts: GateParts, reads_coverage: bool) -> Gate {
     let kind = g.kind.unwrap_or_default();
     let pass_files = g
@@ -444,9 +440,8 @@ fn compile_file_globs(id: &str, list: &[SpannedString], p: &mut Problems) -> Opt
     })
 }
 
-/// Hashes the gate as run (its preset's keys filled in) without places (`Spanned` serializes its
-/// value only), so adding a line above a gate does not invalidate its cached results, and a
-/// preset that changes does.
+/// Hashes the gate as run (preset filled in) without places (`Spanned` serializes its value), so
+/// a line added above a gate keeps its cached results, while a changed preset drops them.
 fn definition_hash(id: &str, g: &RawGate) -> String {
     let body = serde_json::to_string(g).unwrap_or_else(|_| format!("{g:?}"));
     stable_hash(format!("{id}\u{0}{body}").as_bytes())
@@ -485,8 +480,7 @@ fn compile_fix(id: &str, g: &RawGate, f: &RawFix, p: &mut Problems) -> Option<Fi
     })
 }
 
-/// The longest `cache.timeout_ms`: a shared cache that needs more than ten minutes costs more
-/// than it saves.
+/// The longest `cache.timeout_ms`: a shared cache that needs more costs more than it saves.
 const MAX_TIMEOUT_MS: u64 = 600_000;
 
 /// The `cache:` section; a `remote` URL qgates cannot use is reported at its place.

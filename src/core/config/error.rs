@@ -43,8 +43,7 @@ impl fmt::Display for ConfigError {
 
 impl ConfigError {
     /// The error for `problems` (at least one), in the order given: the first
-    /// `MAX_REPORTED_PROBLEMS`, then one line that says how many more there are, so a file
-    /// broken all over does not flood the terminal or the editor.
+    /// `MAX_REPORTED_PROBLEMS`, then one line that says how many more there are.
     pub fn new(mut problems: Vec<ConfigProblem>) -> Self {
         if problems.len() > MAX_REPORTED_PROBLEMS {
             let more = problems.len() - MAX_REPORTED_PROBLEMS;
@@ -108,8 +107,7 @@ impl<'a> Problems<'a> {
     }
 
     /// The place of the key at `path` or of its nearest parent inside the gate, else `fallback`
-    /// when it is set (the gate being checked, or its preset), else the gate's, else the file's
-    /// start.
+    /// when set (the gate, or its preset), else the gate's, else the file's start.
     pub(super) fn key(&self, path: &[&str]) -> Pos {
         let start = Pos { line: 1, column: 1 };
         (3..=path.len())

@@ -18,10 +18,9 @@ pub(super) fn explain(e: &Error, text: &str, tree: Option<&Tree>) -> (Pos, Strin
     describe(e, pos, Some(text), tree)
 }
 
-/// `explain` for an error in a document of `gates:` followed by the lines of one gate, which
-/// start at line `first_line` of the file: the place is moved back to the file's lines. `None`
-/// for an error that is not about the shape of a value (an unknown anchor): reading a gate on
-/// its own can cause those.
+/// `explain` for an error in a document of `gates:` and the lines of one gate, which start at
+/// line `first_line` of the file. `None` for an error not about a value's shape (an unknown
+/// anchor), which reading a gate on its own can cause.
 pub(super) fn explain_part(e: &Error, first_line: u32, tree: &Tree) -> Option<(Pos, String)> {
     let e = original(e);
     let shape = is_wrong_type(e)

@@ -14,8 +14,8 @@ use super::model::{RawConfig, RawGate, SpannedString};
 use super::spec::{Config, ConfigSource};
 use super::tree::{LazyTree, Pos, Tree};
 
-/// The embedded default configuration (Python: ruff format, ruff check, mypy; all optional):
-/// what a workspace without `quality.yaml` runs when it is a Python one or nothing is detected.
+/// The embedded Python default (ruff format, ruff check, mypy; all optional), for a workspace
+/// without `quality.yaml` that is a Python one or where nothing is detected.
 pub const DEFAULT_CONFIG: &str = include_str!("default.yaml");
 
 /// How messages name the configuration of a workspace without `quality.yaml`. The Python
@@ -91,8 +91,7 @@ pub fn load_file(path: &Path) -> Result<Config, ConfigError> {
     parse_config(&text, ConfigSource::File(path.to_path_buf()))
 }
 
-/// The file's first `limit + 1` bytes at most: enough to tell that it is over the limit without
-/// reading a file of any size into memory.
+/// The file's first `limit + 1` bytes at most: enough to tell that it is over the limit.
 fn read_at_most(path: &Path, limit: usize) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)?

@@ -31,9 +31,8 @@ pub const VIOLATION_FIELDS: [&str; 10] = [
     "fixable",
 ];
 
-/// Where a reader is written: its path in the file, and its name in messages. The readers of
-/// `parsing.also` are items of a list, so a problem in one must not point at (or name) the
-/// gate's own `parsing`.
+/// Where a reader is written: its path in the file, and its name in messages (a reader of
+/// `parsing.also` is not the gate's own `parsing`).
 struct Section {
     path: Vec<String>,
     name: String,
