@@ -63,14 +63,6 @@ pub fn catalog() -> &'static [Preset] {
     })
 }
 
-/// The embedded text of a preset file, by name.
-pub fn preset_text(name: &str) -> Option<&'static str> {
-    PRESET_FILES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, text)| *text)
-}
-
 pub fn find(name: &str) -> Option<&'static Preset> {
     catalog().iter().find(|p| p.name == name)
 }

@@ -161,14 +161,6 @@ impl Gate {
         cwd.is_empty() || cwd == "." || rel.strip_prefix(cwd).is_some_and(|r| r.starts_with('/'))
     }
 
-    /// The folder the tool's relative paths start from.
-    pub fn paths_base_in(&self, root: &std::path::Path) -> PathBuf {
-        match &self.paths_relative_to {
-            Some(dir) => root.join(dir),
-            None => self.cwd_in(root),
-        }
-    }
-
     /// Whether these violations fail the gate: one at `fail_on` or more serious does.
     pub fn fails_with(&self, violations: &[crate::core::violation::Violation]) -> bool {
         violations.iter().any(|v| v.severity <= self.fail_on)
