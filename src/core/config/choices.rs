@@ -101,6 +101,8 @@ pub enum CachePolicy {
     None,
 }
 
+words!(CachePolicy { PerFile => "per_file", Workspace => "workspace", None => "none" });
+
 /// How a gate's output is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -282,7 +282,7 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
 fn check_coverage_not_cached(id: &str, g: &RawGate, p: &mut Problems) {
     if let Some(cache) = g.cache.filter(|c| *c != CachePolicy::None) {
         let at = p.value(&["gates", id, "cache"]);
-        p.at(at, format!("gate `{id}` reads a coverage report, and such a gate is never cached (its result depends on the whole test run and on the run's baseline, which no cache key holds), so `cache: {}` cannot apply. Remove `cache`.", cache_name(cache)));
+        p.at(at, format!("gate `{id}` reads a coverage report, and such a gate is never cached (its result depends on the whole test run and on the run's baseline, which no cache key holds), so `cache: {}` cannot apply. Remove `cache`.", cache.as_str()));
     }
 }
 
@@ -381,14 +381,6 @@ fn assemble_gate(id: &str, g: &RawGate, parts: GateParts, reads_coverage: bool) 
             .collect(),
         exclusive: g.exclusive.unwrap_or(false),
         definition_hash: definition_hash(id, g),
-    }
-}
-
-fn cache_name(c: CachePolicy) -> &'static str {
-    match c {
-        CachePolicy::PerFile => "per_file",
-        CachePolicy::Workspace => "workspace",
-        CachePolicy::None => "none",
     }
 }
 

@@ -1,7 +1,7 @@
 //! Checks of a gate's keys that their types cannot make: the command's shape, the numbers, the
 //! exit code lists, and the strings whose contents qgates reads (places, templates, folders).
 
-use std::path::Path;
+use std::path::{Component, Path};
 use std::time::Duration;
 
 use super::error::Problems;
@@ -126,10 +126,7 @@ pub(super) fn check_strings(id: &str, g: &RawGate, p: &mut Problems) {
     }
     for (key, dir) in [("cwd", &g.cwd), ("paths_relative_to", &g.paths_relative_to)] {
         if let Some(dir) = dir
-            && (Path::new(dir).is_absolute()
-                || Path::new(dir)
-                    .components()
-                    .any(|c| c == std::path::Component::ParentDir))
+            && leaves_workspace(dir)
         {
             let at = p.value(&["gates", id, key]);
             p.at(at, format!("gate `{id}`: {key} `{dir}` must be a folder inside the workspace, relative to its root (e.g. `backend`)."));
@@ -143,4 +140,11 @@ pub(super) fn check_strings(id: &str, g: &RawGate, p: &mut Problems) {
         let at = p.value(&["gates", id, "run_on"]);
         p.at(at, format!("gate `{id}`: run_on is empty, so the gate never runs. List triggers (save, command, ci), or remove run_on to run on all."));
     }
+}
+
+/// Whether a relative path from the workspace root could point outside it: it is absolute, or
+/// climbs with `..`.
+pub(super) fn leaves_workspace(path: &str) -> bool {
+    let path = Path::new(path);
+    path.is_absolute() || path.components().any(|c| c == Component::ParentDir)
 }

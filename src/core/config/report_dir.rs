@@ -1,9 +1,8 @@
 //! Report files: `output_file` and the `{report_dir}` placeholder (a fresh folder in the run's
 //! log folder), checked here beside the one expansion the runner uses, so the two agree.
 
-use std::path::{Component, Path};
-
 use super::error::Problems;
+use super::gate_checks::leaves_workspace;
 use super::model::{RawGate, SpannedString};
 use super::spec::{Piece, scan};
 
@@ -125,13 +124,12 @@ fn check_output_file(id: &str, key: &str, file: &SpannedString, p: &mut Problems
             rest
         }
     };
-    let path = Path::new(rest);
     if rest.is_empty() || rest.ends_with('/') {
         p.at(
             file.referenced,
             format!("gate `{id}`: {key} `{text}` names a folder, not a file. {fix}"),
         );
-    } else if path.is_absolute() || path.components().any(|c| c == Component::ParentDir) {
+    } else if leaves_workspace(rest) {
         p.at(file.referenced, format!("gate `{id}`: {key} `{text}` must stay inside the workspace (no absolute path, no `..`), so a repository cannot make qgates delete or read a file outside it. {fix}"));
     }
 }
