@@ -105,17 +105,10 @@ fn compile_reader(id: &str, pr: &RawParsing, at: &Section, p: &mut Problems) -> 
             Some((spec, groups)) => (Some(ParserSpec::Text(spec)), groups),
             None => (None, Vec::new()),
         },
-        Strategy::JsonViolations => match compile_json(id, pr, strategy, at, p) {
-            Some(spec) => {
-                let known = spec
-                    .field_map
-                    .entries()
-                    .map(|(k, _)| k.to_string())
-                    .collect();
-                (Some(ParserSpec::Json(spec)), known)
-            }
-            None => (None, Vec::new()),
-        },
+        Strategy::JsonViolations => {
+            let (spec, known) = compile_json(id, pr, strategy, at, p);
+            (Some(ParserSpec::Json(spec)), known)
+        }
     };
     let templates = compile_templates(id, pr, &known, p);
     if p.count() > before {
@@ -305,8 +298,8 @@ fn compile_text(
         regex,
         stream: pr.stream.as_ref().map_or(OutputStream::Stdout, |s| s.value),
         defaults,
-        line_offset: pr.line_offset.as_ref().map(|s| s.value).unwrap_or(0),
-        column_offset: pr.column_offset.as_ref().map(|s| s.value).unwrap_or(0),
+        line_offset: pr.line_offset.as_ref().map_or(0, |s| s.value),
+        column_offset: pr.column_offset.as_ref().map_or(0, |s| s.value),
     };
     Some((spec, groups))
 }
@@ -372,7 +365,7 @@ fn compile_json(
     strategy: &Spanned<Strategy>,
     at: &Section,
     p: &mut Problems,
-) -> Option<JsonSpec> {
+) -> (JsonSpec, Vec<String>) {
     let violations_path = match &pr.violations_path {
         None => Vec::new(),
         Some(s) => parse_pointer(&s.value).unwrap_or_else(|why| {
@@ -423,18 +416,19 @@ fn compile_json(
             JsonFormat::Json
         }
     };
-    Some(JsonSpec {
+    let spec = JsonSpec {
         format,
         violations_path,
         field_map,
         filter,
         fixable_when,
         fix_edits,
-        line_offset: pr.line_offset.as_ref().map(|s| s.value).unwrap_or(0),
-        column_offset: pr.column_offset.as_ref().map(|s| s.value).unwrap_or(0),
+        line_offset: pr.line_offset.as_ref().map_or(0, |s| s.value),
+        column_offset: pr.column_offset.as_ref().map_or(0, |s| s.value),
         extract: pr.extract.as_ref().map(|s| s.value),
         defaults,
-    })
+    };
+    (spec, known)
 }
 
 /// A field path, or a problem at its place naming `key` (e.g. `field_map.line`).
