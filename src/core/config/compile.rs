@@ -216,8 +216,7 @@ fn with_preset(id: &str, g: &RawGate, p: &mut Problems) -> Option<RawGate> {
         return Some(g.clone());
     };
     let Some(preset) = presets::find(&name.value) else {
-        let names: Vec<&str> = presets::names().collect();
-        let hint = match closest(&name.value, names.iter().copied()) {
+        let hint = match closest(&name.value, presets::names()) {
             Some(best) => format!("did you mean `{best}`?"),
             None => "`qgates presets` lists them.".to_string(),
         };

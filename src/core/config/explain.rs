@@ -120,12 +120,8 @@ fn join(path: &[Seg]) -> String {
     let mut s = String::new();
     for seg in path {
         match seg {
-            Seg::Key(k) => {
-                if !s.is_empty() {
-                    s.push('.');
-                }
-                s.push_str(k);
-            }
+            Seg::Key(k) if s.is_empty() => s.push_str(k),
+            Seg::Key(k) => s.push_str(&format!(".{k}")),
             Seg::Index(i) => s.push_str(&format!("[{i}]")),
         }
     }
@@ -137,11 +133,7 @@ fn place(mapping: &[Seg]) -> String {
     match mapping {
         [] => "at the top level".to_string(),
         [Seg::Key(g)] if g == "gates" => "under `gates`".to_string(),
-        [Seg::Key(g), Seg::Key(id)] if g == "gates" => format!("in gate `{id}`"),
-        [Seg::Key(g), Seg::Key(id), rest @ ..] if g == "gates" => {
-            format!("in `{}` of gate `{id}`", join(rest))
-        }
-        other => format!("in `{}`", join(other)),
+        _ => format!("in {}", subject(mapping, "of")),
     }
 }
 
