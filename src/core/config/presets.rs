@@ -123,11 +123,10 @@ pub fn merge(gate: RawGate, preset: &RawGate) -> RawGate {
     } else {
         (p.files, p.file_types)
     };
-    let success = merge_fields(
-        gate.success,
-        p.success,
-        |g, p| gate_or_preset!(RawSuccess, g, p; exit_codes_ok, exit_codes_findings, exit_codes_incomplete),
-    );
+    let success = merge_fields(gate.success, p.success, |g, p| {
+        gate_or_preset!(RawSuccess, g, p;
+            exit_codes_ok, exit_codes_findings, exit_codes_incomplete)
+    });
     gate_or_preset!(RawGate, gate, p;
         name, kind, command, scope, output_file, fix, fix_hint, timeout_s, cwd, paths_relative_to,
         optional, allow_fail, fail_on, pass_files, own_selection, own_exclude, args_when, run_on,
