@@ -5,6 +5,21 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// `ALL`, every value in order, and `as_str`, each value's word in quality.yaml.
+macro_rules! words {
+    ($ty:ident { $($variant:ident => $word:literal),* $(,)? }) => {
+        impl $ty {
+            pub const ALL: [$ty; [$($word),*].len()] = [$($ty::$variant),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $word,)*
+                }
+            }
+        }
+    };
+}
+
 /// What a gate checks; shown in reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -27,29 +42,10 @@ pub enum GateKind {
     Other,
 }
 
+words!(GateKind { Format => "format", Lint => "lint", Typecheck => "typecheck", Test => "test",
+    E2e => "e2e", Deps => "deps", Other => "other" });
+
 impl GateKind {
-    pub const ALL: [GateKind; 7] = [
-        GateKind::Format,
-        GateKind::Lint,
-        GateKind::Typecheck,
-        GateKind::Test,
-        GateKind::E2e,
-        GateKind::Deps,
-        GateKind::Other,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GateKind::Format => "format",
-            GateKind::Lint => "lint",
-            GateKind::Typecheck => "typecheck",
-            GateKind::Test => "test",
-            GateKind::E2e => "e2e",
-            GateKind::Deps => "deps",
-            GateKind::Other => "other",
-        }
-    }
-
     /// The kind named `name` (as written in quality.yaml).
     pub fn parse(name: &str) -> Option<GateKind> {
         GateKind::ALL.into_iter().find(|k| k.as_str() == name)
@@ -77,17 +73,7 @@ pub enum Trigger {
     Ci,
 }
 
-impl Trigger {
-    pub const ALL: [Trigger; 3] = [Trigger::Save, Trigger::Command, Trigger::Ci];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Trigger::Save => "save",
-            Trigger::Command => "command",
-            Trigger::Ci => "ci",
-        }
-    }
-}
+words!(Trigger { Save => "save", Command => "command", Ci => "ci" });
 
 /// The unit a tool counts columns in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize, Serialize, JsonSchema)]
@@ -115,6 +101,8 @@ pub enum CachePolicy {
     None,
 }
 
+words!(CachePolicy { PerFile => "per_file", Workspace => "workspace", None => "none" });
+
 /// How a gate's output is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -135,16 +123,10 @@ pub enum Strategy {
     Coverage,
 }
 
-impl Strategy {
-    pub const ALL: [Strategy; 6] = [
-        Strategy::JsonViolations,
-        Strategy::TextViolations,
-        Strategy::Sarif,
-        Strategy::ExitCode,
-        Strategy::Junit,
-        Strategy::Coverage,
-    ];
+words!(Strategy { JsonViolations => "json_violations", TextViolations => "text_violations",
+    Sarif => "sarif", ExitCode => "exit_code", Junit => "junit", Coverage => "coverage" });
 
+impl Strategy {
     /// The keys of a reader whatever its strategy: where it reads (`output_file`), its column
     /// unit, and more readers of the same run.
     pub const EVERY_READER_KEYS: [&'static str; 3] = ["output_file", "column_unit", "also"];
@@ -179,17 +161,6 @@ impl Strategy {
             Strategy::Coverage => &["format", "min_percent", "min_diff_percent", "diff_severity"],
         }
     }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Strategy::JsonViolations => "json_violations",
-            Strategy::TextViolations => "text_violations",
-            Strategy::Sarif => "sarif",
-            Strategy::ExitCode => "exit_code",
-            Strategy::Junit => "junit",
-            Strategy::Coverage => "coverage",
-        }
-    }
 }
 
 /// How JSON output is laid out.
@@ -218,17 +189,8 @@ pub enum OutputFormat {
     Lcov,
 }
 
-impl OutputFormat {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OutputFormat::Json => "json",
-            OutputFormat::Jsonl => "jsonl",
-            OutputFormat::CoverageJson => "coverage_json",
-            OutputFormat::Cobertura => "cobertura",
-            OutputFormat::Lcov => "lcov",
-        }
-    }
-}
+words!(OutputFormat { Json => "json", Jsonl => "jsonl", CoverageJson => "coverage_json",
+    Cobertura => "cobertura", Lcov => "lcov" });
 
 /// Which of the tool's outputs is parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize, Serialize, JsonSchema)]

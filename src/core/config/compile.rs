@@ -1,9 +1,5 @@
-//! Checks a parsed `quality.yaml` and compiles it into the engine's `Config`; each gate's
-//! `parsing:` section is compiled in `parsing`.
-//!
-//! Every problem is collected (not just the first), each with its place and a fix, and they are
-//! reported in file order. Places come from the `Spanned` values of the model, or, for keys and
-//! values the model does not span, from the untyped `Tree` of the same text.
+//! Checks a parsed `quality.yaml` and compiles it into the engine's `Config` (each gate's
+//! `parsing:` in `parsing`). Every problem is collected, each with its place and a fix.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -15,13 +11,14 @@ use indexmap::IndexMap;
 use super::error::{ConfigError, Problems};
 use super::gate_checks::{check_command, check_exit_codes, check_numbers, check_strings};
 use super::limits::{MAX_GATES, MAX_GLOBS_PER_LIST, MAX_PATTERN_CHARS};
-use super::model::{RawConfig, RawFix, RawGate, RawGlobs, SpannedString};
+use super::model::{RawCache, RawConfig, RawFix, RawGate, RawGlobs, SpannedString};
 use super::parsing::compile_parsing;
 use super::presets;
 use super::spec::*;
 use super::suggest::closest;
 use super::tree::{LazyTree, Pos};
 use crate::core::cache::hash::stable_hash;
+use crate::core::cache::remote::StoreUrl;
 use crate::core::violation::Severity;
 use serde_saphyr::Spanned;
 
@@ -43,8 +40,7 @@ pub(super) fn compile(
         );
     }
     check_gate_ids(&raw, &mut p);
-    // Every defined gate is checked, active or not: a mistake in a gate that is switched off
-    // today would otherwise surface only on the day someone switches it on.
+    // Every gate is checked, active or not, so a switched-off gate's mistake shows today.
     let mut compiled: IndexMap<&str, Gate> = IndexMap::new();
     for (id, g) in &raw.gates.value {
         p.fallback = p.key(&["gates", &id.value]);
@@ -65,7 +61,7 @@ pub(super) fn compile(
         .project_scope
         .as_ref()
         .and_then(|g| compile_globs(g, &mut p));
-    let cache = super::cache_settings::compile_cache(raw.cache.as_ref(), &mut p);
+    let cache = compile_cache(raw.cache.as_ref(), &mut p);
     let config = Config {
         source,
         gates,
@@ -78,7 +74,6 @@ pub(super) fn compile(
 }
 
 /// Gate ids name log files and report entries, so they stay to a safe alphabet.
-/// (A gate defined twice never gets here: the YAML reader rejects duplicate keys.)
 fn check_gate_ids(raw: &RawConfig, p: &mut Problems) {
     if raw.gates.value.is_empty() {
         p.at(raw.gates.referenced, "no gates are defined. Add at least one gate under `gates:`; `qgates init` writes an example.");
@@ -118,8 +113,7 @@ fn active_gate_ids(raw: &RawConfig, p: &mut Problems) -> Vec<String> {
     }
     let defined: Vec<&str> = raw.gates.value.keys().map(|k| k.value.as_str()).collect();
     let known: HashSet<&str> = defined.iter().copied().collect();
-    // Suggestions are looked for among the gates a configuration may hold, so a list of
-    // thousands of unknown ids does not compare each with thousands of gates.
+    // Suggestions come from at most MAX_GATES gates: thousands of ids stay cheap to compare.
     let defined = &defined[..defined.len().min(MAX_GATES)];
     let mut ids: Vec<String> = Vec::new();
     let mut listed: HashSet<&str> = HashSet::new();
@@ -149,8 +143,7 @@ fn undefined_gate(id: &str, defined: &[&str]) -> String {
             format!("{head}. Define it under `gates:`, or remove it from active_gates.")
         }
         None => {
-            // A few names say what the ids look like; all of them, for every unknown id, would
-            // flood the report.
+            // A few names show what ids look like; all of them would flood the report.
             const SHOWN: usize = 10;
             let mut names = defined[..defined.len().min(SHOWN)].join(", ");
             if defined.len() > SHOWN {
@@ -223,8 +216,7 @@ fn with_preset(id: &str, g: &RawGate, p: &mut Problems) -> Option<RawGate> {
         return Some(g.clone());
     };
     let Some(preset) = presets::find(&name.value) else {
-        let names: Vec<&str> = presets::names().collect();
-        let hint = match closest(&name.value, names.iter().copied()) {
+        let hint = match closest(&name.value, presets::names()) {
             Some(best) => format!("did you mean `{best}`?"),
             None => "`qgates presets` lists them.".to_string(),
         };
@@ -245,10 +237,10 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
     let (exit_codes_ok, exit_codes_findings, exit_codes_incomplete) = check_exit_codes(id, g, p);
     check_strings(id, g, p);
     let scope = g.scope.as_ref().and_then(|s| compile_globs(s, p));
-    let files = match &g.files {
-        Some(list) => compile_file_globs(id, list, p),
-        None => None,
-    };
+    let files = g
+        .files
+        .as_ref()
+        .and_then(|list| compile_file_globs(id, list, p));
     super::report_dir::check_command(id, g, p);
     let readers = compile_gate_parsing(id, g, p);
     let output_files = super::report_dir::output_files(id, g, p);
@@ -289,7 +281,7 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
 fn check_coverage_not_cached(id: &str, g: &RawGate, p: &mut Problems) {
     if let Some(cache) = g.cache.filter(|c| *c != CachePolicy::None) {
         let at = p.value(&["gates", id, "cache"]);
-        p.at(at, format!("gate `{id}` reads a coverage report, and such a gate is never cached (its result depends on the whole test run and on the run's baseline, which no cache key holds), so `cache: {}` cannot apply. Remove `cache`.", cache_name(cache)));
+        p.at(at, format!("gate `{id}` reads a coverage report, and such a gate is never cached (its result depends on the whole test run and on the run's baseline, which no cache key holds), so `cache: {}` cannot apply. Remove `cache`.", cache.as_str()));
     }
 }
 
@@ -306,13 +298,38 @@ struct GateParts {
     fix: Option<FixSpec>,
 }
 
-/// The gate from its checked parts and the keys used as written or defaulted.
+/// The gate from its checked parts and the keys as written or defaulted. A coverage gate reads
+/// the whole test run's report once, without file arguments, after the tests (on save the saved
+/// file is newer than any report), never cached (no key holds the totals or the baseline), and
+/// fails on its minimums, not on the changed lines it lists (`info` unless `diff_severity`).
 fn assemble_gate(id: &str, g: &RawGate, parts: GateParts, reads_coverage: bool) -> Gate {
-    let defaults = GateDefaults::of(g, reads_coverage);
+    let kind = g.kind.unwrap_or_default();
+    let pass_files = g
+        .pass_files
+        .unwrap_or(!reads_coverage && kind != GateKind::Deps);
+    let fail_on = g.fail_on.unwrap_or(if reads_coverage {
+        Severity::Warning
+    } else {
+        Severity::Hint
+    });
+    let run_on = g.run_on.clone().unwrap_or_else(|| {
+        if reads_coverage {
+            vec![Trigger::Command, Trigger::Ci]
+        } else {
+            kind.default_run_on()
+        }
+    });
+    let cache = g.cache.unwrap_or(if reads_coverage {
+        CachePolicy::None
+    } else if pass_files {
+        CachePolicy::PerFile
+    } else {
+        CachePolicy::Workspace
+    });
     Gate {
         id: id.to_string(),
         name: g.name.clone().unwrap_or_else(|| id.to_string()),
-        kind: defaults.kind,
+        kind,
         command: parts.command,
         file_types: g
             .file_types
@@ -340,9 +357,9 @@ fn assemble_gate(id: &str, g: &RawGate, parts: GateParts, reads_coverage: bool) 
             .and_then(|n| presets::find(&n.value))
             .map(|p| p.about.install.clone()),
         allow_fail: g.allow_fail.unwrap_or(false),
-        fail_on: defaults.fail_on,
-        pass_files: defaults.pass_files,
-        run_on: defaults.run_on,
+        fail_on,
+        pass_files,
+        run_on,
         max_files_per_run: g.max_files_per_run.as_ref().map(|m| m.value),
         column_unit: g.column_unit.unwrap_or_default(),
         severity_map: g
@@ -351,7 +368,7 @@ fn assemble_gate(id: &str, g: &RawGate, parts: GateParts, reads_coverage: bool) 
             .flatten()
             .map(|(k, v)| (k.trim().to_ascii_lowercase(), *v))
             .collect(),
-        cache: defaults.cache,
+        cache,
         cache_inputs: g.cache_inputs.clone().unwrap_or_default(),
         own_selection: g.own_selection.clone().unwrap_or_default(),
         own_exclude: g.own_exclude.clone().unwrap_or_default(),
@@ -363,65 +380,6 @@ fn assemble_gate(id: &str, g: &RawGate, parts: GateParts, reads_coverage: bool) 
             .collect(),
         exclusive: g.exclusive.unwrap_or(false),
         definition_hash: definition_hash(id, g),
-    }
-}
-
-/// The keys whose default depends on the gate's kind and on whether it reads a coverage report,
-/// as written or defaulted.
-struct GateDefaults {
-    kind: GateKind,
-    fail_on: Severity,
-    pass_files: bool,
-    run_on: Vec<Trigger>,
-    cache: CachePolicy,
-}
-
-impl GateDefaults {
-    fn of(g: &RawGate, reads_coverage: bool) -> Self {
-        let kind = g.kind.unwrap_or_default();
-        // A coverage report covers the whole test run: the gate reads it once, without file
-        // arguments (`coverage json` given files would report on those files only).
-        let pass_files = g
-            .pass_files
-            .unwrap_or(!reads_coverage && kind != GateKind::Deps);
-        GateDefaults {
-            kind,
-            // A coverage gate fails on its minimums (errors); the uncovered changed lines it
-            // lists are `info` by default, to read, and fail it once `diff_severity` raises them.
-            fail_on: g.fail_on.unwrap_or(if reads_coverage {
-                Severity::Warning
-            } else {
-                Severity::Hint
-            }),
-            pass_files,
-            // On save the saved file is newer than any report: a coverage gate would only say
-            // "stale". It runs when asked, after the tests.
-            run_on: g.run_on.clone().unwrap_or_else(|| {
-                if reads_coverage {
-                    vec![Trigger::Command, Trigger::Ci]
-                } else {
-                    kind.default_run_on()
-                }
-            }),
-            // A coverage gate always runs: see above; reading a report takes a moment, and a
-            // cached result would keep neither the totals nor the baseline the changed lines
-            // came from.
-            cache: g.cache.unwrap_or(if reads_coverage {
-                CachePolicy::None
-            } else if pass_files {
-                CachePolicy::PerFile
-            } else {
-                CachePolicy::Workspace
-            }),
-        }
-    }
-}
-
-fn cache_name(c: CachePolicy) -> &'static str {
-    match c {
-        CachePolicy::PerFile => "per_file",
-        CachePolicy::Workspace => "workspace",
-        CachePolicy::None => "none",
     }
 }
 
@@ -473,9 +431,8 @@ fn compile_file_globs(id: &str, list: &[SpannedString], p: &mut Problems) -> Opt
     })
 }
 
-/// Hashes the gate as run (its preset's keys filled in) without places (`Spanned` serializes its
-/// value only), so adding a line above a gate does not invalidate its cached results, and a
-/// preset that changes does.
+/// Hashes the gate as run (preset filled in) without places (`Spanned` serializes its value), so
+/// a line added above a gate keeps its cached results, while a changed preset drops them.
 fn definition_hash(id: &str, g: &RawGate) -> String {
     let body = serde_json::to_string(g).unwrap_or_else(|_| format!("{g:?}"));
     stable_hash(format!("{id}\u{0}{body}").as_bytes())
@@ -512,4 +469,33 @@ fn compile_fix(id: &str, g: &RawGate, f: &RawFix, p: &mut Problems) -> Option<Fi
             .clone()
             .unwrap_or_else(|| format!("Fix with {}", g.name.as_deref().unwrap_or(id))),
     })
+}
+
+/// The longest `cache.timeout_ms`: a shared cache that needs more costs more than it saves.
+const MAX_TIMEOUT_MS: u64 = 600_000;
+
+/// The `cache:` section; a `remote` URL qgates cannot use is reported at its place.
+fn compile_cache(raw: Option<&RawCache>, p: &mut Problems) -> CacheSettings {
+    let mut settings = CacheSettings::default();
+    let Some(raw) = raw else {
+        return settings;
+    };
+    if let Some(url) = &raw.remote {
+        match StoreUrl::parse(&url.value) {
+            Ok(parsed) => settings.remote = Some(parsed),
+            Err(e) => p.at(url.referenced, format!("cache.remote: {e}")),
+        }
+    }
+    settings.read_only = raw.read_only.unwrap_or(false);
+    if let Some(t) = &raw.timeout_ms {
+        if (1..=MAX_TIMEOUT_MS).contains(&t.value) {
+            settings.timeout = Duration::from_millis(t.value);
+        } else {
+            p.at(
+                t.referenced,
+                format!("cache.timeout_ms must be between 1 and {MAX_TIMEOUT_MS} milliseconds, e.g. 2000 (the default)."),
+            );
+        }
+    }
+    settings
 }

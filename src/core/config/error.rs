@@ -20,18 +20,11 @@ pub struct ConfigProblem {
 
 impl fmt::Display for ConfigProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}: {}", self.file.display(), self.message)
-        } else {
-            write!(
-                f,
-                "{}:{}:{}: {}",
-                self.file.display(),
-                self.line,
-                self.column,
-                self.message
-            )
+        write!(f, "{}", self.file.display())?;
+        if self.line > 0 {
+            write!(f, ":{}:{}", self.line, self.column)?;
         }
+        write!(f, ": {}", self.message)
     }
 }
 
@@ -43,20 +36,14 @@ pub struct ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, p) in self.problems.iter().enumerate() {
-            if i > 0 {
-                writeln!(f)?;
-            }
-            write!(f, "{p}")?;
-        }
-        Ok(())
+        let lines: Vec<String> = self.problems.iter().map(ToString::to_string).collect();
+        f.write_str(&lines.join("\n"))
     }
 }
 
 impl ConfigError {
     /// The error for `problems` (at least one), in the order given: the first
-    /// `MAX_REPORTED_PROBLEMS`, then one line that says how many more there are, so a file
-    /// broken all over does not flood the terminal or the editor.
+    /// `MAX_REPORTED_PROBLEMS`, then one line that says how many more there are.
     pub fn new(mut problems: Vec<ConfigProblem>) -> Self {
         if problems.len() > MAX_REPORTED_PROBLEMS {
             let more = problems.len() - MAX_REPORTED_PROBLEMS;
@@ -120,8 +107,7 @@ impl<'a> Problems<'a> {
     }
 
     /// The place of the key at `path` or of its nearest parent inside the gate, else `fallback`
-    /// when it is set (the gate being checked, or its preset), else the gate's, else the file's
-    /// start.
+    /// when set (the gate, or its preset), else the gate's, else the file's start.
     pub(super) fn key(&self, path: &[&str]) -> Pos {
         let start = Pos { line: 1, column: 1 };
         (3..=path.len())
@@ -130,6 +116,13 @@ impl<'a> Problems<'a> {
             .or_else(|| Some(self.fallback).filter(|f| *f != start))
             .or_else(|| path.get(..2).and_then(|gate| self.tree.key(gate)))
             .unwrap_or(start)
+    }
+
+    /// The place of the first item of the list at `path` that reads `text`, else of the list.
+    pub(super) fn item(&self, path: &[&str], text: &str) -> Pos {
+        self.tree
+            .item(path, text)
+            .unwrap_or_else(|| self.value(path))
     }
 
     /// The place of the value at `path`, else of its key (see `key`).

@@ -1,10 +1,6 @@
 //! Turns a YAML or shape error from serde-saphyr into one sentence that names the key and the gate
-//! and says how to fix it.
-//!
-//! The library's own text is written for developers ("expected sequence start", "unknown field
-//! `comand`, expected one of name, kind, …" with twenty names, "set DuplicateKeyPolicy in Options").
-//! We match on its structured error instead of parsing that text, and use the `Tree` to learn which
-//! key a place belongs to.
+//! and says how to fix it. The library's own text is written for developers ("expected sequence
+//! start"), so we match on its structured error, and the `Tree` tells which key a place belongs to.
 
 use serde_saphyr::Error;
 
@@ -22,27 +18,19 @@ pub(super) fn explain(e: &Error, text: &str, tree: Option<&Tree>) -> (Pos, Strin
     describe(e, pos, Some(text), tree)
 }
 
-/// `explain` for an error in a document of `gates:` followed by the lines of one gate, which
-/// start at line `first_line` of the file: the place is moved back to the file's lines. `None`
-/// for an error that is not about the shape of a value (an unknown anchor): reading a gate on
-/// its own can cause those.
+/// `explain` for an error in a document of `gates:` and the lines of one gate, which start at
+/// line `first_line` of the file. `None` for an error not about a value's shape (an unknown
+/// anchor), which reading a gate on its own can cause.
 pub(super) fn explain_part(e: &Error, first_line: u32, tree: &Tree) -> Option<(Pos, String)> {
     let e = original(e);
-    let shape = matches!(
-        e,
-        Error::SerdeUnknownField { .. }
-            | Error::SerdeUnknownVariant { .. }
-            | Error::SerdeMissingField { .. }
-            | Error::DuplicateMappingKey { .. }
-            | Error::Unexpected { .. }
-            | Error::SerdeInvalidType { .. }
-            | Error::SerdeInvalidValue { .. }
-            | Error::SerdeInvalidLength { .. }
-            | Error::InvalidScalar { .. }
-            | Error::InvalidBooleanStrict { .. }
-            | Error::NullIntoString { .. }
-            | Error::NonFiniteFloat { .. }
-    );
+    let shape = is_wrong_type(e)
+        || matches!(
+            e,
+            Error::SerdeUnknownField { .. }
+                | Error::SerdeUnknownVariant { .. }
+                | Error::SerdeMissingField { .. }
+                | Error::DuplicateMappingKey { .. }
+        );
     // Line 1 of the part is `gates:`; the gate's own lines follow.
     let pos = location(e).filter(|p| shape && p.line >= 2)?;
     let pos = Pos {
@@ -72,14 +60,7 @@ fn describe(e: &Error, pos: Pos, text: Option<&str>, tree: Option<&Tree>) -> (Po
             return (at.unwrap_or(pos), message);
         }
         Error::DuplicateMappingKey { key, .. } => duplicate_key(key.as_deref(), found.as_ref()),
-        Error::Unexpected { .. }
-        | Error::SerdeInvalidType { .. }
-        | Error::SerdeInvalidValue { .. }
-        | Error::SerdeInvalidLength { .. }
-        | Error::InvalidScalar { .. }
-        | Error::InvalidBooleanStrict { .. }
-        | Error::NullIntoString { .. }
-        | Error::NonFiniteFloat { .. } => wrong_type(e, found.as_ref()),
+        _ if is_wrong_type(e) => wrong_type(e, found.as_ref()),
         Error::MultipleDocuments { .. } => {
             "the file holds more than one YAML document (`---` starts another). Keep one document."
                 .to_string()
@@ -103,6 +84,21 @@ fn describe(e: &Error, pos: Pos, text: Option<&str>, tree: Option<&Tree>) -> (Po
     (pos, message)
 }
 
+/// Whether the error is about a value of the wrong type.
+fn is_wrong_type(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Unexpected { .. }
+            | Error::SerdeInvalidType { .. }
+            | Error::SerdeInvalidValue { .. }
+            | Error::SerdeInvalidLength { .. }
+            | Error::InvalidScalar { .. }
+            | Error::InvalidBooleanStrict { .. }
+            | Error::NullIntoString { .. }
+            | Error::NonFiniteFloat { .. }
+    )
+}
+
 /// The error itself, without the snippet or alias wrappers the library may add.
 fn original(e: &Error) -> &Error {
     match e.without_snippet() {
@@ -124,12 +120,8 @@ fn join(path: &[Seg]) -> String {
     let mut s = String::new();
     for seg in path {
         match seg {
-            Seg::Key(k) => {
-                if !s.is_empty() {
-                    s.push('.');
-                }
-                s.push_str(k);
-            }
+            Seg::Key(k) if s.is_empty() => s.push_str(k),
+            Seg::Key(k) => s.push_str(&format!(".{k}")),
             Seg::Index(i) => s.push_str(&format!("[{i}]")),
         }
     }
@@ -141,20 +133,17 @@ fn place(mapping: &[Seg]) -> String {
     match mapping {
         [] => "at the top level".to_string(),
         [Seg::Key(g)] if g == "gates" => "under `gates`".to_string(),
-        [Seg::Key(g), Seg::Key(id)] if g == "gates" => format!("in gate `{id}`"),
-        [Seg::Key(g), Seg::Key(id), rest @ ..] if g == "gates" => {
-            format!("in `{}` of gate `{id}`", join(rest))
-        }
-        other => format!("in `{}`", join(other)),
+        _ => format!("in {}", subject(mapping, "of")),
     }
 }
 
-/// "`command` in gate `a`", "`parsing.stream` in gate `a`", "gate `a`", "`version`".
-fn subject(path: &[Seg]) -> String {
+/// "`command` in gate `a`", "`parsing.stream` in gate `a`", "gate `a`", "`version`"; `word`
+/// joins a key to its gate.
+fn subject(path: &[Seg], word: &str) -> String {
     match path {
         [Seg::Key(g), Seg::Key(id)] if g == "gates" => format!("gate `{id}`"),
         [Seg::Key(g), Seg::Key(id), rest @ ..] if g == "gates" => {
-            format!("`{}` in gate `{id}`", join(rest))
+            format!("`{}` {word} gate `{id}`", join(rest))
         }
         other => format!("`{}`", join(other)),
     }
@@ -235,10 +224,7 @@ fn value_noun(found: Option<&Found>) -> String {
     let Some(f) = found else {
         return "value".to_string();
     };
-    let parent_key = f.path.len().checked_sub(2).and_then(|i| match &f.path[i] {
-        Seg::Key(k) => Some(k.as_str()),
-        Seg::Index(_) => None,
-    });
+    let parent_key = f.path.len().checked_sub(2).and_then(|i| f.path[i].key());
     if parent_key == Some("severity_map") {
         return "severity".to_string();
     }
@@ -305,21 +291,11 @@ fn missing_key(field: &str, found: Option<&Found>, tree: Option<&Tree>) -> (Opti
         Some(f) => f.path.clone(),
         None => Vec::new(),
     };
-    let keys: Vec<&str> = mapping
-        .iter()
-        .map(|s| match s {
-            Seg::Key(k) => k.as_str(),
-            Seg::Index(_) => "",
-        })
-        .collect();
+    let keys: Vec<&str> = mapping.iter().map(|s| s.key().unwrap_or("")).collect();
     let at = tree.and_then(|t| t.key(&keys));
     let owner = match mapping.as_slice() {
         [] => "the file".to_string(),
-        [Seg::Key(g), Seg::Key(id)] if g == "gates" => format!("gate `{id}`"),
-        [Seg::Key(g), Seg::Key(id), rest @ ..] if g == "gates" => {
-            format!("`{}` of gate `{id}`", join(rest))
-        }
-        other => format!("`{}`", join(other)),
+        path => subject(path, "of"),
     };
     let fix = match (keys.last().copied().unwrap_or(""), field) {
         (_, "version") => "Add `version: 1` at the top of the file.".to_string(),
@@ -360,13 +336,7 @@ type Expectation = (&'static str, &'static str);
 
 /// What a key's value must be, and an example, by the key's path.
 fn expectation(path: &[Seg]) -> Option<Expectation> {
-    let keys: Vec<&str> = path
-        .iter()
-        .filter_map(|s| match s {
-            Seg::Key(k) => Some(k.as_str()),
-            Seg::Index(_) => None,
-        })
-        .collect();
+    let keys: Vec<&str> = path.iter().filter_map(Seg::key).collect();
     let last = *keys.last()?;
     let parent = keys.len().checked_sub(2).map(|i| keys[i]).unwrap_or("");
     if keys.len() == 2 && keys[0] == "gates" {
@@ -375,11 +345,7 @@ fn expectation(path: &[Seg]) -> Option<Expectation> {
             "{ command: [\"ruff\", \"check\"], parsing: { strategy: exit_code } }",
         ));
     }
-    entry_expectation(parent, last)
-        .or_else(|| file_key_expectation(last))
-        .or_else(|| run_key_expectation(last))
-        .or_else(|| parsing_key_expectation(last))
-        .or_else(|| word_expectation(last))
+    entry_expectation(parent, last).or_else(|| key_expectation(last))
 }
 
 /// The entries of the mappings whose keys are the user's own (tool words, variables, fields).
@@ -402,9 +368,10 @@ fn entry_expectation(parent: &str, key: &str) -> Option<Expectation> {
     })
 }
 
-/// Keys of the file, and those that choose the files a gate checks.
-fn file_key_expectation(key: &str) -> Option<Expectation> {
+/// What the value of a key must be, whatever mapping it is in.
+fn key_expectation(key: &str) -> Option<Expectation> {
     Some(match key {
+        // Keys of the file, and those that choose the files a gate checks.
         "version" => ("the number 1", "version: 1"),
         "gates" => (
             "a mapping of gate ids to gate definitions",
@@ -430,13 +397,7 @@ fn file_key_expectation(key: &str) -> Option<Expectation> {
             "a list of files or FILE#KEY places",
             "[\"pyproject.toml#tool.mypy.files\"]",
         ),
-        _ => return None,
-    })
-}
-
-/// Keys of how a gate runs and what its exit codes mean.
-fn run_key_expectation(key: &str) -> Option<Expectation> {
-    Some(match key {
+        // How a gate runs and what its exit codes mean.
         "command" => ("a list of strings (argv)", "[\"ruff\", \"check\"]"),
         "parsing" => (
             "a mapping with at least `strategy`",
@@ -461,13 +422,7 @@ fn run_key_expectation(key: &str) -> Option<Expectation> {
         "optional" | "allow_fail" | "pass_files" => ("true or false", "true"),
         "run_on" => ("a list of triggers (save, command, ci)", "[command, ci]"),
         "max_files_per_run" => ("a whole number of at least 1", "100"),
-        _ => return None,
-    })
-}
-
-/// Keys of `parsing` that say how a tool's output is read.
-fn parsing_key_expectation(key: &str) -> Option<Expectation> {
-    Some(match key {
+        // How a tool's output is read.
         "severity_map" => (
             "a mapping of tool words to error, warning, info or hint",
             "{ CRITICAL: error, SUGGESTION: hint }",
@@ -494,13 +449,7 @@ fn parsing_key_expectation(key: &str) -> Option<Expectation> {
             "a condition, as a string",
             "\"fix/applicability == 'safe'\"",
         ),
-        _ => return None,
-    })
-}
-
-/// Keys whose value is one word of a fixed list, or free text.
-fn word_expectation(key: &str) -> Option<Expectation> {
-    Some(match key {
+        // One word of a fixed list, or free text.
         "strategy" => (
             "one of json_violations, text_violations, sarif, exit_code, junit, coverage",
             "exit_code",
@@ -552,11 +501,11 @@ fn wrong_type(e: &Error, found: Option<&Found>) -> String {
         let key = f.key().unwrap_or("");
         return format!(
             "each item of {} must be {}.",
-            subject(list),
+            subject(list, "in"),
             item_expectation(key)
         );
     }
-    let who = subject(&f.path);
+    let who = subject(&f.path, "in");
     let Some((want, example)) = expectation(&f.path) else {
         return format!(
             "{who} has the wrong type ({}). `qgates schema` documents each key.",
@@ -573,9 +522,7 @@ fn wrong_type(e: &Error, found: Option<&Found>) -> String {
             argv.join(", ")
         );
     }
-    if f.node
-        .is_some_and(|n| matches!(n, super::tree::Node::Scalar(None)))
-    {
+    if matches!(f.node, super::tree::Node::Scalar(None)) {
         return format!("{who} has no value; it must be {want}, e.g. {example}.");
     }
     format!("{who} must be {want}, e.g. {example}.")

@@ -1,7 +1,7 @@
 //! Checks of a gate's keys that their types cannot make: the command's shape, the numbers, the
 //! exit code lists, and the strings whose contents qgates reads (places, templates, folders).
 
-use std::path::Path;
+use std::path::{Component, Path};
 use std::time::Duration;
 
 use super::error::Problems;
@@ -49,9 +49,8 @@ pub(super) fn check_numbers(id: &str, g: &RawGate, p: &mut Problems) {
     }
 }
 
-/// The exit codes of a run without and with findings, and of one that stopped early. An exit
-/// code means one thing: "ran, found nothing" or "ran, found something" (an incomplete run
-/// found something too).
+/// The exit codes of a run without and with findings, and of one that stopped early; each code
+/// means one thing (an incomplete run found something too).
 pub(super) fn check_exit_codes(
     id: &str,
     g: &RawGate,
@@ -63,10 +62,7 @@ pub(super) fn check_exit_codes(
     let incomplete = s.exit_codes_incomplete.unwrap_or_default();
     let path = ["gates", id, "success", "exit_codes_incomplete"];
     for code in incomplete.iter().filter(|c| ok.contains(c)) {
-        let at = p
-            .tree
-            .item(&path, &code.to_string())
-            .unwrap_or_else(|| p.value(&path));
+        let at = p.item(&path, &code.to_string());
         p.at(at, format!("gate `{id}`: exit code {code} is in success.exit_codes_ok and success.exit_codes_incomplete, but a run that stopped early is no clean run. Keep it in one list."));
     }
     // A list the gate does not write comes from its preset (or the default): say so, or the
@@ -84,10 +80,7 @@ pub(super) fn check_exit_codes(
     };
     let path = ["gates", id, "success", ours];
     for code in findings.iter().filter(|c| ok.contains(c)) {
-        let at = p
-            .tree
-            .item(&path, &code.to_string())
-            .unwrap_or_else(|| p.value(&path));
+        let at = p.item(&path, &code.to_string());
         let message = match theirs {
             Some((list, name)) => format!(
                 "gate `{id}`: exit code {code} is in success.{ours}, and the preset `{name}` has it in success.{list}. Set success.{list} too, so each code is in one list."
@@ -121,7 +114,7 @@ pub(super) fn check_strings(id: &str, g: &RawGate, p: &mut Problems) {
             });
             let Some(problem) = problem else { continue };
             let path = ["gates", id, key];
-            let at = p.tree.item(&path, place).unwrap_or_else(|| p.value(&path));
+            let at = p.item(&path, place);
             p.at(at, format!("gate `{id}`: {key} `{place}` {problem}."));
         }
     }
@@ -133,10 +126,7 @@ pub(super) fn check_strings(id: &str, g: &RawGate, p: &mut Problems) {
     }
     for (key, dir) in [("cwd", &g.cwd), ("paths_relative_to", &g.paths_relative_to)] {
         if let Some(dir) = dir
-            && (Path::new(dir).is_absolute()
-                || Path::new(dir)
-                    .components()
-                    .any(|c| c == std::path::Component::ParentDir))
+            && leaves_workspace(dir)
         {
             let at = p.value(&["gates", id, key]);
             p.at(at, format!("gate `{id}`: {key} `{dir}` must be a folder inside the workspace, relative to its root (e.g. `backend`)."));
@@ -150,4 +140,11 @@ pub(super) fn check_strings(id: &str, g: &RawGate, p: &mut Problems) {
         let at = p.value(&["gates", id, "run_on"]);
         p.at(at, format!("gate `{id}`: run_on is empty, so the gate never runs. List triggers (save, command, ci), or remove run_on to run on all."));
     }
+}
+
+/// Whether a relative path from the workspace root could point outside it: it is absolute, or
+/// climbs with `..`.
+pub(super) fn leaves_workspace(path: &str) -> bool {
+    let path = Path::new(path);
+    path.is_absolute() || path.components().any(|c| c == Component::ParentDir)
 }

@@ -19,22 +19,18 @@ pub fn parse_pointer(s: &str) -> Result<Vec<PointerStep>, String> {
             steps.push(PointerStep::Each);
             continue;
         }
-        let mut out = String::new();
-        let mut chars = seg.chars();
-        while let Some(c) = chars.next() {
-            if c == '~' {
-                match chars.next() {
-                    Some('0') => out.push('~'),
-                    Some('1') => out.push('/'),
-                    _ => {
-                        return Err("`~` must be followed by 0 (for `~`) or 1 (for `/`). Escape a literal `~` as `~0`.".into());
-                    }
-                }
-            } else {
-                out.push(c);
-            }
+        if seg
+            .split('~')
+            .skip(1)
+            .any(|after| !after.starts_with(['0', '1']))
+        {
+            return Err(
+                "`~` must be followed by 0 (for `~`) or 1 (for `/`). Escape a literal `~` as `~0`."
+                    .into(),
+            );
         }
-        steps.push(PointerStep::Key(out));
+        // `~1` first, so `~01` reads as `~1`.
+        steps.push(PointerStep::Key(seg.replace("~1", "/").replace("~0", "~")));
     }
     Ok(steps)
 }

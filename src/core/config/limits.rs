@@ -1,9 +1,7 @@
-//! How large a configuration may be. Each limit is far above what a hand-written
-//! `quality.yaml` needs, and low enough that a generated, damaged or hostile file is refused
-//! with a message instead of taking the memory and time of every run, editor session and
-//! agent call that reads it (docs/design.md, "Limits").
+//! How large a configuration may be: far above what a hand-written `quality.yaml` needs, low
+//! enough that a generated, damaged or hostile file is refused (docs/design.md, "Limits").
 
-/// The largest `quality.yaml` read: 1 MiB. The file is read no further.
+/// The largest `quality.yaml` read; the file is read no further.
 pub const MAX_CONFIG_BYTES: usize = 1 << 20;
 
 /// The most gates one configuration defines.
@@ -15,9 +13,8 @@ pub const MAX_PATTERN_CHARS: usize = 10_000;
 /// The most globs in one `include_globs` or `exclude_globs` list.
 pub const MAX_GLOBS_PER_LIST: usize = 1_000;
 
-/// The most memory a compiled `parsing.pattern` may take (the regex crate's `size_limit`).
-/// A pattern that needs more (`(\w{100}){100}`) is refused while it is compiled, after the
-/// time the limit's worth of automaton takes to build (0.2 s; building stops there).
+/// The most memory a compiled `parsing.pattern` may take (the regex crate's `size_limit`); a
+/// pattern that needs more (`(\w{100}){100}`) is refused while it is compiled.
 pub const MAX_REGEX_BYTES: usize = 10 << 20;
 
 /// The most memory the lazy DFA of one pattern may use while it reads a tool's output (the

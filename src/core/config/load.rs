@@ -14,13 +14,12 @@ use super::model::{RawConfig, RawGate, SpannedString};
 use super::spec::{Config, ConfigSource};
 use super::tree::{LazyTree, Pos, Tree};
 
-/// The embedded default configuration (Python: ruff format, ruff check, mypy; all optional):
-/// what a workspace without `quality.yaml` runs when it is a Python one or nothing is detected.
+/// The embedded Python default (ruff format, ruff check, mypy; all optional), for a workspace
+/// without `quality.yaml` that is a Python one or where nothing is detected.
 pub const DEFAULT_CONFIG: &str = include_str!("default.yaml");
 
-/// How messages name the configuration of a workspace without `quality.yaml`: the Python
-/// default keeps the name it always had (a trust record hashes it with the commands), a
-/// configuration detected for other languages says so.
+/// How messages name the configuration of a workspace without `quality.yaml`. The Python
+/// default keeps its name: a trust record hashes it with the commands.
 pub fn embedded_label(config: &Config) -> &'static str {
     let ids = config.gates.iter().map(|g| g.id.as_str());
     if ids.eq(["ruff_format", "ruff_lint", "mypy"]) {
@@ -92,8 +91,7 @@ pub fn load_file(path: &Path) -> Result<Config, ConfigError> {
     parse_config(&text, ConfigSource::File(path.to_path_buf()))
 }
 
-/// The file's first `limit + 1` bytes at most: enough to tell that it is over the limit without
-/// reading a file of any size into memory.
+/// The file's first `limit + 1` bytes at most: enough to tell that it is over the limit.
 fn read_at_most(path: &Path, limit: usize) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)?
@@ -145,8 +143,7 @@ pub fn parse_config(text: &str, source: ConfigSource) -> Result<Config, ConfigEr
             file_too_large(text.len() as u64),
         ))]));
     }
-    // Read typed first: a valid file is then read once. The untyped tree that places problems
-    // is built only when one is found (see `LazyTree`).
+    // Read typed first; the untyped tree that places problems is built only when one is found.
     let raw: RawConfig = match serde_saphyr::from_str(text) {
         Ok(raw) => raw,
         Err(e) => return Err(read_problems(&e, text, &problem)),
@@ -157,9 +154,7 @@ pub fn parse_config(text: &str, source: ConfigSource) -> Result<Config, ConfigEr
     if compiled.is_err()
         && let Some(e) = tree.error()
     {
-        return Err(ConfigError {
-            problems: vec![problem(explain(e, text, None))],
-        });
+        return Err(ConfigError::new(vec![problem(explain(e, text, None))]));
     }
     compiled
 }
@@ -171,30 +166,16 @@ fn read_problems(
     text: &str,
     problem: &dyn Fn((Pos, String)) -> ConfigProblem,
 ) -> ConfigError {
-    let tree = match Tree::parse(text) {
-        Ok(Some(tree)) => tree,
-        Ok(None) => {
-            return ConfigError {
-                problems: vec![problem((
-                    Pos { line: 1, column: 1 },
-                    "the configuration is empty. Start from `qgates init`, or write at least `version: 1` and `gates:`."
-                        .to_string(),
-                ))],
-            };
-        }
-        Err(e) => {
-            return ConfigError {
-                problems: vec![problem(explain(&e, text, None))],
-            };
-        }
+    let problems = match Tree::parse(text) {
+        Ok(Some(tree)) => shape_problems(typed, text, &tree).problems,
+        Ok(None) => vec![(
+            Pos { line: 1, column: 1 },
+            "the configuration is empty. Start from `qgates init`, or write at least `version: 1` and `gates:`."
+                .to_string(),
+        )],
+        Err(e) => vec![explain(&e, text, None)],
     };
-    ConfigError::new(
-        shape_problems(typed, text, &tree)
-            .problems
-            .into_iter()
-            .map(problem)
-            .collect(),
-    )
+    ConfigError::new(problems.into_iter().map(problem).collect())
 }
 
 /// The problems of a text whose typed read failed, and how many bytes were read to find them.
@@ -205,11 +186,8 @@ struct ShapeProblems {
 
 /// The reader stops at the first value of the wrong shape. So that a file with a typo in two
 /// gates does not need two rounds, each gate after the one that failed is read again on its
-/// own (a document of `gates:` and the gate's lines, placed back at the gate's lines), and its
-/// first problem is reported too. Each gate is read once: the work grows with the file, not
-/// with the file times its number of broken gates. The gates before the first problem were
-/// read without one. A gate id used twice is found in the tree. When the first problem is
-/// outside the gates, or gates are written in flow style, it is reported alone.
+/// own (a document of `gates:` and the gate's lines, placed back at the gate's lines), once.
+/// When the first problem is outside the gates, or gates are in flow style, it is reported alone.
 fn shape_problems(first: &serde_saphyr::Error, text: &str, tree: &Tree) -> ShapeProblems {
     let mut found = ShapeProblems {
         problems: vec![explain(first, text, Some(tree))],

@@ -1,9 +1,7 @@
 //! `quality.yaml`: the file model, discovery, validation and the compiled configuration.
 
-mod cache_settings;
 mod choices;
 mod compile;
-mod coverage;
 mod error;
 mod explain;
 mod gate_checks;

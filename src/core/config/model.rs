@@ -1,11 +1,6 @@
-//! The `quality.yaml` file as written by people: every key, its default and its documentation.
-//! Deserialized with unknown keys rejected; values that need a location for a later error message
-//! are `Spanned`. `compile.rs` turns this into the checked `Config` the engine runs.
-//!
-//! The doc comments here are the descriptions `qgates schema` shows in editors, so every key has
-//! one. `Spanned<T>` fields carry `#[schemars(with = "T")]`, so the schema shows the plain type.
-//! `Serialize` writes `Spanned` values without their places; `compile.rs` hashes that form, so
-//! moving a gate within the file does not change its cache key.
+//! The `quality.yaml` file as written by people, unknown keys rejected; values a later message
+//! must place are `Spanned` (shown as the plain type in the schema). The doc comments are the
+//! descriptions `qgates schema` shows. `Serialize` drops places: `compile.rs` hashes that form.
 
 use std::collections::BTreeMap;
 

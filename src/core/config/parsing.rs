@@ -1,10 +1,10 @@
 //! A gate's `parsing:` section, checked and compiled: the strategy's keys, the text pattern and
-//! its defaults, the JSON paths (`violations_path`, `field_map`, `fix_edits`) and conditions.
+//! its defaults, the JSON paths (`violations_path`, `field_map`, `fix_edits`) and conditions,
+//! and a coverage report's format and thresholds.
 
 use regex::{Regex, RegexBuilder};
 use serde_saphyr::Spanned;
 
-use super::coverage::compile_coverage;
 use super::error::Problems;
 use super::json_paths::{parse_condition, parse_field_path, parse_pointer};
 use super::limits::{MAX_PATTERN_CHARS, MAX_REGEX_BYTES, MAX_REGEX_DFA_BYTES, size_text};
@@ -31,9 +31,8 @@ pub const VIOLATION_FIELDS: [&str; 10] = [
     "fixable",
 ];
 
-/// Where a reader is written: its path in the file, and its name in messages. The readers of
-/// `parsing.also` are items of a list, so a problem in one must not point at (or name) the
-/// gate's own `parsing`.
+/// Where a reader is written: its path in the file, and its name in messages (a reader of
+/// `parsing.also` is not the gate's own `parsing`).
 struct Section {
     path: Vec<String>,
     name: String,
@@ -106,17 +105,10 @@ fn compile_reader(id: &str, pr: &RawParsing, at: &Section, p: &mut Problems) -> 
             Some((spec, groups)) => (Some(ParserSpec::Text(spec)), groups),
             None => (None, Vec::new()),
         },
-        Strategy::JsonViolations => match compile_json(id, pr, strategy, at, p) {
-            Some(spec) => {
-                let known = spec
-                    .field_map
-                    .entries()
-                    .map(|(k, _)| k.to_string())
-                    .collect();
-                (Some(ParserSpec::Json(spec)), known)
-            }
-            None => (None, Vec::new()),
-        },
+        Strategy::JsonViolations => {
+            let (spec, known) = compile_json(id, pr, strategy, at, p);
+            (Some(ParserSpec::Json(spec)), known)
+        }
     };
     let templates = compile_templates(id, pr, &known, p);
     if p.count() > before {
@@ -143,22 +135,80 @@ fn compile_templates(id: &str, pr: &RawParsing, known: &[String], p: &mut Proble
     let Some(t) = &pr.templates else {
         return Templates::default();
     };
-    let mut template = |s: &Option<SpannedString>, key: &str| -> Option<Template> {
+    let fields = Fields::new(id, known, "the fields read");
+    Templates {
+        code: fields.template(&t.code, "templates.code", p),
+        message: fields.template(&t.message, "templates.message", p),
+        url: fields.template(&t.url, "templates.url", p),
+    }
+}
+
+/// The fields a reader's templates may name.
+struct Fields<'a> {
+    id: &'a str,
+    known: &'a [String],
+    /// What `known` is, in messages ("the pattern's named groups").
+    desc: &'a str,
+}
+
+impl<'a> Fields<'a> {
+    fn new(id: &'a str, known: &'a [String], desc: &'a str) -> Self {
+        Fields { id, known, desc }
+    }
+
+    /// The template `s` (the value of `key`); each placeholder that names none of the fields is
+    /// reported.
+    fn template(&self, s: &Option<SpannedString>, key: &str, p: &mut Problems) -> Option<Template> {
+        let (id, known, desc) = (self.id, self.known, self.desc);
         let s = s.as_ref()?;
         let t = Template::parse(&s.value);
-        for f in t.fields().filter(|f| !known.iter().any(|k| k == f)) {
-            p.at(
-                s.referenced,
-                unknown_placeholder(id, &format!("templates.{key}"), f, known, "the fields read"),
-            );
+        for field in t.fields().filter(|f| !known.iter().any(|k| k == f)) {
+            let head =
+                format!("gate `{id}`: {key} uses `{{{field}}}`, which matches none of {desc}");
+            let message = match closest(field, known.iter().map(String::as_str)) {
+                Some(best) => format!("{head} — did you mean `{{{best}}}`?"),
+                None => {
+                    let names = if known.is_empty() {
+                        "there are none".to_string()
+                    } else {
+                        known.join(", ")
+                    };
+                    format!(
+                        "{head} ({names}). Capture or map `{field}`, or write `{{{{` for a literal brace."
+                    )
+                }
+            };
+            p.at(s.referenced, message);
         }
         Some(t)
-    };
-    Templates {
-        code: template(&t.code, "code"),
-        message: template(&t.message, "message"),
-        url: template(&t.url, "url"),
     }
+}
+
+fn compile_defaults(d: Option<&RawDefaults>, fields: &Fields, p: &mut Problems) -> Defaults {
+    let Some(d) = d else {
+        return Defaults::default();
+    };
+    let file = fields.template(&d.file, "defaults.file", p);
+    let code = fields.template(&d.code, "defaults.code", p);
+    let message = fields.template(&d.message, "defaults.message", p);
+    let url = fields.template(&d.url, "defaults.url", p);
+    let severity = d
+        .severity
+        .as_ref()
+        .and_then(|s| default_severity(fields.id, s, p));
+    Defaults {
+        file,
+        code,
+        message,
+        severity,
+        url,
+        fixable: d.fixable,
+    }
+}
+
+/// Whether `defaults.message` is set.
+fn has_default_message(pr: &RawParsing) -> bool {
+    pr.defaults.as_ref().is_some_and(|d| d.message.is_some())
 }
 
 /// Reports `parsing` keys the chosen strategy does not read: a silently ignored `pattern` is
@@ -239,32 +289,17 @@ fn compile_text(
             format!("gate `{id}`: the pattern's group `{g}` is not a Violation field. {hint}"),
         );
     }
-    if groups.is_empty()
-        && pr
-            .defaults
-            .as_ref()
-            .and_then(|d| d.message.as_ref())
-            .is_none()
-    {
+    if groups.is_empty() && !has_default_message(pr) {
         p.at(pattern.referenced, format!("gate `{id}`: the pattern has no named groups and there is no default message, so its matches say nothing. Capture (?P<message>…) or set `defaults.message`."));
     }
-    let defaults = compile_defaults(
-        id,
-        pr.defaults.as_ref(),
-        &groups,
-        "the pattern's named groups",
-        p,
-    );
+    let fields = Fields::new(id, &groups, "the pattern's named groups");
+    let defaults = compile_defaults(pr.defaults.as_ref(), &fields, p);
     let spec = TextSpec {
         regex,
-        stream: pr
-            .stream
-            .as_ref()
-            .map(|s| s.value)
-            .unwrap_or(OutputStream::Stdout),
+        stream: pr.stream.as_ref().map_or(OutputStream::Stdout, |s| s.value),
         defaults,
-        line_offset: pr.line_offset.as_ref().map(|s| s.value).unwrap_or(0),
-        column_offset: pr.column_offset.as_ref().map(|s| s.value).unwrap_or(0),
+        line_offset: pr.line_offset.as_ref().map_or(0, |s| s.value),
+        column_offset: pr.column_offset.as_ref().map_or(0, |s| s.value),
     };
     Some((spec, groups))
 }
@@ -312,62 +347,6 @@ fn regex_error_offset(rendered: &str, pattern: &str) -> Option<usize> {
     caret.chars().position(|c| c == '^')
 }
 
-fn compile_defaults(
-    id: &str,
-    d: Option<&RawDefaults>,
-    known: &[String],
-    known_desc: &str,
-    p: &mut Problems,
-) -> Defaults {
-    let Some(d) = d else {
-        return Defaults::default();
-    };
-    let mut template = |s: &Option<SpannedString>, key: &str| -> Option<Template> {
-        let s = s.as_ref()?;
-        let t = Template::parse(&s.value);
-        for f in t.fields().filter(|f| !known.iter().any(|k| k == f)) {
-            p.at(
-                s.referenced,
-                unknown_placeholder(id, &format!("defaults.{key}"), f, known, known_desc),
-            );
-        }
-        Some(t)
-    };
-    let file = template(&d.file, "file");
-    let code = template(&d.code, "code");
-    let message = template(&d.message, "message");
-    let url = template(&d.url, "url");
-    let severity = d.severity.as_ref().and_then(|s| default_severity(id, s, p));
-    Defaults {
-        file,
-        code,
-        message,
-        severity,
-        url,
-        fixable: d.fixable,
-    }
-}
-
-fn unknown_placeholder(
-    id: &str,
-    key: &str,
-    field: &str,
-    known: &[String],
-    known_desc: &str,
-) -> String {
-    let head = format!("gate `{id}`: {key} uses `{{{field}}}`, which matches none of {known_desc}");
-    match closest(field, known.iter().map(String::as_str)) {
-        Some(best) => format!("{head} — did you mean `{{{best}}}`?"),
-        None if known.is_empty() => format!(
-            "{head} (there are none). Capture or map `{field}`, or write `{{{{` for a literal brace."
-        ),
-        None => format!(
-            "{head} ({}). Capture or map `{field}`, or write `{{{{` for a literal brace.",
-            known.join(", ")
-        ),
-    }
-}
-
 fn default_severity(id: &str, s: &SpannedString, p: &mut Problems) -> Option<Severity> {
     let found = Severity::from_tool_word(&s.value);
     if found.is_none() {
@@ -386,7 +365,7 @@ fn compile_json(
     strategy: &Spanned<Strategy>,
     at: &Section,
     p: &mut Problems,
-) -> Option<JsonSpec> {
+) -> (JsonSpec, Vec<String>) {
     let violations_path = match &pr.violations_path {
         None => Vec::new(),
         Some(s) => parse_pointer(&s.value).unwrap_or_else(|why| {
@@ -401,13 +380,7 @@ fn compile_json(
         }),
     };
     let field_map = compile_field_map(id, pr.field_map.as_ref(), p);
-    if field_map.message.is_none()
-        && pr
-            .defaults
-            .as_ref()
-            .and_then(|d| d.message.as_ref())
-            .is_none()
-    {
+    if field_map.message.is_none() && !has_default_message(pr) {
         let at = p
             .tree
             .key(&at.of(&["field_map"]))
@@ -433,7 +406,8 @@ fn compile_json(
         .as_ref()
         .and_then(|f| compile_fix_edits(id, f, p));
     let known: Vec<String> = field_map.entries().map(|(k, _)| k.to_string()).collect();
-    let defaults = compile_defaults(id, pr.defaults.as_ref(), &known, "the field_map keys", p);
+    let fields = Fields::new(id, &known, "the field_map keys");
+    let defaults = compile_defaults(pr.defaults.as_ref(), &fields, p);
     let format = match pr.format.as_ref().map(|f| (f.value, f.referenced)) {
         None | Some((OutputFormat::Json, _)) => JsonFormat::Json,
         Some((OutputFormat::Jsonl, _)) => JsonFormat::Jsonl,
@@ -442,18 +416,19 @@ fn compile_json(
             JsonFormat::Json
         }
     };
-    Some(JsonSpec {
+    let spec = JsonSpec {
         format,
         violations_path,
         field_map,
         filter,
         fixable_when,
         fix_edits,
-        line_offset: pr.line_offset.as_ref().map(|s| s.value).unwrap_or(0),
-        column_offset: pr.column_offset.as_ref().map(|s| s.value).unwrap_or(0),
+        line_offset: pr.line_offset.as_ref().map_or(0, |s| s.value),
+        column_offset: pr.column_offset.as_ref().map_or(0, |s| s.value),
         extract: pr.extract.as_ref().map(|s| s.value),
         defaults,
-    })
+    };
+    (spec, known)
 }
 
 /// A field path, or a problem at its place naming `key` (e.g. `field_map.line`).
@@ -513,5 +488,48 @@ fn compile_fix_edits(id: &str, f: &RawFixEdits, p: &mut Problems) -> Option<FixE
         column: column?,
         end_line: end_line?,
         end_column: end_column?,
+    })
+}
+
+/// `strategy: coverage`: the report's format (a coverage format, not a json_violations layout)
+/// and the thresholds, each a percentage.
+pub(super) fn compile_coverage(
+    id: &str,
+    pr: &RawParsing,
+    section: &str,
+    p: &mut Problems,
+) -> Option<CoverageSpec> {
+    let before = p.count();
+    let format = match pr.format.as_ref().map(|f| (f.value, f.referenced)) {
+        None => None,
+        Some((OutputFormat::CoverageJson, _)) => Some(CoverageFormat::CoverageJson),
+        Some((OutputFormat::Cobertura, _)) => Some(CoverageFormat::Cobertura),
+        Some((OutputFormat::Lcov, _)) => Some(CoverageFormat::Lcov),
+        Some((other, place)) => {
+            p.at(place, format!("gate `{id}`: `{}.format: {}` is a json_violations layout; a coverage report is `coverage_json`, `cobertura` or `lcov`. Use one of those, or leave `format` out to have the report recognized.", section, other.as_str()));
+            None
+        }
+    };
+    let mut percent = |v: &Option<Spanned<f64>>, key: &str| -> Option<f64> {
+        let v = v.as_ref()?;
+        if !(0.0..=100.0).contains(&v.value) {
+            p.at(v.referenced, format!("gate `{id}`: `{}.{key}` is {}, but a percentage is between 0 and 100. Write e.g. `{key}: 80`.", section, v.value));
+            return None;
+        }
+        Some(v.value)
+    };
+    let min_percent = percent(&pr.min_percent, "min_percent").unwrap_or(DEFAULT_MIN_PERCENT);
+    let min_diff_percent = percent(&pr.min_diff_percent, "min_diff_percent");
+    if p.count() > before {
+        return None;
+    }
+    Some(CoverageSpec {
+        format,
+        min_percent,
+        min_diff_percent,
+        diff_severity: pr
+            .diff_severity
+            .as_ref()
+            .map_or(Severity::Info, |s| s.value),
     })
 }

@@ -1,7 +1,6 @@
-//! The preset catalog: one YAML file per tool under `presets/`, embedded at build time. A preset
-//! is a gate as `quality.yaml` writes it, plus what a person needs to know to use it (`about`).
-//! A gate that names a preset takes every key it does not set itself from the preset
-//! (see docs/presets.md).
+//! The preset catalog: one YAML file per tool under `presets/`, embedded at build time: a gate as
+//! `quality.yaml` writes it, plus `about`. A gate naming a preset takes every key it does not set
+//! from it (docs/presets.md).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -9,7 +8,7 @@ use std::sync::OnceLock;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::model::{RawGate, RawParsing, RawSuccess};
+use super::model::{RawDefaults, RawFieldMap, RawGate, RawParsing, RawSuccess, RawTemplates};
 
 include!(concat!(env!("OUT_DIR"), "/presets.rs"));
 
@@ -64,14 +63,6 @@ pub fn catalog() -> &'static [Preset] {
     })
 }
 
-/// The embedded text of a preset file, by name.
-pub fn preset_text(name: &str) -> Option<&'static str> {
-    PRESET_FILES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, text)| *text)
-}
-
 pub fn find(name: &str) -> Option<&'static Preset> {
     catalog().iter().find(|p| p.name == name)
 }
@@ -108,6 +99,14 @@ pub fn replaces_parsing(gate: &RawGate, preset: &RawGate) -> bool {
     matches!((strategy(gate), strategy(preset)), (Some(a), Some(b)) if a != b)
 }
 
+/// `Type { field: gate.field.or(preset.field), … }` for the fields before `;`, and the fields
+/// after it as given.
+macro_rules! gate_or_preset {
+    ($ty:ident, $g:ident, $p:ident; $($field:ident),* $(; $($name:ident: $value:expr),*)?) => {
+        $ty { $($field: $g.$field.or($p.$field),)* $($($name: $value,)*)? }
+    };
+}
+
 /// The gate a configuration runs: its own keys, and the preset's for the keys it leaves out.
 /// Maps (`env`, `severity_map`, `success`, and within `parsing`) are merged key by key; a list
 /// or a section (`command`, `scope`, `fix`) is replaced whole. `files` and `file_types` are one
@@ -124,113 +123,55 @@ pub fn merge(gate: RawGate, preset: &RawGate) -> RawGate {
     } else {
         (p.files, p.file_types)
     };
-    RawGate {
-        preset: gate.preset,
-        name: gate.name.or(p.name),
-        kind: gate.kind.or(p.kind),
-        command: gate.command.or(p.command),
-        file_types,
-        files,
-        scope: gate.scope.or(p.scope),
-        output_file: gate.output_file.or(p.output_file),
-        parsing,
-        fix: gate.fix.or(p.fix),
-        fix_hint: gate.fix_hint.or(p.fix_hint),
-        success: match (gate.success, p.success) {
-            (Some(g), Some(p)) => Some(RawSuccess {
-                exit_codes_ok: g.exit_codes_ok.or(p.exit_codes_ok),
-                exit_codes_findings: g.exit_codes_findings.or(p.exit_codes_findings),
-                exit_codes_incomplete: g.exit_codes_incomplete.or(p.exit_codes_incomplete),
-            }),
-            (g, p) => g.or(p),
-        },
-        timeout_s: gate.timeout_s.or(p.timeout_s),
-        env: merge_map(gate.env, p.env),
-        cwd: gate.cwd.or(p.cwd),
-        paths_relative_to: gate.paths_relative_to.or(p.paths_relative_to),
-        optional: gate.optional.or(p.optional),
-        allow_fail: gate.allow_fail.or(p.allow_fail),
-        fail_on: gate.fail_on.or(p.fail_on),
-        pass_files: gate.pass_files.or(p.pass_files),
-        own_selection: gate.own_selection.or(p.own_selection),
-        own_exclude: gate.own_exclude.or(p.own_exclude),
-        args_when: gate.args_when.or(p.args_when),
-        run_on: gate.run_on.or(p.run_on),
-        max_files_per_run: gate.max_files_per_run.or(p.max_files_per_run),
-        column_unit: gate.column_unit.or(p.column_unit),
-        severity_map: merge_map(gate.severity_map, p.severity_map),
-        cache: gate.cache.or(p.cache),
-        cache_inputs: gate.cache_inputs.or(p.cache_inputs),
-        exclusive: gate.exclusive.or(p.exclusive),
-    }
+    let success = merge_fields(gate.success, p.success, |g, p| {
+        gate_or_preset!(RawSuccess, g, p;
+            exit_codes_ok, exit_codes_findings, exit_codes_incomplete)
+    });
+    gate_or_preset!(RawGate, gate, p;
+        name, kind, command, scope, output_file, fix, fix_hint, timeout_s, cwd, paths_relative_to,
+        optional, allow_fail, fail_on, pass_files, own_selection, own_exclude, args_when, run_on,
+        max_files_per_run, column_unit, cache, cache_inputs, exclusive;
+        preset: gate.preset, parsing: parsing, files: files, file_types: file_types,
+        success: success, env: merge_map(gate.env, p.env),
+        severity_map: merge_map(gate.severity_map, p.severity_map))
 }
 
 fn merge_map<V>(
     gate: Option<BTreeMap<String, V>>,
     preset: Option<BTreeMap<String, V>>,
 ) -> Option<BTreeMap<String, V>> {
-    match (gate, preset) {
-        (Some(g), Some(mut p)) => {
-            p.extend(g);
-            Some(p)
-        }
-        (g, p) => g.or(p),
-    }
+    merge_fields(gate, preset, |g, mut p| {
+        p.extend(g);
+        p
+    })
 }
 
 /// Key by key, and within `field_map`, `defaults` and `templates` field by field.
 fn merge_parsing(gate: Option<RawParsing>, preset: Option<RawParsing>) -> Option<RawParsing> {
-    let (g, p) = match (gate, preset) {
-        (Some(g), Some(p)) => (g, p),
-        (g, p) => return g.or(p),
-    };
-    Some(RawParsing {
-        strategy: g.strategy.or(p.strategy),
-        format: g.format.or(p.format),
-        violations_path: g.violations_path.or(p.violations_path),
-        field_map: merge_fields(g.field_map, p.field_map, |g, p| super::model::RawFieldMap {
-            file: g.file.or(p.file),
-            line: g.line.or(p.line),
-            column: g.column.or(p.column),
-            end_line: g.end_line.or(p.end_line),
-            end_column: g.end_column.or(p.end_column),
-            code: g.code.or(p.code),
-            message: g.message.or(p.message),
-            severity: g.severity.or(p.severity),
-            url: g.url.or(p.url),
-        }),
-        filter: g.filter.or(p.filter),
-        fixable_when: g.fixable_when.or(p.fixable_when),
-        fix_edits: g.fix_edits.or(p.fix_edits),
-        line_offset: g.line_offset.or(p.line_offset),
-        column_offset: g.column_offset.or(p.column_offset),
-        column_unit: g.column_unit.or(p.column_unit),
-        extract: g.extract.or(p.extract),
-        pattern: g.pattern.or(p.pattern),
-        stream: g.stream.or(p.stream),
-        min_percent: g.min_percent.or(p.min_percent),
-        min_diff_percent: g.min_diff_percent.or(p.min_diff_percent),
-        diff_severity: g.diff_severity.or(p.diff_severity),
-        defaults: merge_fields(g.defaults, p.defaults, |g, p| super::model::RawDefaults {
-            file: g.file.or(p.file),
-            code: g.code.or(p.code),
-            message: g.message.or(p.message),
-            severity: g.severity.or(p.severity),
-            url: g.url.or(p.url),
-            fixable: g.fixable.or(p.fixable),
-        }),
-        templates: merge_fields(g.templates, p.templates, |g, p| {
-            super::model::RawTemplates {
-                code: g.code.or(p.code),
-                message: g.message.or(p.message),
-                url: g.url.or(p.url),
-            }
-        }),
-        also: g.also.or(p.also),
-        output_file: g.output_file.or(p.output_file),
+    merge_fields(gate, preset, |g, p| {
+        let field_map = merge_fields(g.field_map, p.field_map, |g, p| {
+            gate_or_preset!(RawFieldMap, g, p;
+                file, line, column, end_line, end_column, code, message, severity, url)
+        });
+        let defaults = merge_fields(
+            g.defaults,
+            p.defaults,
+            |g, p| gate_or_preset!(RawDefaults, g, p; file, code, message, severity, url, fixable),
+        );
+        let templates = merge_fields(
+            g.templates,
+            p.templates,
+            |g, p| gate_or_preset!(RawTemplates, g, p; code, message, url),
+        );
+        gate_or_preset!(RawParsing, g, p;
+            strategy, format, violations_path, filter, fixable_when, fix_edits, line_offset,
+            column_offset, column_unit, extract, pattern, stream, min_percent, min_diff_percent,
+            diff_severity, also, output_file;
+            field_map: field_map, defaults: defaults, templates: templates)
     })
 }
 
+/// Both merged by `both`, else whichever is there.
 fn merge_fields<T>(gate: Option<T>, preset: Option<T>, both: impl FnOnce(T, T) -> T) -> Option<T> {
     match (gate, preset) {
         (Some(g), Some(p)) => Some(both(g, p)),

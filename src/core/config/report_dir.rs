@@ -1,23 +1,20 @@
-//! Report files: `output_file` (where a reader finds the report a tool wrote) and the
-//! `{report_dir}` placeholder of `command` and `output_file`, a fresh folder inside the run's
-//! log folder. The rules for writing them are here, with the one expansion the runner uses, so
-//! what the configuration accepts is exactly what a run understands.
-
-use std::path::{Component, Path};
+//! Report files: `output_file` and the `{report_dir}` placeholder (a fresh folder in the run's
+//! log folder), checked here beside the one expansion the runner uses, so the two agree.
 
 use super::error::Problems;
+use super::gate_checks::leaves_workspace;
 use super::model::{RawGate, SpannedString};
+use super::spec::{Piece, scan};
 
 /// The one placeholder of `command` arguments and `output_file`.
 pub const REPORT_DIR: &str = "report_dir";
 
 /// The `{name}` placeholders of `text`. `{{` and `}}` are literal braces, and `${NAME}` (a shell
-/// variable in a `sh -c` script) is not a placeholder, so commands written before placeholders
-/// existed keep their meaning.
+/// variable in a `sh -c` script) is not a placeholder.
 pub fn placeholders(text: &str) -> Vec<&str> {
     let mut found = Vec::new();
-    scan(text, |part| {
-        if let Part::Field(name) = part {
+    scan(text, true, |part| {
+        if let Piece::Field(name) = part {
             found.push(name);
         }
     });
@@ -28,14 +25,10 @@ pub fn placeholders(text: &str) -> Vec<&str> {
 /// stays as written.
 pub fn expand(text: &str, dir: &str) -> String {
     let mut out = String::with_capacity(text.len() + dir.len());
-    scan(text, |part| match part {
-        Part::Field(name) if name == REPORT_DIR => out.push_str(dir),
-        Part::Field(name) => {
-            out.push('{');
-            out.push_str(name);
-            out.push('}');
-        }
-        Part::Literal(s) => out.push_str(s),
+    scan(text, true, |part| match part {
+        Piece::Field(name) if name == REPORT_DIR => out.push_str(dir),
+        Piece::Field(name) => out.push_str(&format!("{{{name}}}")),
+        Piece::Literal(s) => out.push_str(s),
     });
     out
 }
@@ -59,45 +52,6 @@ pub fn output_place(file: &str) -> OutputPlace<'_> {
     match file.strip_prefix(&marker) {
         Some(rest) => OutputPlace::ReportDir(rest.trim_start_matches('/')),
         None => OutputPlace::Workspace(file),
-    }
-}
-
-enum Part<'a> {
-    Literal(&'a str),
-    Field(&'a str),
-}
-
-fn scan<'a>(text: &'a str, mut each: impl FnMut(Part<'a>)) {
-    let bytes = text.as_bytes();
-    let (mut i, mut lit_start) = (0, 0);
-    while i < bytes.len() {
-        let field_end = (bytes[i] == b'{' && (i == 0 || bytes[i - 1] != b'$'))
-            .then(|| text[i + 1..].find('}'))
-            .flatten()
-            .map(|end| i + 1 + end)
-            .filter(|&end| {
-                let name = &text[i + 1..end];
-                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            });
-        if bytes[i] == b'{' && bytes.get(i + 1) == Some(&b'{') {
-            // `{{`: skipped whole, so `{{report_dir}}` is never a placeholder.
-            i += 2;
-            continue;
-        }
-        match field_end {
-            Some(end) => {
-                if lit_start < i {
-                    each(Part::Literal(&text[lit_start..i]));
-                }
-                each(Part::Field(&text[i + 1..end]));
-                i = end + 1;
-                lit_start = i;
-            }
-            None => i += 1,
-        }
-    }
-    if lit_start < text.len() {
-        each(Part::Literal(&text[lit_start..]));
     }
 }
 
@@ -170,13 +124,12 @@ fn check_output_file(id: &str, key: &str, file: &SpannedString, p: &mut Problems
             rest
         }
     };
-    let path = Path::new(rest);
     if rest.is_empty() || rest.ends_with('/') {
         p.at(
             file.referenced,
             format!("gate `{id}`: {key} `{text}` names a folder, not a file. {fix}"),
         );
-    } else if path.is_absolute() || path.components().any(|c| c == Component::ParentDir) {
+    } else if leaves_workspace(rest) {
         p.at(file.referenced, format!("gate `{id}`: {key} `{text}` must stay inside the workspace (no absolute path, no `..`), so a repository cannot make qgates delete or read a file outside it. {fix}"));
     }
 }

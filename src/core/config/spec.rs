@@ -1,5 +1,5 @@
 //! The checked, compiled configuration the engine runs: regexes compiled, pointers parsed,
-//! defaults filled in. Nothing here can be invalid.
+//! defaults filled in.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -72,15 +72,8 @@ pub struct Globs {
 impl Globs {
     /// Whether a root-relative POSIX path passes these globs.
     pub fn matches(&self, rel: &str) -> bool {
-        if let Some(ex) = &self.exclude
-            && ex.is_match(rel)
-        {
-            return false;
-        }
-        match &self.include {
-            Some(inc) => inc.is_match(rel),
-            None => true,
-        }
+        !self.exclude.as_ref().is_some_and(|ex| ex.is_match(rel))
+            && self.include.as_ref().is_none_or(|inc| inc.is_match(rel))
     }
 }
 
@@ -166,14 +159,6 @@ impl Gate {
         };
         let cwd = cwd.trim_start_matches("./").trim_end_matches('/');
         cwd.is_empty() || cwd == "." || rel.strip_prefix(cwd).is_some_and(|r| r.starts_with('/'))
-    }
-
-    /// The folder the tool's relative paths start from.
-    pub fn paths_base_in(&self, root: &std::path::Path) -> PathBuf {
-        match &self.paths_relative_to {
-            Some(dir) => root.join(dir),
-            None => self.cwd_in(root),
-        }
     }
 
     /// Whether these violations fail the gate: one at `fail_on` or more serious does.
@@ -290,7 +275,7 @@ pub struct CoverageSpec {
     pub diff_severity: Severity,
 }
 
-/// `min_percent`'s default: the share of lines the original design asked tests to run.
+/// `min_percent`'s default.
 pub const DEFAULT_MIN_PERCENT: f64 = 85.0;
 
 /// A string with `{name}` placeholders, split once at load time.
@@ -309,44 +294,12 @@ impl Template {
     /// Splits `text` at `{name}` placeholders; `{{` and `}}` are literal braces.
     pub fn parse(text: &str) -> Template {
         let mut parts = Vec::new();
-        let mut lit = String::new();
-        let mut chars = text.char_indices().peekable();
-        while let Some((i, c)) = chars.next() {
-            match c {
-                '{' if matches!(chars.peek(), Some((_, '{'))) => {
-                    chars.next();
-                    lit.push('{');
-                }
-                '}' if matches!(chars.peek(), Some((_, '}'))) => {
-                    chars.next();
-                    lit.push('}');
-                }
-                '{' => {
-                    let rest = &text[i + 1..];
-                    match rest.find('}') {
-                        Some(end)
-                            if !rest[..end].is_empty()
-                                && rest[..end]
-                                    .chars()
-                                    .all(|c| c.is_ascii_alphanumeric() || c == '_') =>
-                        {
-                            if !lit.is_empty() {
-                                parts.push(TemplatePart::Literal(std::mem::take(&mut lit)));
-                            }
-                            parts.push(TemplatePart::Field(rest[..end].to_string()));
-                            for _ in 0..=end {
-                                chars.next();
-                            }
-                        }
-                        _ => lit.push('{'),
-                    }
-                }
-                c => lit.push(c),
-            }
-        }
-        if !lit.is_empty() {
-            parts.push(TemplatePart::Literal(lit));
-        }
+        scan(text, false, |piece| {
+            parts.push(match piece {
+                Piece::Literal(s) => TemplatePart::Literal(s.replace("{{", "{").replace("}}", "}")),
+                Piece::Field(f) => TemplatePart::Field(f.to_string()),
+            })
+        });
         Template { parts }
     }
 
@@ -359,14 +312,55 @@ impl Template {
 
     /// Fills the placeholders; a field `lookup` does not know becomes an empty string.
     pub fn render<'a>(&self, lookup: impl Fn(&str) -> Option<&'a str>) -> String {
-        let mut out = String::new();
-        for p in &self.parts {
-            match p {
-                TemplatePart::Literal(s) => out.push_str(s),
-                TemplatePart::Field(f) => out.push_str(lookup(f).unwrap_or("")),
-            }
+        self.parts
+            .iter()
+            .map(|p| match p {
+                TemplatePart::Literal(s) => s.as_str(),
+                TemplatePart::Field(f) => lookup(f).unwrap_or(""),
+            })
+            .collect()
+    }
+}
+
+/// A piece of a text with `{name}` placeholders.
+pub(super) enum Piece<'a> {
+    Literal(&'a str),
+    Field(&'a str),
+}
+
+/// Splits `text` at its `{name}` placeholders (names of ASCII letters, digits and `_`). `{{` is
+/// skipped whole, so `{{name}}` is never a placeholder; with `shell_vars`, `${NAME}` (a shell
+/// variable in a `sh -c` script) is not one either.
+pub(super) fn scan<'a>(text: &'a str, shell_vars: bool, mut each: impl FnMut(Piece<'a>)) {
+    let bytes = text.as_bytes();
+    let (mut i, mut lit_start) = (0, 0);
+    while i < bytes.len() {
+        let field_end = (bytes[i] == b'{' && !(shell_vars && i > 0 && bytes[i - 1] == b'$'))
+            .then(|| text[i + 1..].find('}'))
+            .flatten()
+            .map(|end| i + 1 + end)
+            .filter(|&end| {
+                let name = &text[i + 1..end];
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            });
+        if bytes[i] == b'{' && bytes.get(i + 1) == Some(&b'{') {
+            i += 2;
+            continue;
         }
-        out
+        match field_end {
+            Some(end) => {
+                if lit_start < i {
+                    each(Piece::Literal(&text[lit_start..i]));
+                }
+                each(Piece::Field(&text[i + 1..end]));
+                i = end + 1;
+                lit_start = i;
+            }
+            None => i += 1,
+        }
+    }
+    if lit_start < text.len() {
+        each(Piece::Literal(&text[lit_start..]));
     }
 }
 

@@ -1,16 +1,12 @@
 //! The configuration file as a plain tree of YAML nodes, each with its place in the file.
 //!
-//! serde tells us *that* a value is wrong and *where* it is, but not *which key* it belongs to
-//! (an error for `command: "ruff check"` only says "expected sequence start" at 4:14). Reading the
-//! same text a second time into this untyped tree lets an error message name the key and the gate,
-//! and lets later checks point at a key (e.g. `field_map:` used with the wrong strategy) rather
-//! than at the first line of its value.
+//! serde says *that* a value is wrong and *where*, not *which key* it belongs to. This untyped
+//! tree of the same text lets a message name the key and the gate, and a check point at a key
+//! rather than at its value.
 //!
-//! A broken file may have thousands of problems, and each one asks the tree for a place. So
-//! every question is answered without going over the whole file again: a mapping finds a key
-//! through its own index, `at` through an index of every place built once, and a line through
-//! a `LineIndex` of the text. The cost of placing problems grows with their number, not with their number
-//! times the file's size.
+//! A broken file may have thousands of problems, each asking for a place, so no question walks
+//! the whole file: mappings index their keys, `at` uses an index of every place built once, and
+//! lines come from a `LineIndex`.
 
 use std::cell::OnceCell;
 use std::collections::HashMap;
@@ -83,22 +79,28 @@ pub(super) enum Seg {
     Index(usize),
 }
 
+impl Seg {
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            Seg::Key(k) => Some(k),
+            Seg::Index(_) => None,
+        }
+    }
+}
+
 /// What sits at a place in the file: the path to it, and whether the place is a key or a value.
 #[derive(Debug, Clone)]
 pub(super) struct Found<'a> {
     pub path: Vec<Seg>,
     /// The place is the key itself (e.g. an unknown key), not the value under it.
     pub is_key: bool,
-    pub node: Option<&'a Node>,
+    pub node: &'a Node,
 }
 
 impl Found<'_> {
     /// The last key on the path (for a list item, the key of the list).
     pub fn key(&self) -> Option<&str> {
-        self.path.iter().rev().find_map(|s| match s {
-            Seg::Key(k) => Some(k.as_str()),
-            Seg::Index(_) => None,
-        })
+        self.path.iter().rev().find_map(Seg::key)
     }
 
     /// Whether the place is an item of a list rather than the value of a key.
@@ -109,7 +111,7 @@ impl Found<'_> {
     /// The scalar text at the place, if it is a scalar.
     pub fn scalar(&self) -> Option<&str> {
         match self.node {
-            Some(Node::Scalar(Some(s))) => Some(s),
+            Node::Scalar(Some(s)) => Some(s),
             _ => None,
         }
     }
@@ -119,14 +121,14 @@ impl Found<'_> {
 /// problem needs a place: a valid configuration is then read once, not twice.
 pub(super) struct LazyTree<'t> {
     text: &'t str,
-    tree: std::cell::OnceCell<Result<Option<Tree>, serde_saphyr::Error>>,
+    tree: OnceCell<Result<Option<Tree>, serde_saphyr::Error>>,
 }
 
 impl<'t> LazyTree<'t> {
     pub fn new(text: &'t str) -> Self {
         LazyTree {
             text,
-            tree: std::cell::OnceCell::new(),
+            tree: OnceCell::new(),
         }
     }
 
@@ -217,10 +219,7 @@ impl Tree {
         let (last, parent) = path.split_last()?;
         match &self.node(parent)?.value {
             Node::Map(entries) => entries.get(last).map(|(k, _)| k.referenced.into()),
-            Node::Seq(items) => items
-                .get(last.parse::<usize>().ok()?)
-                .map(|i| i.referenced.into()),
-            Node::Scalar(_) => None,
+            _ => self.value(path),
         }
     }
 
@@ -272,13 +271,7 @@ impl Tree {
     /// or top-level key. `None` when gates are written in flow style (`gates: { a: …, b: … }`),
     /// where a line may hold more than one gate.
     pub fn gate_lines(&self) -> Option<Vec<(u32, u32)>> {
-        let Node::Map(top) = &self.root.value else {
-            return None;
-        };
-        let (gates_key, gates) = top.get("gates")?;
-        let Node::Map(entries) = &gates.value else {
-            return None;
-        };
+        let (top, gates_key, entries) = self.gates()?;
         let gates_line = Pos::from(gates_key.referenced).line;
         let starts: Vec<u32> = entries
             .list
@@ -301,23 +294,13 @@ impl Tree {
                 u32::try_from(self.text.lines().count()).unwrap_or(u32::MAX),
                 |l| l - 1,
             );
-        let mut lines = Vec::new();
-        for (i, first) in starts.iter().enumerate() {
-            let last = starts.get(i + 1).map_or(end, |next| next - 1);
-            lines.push((*first, last));
-        }
-        Some(lines)
+        let lasts = starts.iter().skip(1).map(|next| next - 1).chain([end]);
+        Some(starts.iter().copied().zip(lasts).collect())
     }
 
     /// The place and id of each gate whose id was already used by a gate above it.
     pub fn repeated_gates(&self) -> Vec<(Pos, &str)> {
-        let Node::Map(top) = &self.root.value else {
-            return Vec::new();
-        };
-        let Some((_, gates)) = top.get("gates") else {
-            return Vec::new();
-        };
-        let Node::Map(entries) = &gates.value else {
+        let Some((_, _, entries)) = self.gates() else {
             return Vec::new();
         };
         entries
@@ -327,6 +310,18 @@ impl Tree {
             .filter(|(i, (k, _))| entries.first.get(&k.value) != Some(i))
             .map(|(_, (k, _))| (Pos::from(k.referenced), k.value.as_str()))
             .collect()
+    }
+
+    /// The top-level mapping, the `gates` key and the gates, when both are mappings.
+    fn gates(&self) -> Option<(&Entries, &Spanned<String>, &Entries)> {
+        let Node::Map(top) = &self.root.value else {
+            return None;
+        };
+        let (key, gates) = top.get("gates")?;
+        match &gates.value {
+            Node::Map(entries) => Some((top, key, entries)),
+            _ => None,
+        }
     }
 
     /// What is at `pos`: the innermost node or key that starts exactly there.
@@ -354,7 +349,7 @@ impl Tree {
         Some(Found {
             path,
             is_key: place.is_key,
-            node: Some(&node.value),
+            node: &node.value,
         })
     }
 }
@@ -404,6 +399,15 @@ impl<'de> Deserialize<'de> for Node {
     }
 }
 
+/// Visitor methods that keep a scalar as its text.
+macro_rules! scalar_as_text {
+    ($($method:ident: $ty:ty),*) => {$(
+        fn $method<E: de::Error>(self, v: $ty) -> Result<Node, E> {
+            Ok(Node::Scalar(Some(v.to_string())))
+        }
+    )*};
+}
+
 struct NodeVisitor;
 
 impl<'de> Visitor<'de> for NodeVisitor {
@@ -430,27 +434,9 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Ok(Node::Seq(items))
     }
 
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<Node, E> {
-        Ok(Node::Scalar(Some(s.to_string())))
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Node, E> {
-        Ok(Node::Scalar(Some(v.to_string())))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Node, E> {
-        Ok(Node::Scalar(Some(v.to_string())))
-    }
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Node, E> {
-        Ok(Node::Scalar(Some(v.to_string())))
-    }
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Node, E> {
-        Ok(Node::Scalar(Some(v.to_string())))
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node, E> {
-        Ok(Node::Scalar(Some(v.to_string())))
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Node, E> {
-        Ok(Node::Scalar(Some(v.to_string())))
-    }
+    scalar_as_text!(visit_str: &str, visit_i64: i64, visit_u64: u64, visit_i128: i128,
+        visit_u128: u128, visit_f64: f64, visit_bool: bool);
+
     fn visit_unit<E: de::Error>(self) -> Result<Node, E> {
         Ok(Node::Scalar(None))
     }

@@ -64,10 +64,7 @@ pub(super) fn first_tab(text: &str, from: Pos) -> Option<Pos> {
 /// The library's user-facing sentence for an error, without its place (we print that first).
 pub(super) fn library_text(e: &Error) -> String {
     let text = UserMessageFormatter.format_message(e).into_owned();
-    let text = match text.find(" at line ") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    };
+    let text = text.split(" at line ").next().unwrap_or_default();
     text.trim().trim_end_matches('.').to_string()
 }
 
