@@ -10,9 +10,9 @@ use super::plan::PlannedGate;
 use crate::core::cache::remote::{Session, Wanted};
 use crate::core::cache::{KeyMaker, ResultCache, WHOLE_WORKSPACE};
 use crate::core::config::{Config, Gate, GateKind};
-use crate::core::engine::skips::skipped;
 use crate::core::report::fix_hint::render_fix_hint;
 use crate::core::report::{GateResult, GateStatus};
+use crate::core::runner::fresh_result;
 use crate::core::violation::Violation;
 
 /// A gate's files split into those the cache answers and those that must run.
@@ -135,7 +135,8 @@ pub(super) async fn look_up_plan(
             if p.gate.pass_files {
                 look_up(cache, keys, p.gate, &p.files)
             } else {
-                look_up_whole(cache, keys, p.gate)
+                // The one result of a gate without file arguments, kept under `WHOLE_WORKSPACE`.
+                look_up(cache, keys, p.gate, &[&WHOLE_WORKSPACE.to_string()])
             }
         })
         .collect();
@@ -166,17 +167,6 @@ pub(crate) fn look_up(
     lookup
 }
 
-/// The one result of a gate without file arguments, kept under `WHOLE_WORKSPACE`.
-pub(crate) fn look_up_whole(cache: Option<&ResultCache>, keys: &KeyMaker, gate: &Gate) -> Lookup {
-    let mut lookup = Lookup::default();
-    let whole = WHOLE_WORKSPACE.to_string();
-    match cache.and_then(|c| Some((c, keys.key(gate, &whole)?))) {
-        Some((cache, key)) => lookup.record(cache, gate, &whole, key),
-        None => lookup.misses.push((whole, None)),
-    }
-    lookup
-}
-
 /// Asks a shared store, for every gate at once, for what the local cache missed, and moves
 /// what it answers into the hits.
 pub(crate) async fn read_shared(remote: &mut Session, lookups: Vec<(&Gate, &mut Lookup)>) {
@@ -197,12 +187,7 @@ pub(crate) async fn read_shared(remote: &mut Session, lookups: Vec<(&Gate, &mut 
 
 /// A gate answered entirely from the cache: no process runs.
 pub(crate) fn from_cache(gate: &Gate, lookup: Lookup) -> GateResult {
-    let fresh = GateResult {
-        status: GateStatus::Passed,
-        skip_reason: None,
-        ..skipped(gate, String::new())
-    };
-    merge_with_cache(gate, fresh, lookup, None)
+    merge_with_cache(gate, fresh_result(gate, 0), lookup, None)
 }
 
 /// Adds the cached files' violations to a fresh result and records the fresh files' results.
@@ -271,11 +256,10 @@ pub(crate) fn merge_with_cache(
         result.status = GateStatus::Failed;
     }
     if result.status == GateStatus::Failed {
-        let checked: Vec<String> = Vec::new();
         result.fix_hint = gate
             .fix_hint
             .as_ref()
-            .map(|h| render_fix_hint(h, &result.violations, &checked));
+            .map(|h| render_fix_hint(h, &result.violations, &[]));
     }
     result
 }
