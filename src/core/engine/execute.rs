@@ -1,13 +1,16 @@
 //! The third stage of a run: the gates the cache answered whole take their cached result; the
-//! others become jobs over the files the cache missed and run in the run's order (`order`): deps
-//! gates first, exclusive gates in turn. Each fresh result is merged with the cached files' and
-//! recorded in the cache for the next run.
+//! others become jobs over the files the cache missed. `kind: deps` gates (uv sync, npm ci) run
+//! first, all together, and the other gates start once every one of them has finished: a
+//! linter, a type checker or a suite reads what they install. The others then run in parallel,
+//! except that `exclusive` gates take turns (see `exclusive`). A deps gate that fails does not
+//! stop the others: the report's note says they ran without their dependencies (`finish`).
+//! Each fresh result is merged with the cached files' and recorded in the cache for the next run.
 
 use std::path::Path;
 use std::sync::Arc;
 
+use super::exclusive;
 use super::lookup::{Lookup, from_cache, merge_with_cache};
-use super::order::{Pending, run_in_order};
 use super::plan::PlannedGate;
 use super::{RunError, RunEvent, RunRequest};
 use crate::core::cache::deps;
@@ -94,8 +97,8 @@ pub(super) fn jobs(
     Ok(jobs)
 }
 
-/// Runs the jobs and puts each result in its slot; the request's events hear of each gate's
-/// start and end.
+/// Runs the jobs, the deps gates first, and puts each result in its slot; the request's events
+/// hear of each gate's start and end.
 pub(super) async fn run_jobs(
     request: &RunRequest,
     jobs: Vec<Job>,
@@ -105,17 +108,34 @@ pub(super) async fn run_jobs(
         let gates = jobs.iter().map(|j| j.job.gate.id.clone()).collect();
         let _ = tx.send(RunEvent::Started { gates });
     }
-    let pending = jobs
+    let (deps, rest): (Vec<Job>, Vec<Job>) = jobs
         .into_iter()
-        .map(|job| Pending {
-            index: job.index,
-            gate: job.job.gate.clone(),
-            work: job,
-        })
-        .collect();
-    let finished = run_in_order(&request.root, pending, |job| run_one(request, job)).await;
-    for (i, result) in finished {
-        results[i] = Some(result);
+        .partition(|j| j.job.gate.kind == GateKind::Deps);
+    run_together(request, deps, results).await;
+    run_together(request, rest, results).await;
+}
+
+/// Runs the jobs at once; each exclusive gate holds the workspace's exclusive lock while it
+/// runs. A gate whose task panicked keeps an empty slot (the report says it stopped).
+async fn run_together(request: &RunRequest, jobs: Vec<Job>, results: &mut [Option<GateResult>]) {
+    let mut tasks = tokio::task::JoinSet::new();
+    for job in jobs {
+        let (index, gate, root) = (job.index, job.job.gate.clone(), job.job.root.clone());
+        let running = run_one(request, job);
+        tasks.spawn(async move {
+            // Taken inside the task: the other gates start meanwhile.
+            let _turn = match gate.exclusive {
+                true => Some(exclusive::acquire(&root, &gate).await),
+                false => None,
+            };
+            (index, running.await)
+        });
+    }
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok((i, result)) => results[i] = Some(result),
+            Err(e) => tracing::error!("a gate task failed: {e}"),
+        }
     }
 }
 

@@ -7,14 +7,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::RunRequest;
-use super::order::deps_failure_note;
 use super::shard::ShardPlan;
 use super::skips::errored;
 use super::state::{add_note, advance_state};
 use crate::core::cache::ResultCache;
 use crate::core::cache::remote::Session;
-use crate::core::config::{Config, Gate};
-use crate::core::report::{GateResult, Report, ScopeInfo, config_name};
+use crate::core::config::{Config, Gate, GateKind};
+use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo, config_name};
 use crate::core::scope::{BaselineTarget, ResolvedScope};
 use crate::core::workspace::run_logs::{RunDir, create_run_dir, name_report, write_report};
 
@@ -157,4 +156,31 @@ pub(super) fn assemble(
         state,
         _dir: run_dir,
     }
+}
+
+/// The report's note when a deps gate failed or could not run while other gates ran after it.
+fn deps_failure_note(gates: &[&Gate], results: &[GateResult]) -> Option<String> {
+    let broken: Vec<&str> = gates
+        .iter()
+        .zip(results)
+        .filter(|(g, r)| {
+            g.kind == GateKind::Deps && matches!(r.status, GateStatus::Failed | GateStatus::Error)
+        })
+        .map(|(g, _)| g.id.as_str())
+        .collect();
+    let others_ran = gates
+        .iter()
+        .zip(results)
+        .any(|(g, r)| g.kind != GateKind::Deps && r.status != GateStatus::Skipped);
+    if broken.is_empty() || !others_ran {
+        return None;
+    }
+    let named = broken
+        .iter()
+        .map(|id| format!("`{id}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(format!(
+        "deps gate {named} did not pass, so the other gates ran without their dependencies installed: their findings (and passes) may come from that, not from the code. Fix {named} first"
+    ))
 }

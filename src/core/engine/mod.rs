@@ -9,7 +9,6 @@ mod execute;
 mod finish;
 pub(crate) mod kinds;
 pub(crate) mod lookup;
-pub(crate) mod order;
 mod plan;
 pub mod shard;
 pub(crate) mod skips;
