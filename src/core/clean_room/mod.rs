@@ -24,31 +24,11 @@ use crate::core::scope::ScopeRequest;
 use crate::core::workspace::paths::relative_posix;
 
 pub use crate::core::report::CleanRoomInfo;
-pub use git::GitProblem;
+pub use git::CleanRoomError;
 pub use run::{ServerRunError, run_for_server, runs_as_trusted};
 
 /// The revision checked when none is given.
 pub const DEFAULT_REV: &str = "HEAD";
-
-/// Why a clean room could not be made.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CleanRoomError {
-    /// The revision names no commit (a usage error: exit 2).
-    #[error("clean room: {0}")]
-    BadRev(String),
-    /// Not a repository, a bare one, git failing (with git's own message), or the folder.
-    #[error("clean room: {0}")]
-    Failed(String),
-}
-
-impl From<GitProblem> for CleanRoomError {
-    fn from(p: GitProblem) -> Self {
-        match p {
-            GitProblem::BadRev(m) => CleanRoomError::BadRev(m),
-            GitProblem::Failed(m) => CleanRoomError::Failed(m),
-        }
-    }
-}
 
 /// One clean checkout, removed when dropped unless kept.
 #[derive(Debug)]
