@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::RunRequest;
 use super::shard::ShardPlan;
 use super::skips::errored;
-use super::state::{add_note, advance_state};
+use super::state::{add_note, advance_state, append_note};
 use crate::core::cache::ResultCache;
 use crate::core::cache::remote::Session;
 use crate::core::config::{Config, Gate, GateKind};
@@ -92,47 +92,42 @@ pub(super) fn assemble(
     scope: ResolvedScope,
     outcome: Outcome,
 ) -> Run {
-    let Outcome {
-        selected,
-        results,
-        checked,
-        shard,
-        run_dir,
-        remote,
-        started,
-    } = outcome;
-    let gates: Vec<GateResult> = results
+    let selected = outcome.selected;
+    let gates: Vec<GateResult> = outcome
+        .results
         .into_iter()
         .zip(&selected)
         .map(|(r, g)| {
             r.unwrap_or_else(|| errored(g, format!("{} stopped unexpectedly; see the log", g.name)))
         })
         .collect();
-    let files = checked;
+    let shard = outcome.shard;
+    // Said before any other note: it changes what every other result means.
+    let mut note = deps_failure_note(&selected, &gates);
+    if let Some(other) = scope.note {
+        append_note(&mut note, other);
+    }
     let info = ScopeInfo {
         mode: scope.mode.to_string(),
         files_in_scope: shard.as_ref().map_or(scope.files.len(), ShardPlan::len),
-        files_checked: files.len(),
+        files_checked: outcome.checked.len(),
         baseline_sha: scope.baseline_sha,
-        note: scope.note,
-        files,
+        note,
+        files: outcome.checked,
     };
     // A run the cache answered alone gets its folder now: every run leaves its report there.
-    let run_dir = run_dir.or_else(|| match create_run_dir(&request.root) {
-        Ok(dir) => Some(Arc::new(dir)),
-        Err(e) => {
-            tracing::warn!("no folder for the run's report: {e}");
-            None
-        }
-    });
+    let run_dir = outcome
+        .run_dir
+        .or_else(|| match create_run_dir(&request.root) {
+            Ok(dir) => Some(Arc::new(dir)),
+            Err(e) => {
+                tracing::warn!("no folder for the run's report: {e}");
+                None
+            }
+        });
     let log_dir = run_dir.as_ref().map(|dir| dir.display.clone());
-    // Said before any other note: it changes what every other result means.
-    let deps_note = deps_failure_note(&selected, &gates);
-    let mut report = Report::new(info, gates, started.elapsed().as_millis() as u64, log_dir);
-    report.scope.note = match (deps_note, report.scope.note.take()) {
-        (Some(deps), Some(other)) => Some(format!("{deps}; {other}")),
-        (deps, other) => deps.or(other),
-    };
+    let elapsed = outcome.started.elapsed().as_millis() as u64;
+    let mut report = Report::new(info, gates, elapsed, log_dir);
     report.config = config_name(&config.source, &request.root);
     report.shard = shard.as_ref().map(|plan| plan.info(config, &request.root));
     if let Some(warning) = request.cache.as_deref().and_then(ResultCache::warning) {
@@ -140,7 +135,7 @@ pub(super) fn assemble(
     }
     report
         .warnings
-        .extend(remote.and_then(Session::into_warning));
+        .extend(outcome.remote.and_then(Session::into_warning));
     if let Some(dir) = &run_dir {
         name_report(dir, &mut report);
     }

@@ -26,6 +26,7 @@ use kinds::KindFilter;
 use shard::Shard;
 
 pub use finish::{Finished, Run};
+pub(crate) use state::append_note;
 
 /// What to run.
 #[derive(Debug, Clone)]

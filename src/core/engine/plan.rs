@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use super::RunRequest;
 use super::shard::{GateShare, ShardPlan};
 use super::skips::{errored, skip_reason, skipped};
+use super::state::append_note;
 use crate::core::cache::KeyMaker;
 use crate::core::cache::deps;
 use crate::core::config::{Gate, GateKind};
@@ -66,10 +67,7 @@ pub(super) fn settle_files(
             if vanished == 1 { "" } else { "s" },
             if vanished == 1 { "was" } else { "were" }
         );
-        scope.note = Some(match scope.note.take() {
-            Some(prev) => format!("{prev}; {note}"),
-            None => note,
-        });
+        append_note(&mut scope.note, note);
     }
 }
 

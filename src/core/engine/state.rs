@@ -80,15 +80,19 @@ pub(super) fn advance_state(
 
 /// Adds a sentence to the report's note (its warnings), unless the note says it already.
 pub(super) fn add_note(report: &mut Report, note: String) {
-    if report
+    if !report
         .scope
         .note
         .as_deref()
         .is_some_and(|n| n.contains(&note))
     {
-        return;
+        append_note(&mut report.scope.note, note);
     }
-    report.scope.note = Some(match report.scope.note.take() {
+}
+
+/// Adds `note` after the sentences already in `notes`.
+pub(crate) fn append_note(notes: &mut Option<String>, note: String) {
+    *notes = Some(match notes.take() {
         Some(prev) => format!("{prev}; {note}"),
         None => note,
     });

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::core::config::spec::Template;
 use crate::core::config::{Config, Gate, GateKind};
-use crate::core::engine::{Run, RunError, RunRequest, execute, select_gates};
+use crate::core::engine::{Run, RunError, RunRequest, append_note, execute, select_gates};
 use crate::core::report::Report;
 use crate::core::runner::process::{ProcessOutcome, ProcessSpec, resolve_program, run_process};
 use crate::core::scope::resolve;
@@ -50,11 +50,7 @@ pub async fn execute_with_fixes(config: &Config, request: &RunRequest) -> Result
     let report = run.report_mut();
     report.fixed = outcome.fixed;
     if !outcome.problems.is_empty() {
-        let note = outcome.problems.join("; ");
-        report.scope.note = Some(match report.scope.note.take() {
-            Some(prev) => format!("{prev}; {note}"),
-            None => note,
-        });
+        append_note(&mut report.scope.note, outcome.problems.join("; "));
     }
     Ok(run)
 }
@@ -158,7 +154,8 @@ async fn run_fixer(
     text: &[u8],
     run_dir: &RunDir,
 ) -> Result<Option<Vec<u8>>, String> {
-    let (stdout, stderr) = log_paths(run_dir, &gate.id, n);
+    let stdout = run_dir.path.join(format!("fix-{}-{n}.stdout", gate.id));
+    let stderr = run_dir.path.join(format!("fix-{}-{n}.stderr", gate.id));
     let failed = |what: String| {
         Err(format!(
             "{} could not fix {rel} ({what}); see {}",
@@ -183,13 +180,6 @@ async fn run_fixer(
     let _ = std::fs::remove_file(&stdout);
     let _ = std::fs::remove_file(&stderr);
     Ok(Some(fixed))
-}
-
-fn log_paths(run_dir: &RunDir, gate: &str, n: usize) -> (PathBuf, PathBuf) {
-    (
-        run_dir.path.join(format!("fix-{gate}-{n}.stdout")),
-        run_dir.path.join(format!("fix-{gate}-{n}.stderr")),
-    )
 }
 
 /// Replaces a file's content through a temporary file and a rename, so a reader never sees half
@@ -291,11 +281,7 @@ async fn pipe(
         program,
         args,
         cwd,
-        env: gate
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        env: gate.env.clone(),
         timeout,
         stdout: stdout.to_path_buf(),
         stderr: stderr.to_path_buf(),
