@@ -12,7 +12,8 @@ use std::sync::{LazyLock, Mutex, MutexGuard};
 
 use tokio::runtime::{Handle, Id};
 
-use super::reaper::{self, kill_group, reap};
+use super::reaper::{self, reap};
+use crate::core::platform::kill_process_group;
 
 #[derive(Default)]
 struct Registry {
@@ -69,7 +70,7 @@ pub fn stop_all() -> usize {
         });
     }
     for &pid in &taken {
-        kill_group(pid);
+        kill_process_group(pid);
     }
     for &pid in &taken {
         reap(pid);
@@ -79,9 +80,5 @@ pub fn stop_all() -> usize {
     taken.len()
 }
 
-/// The first of SIGINT, SIGTERM and SIGHUP this process receives, as its number. Listening
-/// starts at the call (inside a runtime), before the returned future is first polled. `None`
-/// if the signals cannot be listened to.
-pub fn termination_signal() -> impl Future<Output = Option<i32>> {
-    crate::core::platform::termination_signal()
-}
+/// The first of SIGINT, SIGTERM and SIGHUP this process receives (see `platform`).
+pub use crate::core::platform::termination_signal;

@@ -193,11 +193,7 @@ impl GateRun<'_> {
                 .chain(files)
                 .collect(),
             cwd: self.cwd.clone(),
-            env: gate
-                .env
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            env: gate.env.clone(),
             timeout: gate.timeout,
             stdout: stdout.to_path_buf(),
             stderr: stderr.to_path_buf(),

@@ -2,6 +2,7 @@
 //! straight into log files (nothing held in memory, nothing truncated), a timeout that kills the
 //! whole group, and a guard that kills the group if the run is cancelled (the future dropped).
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -21,7 +22,7 @@ pub struct ProcessSpec {
     pub program: PathBuf,
     pub args: Vec<OsString>,
     pub cwd: PathBuf,
-    pub env: Vec<(String, String)>,
+    pub env: BTreeMap<String, String>,
     pub timeout: Duration,
     pub stdout: PathBuf,
     pub stderr: PathBuf,
@@ -52,7 +53,7 @@ impl Drop for GroupGuard {
     fn drop(&mut self) {
         // Helpers the tool left running in its group would hold resources and outlive the run.
         if children::leave(self.pid) {
-            reaper::kill_group(self.pid);
+            platform::kill_process_group(self.pid);
             if !self.waited {
                 reaper::reap(self.pid);
             }
@@ -92,9 +93,7 @@ async fn run_with_logs(
         });
     // The tool and whatever it starts can be ended together.
     platform::lead_new_process_group(cmd.as_std_mut());
-    for (k, v) in &spec.env {
-        cmd.env(k, v);
-    }
+    cmd.envs(&spec.env);
     let started = children::start(|| {
         let child = cmd
             .spawn()
@@ -131,7 +130,7 @@ async fn run_with_logs(
         }
         Ok(Err(e)) => ProcessOutcome::SpawnFailed(format!("waiting for the process failed: {e}")),
         Err(_) => {
-            reaper::kill_group(guard.pid);
+            platform::kill_process_group(guard.pid);
             guard.waited = child.wait().await.is_ok();
             ProcessOutcome::TimedOut
         }
@@ -216,7 +215,7 @@ mod tests {
             program: program.into(),
             args: vec!["-c".into(), script.into()],
             cwd: dir.to_path_buf(),
-            env: Vec::new(),
+            env: BTreeMap::new(),
             timeout: Duration::from_secs(30),
             stdout: dir.join("gate.stdout"),
             stderr: dir.join("gate.stderr"),

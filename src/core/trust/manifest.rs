@@ -104,23 +104,19 @@ impl Manifest {
     pub fn of(config: &Config, root: &Path, hashes: &FileHashes) -> Manifest {
         let mut commands = Vec::new();
         for gate in &config.gates {
-            commands.push(command(
+            let mut run = command(
                 format!("gate {}", gate.id),
                 &gate.command,
-                gate.pass_files,
                 gate,
                 root,
                 hashes,
-            ));
+            );
+            run.pass_files = gate.pass_files;
+            run.args_when = gate.args_when.clone();
+            commands.push(run);
             if let Some(fix) = &gate.fix {
-                commands.push(command(
-                    format!("fixer of {}", gate.id),
-                    &fix.command,
-                    false,
-                    gate,
-                    root,
-                    hashes,
-                ));
+                let role = format!("fixer of {}", gate.id);
+                commands.push(command(role, &fix.command, gate, root, hashes));
             }
         }
         let source = match &config.source {
@@ -265,21 +261,15 @@ fn describe_commands(commands: &[Command]) -> String {
     out
 }
 
+/// A command of `gate` (its own or its fixer's), without file arguments nor `args_when`.
 fn command(
     role: String,
     argv: &[String],
-    pass_files: bool,
     gate: &Gate,
     root: &Path,
     hashes: &FileHashes,
 ) -> Command {
     let cwd = gate.cwd_in(root);
-    // The fixer's command is its own; `args_when` is the gate's.
-    let args_when = if role.starts_with("gate ") {
-        gate.args_when.clone()
-    } else {
-        Vec::new()
-    };
     let program = argv
         .first()
         .ok_or_else(|| "empty command".to_string())
@@ -299,8 +289,8 @@ fn command(
     Command {
         role,
         argv: argv.to_vec(),
-        pass_files,
-        args_when,
+        pass_files: false,
+        args_when: Vec::new(),
         env: gate.env.clone(),
         cwd: gate
             .cwd

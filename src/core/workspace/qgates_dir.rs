@@ -128,7 +128,10 @@ pub fn check(root: &Path) -> Result<Access, UnsafeDir> {
         };
         let problem = if meta.file_type().is_symlink() {
             Problem::Link
-        } else if meta.is_dir() && platform::owner_user_id(&meta) != me && can_write(&path) {
+        } else if meta.is_dir()
+            && platform::owner_user_id(&meta) != me
+            && platform::can_write(&path)
+        {
             Problem::Owner {
                 uid: platform::owner_user_id(&meta),
             }
@@ -142,7 +145,7 @@ pub fn check(root: &Path) -> Result<Access, UnsafeDir> {
     } else {
         root.to_path_buf()
     };
-    Ok(if can_write(&target) {
+    Ok(if platform::can_write(&target) {
         Access::Writable
     } else {
         Access::ReadOnly
@@ -178,11 +181,6 @@ pub fn make(root: &Path, sub: &str) -> std::io::Result<PathBuf> {
         let _ = f.write_all(GITIGNORE.as_bytes());
     }
     Ok(path)
-}
-
-/// Whether this user can write `path` (its permissions and the mount, not its owner alone).
-fn can_write(path: &Path) -> bool {
-    platform::can_write(path)
 }
 
 /// `YYYYMMDD-HHMMSS` (UTC) of a Unix time: the sortable stamp in the names of run folders and
