@@ -44,20 +44,14 @@ pub(super) fn jobs(
     let tools_from: Option<Arc<Path>> = request.tools_from.as_deref().map(Arc::from);
     let mut jobs = Vec::new();
     for (planned, lookup) in gates.into_iter().zip(lookups) {
-        let PlannedGate {
-            index,
-            gate,
-            files,
-            in_scope,
-            deps_key,
-        } = planned;
+        let (gate, in_scope) = (planned.gate, planned.in_scope);
         if lookup.misses.is_empty() {
             let mut result = from_cache(gate, lookup);
             if !gate.pass_files {
                 result.files_checked = in_scope;
                 result.cached_files = in_scope;
             }
-            results[index] = Some(result);
+            results[planned.index] = Some(result);
             continue;
         }
         let run_dir = match run_dir {
@@ -81,17 +75,17 @@ pub(super) fn jobs(
                 Arc::new(DiffBase {
                     mode: scope.mode,
                     commit: scope.changed_since.clone(),
-                    files: files.iter().map(|f| (*f).clone()).collect(),
+                    files: planned.files.iter().map(|f| (*f).clone()).collect(),
                 })
             }),
             tools_from: tools_from.clone(),
         };
         jobs.push(Job {
-            index,
+            index: planned.index,
             job,
             lookup,
             in_scope,
-            deps_key,
+            deps_key: planned.deps_key,
         });
     }
     Ok(jobs)
