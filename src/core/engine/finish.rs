@@ -2,18 +2,18 @@
 //! caller is done with it — the run recorded in the branch's baseline state and its report written
 //! into the run's folder, both once (`Run::finish`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::RunRequest;
 use super::shard::ShardPlan;
 use super::skips::errored;
-use super::state::{add_note, advance_state, append_note};
 use crate::core::cache::ResultCache;
 use crate::core::cache::remote::Session;
 use crate::core::config::{Config, Gate, GateKind};
 use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo, config_name};
+use crate::core::scope::baseline::{RunOutcome, StateError, StateStore, advance};
 use crate::core::scope::{BaselineTarget, ResolvedScope};
 use crate::core::workspace::run_logs::{RunDir, create_run_dir, name_report, write_report};
 
@@ -178,4 +178,94 @@ fn deps_failure_note(gates: &[&Gate], results: &[GateResult]) -> Option<String> 
     Some(format!(
         "deps gate {named} did not pass, so the other gates ran without their dependencies installed: their findings (and passes) may come from that, not from the code. Fix {named} first"
     ))
+}
+
+/// Records the run in `.qgates/state.json`: a green run moves the baseline to HEAD; otherwise
+/// the branch's failed files are narrowed and extended (see `baseline::advance`).
+fn advance_state(
+    root: &Path,
+    target: &BaselineTarget,
+    gates: &[&Gate],
+    files: &[String],
+    report: &mut Report,
+) -> bool {
+    let mut outcome = RunOutcome {
+        green: report.overall_pass,
+        ..Default::default()
+    };
+    for file in files {
+        let mut checked = false;
+        let mut clean = true;
+        for (gate, result) in gates.iter().zip(&report.gates) {
+            if result.status == GateStatus::Skipped || !gate.applies_to(file) {
+                continue;
+            }
+            checked = true;
+            // Findings below the gate's `fail_on` are shown but fail nothing, the file included.
+            let named = result
+                .violations
+                .iter()
+                .any(|v| v.file.as_deref() == Some(file.as_str()) && v.severity <= gate.fail_on);
+            if result.status == GateStatus::Error || (named && !result.allow_fail) {
+                clean = false;
+            }
+            if named && result.blocks() {
+                outcome.failed_files.insert(file.clone());
+            }
+        }
+        if checked && clean {
+            outcome.passed_files.insert(file.clone());
+        }
+    }
+    let store = StateStore::new(root);
+    let saved = store.update(|state| {
+        let prev = state
+            .branches
+            .get(&target.branch)
+            .cloned()
+            .unwrap_or_default();
+        let next = advance(&prev, target.head.as_deref(), &outcome);
+        let baseline = next.baseline_sha.clone();
+        let changed = next != prev;
+        state.branches.insert(target.branch.clone(), next);
+        (baseline, changed)
+    });
+    let (note, changed) = match saved {
+        Ok(((baseline, changed), warning)) => {
+            if report.overall_pass {
+                report.scope.baseline_sha = baseline;
+            }
+            (warning, changed)
+        }
+        // Said as it is: the same warning as when the scope read the state.
+        Err(StateError::Tracked(warning)) => (Some(warning), false),
+        Err(e) => (
+            Some(format!("the baseline state could not be saved ({e})")),
+            false,
+        ),
+    };
+    if let Some(note) = note {
+        add_note(report, note);
+    }
+    changed
+}
+
+/// Adds a sentence to the report's note (its warnings), unless the note says it already.
+fn add_note(report: &mut Report, note: String) {
+    if !report
+        .scope
+        .note
+        .as_deref()
+        .is_some_and(|n| n.contains(&note))
+    {
+        append_note(&mut report.scope.note, note);
+    }
+}
+
+/// Adds `note` after the sentences already in `notes`.
+pub(crate) fn append_note(notes: &mut Option<String>, note: String) {
+    *notes = Some(match notes.take() {
+        Some(prev) => format!("{prev}; {note}"),
+        None => note,
+    });
 }

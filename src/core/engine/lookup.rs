@@ -50,19 +50,13 @@ impl Lookup {
 
     /// Moves the files a shared store answered for `gate` from the misses to the hits; an
     /// answer is believed as a local entry is (`believed`).
-    pub(crate) fn answer(&mut self, gate: &Gate, mut found: Vec<(String, Vec<Violation>)>) {
-        found.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let mut answers: Vec<Option<Vec<Violation>>> = found
-            .iter_mut()
-            .map(|(_, v)| Some(std::mem::take(v)))
-            .collect();
-        let misses = std::mem::take(&mut self.misses);
-        for (file, key) in misses {
+    pub(crate) fn answer(&mut self, gate: &Gate, found: Vec<(String, Vec<Violation>)>) {
+        let mut answers: HashMap<String, Vec<Violation>> = found.into_iter().collect();
+        for (file, key) in std::mem::take(&mut self.misses) {
             let answer = key
                 .is_some()
-                .then(|| found.binary_search_by(|(f, _)| f.cmp(&file)).ok())
+                .then(|| answers.remove(&file))
                 .flatten()
-                .and_then(|at| answers[at].take())
                 .filter(|v| believed(&file, v));
             match answer {
                 Some(mut v) => {

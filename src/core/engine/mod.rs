@@ -12,7 +12,6 @@ pub(crate) mod lookup;
 mod plan;
 pub mod shard;
 pub(crate) mod skips;
-mod state;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -25,8 +24,8 @@ use crate::core::scope::{ResolvedScope, ScopeError, ScopeRequest, resolve};
 use kinds::KindFilter;
 use shard::Shard;
 
+pub(crate) use finish::append_note;
 pub use finish::{Finished, Run};
-pub(crate) use state::append_note;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -188,18 +187,12 @@ pub(crate) fn select_gates<'c>(
     let Some(only) = only else {
         return Ok(config.gates.iter().collect());
     };
-    for id in only {
-        if config.gate(id).is_none() {
-            return Err(RunError::UnknownGate {
-                unknown: id.clone(),
-                known: config
-                    .gates
-                    .iter()
-                    .map(|g| g.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
-        }
+    if let Some(id) = only.iter().find(|id| config.gate(id).is_none()) {
+        let known: Vec<&str> = config.gates.iter().map(|g| g.id.as_str()).collect();
+        return Err(RunError::UnknownGate {
+            unknown: id.clone(),
+            known: known.join(", "),
+        });
     }
     Ok(config
         .gates

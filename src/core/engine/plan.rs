@@ -7,9 +7,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::RunRequest;
+use super::finish::append_note;
 use super::shard::{GateShare, ShardPlan};
 use super::skips::{errored, skip_reason, skipped};
-use super::state::append_note;
 use crate::core::cache::KeyMaker;
 use crate::core::cache::deps;
 use crate::core::config::{Gate, GateKind};

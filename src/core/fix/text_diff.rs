@@ -64,25 +64,24 @@ pub fn line_edits(old: &str, new: &str) -> Vec<LineEdit> {
     edits
 }
 
-/// Applies line edits to `old` (what an editor does with them).
-#[cfg(test)]
-fn apply_line_edits(old: &str, edits: &[LineEdit]) -> String {
-    let lines: Vec<&str> = old.split_inclusive('\n').collect();
-    let mut out = String::with_capacity(old.len());
-    let mut at = 0usize;
-    for e in edits {
-        out.extend(lines[at..e.start_line as usize].iter().copied());
-        out.push_str(&e.new_text);
-        at = e.end_line as usize;
-    }
-    out.extend(lines[at.min(lines.len())..].iter().copied());
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Applies line edits to `old` (what an editor does with them).
+    fn apply_line_edits(old: &str, edits: &[LineEdit]) -> String {
+        let lines: Vec<&str> = old.split_inclusive('\n').collect();
+        let mut out = String::with_capacity(old.len());
+        let mut at = 0usize;
+        for e in edits {
+            out.extend(lines[at..e.start_line as usize].iter().copied());
+            out.push_str(&e.new_text);
+            at = e.end_line as usize;
+        }
+        out.extend(lines[at.min(lines.len())..].iter().copied());
+        out
+    }
 
     #[test]
     fn unchanged_text_needs_no_edit() {

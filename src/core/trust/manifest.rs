@@ -392,18 +392,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Whether a path is an executable file (for tests of programs appearing).
-#[cfg(test)]
-fn executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::core::config;
     use std::os::unix::fs::PermissionsExt;
+
+    /// Whether a path is an executable file (for tests of programs appearing).
+    fn executable(p: &Path) -> bool {
+        std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+    }
 
     fn workspace(yaml: &str) -> (tempfile::TempDir, Config) {
         let tmp = tempfile::tempdir().unwrap();
