@@ -2,16 +2,14 @@
 //! committed there, to answer "does this commit pass from scratch" — without the uncommitted
 //! changes, the tool caches, the baseline state or the result cache of the working tree.
 //!
-//! A clean room lives in a private folder (mode 0700) of its own under the system's temporary
-//! folder, a fresh name per run, so runs at the same time never share one. It is removed when
-//! the run ends (unless kept), when the value is dropped (a signal, a panic), and, after a run
-//! that was killed, by the next clean-room run in the repository (see `git`).
+//! A clean room lives in a private folder (0700) of its own under the temporary folder, a fresh
+//! name per run. It is removed when the run ends (unless kept), when the value is dropped, and,
+//! after a run that was killed, by the next clean-room run in the repository (see `git`).
 //!
-//! The faces stay thin: `CleanRoom::open` makes the checkout, the face loads the configuration
-//! from it, runs the engine over `request`, and hands the report to `finish`, which adds the
-//! `clean_room` section and removes the checkout. The servers, which run nothing a person has not
-//! trusted, go through `run_for_server`: their trust check sees exactly what would run in the
-//! checkout before anything does.
+//! `CleanRoom::open` makes the checkout, the face loads the configuration from it, runs the
+//! engine over `request`, and hands the report to `finish`, which adds the `clean_room` section
+//! and removes the checkout. The servers go through `run_for_server`: their trust check sees
+//! exactly what would run in the checkout before anything does.
 
 mod git;
 

@@ -1,15 +1,9 @@
 //! One machine's share of a run that a CI matrix splits (`qgates check --shard i/n`), and what its
-//! report records so that `qgates merge` can check the shards belong together.
-//!
-//! The split depends only on the resolved file list and the files' sizes, so every machine of
-//! the matrix computes the same one: the files sorted by size (largest first, then by path) are
-//! dealt to the shards in snake order (1, 2, …, n, n, …, 2, 1, 1, 2, …). Counts differ by at most
-//! one, and each round gives the shard that got the larger file of the previous round the
-//! smaller one, so sizes even out. A gate that takes no file arguments (a type checker over the
-//! project, a test suite) checks every file at once: it runs in shard 1 only, and the others
-//! report it as skipped. A `deps` gate installs what the others need on the machine that runs
-//! them, so every shard runs it; its files are counted once, in shard 1. Docs: docs/ci.md,
-//! "Shards".
+//! report records so that `qgates merge` can check the shards belong together (docs/ci.md,
+//! "Shards"). The split depends only on the resolved file list and the files' sizes, so every
+//! machine computes the same one: the files, largest first, are dealt in snake order (1, 2, …,
+//! n, n, …, 2, 1, …) so sizes even out. A gate without file arguments runs in shard 1 only; a
+//! `deps` gate runs in every shard (the others need what it installs), counted in shard 1.
 
 use std::collections::HashSet;
 use std::fmt;

@@ -447,14 +447,10 @@ pub fn folder_problem(gate: &Gate, root: &Path) -> Option<String> {
 /// A file as the tool should get it: relative to the tool's cwd when that is the root, else
 /// absolute; a name starting with `-` gets `./` so no tool reads it as an option.
 fn file_argument(rel: &str, root: &Path, cwd: &Path) -> OsString {
-    if cwd == root {
-        if rel.starts_with('-') {
-            OsString::from(format!("./{rel}"))
-        } else {
-            OsString::from(rel)
-        }
-    } else {
-        root.join(rel).into_os_string()
+    match (cwd == root, rel.starts_with('-')) {
+        (false, _) => root.join(rel).into_os_string(),
+        (true, true) => format!("./{rel}").into(),
+        (true, false) => rel.into(),
     }
 }
 

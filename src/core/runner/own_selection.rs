@@ -1,14 +1,12 @@
 //! A tool whose own configuration chooses the files it checks (mypy's `files`, pyright's
-//! `include`) answers differently when it is handed a list of files: the list replaces its
-//! selection, so files the project leaves out get checked and modules it checks together get
-//! checked apart. A gate's `own_selection` names where that configuration lives; when one of
-//! those places is set, the gate runs without file arguments, as the project runs the tool, and
-//! keeps the findings for the files in scope (docs/design.md, "The tool's own file selection").
+//! `include`) answers differently when handed a list of files: the list replaces its selection.
+//! When one of the places a gate's `own_selection` names is set, the gate runs without file
+//! arguments, as the project runs the tool, and keeps the findings for the files in scope
+//! (docs/design.md, "The tool's own file selection").
 //!
 //! A place is `FILE` (the file exists) or `FILE#KEY`, a dotted key inside it: a table path for
-//! TOML (`pyproject.toml#tool.mypy.files`), section then key for INI (`setup.cfg#mypy.files`:
-//! section `[mypy]`, key `files`; any file not ending in `.toml` or `.json` is read as INI), an
-//! object path for JSON (`pyrightconfig.json#include`). Paths are relative to the gate's `cwd`.
+//! TOML (`pyproject.toml#tool.mypy.files`), section then key for INI (`setup.cfg#mypy.files`),
+//! an object path for JSON (`pyrightconfig.json#include`). Paths are relative to the gate's `cwd`.
 
 use std::collections::HashSet;
 use std::ffi::OsString;

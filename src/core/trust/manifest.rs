@@ -1,22 +1,13 @@
 //! What a configuration will run, as a person is asked to trust it: every gate's and fixer's
-//! argv, `env` and `cwd`; the program each command names, as it resolves now (a bare name is
-//! looked up in the workspace's `.venv/bin`, `venv/bin` and `node_modules/.bin` before `PATH`);
-//! and each file inside the workspace a command runs (the program itself, or the script an
-//! interpreter is given), with its content. The SHA-256 of all that is what the trust store
-//! records, so a changed script, a new program in `.venv/bin` or an edited command asks again.
+//! argv, `env` and `cwd`; the program each command names, as it resolves now; and each file
+//! inside the workspace a command runs (the program, or the script an interpreter is given), with
+//! its content. The trust store records the SHA-256 of all that (docs/trust.md).
 //!
-//! Programs outside the workspace are shown by path but recorded only as "outside": a repository
-//! cannot put files there, and the editor, an agent's host and a terminal often have different
-//! `PATH`s, which must not make trust given in one place worthless in another.
-//!
-//! A program inside a workspace tool folder (`.venv`, `venv`, `node_modules`) that git does not
-//! track is recorded by path, not by content: it is what the user installed there, and an upgrade
-//! must not ask again. One that git tracks came with the repository and is covered by content.
-//!
-//! A clean checkout of a commit has no tool folders until its `deps` gates make them, so its
-//! programs resolve elsewhere (or not yet). The `portable` hash leaves those installed programs
-//! out and keeps everything else — commands, `env`, `cwd` and the repository's own files by
-//! content — so "the checkout runs what was trusted for the working tree" can be asked of it.
+//! Programs outside the workspace are recorded only as "outside" (a repository cannot put files
+//! there, and the editor's, an agent's and a terminal's `PATH`s differ). A program in a tool
+//! folder (`.venv`, `node_modules`) that git does not track is recorded by path: an upgrade must
+//! not ask again. The `portable` hash leaves those out, so a clean checkout, which has no tool
+//! folders until its `deps` gates make them, can be compared with what was trusted.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

@@ -1,12 +1,8 @@
-//! This process's private scratch folder (mode 0700, owned by the user): fixer output, and the
-//! run logs of a workspace whose `.qgates/` cannot be written. A fixed name in the shared
-//! temporary folder could be made first by another user (a link to their files, a folder they
-//! read); so it is either `$XDG_RUNTIME_DIR/qgates` (that folder is the user's alone by
-//! definition, and is checked to be) or a fresh folder of a random name made by `mkdtemp`.
-//!
-//! The folder is made on first use. Run logs in it are named in reports and must outlive the
-//! process, so it is not removed wholesale; a random folder left empty (fixer files are removed
-//! after each use) is removed when the process exits.
+//! This process's private scratch folder (0700, the user's): fixer output, and the run logs of a
+//! workspace whose `.qgates/` cannot be written. A fixed name in the shared temporary folder
+//! could be made first by another user, so it is `$XDG_RUNTIME_DIR/qgates` (checked to be the
+//! user's alone) or a fresh folder of a random name (`mkdtemp`), made on first use. Run logs in
+//! it outlive the process; a random folder left empty is removed when the process exits.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
