@@ -60,10 +60,6 @@ impl CleanRoom {
             tracing::info!("removed {removed} clean-room worktree(s) of stopped runs");
         }
         let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-        let inside = canonical_root
-            .strip_prefix(&top)
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
         let folder = private_folder().map_err(|e| {
             CleanRoomError::Failed(format!(
                 "cannot make a private folder under {} for the checkout: {e}",
@@ -84,17 +80,16 @@ impl CleanRoom {
                 &commit[..commit.len().min(7)]
             )));
         }
-        let uncommitted = git::uncommitted_changes(&top).unwrap_or(0);
-        let inner_root = worktree.join(&inside);
         Ok(CleanRoom {
+            // The same folder of the repository as the workspace outside.
+            root: worktree.join(canonical_root.strip_prefix(&top).unwrap_or(Path::new(""))),
             tools_from: canonical_root,
-            root: inner_root,
             info: CleanRoomInfo {
                 rev: rev.to_string(),
                 commit,
                 worktree: worktree.display().to_string(),
                 kept: keep,
-                uncommitted_changes: uncommitted,
+                uncommitted_changes: git::uncommitted_changes(&top).unwrap_or(0),
             },
             top,
             outside_root: root.to_path_buf(),

@@ -170,11 +170,8 @@ pub fn resolve_program_borrowing(
     lender: Option<&Path>,
 ) -> Result<PathBuf, String> {
     if name.contains('/') {
-        let p = if Path::new(name).is_absolute() {
-            PathBuf::from(name)
-        } else {
-            cwd.join(name)
-        };
+        // An absolute `name` replaces `cwd`.
+        let p = cwd.join(name);
         return if is_executable(&p) {
             Ok(p)
         } else if p.exists() {
@@ -191,13 +188,8 @@ pub fn resolve_program_borrowing(
     let local = crate::core::runner::tool_folders::program_dirs(root, cwd, lender);
     let path_var = std::env::var_os("PATH").unwrap_or_default();
     let dirs = local.into_iter().chain(std::env::split_paths(&path_var));
-    for dir in dirs {
-        let candidate = dir.join(name);
-        if is_executable(&candidate) {
-            return Ok(candidate);
-        }
-    }
-    Err(format!(
+    let found = dirs.map(|dir| dir.join(name)).find(|p| is_executable(p));
+    found.ok_or_else(|| format!(
         "`{name}` was not found — is it installed and on PATH? (also looked in .venv/bin, venv/bin and node_modules/.bin of the workspace and of the gate's cwd)"
     ))
 }

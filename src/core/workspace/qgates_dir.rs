@@ -126,26 +126,18 @@ pub fn check(root: &Path) -> Result<Access, UnsafeDir> {
         let Ok(meta) = std::fs::symlink_metadata(&path) else {
             continue;
         };
+        let uid = platform::owner_user_id(&meta);
         let problem = if meta.file_type().is_symlink() {
             Problem::Link
-        } else if meta.is_dir()
-            && platform::owner_user_id(&meta) != me
-            && platform::can_write(&path)
-        {
-            Problem::Owner {
-                uid: platform::owner_user_id(&meta),
-            }
+        } else if meta.is_dir() && uid != me && platform::can_write(&path) {
+            Problem::Owner { uid }
         } else {
             continue;
         };
         return Err(UnsafeDir { path, problem });
     }
-    let target = if qgates.exists() {
-        qgates
-    } else {
-        root.to_path_buf()
-    };
-    Ok(if platform::can_write(&target) {
+    let writable = platform::can_write(if qgates.exists() { &qgates } else { root });
+    Ok(if writable {
         Access::Writable
     } else {
         Access::ReadOnly
