@@ -126,14 +126,15 @@ pub async fn execute(
     plan::settle_files(request, &selected, &keys, &mut scope);
     let plan = plan::plan(request, &keys, &selected, &scope);
     let (lookups, mut remote) = lookup::look_up_plan(config, request, &keys, &plan.gates).await;
-    let plan::Plan {
-        mut results,
-        gates,
-        checked,
-        shard,
-    } = plan;
-    let mut run_dir = None;
-    let jobs = execute::jobs(request, &scope, gates, lookups, &mut results, &mut run_dir)?;
+    let (mut results, mut run_dir) = (plan.results, None);
+    let jobs = execute::jobs(
+        request,
+        &scope,
+        plan.gates,
+        lookups,
+        &mut results,
+        &mut run_dir,
+    )?;
     // A save checks only what changed: a walk of the whole project on every save would cost
     // what a `git status` of it costs. Runs asked for by a command or CI say it.
     let never_applies = (request.trigger != Trigger::Save)
@@ -150,13 +151,13 @@ pub async fn execute(
             }
         }
     }
-    let mut checked: Vec<String> = checked.into_iter().cloned().collect();
+    let mut checked: Vec<String> = plan.checked.into_iter().cloned().collect();
     checked.sort_unstable();
     let outcome = finish::Outcome {
         selected,
         results,
         checked,
-        shard,
+        shard: plan.shard,
         run_dir,
         remote,
         started,

@@ -57,18 +57,12 @@ pub(super) fn leave(pid: i32) -> bool {
 /// (no zombie is left), and refuses further starts from this runtime. Returns how many it stopped.
 pub fn stop_all() -> usize {
     let rt = runtime();
-    let mut taken = Vec::new();
-    {
+    let taken: Vec<i32> = {
         let mut reg = registry();
         reg.stopped.insert(rt);
-        reg.running.retain(|&pid, owner| {
-            let mine = *owner == rt;
-            if mine {
-                taken.push(pid);
-            }
-            !mine
-        });
-    }
+        let mine = reg.running.extract_if(|_, owner| *owner == rt);
+        mine.map(|(pid, _)| pid).collect()
+    };
     for &pid in &taken {
         kill_process_group(pid);
     }
