@@ -215,30 +215,16 @@ pub enum FixError {
 }
 
 /// Pipes an editor's buffer through the gate's fixer and returns what it printed (the language
-/// server's "Format with ruff"). `rel_file` (root-relative) fills `{file}`, so the tool applies
+/// server's "Format with ruff"). `rel` (root-relative) fills `{file}`, so the tool applies
 /// that file's settings. Output goes to scratch files outside the workspace: fixes happen on every
 /// editor request and are not runs worth logging.
-pub async fn fix_text(
-    gate: &Gate,
-    root: &Path,
-    rel_file: &str,
-    text: &str,
-) -> Result<String, FixError> {
+pub async fn fix_text(gate: &Gate, root: &Path, rel: &str, text: &str) -> Result<String, FixError> {
     let (stdout, stderr) = scratch_paths().map_err(|e| FixError::Missing {
         gate: gate.id.clone(),
         why: e.to_string(),
     })?;
     let timeout = gate.timeout.min(std::time::Duration::from_secs(60));
-    let out = pipe(
-        gate,
-        root,
-        rel_file,
-        text.as_bytes(),
-        timeout,
-        &stdout,
-        &stderr,
-    )
-    .await;
+    let out = pipe(gate, root, rel, text.as_bytes(), timeout, &stdout, &stderr).await;
     let _ = std::fs::remove_file(&stdout);
     let _ = std::fs::remove_file(&stderr);
     String::from_utf8(out?).map_err(|_| FixError::Failed {
@@ -311,8 +297,7 @@ async fn pipe(
     }
 }
 
-/// New files for one fixer's output in the process's private scratch folder (`core::workspace::scratch`),
-/// outside the workspace (fixes happen on every editor request; they are not runs worth logging).
+/// New files for one fixer's output in the process's private scratch folder.
 fn scratch_paths() -> std::io::Result<(PathBuf, PathBuf)> {
     let stdout = crate::core::workspace::scratch::new_file("fix", "out")?;
     match crate::core::workspace::scratch::new_file("fix", "err") {
