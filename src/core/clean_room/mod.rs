@@ -165,9 +165,8 @@ impl CleanRoom {
         Ok(self.root.join(rel))
     }
 
-    /// Ends the clean room: the run's report gets its `clean_room` section and keeps its logs
-    /// (copied to the workspace's `.qgates/runs/`), and the worktree is removed unless it is
-    /// kept.
+    /// Ends the clean room: the report gets its `clean_room` section and keeps its logs (copied
+    /// to the workspace's `.qgates/runs/`), and the worktree is removed unless kept.
     pub fn finish(mut self, mut run: Run) -> Report {
         let report = run.report_mut();
         keep_logs(&self.root, &self.outside_root, report);
@@ -283,12 +282,9 @@ pub enum ServerRunError {
     Run(String),
 }
 
-/// Whether the clean room may run what `config` runs in the checkout at `checkout_root`, given
-/// the manifest of the working tree's own runs, which the caller found trusted: the checkout
-/// must run the same — the same commands, `env` and `cwd`, and the repository's scripts with the
-/// same content. Programs installed in `.venv` or `node_modules` are compared by name only: a
-/// fresh checkout has none until its `deps` gates install them, and those gates are among the
-/// commands compared (see `trust::manifest`).
+/// Whether the clean room may run what `config` runs in the checkout at `checkout_root`: the
+/// same as the working tree's `trusted` manifest, compared by its portable hash (installed
+/// programs by name only: see `trust::manifest`).
 pub fn runs_as_trusted(
     config: &Config,
     checkout_root: &Path,
@@ -303,10 +299,9 @@ pub fn runs_as_trusted(
 }
 
 /// Makes the clean room, reads its configuration, asks `permits` (given the configuration and the
-/// checkout's root) whether it may run, runs the gates and removes the checkout. Dropped before
-/// its end (a cancelled call), it stops the gates and removes the checkout all the same.
-/// `request` is the run as it would be in the workspace (its root, scope, gates and kinds);
-/// `config_path` the server's `--config`, if any.
+/// checkout's root) whether it may run, runs the gates and removes the checkout, also when
+/// dropped before its end. `request` is the run as it would be in the workspace; `config_path`
+/// the server's `--config`, if any.
 pub async fn run_for_server(
     request: RunRequest,
     rev: String,

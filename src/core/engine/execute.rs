@@ -158,8 +158,7 @@ fn run_one(
             name: gate.name.clone(),
         });
         let mut fresh = run_gate(job).await;
-        // A gate without file arguments covered its files in scope, as when the cache answers
-        // for it.
+        // A gate without file arguments covered its files in scope, as when the cache answers.
         if !gate.pass_files && fresh.status != GateStatus::Skipped {
             fresh.files_checked = in_scope;
         }

@@ -139,8 +139,7 @@ pub(super) fn assemble(
     if let Some(dir) = &run_dir {
         name_report(dir, &mut report);
     }
-    // One shard is not the whole scope: it neither moves the baseline nor narrows the failed
-    // files.
+    // One shard is not the whole scope: it neither moves the baseline nor narrows failed files.
     let state = scope
         .baseline
         .filter(|_| request.update_state && shard.is_none());

@@ -85,11 +85,9 @@ impl Lookup {
     }
 }
 
-/// An entry is believed only for the file it is kept under: the run that recorded it checked
-/// that every violation named that file (`merge_with_cache`), a file in the workspace, as
-/// fresh ones are checked when parsed. The one result of a gate without file arguments only
-/// when every violation names a file inside the workspace, or none. Anything else is not
-/// qgates' own and runs again.
+/// An entry is believed only when every violation names the file it is kept under, as
+/// `merge_with_cache` records them; the one result of a gate without file arguments, when each
+/// names a file inside the workspace or none. Anything else is not qgates' own and runs again.
 fn believed(file: &str, violations: &[Violation]) -> bool {
     if file == WHOLE_WORKSPACE {
         let inside =
@@ -197,9 +195,8 @@ pub(crate) fn merge_with_cache(
         && matches!(result.status, GateStatus::Passed | GateStatus::Failed)
         && !result.incomplete
     {
-        // Only when every violation belongs to a file this run checked: a file-less finding or
-        // one about another file cannot be replayed per file, so such a run is not recorded.
-        // A gate without file arguments records its whole result as one.
+        // A file-less finding or one about a file this run did not check cannot be replayed per
+        // file: such a run is not recorded. A gate without file arguments records its result whole.
         let keyed: HashMap<&str, &String> = lookup
             .misses
             .iter()

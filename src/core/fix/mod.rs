@@ -172,8 +172,7 @@ async fn run_fixer(
         }
         Err(FixError::Failed { how, .. }) => return failed(how),
     };
-    // A fixer that prints nothing for a non-empty file did not print the file: writing its
-    // output back would empty the file.
+    // A fixer that prints nothing for a non-empty file did not print the file: don't empty it.
     if fixed.is_empty() && !text.is_empty() {
         return failed("it printed nothing".to_string());
     }
@@ -214,10 +213,9 @@ pub enum FixError {
     },
 }
 
-/// Pipes an editor's buffer through the gate's fixer and returns what it printed (the language
-/// server's "Format with ruff"). `rel` (root-relative) fills `{file}`, so the tool applies
-/// that file's settings. Output goes to scratch files outside the workspace: fixes happen on every
-/// editor request and are not runs worth logging.
+/// Pipes an editor's buffer through the gate's fixer and returns what it printed ("Format with
+/// ruff"). `rel` (root-relative) fills `{file}`, so the tool applies that file's settings. Output
+/// goes to scratch files outside the workspace: an editor's requests are not runs worth logging.
 pub async fn fix_text(gate: &Gate, root: &Path, rel: &str, text: &str) -> Result<String, FixError> {
     let (stdout, stderr) = scratch_paths().map_err(|e| FixError::Missing {
         gate: gate.id.clone(),

@@ -376,8 +376,7 @@ fn conclude(job: &GateJob, result: &mut GateResult, tally: Tally) {
             .cmp(&(&b.file, b.line, b.column, &b.code, &b.message))
     });
     // Some tools print one finding twice (rustfmt checks a module both as a file it was given
-    // and through the file that declares it); once is enough. Sorted by place, code and message,
-    // copies are neighbours.
+    // and through the file that declares it); sorted, the copies are neighbours.
     result.violations.dedup();
     if let Some((why, code)) = tally.first_error {
         result.status = GateStatus::Error;
@@ -479,9 +478,8 @@ fn unexpected_exit(gate: &Gate, code: i32, log_hint: &str) -> String {
 }
 
 /// Why a log may hold less than the tool wrote to it: it reached the file-size limit (`ulimit
-/// -f`, inherited by the tool), or the disk holding it is full. An empty log under a limit of 0
-/// is cut only when the run was not `clean`: a tool that printed nothing and says it found
-/// nothing has lost nothing.
+/// -f`), or its disk is full. An empty log under a limit of 0 is cut only when the run was not
+/// `clean`: a tool that printed nothing and says it found nothing has lost nothing.
 fn log_cut(log: &Path, clean: bool) -> Option<String> {
     let size = std::fs::metadata(log).ok()?.len();
     if let Some(limit) = crate::core::platform::file_size_limit()

@@ -38,8 +38,7 @@ pub fn tracks(root: &Path, rel: &str) -> bool {
     };
     // One look at the index per question: its stamp either still holds, or is taken anew.
     if !known.answers.as_ref().is_some_and(Stamped::holds) {
-        // Racy stamps (an index written within the file system's tick) are not trusted: then
-        // nothing is remembered.
+        // A racy stamp (an index written within the file system's tick) keeps nothing.
         let index = known.repo.index_path().to_path_buf();
         known.answers = Stamped::new(HashMap::new(), vec![index], racy_reference());
     }
