@@ -75,8 +75,7 @@ pub async fn apply_fixers(config: &Config, request: &RunRequest) -> Result<FixOu
     let run_dir =
         Arc::new(create_run_dir(&request.root).map_err(|e| RunError::LogDir(e.to_string()))?);
     let root: Arc<Path> = Arc::from(request.root.as_path());
-    let limit = crate::core::cores();
-    let permits = Arc::new(tokio::sync::Semaphore::new(limit));
+    let permits = Arc::new(tokio::sync::Semaphore::new(crate::core::cores()));
     let mut tasks = tokio::task::JoinSet::new();
     for (n, file) in scope.files.into_iter().enumerate() {
         let gates: Vec<Arc<Gate>> = fixers

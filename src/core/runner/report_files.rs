@@ -218,21 +218,19 @@ fn walk(base: &Path, rel: &Path, shown: &str) -> Result<Option<Metadata>, String
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(format!("cannot look at {shown}: {e}")),
         };
-        let last = i + 1 == parts.len();
-        if meta.is_symlink() && !last {
-            return Err(format!(
-                "the report {shown} lies under a symbolic link ({}): qgates neither deletes nor reads through links in the workspace, which could point outside it. Make it a real folder, or write the report to `{{report_dir}}`",
-                at.strip_prefix(base).unwrap_or(&at).display()
-            ));
-        }
-        if !last && !meta.is_dir() {
-            return Err(format!(
-                "the report path {shown} passes through {}, which is not a folder",
-                at.strip_prefix(base).unwrap_or(&at).display()
-            ));
-        }
-        if last {
+        if i + 1 == parts.len() {
             return Ok(Some(meta));
+        }
+        let folder = at.strip_prefix(base).unwrap_or(&at).display();
+        if meta.is_symlink() {
+            return Err(format!(
+                "the report {shown} lies under a symbolic link ({folder}): qgates neither deletes nor reads through links in the workspace, which could point outside it. Make it a real folder, or write the report to `{{report_dir}}`"
+            ));
+        }
+        if !meta.is_dir() {
+            return Err(format!(
+                "the report path {shown} passes through {folder}, which is not a folder"
+            ));
         }
     }
     Ok(None)

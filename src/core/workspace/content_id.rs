@@ -54,10 +54,8 @@ impl IndexIds {
         let unkept = Flags::ASSUME_VALID | Flags::SKIP_WORKTREE | Flags::INTENT_TO_ADD;
         if !matches!(entry.mode, Mode::FILE | Mode::FILE_EXECUTABLE)
             || entry.flags.intersects(unkept)
+            || !meta.is_file()
         {
-            return None;
-        }
-        if !meta.is_file() {
             return None;
         }
         let now = stat_of(meta);

@@ -14,12 +14,9 @@ static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
 
 /// The scratch folder, made on first use.
 pub fn dir() -> std::io::Result<&'static Path> {
-    match DIR.get_or_init(|| make().map_err(|e| e.to_string())) {
-        Ok(p) => Ok(p),
-        Err(e) => Err(std::io::Error::other(format!(
-            "cannot make a private scratch folder: {e}"
-        ))),
-    }
+    let made = DIR.get_or_init(|| make().map_err(|e| e.to_string()));
+    made.as_deref()
+        .map_err(|e| std::io::Error::other(format!("cannot make a private scratch folder: {e}")))
 }
 
 /// A new, empty file in the scratch folder (`O_EXCL | O_NOFOLLOW`, mode 0600), named
