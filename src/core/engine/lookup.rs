@@ -196,39 +196,32 @@ pub(crate) fn merge_with_cache(
         && !result.incomplete
     {
         // A file-less finding or one about a file this run did not check cannot be replayed per
-        // file: such a run is not recorded. A gate without file arguments records its result whole.
+        // file: such a run is not recorded. A gate without file arguments records its result
+        // whole, every violation under `WHOLE_WORKSPACE`.
         let keyed: HashMap<&str, &String> = lookup
             .misses
             .iter()
             .filter_map(|(f, k)| Some((f.as_str(), k.as_ref()?)))
             .collect();
-        let per_file = result
+        let entries: Vec<Option<&str>> = result
             .violations
             .iter()
-            .all(|v| v.file.as_deref().is_some_and(|f| keyed.contains_key(f)));
-        if !gate.pass_files {
-            if let Some(key) = keyed.get(WHOLE_WORKSPACE) {
-                cache.put(
-                    &gate.id,
-                    WHOLE_WORKSPACE,
-                    (*key).clone(),
-                    result.violations.clone(),
-                );
-            }
-        } else if per_file {
+            .map(|v| match gate.pass_files {
+                true => v.file.as_deref(),
+                false => Some(WHOLE_WORKSPACE),
+            })
+            .collect();
+        if entries
+            .iter()
+            .all(|f| f.is_some_and(|f| keyed.contains_key(f)))
+        {
             let mut by_file: HashMap<&str, Vec<Violation>> = HashMap::new();
-            for v in &result.violations {
-                if let Some(f) = &v.file {
-                    by_file.entry(f).or_default().push(v.clone());
-                }
+            for (v, f) in result.violations.iter().zip(entries.into_iter().flatten()) {
+                by_file.entry(f).or_default().push(v.clone());
             }
             for (file, key) in keyed {
-                cache.put(
-                    &gate.id,
-                    file,
-                    key.clone(),
-                    by_file.remove(file).unwrap_or_default(),
-                );
+                let found = by_file.remove(file).unwrap_or_default();
+                cache.put(&gate.id, file, key.clone(), found);
             }
         }
     }
