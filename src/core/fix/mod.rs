@@ -246,12 +246,12 @@ async fn pipe(
         .fix
         .as_ref()
         .ok_or_else(|| FixError::NoFixer(gate.id.clone()))?;
+    let missing = |why| FixError::Missing {
+        gate: gate.id.clone(),
+        why,
+    };
     let cwd = gate.cwd_in(root);
-    let program =
-        resolve_program(&fix.command[0], root, &cwd).map_err(|why| FixError::Missing {
-            gate: gate.id.clone(),
-            why,
-        })?;
+    let program = resolve_program(&fix.command[0], root, &cwd).map_err(missing)?;
     let args = fix.command[1..]
         .iter()
         .map(|a| {
@@ -287,10 +287,7 @@ async fn pipe(
         ProcessOutcome::Exited(code) => Err(failed(format!("exit code {code}"))),
         ProcessOutcome::Signaled(sig) => Err(failed(format!("killed by signal {sig}"))),
         ProcessOutcome::TimedOut => Err(failed(format!("timed out after {timeout:?}"))),
-        ProcessOutcome::SpawnFailed(why) => Err(FixError::Missing {
-            gate: gate.id.clone(),
-            why,
-        }),
+        ProcessOutcome::SpawnFailed(why) => Err(missing(why)),
     }
 }
 
