@@ -61,9 +61,9 @@ impl Run {
     pub fn finish(mut self) -> Finished {
         let mut state_changed = false;
         if let Some(target) = &self.state {
-            let gates: Vec<&Gate> = self.gates.iter().collect();
             let files = self.report.scope.files.clone();
-            state_changed = advance_state(&self.root, target, &gates, &files, &mut self.report);
+            state_changed =
+                advance_state(&self.root, target, &self.gates, &files, &mut self.report);
         }
         write_report(&mut self.report);
         Finished {
@@ -184,7 +184,7 @@ fn deps_failure_note(gates: &[&Gate], results: &[GateResult]) -> Option<String> 
 fn advance_state(
     root: &Path,
     target: &BaselineTarget,
-    gates: &[&Gate],
+    gates: &[Gate],
     files: &[String],
     report: &mut Report,
 ) -> bool {

@@ -200,11 +200,8 @@ fn prune(runs: &Path, current: &Path) {
         };
         // Removed under the folder's lock, so a run making it cannot take it meanwhile.
         // `remove_dir_all` unlinks a link it meets instead of entering it (CVE-2022-21658).
-        match folder.try_lock() {
-            Ok(()) | Err(std::fs::TryLockError::Error(_)) => {
-                let _ = std::fs::remove_dir_all(old);
-            }
-            Err(std::fs::TryLockError::WouldBlock) => {}
+        if !matches!(folder.try_lock(), Err(std::fs::TryLockError::WouldBlock)) {
+            let _ = std::fs::remove_dir_all(old);
         }
     }
 }
