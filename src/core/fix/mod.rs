@@ -315,13 +315,9 @@ pub fn apply_edits(text: &str, edits: &[crate::core::violation::Edit]) -> (Strin
         let line_text = &text[start..];
         let line_text = &line_text[..line_text.find('\n').map_or(line_text.len(), |i| i + 1)];
         let chars = column.checked_sub(1)? as usize;
-        let mut it = line_text.char_indices();
-        match it.nth(chars) {
-            Some((i, _)) => Some(start + i),
-            // One past the last character of the line (an edit that appends).
-            None if line_text.chars().count() == chars => Some(start + line_text.len()),
-            None => None,
-        }
+        // Up to one past the last character of the line (an edit that appends).
+        let offsets = line_text.char_indices().map(|(i, _)| i);
+        Some(start + offsets.chain([line_text.len()]).nth(chars)?)
     };
     let mut spans: Vec<(usize, usize, &str)> = edits
         .iter()
