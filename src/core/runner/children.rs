@@ -36,7 +36,9 @@ fn runtime() -> Option<Id> {
 
 /// Starts a tool with `spawn` and registers it, unless this runtime has stopped; both under the
 /// lock, so `stop_all` never misses a tool that starts while it runs.
-pub(super) fn start<T>(spawn: impl FnOnce() -> Result<(T, i32), String>) -> Result<T, String> {
+pub(super) fn start<T>(
+    spawn: impl FnOnce() -> Result<(T, i32), String>,
+) -> Result<(T, i32), String> {
     let mut reg = registry();
     let rt = runtime();
     if reg.stopped.contains(&rt) {
@@ -45,7 +47,7 @@ pub(super) fn start<T>(spawn: impl FnOnce() -> Result<(T, i32), String>) -> Resu
     let (child, pid) = spawn()?;
     reg.running.insert(pid, rt);
     reaper::watch(pid);
-    Ok(child)
+    Ok((child, pid))
 }
 
 /// Takes a tool out of the register. `false`: `stop_all` took it (and killed and reaped it).

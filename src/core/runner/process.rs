@@ -101,14 +101,11 @@ async fn run_with_logs(
         let pid = child.id().map_or(0, |id| id as i32);
         Ok((child, pid))
     });
-    let mut child = match started {
-        Ok(c) => c,
+    let (mut child, pid) = match started {
+        Ok(started) => started,
         Err(why) => return ProcessOutcome::SpawnFailed(why),
     };
-    let mut guard = GroupGuard {
-        pid: child.id().map_or(0, |id| id as i32),
-        waited: false,
-    };
+    let mut guard = GroupGuard { pid, waited: false };
     if let (Some(input), Some(mut pipe)) = (spec.stdin.as_ref(), child.stdin.take()) {
         let input = input.clone();
         // Written concurrently so a tool that prints before reading all its input cannot deadlock.
@@ -117,7 +114,8 @@ async fn run_with_logs(
             let _ = pipe.shutdown().await;
         });
     }
-    let outcome = match tokio::time::timeout(spec.timeout, child.wait()).await {
+    // Returned, the guard ends what the tool left in its group.
+    match tokio::time::timeout(spec.timeout, child.wait()).await {
         Ok(Ok(status)) => {
             guard.waited = true;
             match (status.code(), platform::exit_signal(&status)) {
@@ -134,9 +132,7 @@ async fn run_with_logs(
             guard.waited = child.wait().await.is_ok();
             ProcessOutcome::TimedOut
         }
-    };
-    drop(guard);
-    outcome
+    }
 }
 
 fn describe_spawn_error(program: &Path, e: &std::io::Error) -> String {
