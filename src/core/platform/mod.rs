@@ -28,17 +28,14 @@ use std::process::{Command, ExitStatus};
 
 // ---- Files: no link followed, modes, owners ----
 
-/// Opens `path` with `options`, refusing a symbolic link at `path` itself (`O_NOFOLLOW`)
-/// instead of following it out of the workspace. Windows: `FILE_FLAG_OPEN_REPARSE_POINT`, then
-/// refusing a handle that is a reparse point (that flag opens the link rather than failing).
-/// macOS: same.
+/// Opens `path` with `options`, refusing a symbolic link at `path` itself (`O_NOFOLLOW`).
+/// Windows: `FILE_FLAG_OPEN_REPARSE_POINT`, then refusing a reparse point. macOS: same.
 pub fn open_no_follow(options: &OpenOptions, path: &Path) -> std::io::Result<File> {
     imp::open_no_follow(options, path)
 }
 
-/// Opens `path` for reading as [`open_no_follow`] does, without waiting for a writer when it is
-/// a named pipe (`O_NONBLOCK`): a FIFO is then not a plain file instead of hanging the run.
-/// Windows: named pipes live apart (`\\.\pipe\`), so only the reparse-point check. macOS: same.
+/// Opens `path` for reading as [`open_no_follow`] does, without waiting for a writer of a named
+/// pipe (`O_NONBLOCK`), so a FIFO cannot hang a run. Windows: the reparse check. macOS: same.
 pub fn open_read_no_follow_no_wait(path: &Path) -> std::io::Result<File> {
     imp::open_read_no_follow_no_wait(path)
 }
@@ -55,9 +52,8 @@ pub fn new_file_mode(options: &mut OpenOptions, mode: u32) -> &mut OpenOptions {
     imp::new_file_mode(options, mode)
 }
 
-/// Makes the folder `path` with the permission bits `mode` (0o700: private); an existing one is
-/// an error, so a folder made here is this process's own. Windows: `CreateDirectoryW` with an
-/// owner-only security descriptor for 0o700. macOS: same.
+/// Makes the folder `path` with the permission bits `mode` (0o700: private), failing if it exists.
+/// Windows: `CreateDirectoryW` with an owner-only security descriptor. macOS: same.
 pub fn make_dir(path: &Path, mode: u32) -> std::io::Result<()> {
     imp::make_dir(path, mode)
 }
@@ -68,9 +64,8 @@ pub fn make_dir_all(path: &Path, mode: u32) -> std::io::Result<()> {
     imp::make_dir_all(path, mode)
 }
 
-/// Makes a new private folder at `template`, whose final `XXXXXX` becomes random (`mkdtemp`),
-/// so no other user can have made it first. Windows: random names (`BCryptGenRandom`) tried
-/// with `CreateDirectoryW` and an owner-only descriptor. macOS: same.
+/// Makes a new private folder at `template`, its final `XXXXXX` made random (`mkdtemp`). Windows:
+/// random names tried with `CreateDirectoryW` and an owner-only descriptor. macOS: same.
 pub fn make_private_temp_dir(template: &Path) -> std::io::Result<PathBuf> {
     imp::make_private_temp_dir(template)
 }
@@ -87,14 +82,13 @@ pub fn owner_user_id(meta: &Metadata) -> u32 {
 }
 
 /// Whether a file's group and other users have no access at all (`mode & 0o077 == 0`).
-/// Windows: a DACL whose only allowed entries name the owner (and SYSTEM). macOS: same.
+/// Windows: a DACL allowing only the owner (and SYSTEM). macOS: same.
 pub fn closed_to_others(meta: &Metadata) -> bool {
     imp::closed_to_others(meta)
 }
 
-/// Whether this user may write `path`, by its permissions and the mount, as the kernel decides
-/// for the effective user (`faccessat` with `AT_EACCESS`). Windows: `GetFileAttributesW` and
-/// `AccessCheck`. macOS: same.
+/// Whether this user may write `path`, by its permissions and the mount (`faccessat` with
+/// `AT_EACCESS`). Windows: `GetFileAttributesW` and `AccessCheck`. macOS: same.
 pub fn can_write(path: &Path) -> bool {
     imp::can_write(path)
 }
@@ -105,9 +99,8 @@ pub fn is_executable(meta: &Metadata) -> bool {
     imp::is_executable(meta)
 }
 
-/// What identifies a file's content on disk without reading it: `(mtime s, mtime ns, ctime s,
-/// ctime ns, inode)`. Windows: `LastWriteTime`, `ChangeTime` and the file index
-/// (`GetFileInformationByHandleEx`). macOS: the same fields.
+/// A file's `(mtime s, mtime ns, ctime s, ctime ns, inode)`, to know its content unchanged unread.
+/// Windows: `LastWriteTime`, `ChangeTime` and the file index. macOS: the same fields.
 pub fn file_identity(meta: &Metadata) -> (i64, i64, i64, i64, u64) {
     imp::file_identity(meta)
 }
@@ -121,9 +114,8 @@ pub fn owner_ids(meta: &Metadata) -> (u32, u32) {
 // ---- Processes: groups, reaping, exit signals ----
 
 /// Makes the command's process lead a new process group, so [`kill_process_group`] ends the
-/// tool with every helper it started and a Ctrl-C meant for qgates does not reach it. Windows:
-/// a Job Object with `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`, and `CREATE_NEW_PROCESS_GROUP`.
-/// macOS: same.
+/// tool with its helpers and a Ctrl-C meant for qgates does not reach it. Windows: a Job Object
+/// (`JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`) and `CREATE_NEW_PROCESS_GROUP`. macOS: same.
 pub fn lead_new_process_group(cmd: &mut Command) -> &mut Command {
     imp::lead_new_process_group(cmd)
 }
@@ -161,17 +153,16 @@ pub fn describe_exit_signal(sig: i32) -> &'static str {
 
 // ---- Signals to qgates itself ----
 
-/// The first of SIGINT, SIGTERM and SIGHUP this process receives, as its number. Listening
-/// starts at the call (inside a runtime), before the returned future is first polled. `None`
-/// if the signals cannot be listened to. Windows: tokio's `signal::windows::{ctrl_c,
+/// The first of SIGINT, SIGTERM and SIGHUP this process receives, listened to from the call
+/// (inside a runtime); `None` if they cannot be. Windows: tokio's `signal::windows::{ctrl_c,
 /// ctrl_break, ctrl_close}`. macOS: same.
 pub fn termination_signal() -> impl Future<Output = Option<i32>> {
     imp::termination_signal()
 }
 
-/// Lets a write past the file-size limit (`ulimit -f`) fail with `EFBIG` instead of killing
-/// the process (SIGXFSZ ignored; the tools inherit it). Call before any thread starts.
-/// Windows: no such limit, nothing to do. macOS: same.
+/// Lets a write past the file-size limit fail with `EFBIG` instead of killing the process
+/// (SIGXFSZ ignored, inherited by the tools). Call before any thread starts. Windows: no such
+/// limit. macOS: same.
 pub fn ignore_file_size_signal() {
     imp::ignore_file_size_signal()
 }
@@ -190,9 +181,8 @@ pub fn at_exit(f: extern "C" fn()) {
 
 // ---- Limits and resources ----
 
-/// The system's limit on the bytes of a new process's arguments and environment together, or
-/// `None` when it cannot tell. Windows: 32,767 UTF-16 units of command line, the environment
-/// apart. macOS: 1 MiB (256 KiB on older releases).
+/// The system's limit on the bytes of a new process's arguments and environment, if known.
+/// Windows: 32,767 UTF-16 units of command line. macOS: 1 MiB (256 KiB on older releases).
 pub fn argument_max() -> Option<usize> {
     imp::argument_max()
 }
@@ -210,8 +200,7 @@ pub fn disk_full(path: &Path) -> Option<bool> {
 }
 
 /// A local wall-clock time as seconds since the epoch, by the C library's time zone rules
-/// (`mktime`, daylight saving time worked out). Windows: `TzSpecificLocalTimeToSystemTime`.
-/// macOS: same.
+/// (`mktime`). Windows: `TzSpecificLocalTimeToSystemTime`. macOS: same.
 pub fn local_time_to_epoch(
     year: i64,
     month: i64,
@@ -223,9 +212,8 @@ pub fn local_time_to_epoch(
     imp::local_time_to_epoch(year, month, day, hour, minute, second)
 }
 
-/// Lowers the calling thread's priority to nice 10, unless it is lower already (a server
-/// started with `nice -n 15` keeps it). Linux only, where the value is the thread's; on macOS
-/// `setpriority` would lower the whole process, so it does nothing there. Windows:
+/// Lowers the calling thread's priority to nice 10, unless it is lower already. Linux only: on
+/// macOS `setpriority` would lower the whole process, so it does nothing there. Windows:
 /// `SetThreadPriority(THREAD_PRIORITY_BELOW_NORMAL)`.
 pub fn lower_thread_priority() {
     imp::lower_thread_priority()
