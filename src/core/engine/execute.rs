@@ -146,23 +146,17 @@ fn run_one(
     let events = request.events.clone();
     async move {
         let send = |e: RunEvent| events.as_ref().map(|tx| tx.send(e));
-        let Job {
-            job,
-            lookup,
-            in_scope,
-            ..
-        } = job;
-        let gate = job.gate.clone();
+        let gate = job.job.gate.clone();
         send(RunEvent::GateStarted {
             id: gate.id.clone(),
             name: gate.name.clone(),
         });
-        let mut fresh = run_gate(job).await;
+        let mut fresh = run_gate(job.job).await;
         // A gate without file arguments covered its files in scope, as when the cache answers.
         if !gate.pass_files && fresh.status != GateStatus::Skipped {
-            fresh.files_checked = in_scope;
+            fresh.files_checked = job.in_scope;
         }
-        let result = merge_with_cache(&gate, fresh, lookup, cache.as_deref());
+        let result = merge_with_cache(&gate, fresh, job.lookup, cache.as_deref());
         if let Some((key, cache)) = &deps_record {
             deps::record_if_green(cache, &gate, key, &result);
         }
