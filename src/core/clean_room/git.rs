@@ -16,14 +16,14 @@ pub const FOLDER_PREFIX: &str = "qgates-clean-room-";
 /// The lock reason of a clean-room worktree, followed by the process id that made it.
 const LOCK_REASON: &str = "qgates clean room, pid ";
 
-/// What went wrong with git, in words for the user.
+/// Why a clean room could not be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum GitProblem {
-    /// A revision that does not name a commit: a usage error.
-    #[error("{0}")]
+pub enum CleanRoomError {
+    /// The revision names no commit (a usage error: exit 2).
+    #[error("clean room: {0}")]
     BadRev(String),
-    /// The repository cannot have a clean checkout (not a repository, a bare one), or git failed.
-    #[error("{0}")]
+    /// Not a repository, a bare one, git failing (with git's own message), or the folder.
+    #[error("clean room: {0}")]
     Failed(String),
 }
 
@@ -58,10 +58,10 @@ fn git_words(out: std::io::Result<Output>) -> Result<String, String> {
 }
 
 /// The top folder of the repository `root` is in (canonical, as git gives it).
-pub fn top_level(root: &Path) -> Result<PathBuf, GitProblem> {
+pub fn top_level(root: &Path) -> Result<PathBuf, CleanRoomError> {
     let bare = git_words(git(root, &["rev-parse", "--is-bare-repository"]));
     if bare.as_deref() == Ok("true") {
-        return Err(GitProblem::Failed(format!(
+        return Err(CleanRoomError::Failed(format!(
             "{} is a bare repository: it has no working tree to compare with, and a clean-room run needs one. Run it in a clone with a working tree.",
             root.display()
         )));
@@ -69,7 +69,7 @@ pub fn top_level(root: &Path) -> Result<PathBuf, GitProblem> {
     git_words(git(root, &["rev-parse", "--show-toplevel"]))
         .map(PathBuf::from)
         .map_err(|e| {
-            GitProblem::Failed(format!(
+            CleanRoomError::Failed(format!(
                 "a clean-room run checks out a commit of the workspace's git repository, and {} is not in one ({e}).",
                 root.display()
             ))
@@ -77,7 +77,7 @@ pub fn top_level(root: &Path) -> Result<PathBuf, GitProblem> {
 }
 
 /// The full commit id `rev` names.
-pub fn resolve_commit(top: &Path, rev: &str) -> Result<String, GitProblem> {
+pub fn resolve_commit(top: &Path, rev: &str) -> Result<String, CleanRoomError> {
     // `--end-of-options` keeps a revision that starts with `-` from being read as an option.
     let spec = format!("{rev}^{{commit}}");
     let out = git(
@@ -100,7 +100,7 @@ pub fn resolve_commit(top: &Path, rev: &str) -> Result<String, GitProblem> {
             } else {
                 " Give a commit, branch or tag, e.g. HEAD, HEAD~1 or main."
             };
-            Err(GitProblem::BadRev(format!(
+            Err(CleanRoomError::BadRev(format!(
                 "`{rev}` does not name a commit in {}.{hint}",
                 top.display()
             )))
@@ -217,21 +217,14 @@ fn maker(w: &Listed) -> Option<i32> {
     Some(pid)
 }
 
-/// Whether a process with this id is running (one of another user counts as running).
-fn alive(pid: i32) -> bool {
-    if pid <= 0 {
-        return false;
-    }
-    crate::core::platform::process_exists(pid)
-}
-
 /// Removes the clean-room worktrees of this repository whose process is gone (a run that was
 /// killed), with their private folders; returns how many.
 pub fn remove_stale(top: &Path) -> usize {
     let mut removed = 0;
     for w in list_worktrees(top) {
         let Some(pid) = maker(&w) else { continue };
-        if alive(pid) {
+        // A process of another user counts as running.
+        if pid > 0 && crate::core::platform::process_exists(pid) {
             continue;
         }
         tracing::info!(

@@ -2,53 +2,32 @@
 //! committed there, to answer "does this commit pass from scratch" — without the uncommitted
 //! changes, the tool caches, the baseline state or the result cache of the working tree.
 //!
-//! A clean room lives in a private folder (mode 0700) of its own under the system's temporary
-//! folder, a fresh name per run, so runs at the same time never share one. It is removed when
-//! the run ends (unless kept), when the value is dropped (a signal, a panic), and, after a run
-//! that was killed, by the next clean-room run in the repository (see `git`).
+//! A clean room lives in a private folder (0700) of its own under the temporary folder, a fresh
+//! name per run. It is removed when the run ends (unless kept), when the value is dropped, and,
+//! after a run that was killed, by the next clean-room run in the repository (see `git`).
 //!
-//! The faces stay thin: `CleanRoom::open` makes the checkout, the face loads the configuration
-//! from it (and, for the servers, checks trust), runs the engine over `request`, and hands the
-//! report to `finish`, which adds the `clean_room` section and removes the checkout.
+//! `CleanRoom::open` makes the checkout, the face loads the configuration from it, runs the
+//! engine over `request`, and hands the report to `finish`, which adds the `clean_room` section
+//! and removes the checkout. The servers go through `run_for_server`: their trust check sees
+//! exactly what would run in the checkout before anything does.
 
 mod git;
-mod run;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::core::config::{self, Config, ConfigError, Trigger};
-use crate::core::engine::{Run, RunRequest};
+use crate::core::engine::{Run, RunRequest, execute};
 use crate::core::report::Report;
 use crate::core::scope::ScopeRequest;
+use crate::core::trust::{FileHashes, Manifest};
 use crate::core::workspace::paths::relative_posix;
 
 pub use crate::core::report::CleanRoomInfo;
-pub use git::GitProblem;
-pub use run::{ServerRunError, run_for_server, runs_as_trusted};
+pub use git::CleanRoomError;
 
 /// The revision checked when none is given.
 pub const DEFAULT_REV: &str = "HEAD";
-
-/// Why a clean room could not be made.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CleanRoomError {
-    /// The revision names no commit (a usage error: exit 2).
-    #[error("clean room: {0}")]
-    BadRev(String),
-    /// Not a repository, a bare one, git failing (with git's own message), or the folder.
-    #[error("clean room: {0}")]
-    Failed(String),
-}
-
-impl From<GitProblem> for CleanRoomError {
-    fn from(p: GitProblem) -> Self {
-        match p {
-            GitProblem::BadRev(m) => CleanRoomError::BadRev(m),
-            GitProblem::Failed(m) => CleanRoomError::Failed(m),
-        }
-    }
-}
 
 /// One clean checkout, removed when dropped unless kept.
 #[derive(Debug)]
@@ -81,10 +60,6 @@ impl CleanRoom {
             tracing::info!("removed {removed} clean-room worktree(s) of stopped runs");
         }
         let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-        let inside = canonical_root
-            .strip_prefix(&top)
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
         let folder = private_folder().map_err(|e| {
             CleanRoomError::Failed(format!(
                 "cannot make a private folder under {} for the checkout: {e}",
@@ -105,17 +80,16 @@ impl CleanRoom {
                 &commit[..commit.len().min(7)]
             )));
         }
-        let uncommitted = git::uncommitted_changes(&top).unwrap_or(0);
-        let inner_root = worktree.join(&inside);
         Ok(CleanRoom {
+            // The same folder of the repository as the workspace outside.
+            root: worktree.join(canonical_root.strip_prefix(&top).unwrap_or(Path::new(""))),
             tools_from: canonical_root,
-            root: inner_root,
             info: CleanRoomInfo {
                 rev: rev.to_string(),
                 commit,
                 worktree: worktree.display().to_string(),
                 kept: keep,
-                uncommitted_changes: uncommitted,
+                uncommitted_changes: git::uncommitted_changes(&top).unwrap_or(0),
             },
             top,
             outside_root: root.to_path_buf(),
@@ -191,9 +165,8 @@ impl CleanRoom {
         Ok(self.root.join(rel))
     }
 
-    /// Ends the clean room: the run's report gets its `clean_room` section and keeps its logs
-    /// (copied to the workspace's `.qgates/runs/`), and the worktree is removed unless it is
-    /// kept.
+    /// Ends the clean room: the report gets its `clean_room` section and keeps its logs (copied
+    /// to the workspace's `.qgates/runs/`), and the worktree is removed unless kept.
     pub fn finish(mut self, mut run: Run) -> Report {
         let report = run.report_mut();
         keep_logs(&self.root, &self.outside_root, report);
@@ -294,6 +267,70 @@ fn copy_folder(from: &Path, to: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Why a server's clean-room run did not give a report.
+#[derive(Debug, Clone)]
+pub enum ServerRunError {
+    /// The checkout could not be made (a bad revision, git's message).
+    CleanRoom(CleanRoomError),
+    /// The configuration at the revision has errors.
+    Config(String),
+    /// The configuration at the revision runs what was not trusted: what differs.
+    Untrusted(String),
+    /// The engine refused the request (an unknown gate, a path not in the commit).
+    Run(String),
+}
+
+/// Whether the clean room may run what `config` runs in the checkout at `checkout_root`: the
+/// same as the working tree's `trusted` manifest, compared by its portable hash (installed
+/// programs by name only: see `trust::manifest`).
+pub fn runs_as_trusted(
+    config: &Config,
+    checkout_root: &Path,
+    trusted: &Manifest,
+) -> Result<(), String> {
+    let manifest = Manifest::of(config, checkout_root, &FileHashes::default());
+    if manifest.portable_hash == trusted.portable_hash {
+        Ok(())
+    } else {
+        Err(manifest.portable_differences(trusted))
+    }
+}
+
+/// Makes the clean room, reads its configuration, asks `permits` (given the configuration and the
+/// checkout's root) whether it may run, runs the gates and removes the checkout, also when
+/// dropped before its end. `request` is the run as it would be in the workspace; `config_path`
+/// the server's `--config`, if any.
+pub async fn run_for_server(
+    request: RunRequest,
+    rev: String,
+    config_path: Option<PathBuf>,
+    permits: impl FnOnce(&Config, &Path) -> Result<(), String>,
+) -> Result<Report, ServerRunError> {
+    let root = request.root.clone();
+    let clean_room = tokio::task::spawn_blocking(move || CleanRoom::open(&root, &rev, false))
+        .await
+        .map_err(|e| ServerRunError::Run(format!("the clean room could not be made: {e}")))?
+        .map_err(ServerRunError::CleanRoom)?;
+    let outcome = async {
+        let config = clean_room
+            .load_config(config_path.as_deref())
+            .map_err(|e| ServerRunError::Config(e.to_string()))?;
+        permits(&config, clean_room.root()).map_err(ServerRunError::Untrusted)?;
+        let mut engine_request = clean_room
+            .request(request.scope, request.gates, Trigger::Command)
+            .map_err(|e| ServerRunError::Run(e.to_string()))?;
+        engine_request.kinds = request.kinds;
+        execute(&config, &engine_request, None)
+            .await
+            .map_err(|e| ServerRunError::Run(e.to_string()))
+    }
+    .await;
+    // Removing the worktree is git's work on disk: off the server's thread, whatever the outcome.
+    tokio::task::spawn_blocking(move || Ok(clean_room.finish(outcome?)))
+        .await
+        .map_err(|e| ServerRunError::Run(format!("the clean room could not be removed: {e}")))?
 }
 
 #[cfg(test)]

@@ -1,13 +1,16 @@
 //! The third stage of a run: the gates the cache answered whole take their cached result; the
-//! others become jobs over the files the cache missed and run in the run's order (`order`): deps
-//! gates first, exclusive gates in turn. Each fresh result is merged with the cached files' and
-//! recorded in the cache for the next run.
+//! others become jobs over the files the cache missed. `kind: deps` gates (uv sync, npm ci) run
+//! first, all together, and the other gates start once every one of them has finished: a
+//! linter, a type checker or a suite reads what they install. The others then run in parallel,
+//! except that `exclusive` gates take turns (see `exclusive`). A deps gate that fails does not
+//! stop the others: the report's note says they ran without their dependencies (`finish`).
+//! Each fresh result is merged with the cached files' and recorded in the cache for the next run.
 
 use std::path::Path;
 use std::sync::Arc;
 
+use super::exclusive;
 use super::lookup::{Lookup, from_cache, merge_with_cache};
-use super::order::{Pending, run_in_order};
 use super::plan::PlannedGate;
 use super::{RunError, RunEvent, RunRequest};
 use crate::core::cache::deps;
@@ -41,20 +44,14 @@ pub(super) fn jobs(
     let tools_from: Option<Arc<Path>> = request.tools_from.as_deref().map(Arc::from);
     let mut jobs = Vec::new();
     for (planned, lookup) in gates.into_iter().zip(lookups) {
-        let PlannedGate {
-            index,
-            gate,
-            files,
-            in_scope,
-            deps_key,
-        } = planned;
+        let (gate, in_scope) = (planned.gate, planned.in_scope);
         if lookup.misses.is_empty() {
             let mut result = from_cache(gate, lookup);
             if !gate.pass_files {
                 result.files_checked = in_scope;
                 result.cached_files = in_scope;
             }
-            results[index] = Some(result);
+            results[planned.index] = Some(result);
             continue;
         }
         let run_dir = match run_dir {
@@ -78,24 +75,24 @@ pub(super) fn jobs(
                 Arc::new(DiffBase {
                     mode: scope.mode,
                     commit: scope.changed_since.clone(),
-                    files: files.iter().map(|f| (*f).clone()).collect(),
+                    files: planned.files.iter().map(|f| (*f).clone()).collect(),
                 })
             }),
             tools_from: tools_from.clone(),
         };
         jobs.push(Job {
-            index,
+            index: planned.index,
             job,
             lookup,
             in_scope,
-            deps_key,
+            deps_key: planned.deps_key,
         });
     }
     Ok(jobs)
 }
 
-/// Runs the jobs and puts each result in its slot; the request's events hear of each gate's
-/// start and end.
+/// Runs the jobs, the deps gates first, and puts each result in its slot; the request's events
+/// hear of each gate's start and end.
 pub(super) async fn run_jobs(
     request: &RunRequest,
     jobs: Vec<Job>,
@@ -105,17 +102,34 @@ pub(super) async fn run_jobs(
         let gates = jobs.iter().map(|j| j.job.gate.id.clone()).collect();
         let _ = tx.send(RunEvent::Started { gates });
     }
-    let pending = jobs
+    let (deps, rest): (Vec<Job>, Vec<Job>) = jobs
         .into_iter()
-        .map(|job| Pending {
-            index: job.index,
-            gate: job.job.gate.clone(),
-            work: job,
-        })
-        .collect();
-    let finished = run_in_order(&request.root, pending, |job| run_one(request, job)).await;
-    for (i, result) in finished {
-        results[i] = Some(result);
+        .partition(|j| j.job.gate.kind == GateKind::Deps);
+    run_together(request, deps, results).await;
+    run_together(request, rest, results).await;
+}
+
+/// Runs the jobs at once; each exclusive gate holds the workspace's exclusive lock while it
+/// runs. A gate whose task panicked keeps an empty slot (the report says it stopped).
+async fn run_together(request: &RunRequest, jobs: Vec<Job>, results: &mut [Option<GateResult>]) {
+    let mut tasks = tokio::task::JoinSet::new();
+    for job in jobs {
+        let (index, gate, root) = (job.index, job.job.gate.clone(), job.job.root.clone());
+        let running = run_one(request, job);
+        tasks.spawn(async move {
+            // Taken inside the task: the other gates start meanwhile.
+            let _turn = match gate.exclusive {
+                true => Some(exclusive::acquire(&root, &gate).await),
+                false => None,
+            };
+            (index, running.await)
+        });
+    }
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok((i, result)) => results[i] = Some(result),
+            Err(e) => tracing::error!("a gate task failed: {e}"),
+        }
     }
 }
 
@@ -132,24 +146,17 @@ fn run_one(
     let events = request.events.clone();
     async move {
         let send = |e: RunEvent| events.as_ref().map(|tx| tx.send(e));
-        let Job {
-            job,
-            lookup,
-            in_scope,
-            ..
-        } = job;
-        let gate = job.gate.clone();
+        let gate = job.job.gate.clone();
         send(RunEvent::GateStarted {
             id: gate.id.clone(),
             name: gate.name.clone(),
         });
-        let mut fresh = run_gate(job).await;
-        // A gate without file arguments covered its files in scope, as when the cache answers
-        // for it.
+        let mut fresh = run_gate(job.job).await;
+        // A gate without file arguments covered its files in scope, as when the cache answers.
         if !gate.pass_files && fresh.status != GateStatus::Skipped {
-            fresh.files_checked = in_scope;
+            fresh.files_checked = job.in_scope;
         }
-        let result = merge_with_cache(&gate, fresh, lookup, cache.as_deref());
+        let result = merge_with_cache(&gate, fresh, job.lookup, cache.as_deref());
         if let Some((key, cache)) = &deps_record {
             deps::record_if_green(cache, &gate, key, &result);
         }

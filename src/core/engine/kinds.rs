@@ -49,21 +49,19 @@ impl KindFilter {
 
     /// Why a gate of `kind` is left out of the run; `None`: it is kept.
     pub fn skip_reason(&self, kind: GateKind) -> Option<String> {
-        let names = |kinds: &[GateKind]| kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>();
-        match self {
-            KindFilter::All => None,
-            KindFilter::Skip(kinds) if kinds.contains(&kind) => Some(format!(
-                "kind {} left out of this run (skip kinds: {})",
+        let (kinds, listed, list) = match self {
+            KindFilter::All => return None,
+            KindFilter::Skip(kinds) => (kinds, true, "skip"),
+            KindFilter::Only(kinds) => (kinds, false, "only"),
+        };
+        let names: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+        (kinds.contains(&kind) == listed).then(|| {
+            format!(
+                "kind {} left out of this run ({list} kinds: {})",
                 kind.as_str(),
-                names(kinds).join(", ")
-            )),
-            KindFilter::Only(kinds) if !kinds.contains(&kind) => Some(format!(
-                "kind {} left out of this run (only kinds: {})",
-                kind.as_str(),
-                names(kinds).join(", ")
-            )),
-            _ => None,
-        }
+                names.join(", ")
+            )
+        })
     }
 }
 

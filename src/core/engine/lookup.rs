@@ -10,9 +10,9 @@ use super::plan::PlannedGate;
 use crate::core::cache::remote::{Session, Wanted};
 use crate::core::cache::{KeyMaker, ResultCache, WHOLE_WORKSPACE};
 use crate::core::config::{Config, Gate, GateKind};
-use crate::core::engine::skips::skipped;
 use crate::core::report::fix_hint::render_fix_hint;
 use crate::core::report::{GateResult, GateStatus};
+use crate::core::runner::fresh_result;
 use crate::core::violation::Violation;
 
 /// A gate's files split into those the cache answers and those that must run.
@@ -50,19 +50,13 @@ impl Lookup {
 
     /// Moves the files a shared store answered for `gate` from the misses to the hits; an
     /// answer is believed as a local entry is (`believed`).
-    pub(crate) fn answer(&mut self, gate: &Gate, mut found: Vec<(String, Vec<Violation>)>) {
-        found.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let mut answers: Vec<Option<Vec<Violation>>> = found
-            .iter_mut()
-            .map(|(_, v)| Some(std::mem::take(v)))
-            .collect();
-        let misses = std::mem::take(&mut self.misses);
-        for (file, key) in misses {
+    pub(crate) fn answer(&mut self, gate: &Gate, found: Vec<(String, Vec<Violation>)>) {
+        let mut answers: HashMap<String, Vec<Violation>> = found.into_iter().collect();
+        for (file, key) in std::mem::take(&mut self.misses) {
             let answer = key
                 .is_some()
-                .then(|| found.binary_search_by(|(f, _)| f.cmp(&file)).ok())
+                .then(|| answers.remove(&file))
                 .flatten()
-                .and_then(|at| answers[at].take())
                 .filter(|v| believed(&file, v));
             match answer {
                 Some(mut v) => {
@@ -91,11 +85,9 @@ impl Lookup {
     }
 }
 
-/// An entry is believed only for the file it is kept under: the run that recorded it checked
-/// that every violation named that file (`merge_with_cache`), a file in the workspace, as
-/// fresh ones are checked when parsed. The one result of a gate without file arguments only
-/// when every violation names a file inside the workspace, or none. Anything else is not
-/// qgates' own and runs again.
+/// An entry is believed only when every violation names the file it is kept under, as
+/// `merge_with_cache` records them; the one result of a gate without file arguments, when each
+/// names a file inside the workspace or none. Anything else is not qgates' own and runs again.
 fn believed(file: &str, violations: &[Violation]) -> bool {
     if file == WHOLE_WORKSPACE {
         let inside =
@@ -135,7 +127,8 @@ pub(super) async fn look_up_plan(
             if p.gate.pass_files {
                 look_up(cache, keys, p.gate, &p.files)
             } else {
-                look_up_whole(cache, keys, p.gate)
+                // The one result of a gate without file arguments, kept under `WHOLE_WORKSPACE`.
+                look_up(cache, keys, p.gate, &[&WHOLE_WORKSPACE.to_string()])
             }
         })
         .collect();
@@ -166,17 +159,6 @@ pub(crate) fn look_up(
     lookup
 }
 
-/// The one result of a gate without file arguments, kept under `WHOLE_WORKSPACE`.
-pub(crate) fn look_up_whole(cache: Option<&ResultCache>, keys: &KeyMaker, gate: &Gate) -> Lookup {
-    let mut lookup = Lookup::default();
-    let whole = WHOLE_WORKSPACE.to_string();
-    match cache.and_then(|c| Some((c, keys.key(gate, &whole)?))) {
-        Some((cache, key)) => lookup.record(cache, gate, &whole, key),
-        None => lookup.misses.push((whole, None)),
-    }
-    lookup
-}
-
 /// Asks a shared store, for every gate at once, for what the local cache missed, and moves
 /// what it answers into the hits.
 pub(crate) async fn read_shared(remote: &mut Session, lookups: Vec<(&Gate, &mut Lookup)>) {
@@ -197,12 +179,7 @@ pub(crate) async fn read_shared(remote: &mut Session, lookups: Vec<(&Gate, &mut 
 
 /// A gate answered entirely from the cache: no process runs.
 pub(crate) fn from_cache(gate: &Gate, lookup: Lookup) -> GateResult {
-    let fresh = GateResult {
-        status: GateStatus::Passed,
-        skip_reason: None,
-        ..skipped(gate, String::new())
-    };
-    merge_with_cache(gate, fresh, lookup, None)
+    merge_with_cache(gate, fresh_result(gate, 0), lookup, None)
 }
 
 /// Adds the cached files' violations to a fresh result and records the fresh files' results.
@@ -218,41 +195,33 @@ pub(crate) fn merge_with_cache(
         && matches!(result.status, GateStatus::Passed | GateStatus::Failed)
         && !result.incomplete
     {
-        // Only when every violation belongs to a file this run checked: a file-less finding or
-        // one about another file cannot be replayed per file, so such a run is not recorded.
-        // A gate without file arguments records its whole result as one.
+        // A file-less finding or one about a file this run did not check cannot be replayed per
+        // file: such a run is not recorded. A gate without file arguments records its result
+        // whole, every violation under `WHOLE_WORKSPACE`.
         let keyed: HashMap<&str, &String> = lookup
             .misses
             .iter()
             .filter_map(|(f, k)| Some((f.as_str(), k.as_ref()?)))
             .collect();
-        let per_file = result
+        let entries: Vec<Option<&str>> = result
             .violations
             .iter()
-            .all(|v| v.file.as_deref().is_some_and(|f| keyed.contains_key(f)));
-        if !gate.pass_files {
-            if let Some(key) = keyed.get(WHOLE_WORKSPACE) {
-                cache.put(
-                    &gate.id,
-                    WHOLE_WORKSPACE,
-                    (*key).clone(),
-                    result.violations.clone(),
-                );
-            }
-        } else if per_file {
+            .map(|v| match gate.pass_files {
+                true => v.file.as_deref(),
+                false => Some(WHOLE_WORKSPACE),
+            })
+            .collect();
+        if entries
+            .iter()
+            .all(|f| f.is_some_and(|f| keyed.contains_key(f)))
+        {
             let mut by_file: HashMap<&str, Vec<Violation>> = HashMap::new();
-            for v in &result.violations {
-                if let Some(f) = &v.file {
-                    by_file.entry(f).or_default().push(v.clone());
-                }
+            for (v, f) in result.violations.iter().zip(entries.into_iter().flatten()) {
+                by_file.entry(f).or_default().push(v.clone());
             }
             for (file, key) in keyed {
-                cache.put(
-                    &gate.id,
-                    file,
-                    key.clone(),
-                    by_file.remove(file).unwrap_or_default(),
-                );
+                let found = by_file.remove(file).unwrap_or_default();
+                cache.put(&gate.id, file, key.clone(), found);
             }
         }
     }
@@ -271,11 +240,10 @@ pub(crate) fn merge_with_cache(
         result.status = GateStatus::Failed;
     }
     if result.status == GateStatus::Failed {
-        let checked: Vec<String> = Vec::new();
         result.fix_hint = gate
             .fix_hint
             .as_ref()
-            .map(|h| render_fix_hint(h, &result.violations, &checked));
+            .map(|h| render_fix_hint(h, &result.violations, &[]));
     }
     result
 }

@@ -9,11 +9,9 @@ mod execute;
 mod finish;
 pub(crate) mod kinds;
 pub(crate) mod lookup;
-pub(crate) mod order;
 mod plan;
 pub mod shard;
 pub(crate) mod skips;
-mod state;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -26,6 +24,7 @@ use crate::core::scope::{ResolvedScope, ScopeError, ScopeRequest, resolve};
 use kinds::KindFilter;
 use shard::Shard;
 
+pub(crate) use finish::append_note;
 pub use finish::{Finished, Run};
 
 /// What to run.
@@ -127,14 +126,15 @@ pub async fn execute(
     plan::settle_files(request, &selected, &keys, &mut scope);
     let plan = plan::plan(request, &keys, &selected, &scope);
     let (lookups, mut remote) = lookup::look_up_plan(config, request, &keys, &plan.gates).await;
-    let plan::Plan {
-        mut results,
-        gates,
-        checked,
-        shard,
-    } = plan;
-    let mut run_dir = None;
-    let jobs = execute::jobs(request, &scope, gates, lookups, &mut results, &mut run_dir)?;
+    let (mut results, mut run_dir) = (plan.results, None);
+    let jobs = execute::jobs(
+        request,
+        &scope,
+        plan.gates,
+        lookups,
+        &mut results,
+        &mut run_dir,
+    )?;
     // A save checks only what changed: a walk of the whole project on every save would cost
     // what a `git status` of it costs. Runs asked for by a command or CI say it.
     let never_applies = (request.trigger != Trigger::Save)
@@ -151,13 +151,13 @@ pub async fn execute(
             }
         }
     }
-    let mut checked: Vec<String> = checked.into_iter().cloned().collect();
+    let mut checked: Vec<String> = plan.checked.into_iter().cloned().collect();
     checked.sort_unstable();
     let outcome = finish::Outcome {
         selected,
         results,
         checked,
-        shard,
+        shard: plan.shard,
         run_dir,
         remote,
         started,
@@ -188,18 +188,12 @@ pub(crate) fn select_gates<'c>(
     let Some(only) = only else {
         return Ok(config.gates.iter().collect());
     };
-    for id in only {
-        if config.gate(id).is_none() {
-            return Err(RunError::UnknownGate {
-                unknown: id.clone(),
-                known: config
-                    .gates
-                    .iter()
-                    .map(|g| g.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
-        }
+    if let Some(id) = only.iter().find(|id| config.gate(id).is_none()) {
+        let known: Vec<&str> = config.gates.iter().map(|g| g.id.as_str()).collect();
+        return Err(RunError::UnknownGate {
+            unknown: id.clone(),
+            known: known.join(", "),
+        });
     }
     Ok(config
         .gates

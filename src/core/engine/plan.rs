@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::RunRequest;
+use super::finish::append_note;
 use super::shard::{GateShare, ShardPlan};
 use super::skips::{errored, skip_reason, skipped};
 use crate::core::cache::KeyMaker;
@@ -66,10 +67,7 @@ pub(super) fn settle_files(
             if vanished == 1 { "" } else { "s" },
             if vanished == 1 { "was" } else { "were" }
         );
-        scope.note = Some(match scope.note.take() {
-            Some(prev) => format!("{prev}; {note}"),
-            None => note,
-        });
+        append_note(&mut scope.note, note);
     }
 }
 
@@ -91,66 +89,39 @@ pub(super) fn plan<'a>(
     };
     for (index, gate) in selected.iter().enumerate() {
         let files: Vec<&String> = scope.files.iter().filter(|f| gate.applies_to(f)).collect();
-        match part(request, keys, gate, files, shard.as_ref()) {
-            Part::Out(result) => plan.results[index] = Some(result),
-            Part::Elsewhere(result, counted) => {
-                plan.checked.extend(counted);
-                plan.results[index] = Some(result);
-            }
-            Part::Runs {
-                files,
-                counted,
-                in_scope,
-                deps_key,
-            } => {
-                plan.checked.extend(counted);
-                plan.gates.push(PlannedGate {
-                    index,
-                    gate,
-                    files,
-                    in_scope,
-                    deps_key,
-                });
-            }
+        let shard = shard.as_ref();
+        match part(request, keys, index, gate, files, shard, &mut plan.checked) {
+            Ok(planned) => plan.gates.push(planned),
+            Err(result) => plan.results[index] = Some(*result),
         }
     }
     plan.shard = shard;
     plan
 }
 
-/// One gate's part: left out with its result, or run over its files.
-enum Part<'a> {
-    Out(GateResult),
-    /// Another shard runs it; the files this shard holds still count as checked here.
-    Elsewhere(GateResult, Vec<&'a String>),
-    Runs {
-        files: Vec<&'a String>,
-        /// The files it counts as checked.
-        counted: Vec<&'a String>,
-        in_scope: usize,
-        deps_key: Option<String>,
-    },
-}
-
+/// One gate's part: run over its files (those it counts as checked added to `checked`), or left
+/// out with its result.
 fn part<'a>(
     request: &RunRequest,
     keys: &KeyMaker,
-    gate: &Gate,
+    index: usize,
+    gate: &'a Gate,
     files: Vec<&'a String>,
     shard: Option<&ShardPlan>,
-) -> Part<'a> {
+    checked: &mut HashSet<&'a String>,
+) -> Result<PlannedGate<'a>, Box<GateResult>> {
     if let Some(reason) = request.kinds.skip_reason(gate.kind) {
-        return Part::Out(skipped(gate, reason));
+        return Err(Box::new(skipped(gate, reason)));
     }
     // A folder the gate names that is missing is a mistake to show, not a reason to skip it (a
     // `cwd` that is not there holds none of the gate's files).
     if gate.runs_on(request.trigger)
         && let Some(problem) = folder_problem(gate, &request.root)
     {
-        return Part::Out(errored(gate, problem));
+        return Err(Box::new(errored(gate, problem)));
     }
     if let Some(reason) = skip_reason(gate, request.trigger, &files) {
-        return Part::Out(skipped(gate, reason));
+        return Err(Box::new(skipped(gate, reason)));
     }
     // A deps gate is not answered by the result cache (what it installs is not in its output)
     // but skipped while its lock files are as at its last green run.
@@ -164,34 +135,23 @@ fn part<'a>(
         .zip(request.cache.as_deref())
         .and_then(|(key, cache)| deps::unchanged_reason(cache, gate, key))
     {
-        return Part::Out(skipped(gate, reason));
+        return Err(Box::new(skipped(gate, reason)));
     }
-    // A shard counts and checks only its own files; a gate without file arguments runs in one
-    // shard over the whole scope's.
-    let counted = files
-        .iter()
-        .copied()
-        .filter(|f| shard.is_none_or(|p| p.holds(f)))
-        .collect();
-    let (files, in_scope) = match shard.map(|p| p.share(gate, &files)) {
-        None => {
-            let n = files.len();
-            (files, n)
-        }
-        Some(GateShare::Run { files, counted }) => {
-            let n = if counted { files.len() } else { 0 };
-            (files, n)
-        }
-        Some(GateShare::Elsewhere(reason)) => {
-            return Part::Elsewhere(skipped(gate, reason), counted);
-        }
+    // A shard counts and checks only its own files, even when another shard runs the gate; a
+    // gate without file arguments runs in one shard over the whole scope's.
+    checked.extend(files.iter().filter(|f| shard.is_none_or(|p| p.holds(f))));
+    let (files, counted) = match shard.map(|p| p.share(gate, &files)) {
+        None => (files, true),
+        Some(GateShare::Run { files, counted }) => (files, counted),
+        Some(GateShare::Elsewhere(reason)) => return Err(Box::new(skipped(gate, reason))),
     };
-    Part::Runs {
+    Ok(PlannedGate {
+        index,
+        gate,
+        in_scope: if counted { files.len() } else { 0 },
         files,
-        counted,
-        in_scope,
         deps_key,
-    }
+    })
 }
 
 /// Adds the extra files (absolute, or relative to the root) that exist inside the root.

@@ -1,16 +1,11 @@
 //! One machine's share of a run that a CI matrix splits (`qgates check --shard i/n`), and what its
-//! report records so that `qgates merge` can check the shards belong together.
-//!
-//! The split depends only on the resolved file list and the files' sizes, so every machine of
-//! the matrix computes the same one: the files sorted by size (largest first, then by path) are
-//! dealt to the shards in snake order (1, 2, …, n, n, …, 2, 1, 1, 2, …). Counts differ by at most
-//! one, and each round gives the shard that got the larger file of the previous round the
-//! smaller one, so sizes even out. A gate that takes no file arguments (a type checker over the
-//! project, a test suite) checks every file at once: it runs in shard 1 only, and the others
-//! report it as skipped. A `deps` gate installs what the others need on the machine that runs
-//! them, so every shard runs it; its files are counted once, in shard 1. Docs: docs/ci.md,
-//! "Shards".
+//! report records so that `qgates merge` can check the shards belong together (docs/ci.md,
+//! "Shards"). The split depends only on the resolved file list and the files' sizes, so every
+//! machine computes the same one: the files, largest first, are dealt in snake order (1, 2, …,
+//! n, n, …, 2, 1, …) so sizes even out. A gate without file arguments runs in shard 1 only; a
+//! `deps` gate runs in every shard (the others need what it installs), counted in shard 1.
 
+use std::cmp::Reverse;
 use std::collections::HashSet;
 use std::fmt;
 use std::path::Path;
@@ -75,11 +70,7 @@ impl fmt::Display for Shard {
 pub fn deal(files: &[(&str, u64)], count: usize) -> Vec<usize> {
     let count = count.max(1);
     let mut order: Vec<usize> = (0..files.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (pa, sa) = files[a];
-        let (pb, sb) = files[b];
-        sb.cmp(&sa).then_with(|| pa.cmp(pb))
-    });
+    order.sort_by_key(|&i| (Reverse(files[i].1), files[i].0));
     let mut shard_of = vec![0; files.len()];
     for (rank, &i) in order.iter().enumerate() {
         let (round, seat) = (rank / count, rank % count);
@@ -164,21 +155,17 @@ impl ShardPlan {
     /// What `gate` does in this shard, given its files in the whole scope.
     pub fn share<'a>(&self, gate: &Gate, files: &[&'a String]) -> GateShare<'a> {
         let first = self.shard.index == 1;
-        if !gate.pass_files {
-            return match (gate.kind, first) {
-                (_, true) => GateShare::Run {
-                    files: files.to_vec(),
-                    counted: true,
-                },
-                (GateKind::Deps, false) => GateShare::Run {
-                    files: files.to_vec(),
-                    counted: false,
-                },
-                (_, false) => GateShare::Elsewhere(format!(
-                    "{RUNS_IN_FIRST}{} (it takes no file arguments: one run checks them all)",
-                    self.shard.count
-                )),
+        if !gate.pass_files && (first || gate.kind == GateKind::Deps) {
+            return GateShare::Run {
+                files: files.to_vec(),
+                counted: first,
             };
+        }
+        if !gate.pass_files {
+            return GateShare::Elsewhere(format!(
+                "{RUNS_IN_FIRST}{} (it takes no file arguments: one run checks them all)",
+                self.shard.count
+            ));
         }
         let own: Vec<&String> = files.iter().copied().filter(|f| self.holds(f)).collect();
         if own.is_empty() {

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use crate::core::config::{Config, ConfigSource, Gate, Trigger};
 use crate::core::report::{GateResult, GateStatus, NEVER_APPLIES};
+use crate::core::runner::fresh_result;
 use crate::core::scope::{ResolvedScope, project_files};
 
 /// The skip reason of a gate none of whose files is in the run.
@@ -30,31 +31,16 @@ pub fn skip_reason(gate: &Gate, trigger: Trigger, files: &[&String]) -> Option<S
 pub fn errored(gate: &Gate, error: String) -> GateResult {
     GateResult {
         status: GateStatus::Error,
-        skip_reason: None,
         error: Some(error),
-        ..skipped(gate, String::new())
+        ..fresh_result(gate, 0)
     }
 }
 
 pub fn skipped(gate: &Gate, reason: String) -> GateResult {
     GateResult {
-        id: gate.id.clone(),
-        name: gate.name.clone(),
         status: GateStatus::Skipped,
         skip_reason: Some(reason),
-        error: None,
-        allow_fail: gate.allow_fail,
-        violations: Vec::new(),
-        fix_hint: None,
-        files_checked: 0,
-        outside_root: 0,
-        exit_code: None,
-        log: None,
-        duration_ms: 0,
-        cached_files: 0,
-        coverage: None,
-        tests: None,
-        incomplete: false,
+        ..fresh_result(gate, 0)
     }
 }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::core::config::spec::Template;
 use crate::core::config::{Config, Gate, GateKind};
-use crate::core::engine::{Run, RunError, RunRequest, execute, select_gates};
+use crate::core::engine::{Run, RunError, RunRequest, append_note, execute, select_gates};
 use crate::core::report::Report;
 use crate::core::runner::process::{ProcessOutcome, ProcessSpec, resolve_program, run_process};
 use crate::core::scope::resolve;
@@ -50,11 +50,7 @@ pub async fn execute_with_fixes(config: &Config, request: &RunRequest) -> Result
     let report = run.report_mut();
     report.fixed = outcome.fixed;
     if !outcome.problems.is_empty() {
-        let note = outcome.problems.join("; ");
-        report.scope.note = Some(match report.scope.note.take() {
-            Some(prev) => format!("{prev}; {note}"),
-            None => note,
-        });
+        append_note(&mut report.scope.note, outcome.problems.join("; "));
     }
     Ok(run)
 }
@@ -79,8 +75,7 @@ pub async fn apply_fixers(config: &Config, request: &RunRequest) -> Result<FixOu
     let run_dir =
         Arc::new(create_run_dir(&request.root).map_err(|e| RunError::LogDir(e.to_string()))?);
     let root: Arc<Path> = Arc::from(request.root.as_path());
-    let limit = crate::core::cores();
-    let permits = Arc::new(tokio::sync::Semaphore::new(limit));
+    let permits = Arc::new(tokio::sync::Semaphore::new(crate::core::cores()));
     let mut tasks = tokio::task::JoinSet::new();
     for (n, file) in scope.files.into_iter().enumerate() {
         let gates: Vec<Arc<Gate>> = fixers
@@ -158,7 +153,8 @@ async fn run_fixer(
     text: &[u8],
     run_dir: &RunDir,
 ) -> Result<Option<Vec<u8>>, String> {
-    let (stdout, stderr) = log_paths(run_dir, &gate.id, n);
+    let stdout = run_dir.path.join(format!("fix-{}-{n}.stdout", gate.id));
+    let stderr = run_dir.path.join(format!("fix-{}-{n}.stderr", gate.id));
     let failed = |what: String| {
         Err(format!(
             "{} could not fix {rel} ({what}); see {}",
@@ -175,21 +171,13 @@ async fn run_fixer(
         }
         Err(FixError::Failed { how, .. }) => return failed(how),
     };
-    // A fixer that prints nothing for a non-empty file did not print the file: writing its
-    // output back would empty the file.
+    // A fixer that prints nothing for a non-empty file did not print the file: don't empty it.
     if fixed.is_empty() && !text.is_empty() {
         return failed("it printed nothing".to_string());
     }
     let _ = std::fs::remove_file(&stdout);
     let _ = std::fs::remove_file(&stderr);
     Ok(Some(fixed))
-}
-
-fn log_paths(run_dir: &RunDir, gate: &str, n: usize) -> (PathBuf, PathBuf) {
-    (
-        run_dir.path.join(format!("fix-{gate}-{n}.stdout")),
-        run_dir.path.join(format!("fix-{gate}-{n}.stderr")),
-    )
 }
 
 /// Replaces a file's content through a temporary file and a rename, so a reader never sees half
@@ -224,31 +212,16 @@ pub enum FixError {
     },
 }
 
-/// Pipes an editor's buffer through the gate's fixer and returns what it printed (the language
-/// server's "Format with ruff"). `rel_file` (root-relative) fills `{file}`, so the tool applies
-/// that file's settings. Output goes to scratch files outside the workspace: fixes happen on every
-/// editor request and are not runs worth logging.
-pub async fn fix_text(
-    gate: &Gate,
-    root: &Path,
-    rel_file: &str,
-    text: &str,
-) -> Result<String, FixError> {
+/// Pipes an editor's buffer through the gate's fixer and returns what it printed ("Format with
+/// ruff"). `rel` (root-relative) fills `{file}`, so the tool applies that file's settings. Output
+/// goes to scratch files outside the workspace: an editor's requests are not runs worth logging.
+pub async fn fix_text(gate: &Gate, root: &Path, rel: &str, text: &str) -> Result<String, FixError> {
     let (stdout, stderr) = scratch_paths().map_err(|e| FixError::Missing {
         gate: gate.id.clone(),
         why: e.to_string(),
     })?;
     let timeout = gate.timeout.min(std::time::Duration::from_secs(60));
-    let out = pipe(
-        gate,
-        root,
-        rel_file,
-        text.as_bytes(),
-        timeout,
-        &stdout,
-        &stderr,
-    )
-    .await;
+    let out = pipe(gate, root, rel, text.as_bytes(), timeout, &stdout, &stderr).await;
     let _ = std::fs::remove_file(&stdout);
     let _ = std::fs::remove_file(&stderr);
     String::from_utf8(out?).map_err(|_| FixError::Failed {
@@ -273,12 +246,12 @@ async fn pipe(
         .fix
         .as_ref()
         .ok_or_else(|| FixError::NoFixer(gate.id.clone()))?;
+    let missing = |why| FixError::Missing {
+        gate: gate.id.clone(),
+        why,
+    };
     let cwd = gate.cwd_in(root);
-    let program =
-        resolve_program(&fix.command[0], root, &cwd).map_err(|why| FixError::Missing {
-            gate: gate.id.clone(),
-            why,
-        })?;
+    let program = resolve_program(&fix.command[0], root, &cwd).map_err(missing)?;
     let args = fix.command[1..]
         .iter()
         .map(|a| {
@@ -291,11 +264,7 @@ async fn pipe(
         program,
         args,
         cwd,
-        env: gate
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        env: gate.env.clone(),
         timeout,
         stdout: stdout.to_path_buf(),
         stderr: stderr.to_path_buf(),
@@ -318,15 +287,11 @@ async fn pipe(
         ProcessOutcome::Exited(code) => Err(failed(format!("exit code {code}"))),
         ProcessOutcome::Signaled(sig) => Err(failed(format!("killed by signal {sig}"))),
         ProcessOutcome::TimedOut => Err(failed(format!("timed out after {timeout:?}"))),
-        ProcessOutcome::SpawnFailed(why) => Err(FixError::Missing {
-            gate: gate.id.clone(),
-            why,
-        }),
+        ProcessOutcome::SpawnFailed(why) => Err(missing(why)),
     }
 }
 
-/// New files for one fixer's output in the process's private scratch folder (`core::workspace::scratch`),
-/// outside the workspace (fixes happen on every editor request; they are not runs worth logging).
+/// New files for one fixer's output in the process's private scratch folder.
 fn scratch_paths() -> std::io::Result<(PathBuf, PathBuf)> {
     let stdout = crate::core::workspace::scratch::new_file("fix", "out")?;
     match crate::core::workspace::scratch::new_file("fix", "err") {
@@ -350,13 +315,9 @@ pub fn apply_edits(text: &str, edits: &[crate::core::violation::Edit]) -> (Strin
         let line_text = &text[start..];
         let line_text = &line_text[..line_text.find('\n').map_or(line_text.len(), |i| i + 1)];
         let chars = column.checked_sub(1)? as usize;
-        let mut it = line_text.char_indices();
-        match it.nth(chars) {
-            Some((i, _)) => Some(start + i),
-            // One past the last character of the line (an edit that appends).
-            None if line_text.chars().count() == chars => Some(start + line_text.len()),
-            None => None,
-        }
+        // Up to one past the last character of the line (an edit that appends).
+        let offsets = line_text.char_indices().map(|(i, _)| i);
+        Some(start + offsets.chain([line_text.len()]).nth(chars)?)
     };
     let mut spans: Vec<(usize, usize, &str)> = edits
         .iter()

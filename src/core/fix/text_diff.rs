@@ -2,7 +2,7 @@
 //! whole fixed file: applying every edit to `old` gives `new`, and unchanged lines are untouched
 //! (the editor keeps cursors, folds and undo history there).
 
-use similar::{DiffOp, TextDiff};
+use similar::{DiffTag, TextDiff};
 
 /// A replacement of the lines `start_line..end_line` (0-based, end exclusive) of the old text.
 /// `end_line` may equal the old text's line count (an edit that reaches its end).
@@ -23,30 +23,10 @@ pub fn line_edits(old: &str, new: &str) -> Vec<LineEdit> {
     let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
     let mut edits: Vec<LineEdit> = Vec::new();
     for op in diff.ops() {
-        let (old_range, new_range) = match *op {
-            DiffOp::Equal { .. } => continue,
-            DiffOp::Delete {
-                old_index,
-                old_len,
-                new_index,
-                ..
-            } => (old_index..old_index + old_len, new_index..new_index),
-            DiffOp::Insert {
-                old_index,
-                new_index,
-                new_len,
-                ..
-            } => (old_index..old_index, new_index..new_index + new_len),
-            DiffOp::Replace {
-                old_index,
-                old_len,
-                new_index,
-                new_len,
-            } => (
-                old_index..old_index + old_len,
-                new_index..new_index + new_len,
-            ),
-        };
+        let (tag, old_range, new_range) = op.as_tag_tuple();
+        if tag == DiffTag::Equal {
+            continue;
+        }
         let text: String = new_lines[new_range].concat();
         match edits.last_mut() {
             // Adjacent operations (a delete next to an insert) become one edit.
@@ -64,25 +44,24 @@ pub fn line_edits(old: &str, new: &str) -> Vec<LineEdit> {
     edits
 }
 
-/// Applies line edits to `old` (what an editor does with them).
-#[cfg(test)]
-fn apply_line_edits(old: &str, edits: &[LineEdit]) -> String {
-    let lines: Vec<&str> = old.split_inclusive('\n').collect();
-    let mut out = String::with_capacity(old.len());
-    let mut at = 0usize;
-    for e in edits {
-        out.extend(lines[at..e.start_line as usize].iter().copied());
-        out.push_str(&e.new_text);
-        at = e.end_line as usize;
-    }
-    out.extend(lines[at.min(lines.len())..].iter().copied());
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Applies line edits to `old` (what an editor does with them).
+    fn apply_line_edits(old: &str, edits: &[LineEdit]) -> String {
+        let lines: Vec<&str> = old.split_inclusive('\n').collect();
+        let mut out = String::with_capacity(old.len());
+        let mut at = 0usize;
+        for e in edits {
+            out.extend(lines[at..e.start_line as usize].iter().copied());
+            out.push_str(&e.new_text);
+            at = e.end_line as usize;
+        }
+        out.extend(lines[at.min(lines.len())..].iter().copied());
+        out
+    }
 
     #[test]
     fn unchanged_text_needs_no_edit() {

@@ -1,10 +1,8 @@
 //! Work nothing waits on right away — resolving the next `auto` scope once a run is published,
-//! pruning old run folders — on a thread of its own at a lower CPU priority (nice 10). On a
-//! machine with two cores it would otherwise take a core from the tool a run waits for, or
-//! delay the thread that writes the run's diagnostics to the editor: measured, about 0.3 ms
-//! more per save in the median and up to 2 ms (`benches/lsp.rs` (a)). Not the runtime's
-//! blocking pool: its threads serve other work later and would keep the lowered priority
-//! (raising it again takes a privilege).
+//! pruning old run folders — on a thread of its own at a lower CPU priority (nice 10), so it
+//! takes no core from the tool a run waits for, nor delays the editor's diagnostics. Not the
+//! runtime's blocking pool: its threads serve other work later and would keep the lowered
+//! priority (raising it again takes a privilege).
 
 use tokio::sync::oneshot;
 
@@ -16,19 +14,13 @@ pub fn spawn_low<T: Send + 'static>(
 ) -> oneshot::Receiver<T> {
     let (tx, rx) = oneshot::channel();
     let job = move || {
-        lower_priority();
+        crate::core::platform::lower_thread_priority();
         let _ = tx.send(work());
     };
     if let Err(e) = std::thread::Builder::new().name(name.into()).spawn(job) {
         tracing::warn!("cannot start the {name} thread: {e}");
     }
     rx
-}
-
-/// Lowers the calling thread's priority to nice 10, unless it is lower already (Linux only:
-/// see `platform::lower_thread_priority`).
-fn lower_priority() {
-    crate::core::platform::lower_thread_priority();
 }
 
 #[cfg(test)]

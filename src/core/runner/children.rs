@@ -12,7 +12,8 @@ use std::sync::{LazyLock, Mutex, MutexGuard};
 
 use tokio::runtime::{Handle, Id};
 
-use super::reaper::{self, kill_group, reap};
+use super::reaper::{self, reap};
+use crate::core::platform::kill_process_group;
 
 #[derive(Default)]
 struct Registry {
@@ -35,7 +36,9 @@ fn runtime() -> Option<Id> {
 
 /// Starts a tool with `spawn` and registers it, unless this runtime has stopped; both under the
 /// lock, so `stop_all` never misses a tool that starts while it runs.
-pub(super) fn start<T>(spawn: impl FnOnce() -> Result<(T, i32), String>) -> Result<T, String> {
+pub(super) fn start<T>(
+    spawn: impl FnOnce() -> Result<(T, i32), String>,
+) -> Result<(T, i32), String> {
     let mut reg = registry();
     let rt = runtime();
     if reg.stopped.contains(&rt) {
@@ -44,7 +47,7 @@ pub(super) fn start<T>(spawn: impl FnOnce() -> Result<(T, i32), String>) -> Resu
     let (child, pid) = spawn()?;
     reg.running.insert(pid, rt);
     reaper::watch(pid);
-    Ok(child)
+    Ok((child, pid))
 }
 
 /// Takes a tool out of the register. `false`: `stop_all` took it (and killed and reaped it).
@@ -56,20 +59,14 @@ pub(super) fn leave(pid: i32) -> bool {
 /// (no zombie is left), and refuses further starts from this runtime. Returns how many it stopped.
 pub fn stop_all() -> usize {
     let rt = runtime();
-    let mut taken = Vec::new();
-    {
+    let taken: Vec<i32> = {
         let mut reg = registry();
         reg.stopped.insert(rt);
-        reg.running.retain(|&pid, owner| {
-            let mine = *owner == rt;
-            if mine {
-                taken.push(pid);
-            }
-            !mine
-        });
-    }
+        let mine = reg.running.extract_if(|_, owner| *owner == rt);
+        mine.map(|(pid, _)| pid).collect()
+    };
     for &pid in &taken {
-        kill_group(pid);
+        kill_process_group(pid);
     }
     for &pid in &taken {
         reap(pid);
@@ -79,9 +76,5 @@ pub fn stop_all() -> usize {
     taken.len()
 }
 
-/// The first of SIGINT, SIGTERM and SIGHUP this process receives, as its number. Listening
-/// starts at the call (inside a runtime), before the returned future is first polled. `None`
-/// if the signals cannot be listened to.
-pub fn termination_signal() -> impl Future<Output = Option<i32>> {
-    crate::core::platform::termination_signal()
-}
+/// The first of SIGINT, SIGTERM and SIGHUP this process receives (see `platform`).
+pub use crate::core::platform::termination_signal;

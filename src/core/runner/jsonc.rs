@@ -8,6 +8,8 @@ pub(super) fn plain_json(text: &str) -> String {
     let mut plain = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     let mut in_string = false;
+    // Where the last comma outside a string went, while only spaces and comments follow it.
+    let mut comma: Option<usize> = None;
     while let Some(c) = chars.next() {
         if in_string {
             plain.push(c);
@@ -38,32 +40,21 @@ pub(super) fn plain_json(text: &str) -> String {
                 }
             }
             _ => {
+                if !c.is_whitespace()
+                    && let Some(at) = comma.take()
+                    && matches!(c, ']' | '}')
+                {
+                    plain.remove(at);
+                }
+                if c == ',' {
+                    comma = Some(plain.len());
+                }
                 in_string = c == '"';
                 plain.push(c);
             }
         }
     }
-    without_trailing_commas(&plain)
-}
-
-/// A comma before a closing bracket dropped; commas inside strings stay.
-fn without_trailing_commas(plain: &str) -> String {
-    let mut out = String::with_capacity(plain.len());
-    let mut in_string = false;
-    let mut escaped = false;
-    for (i, c) in plain.char_indices() {
-        if in_string {
-            in_string = escaped || c != '"';
-            escaped = !escaped && c == '\\';
-        } else if c == '"' {
-            in_string = true;
-        } else if c == ',' && matches!(plain[i + 1..].trim_start().chars().next(), Some(']' | '}'))
-        {
-            continue;
-        }
-        out.push(c);
-    }
-    out
+    plain
 }
 
 #[cfg(test)]

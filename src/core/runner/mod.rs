@@ -13,17 +13,16 @@ pub(crate) mod tool_folders;
 
 use std::collections::HashSet;
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::core::config::Gate;
 use crate::core::parse::{
-    DiffBase, OutputSource, ParseContext, SavedOutput, TestCounts, parse_saved_with_reports,
+    DiffBase, OutputSource, ParseContext, Parsed, SavedOutput, parse_saved_with_reports,
 };
 use crate::core::report::fix_hint::render_fix_hint;
 use crate::core::report::{GateLog, GateResult, GateStatus};
-use crate::core::violation::Violation;
 use crate::core::workspace::run_logs::RunDir;
 use process::{ProcessOutcome, ProcessSpec, resolve_program_borrowing, run_process};
 use report_files::{Collected, ReportPlan};
@@ -43,18 +42,18 @@ pub struct GateJob {
     pub tools_from: Option<Arc<Path>>,
 }
 
-/// What one batch came to.
+/// What one batch came to: what was read from its output, and how it is judged.
 struct BatchResult {
+    parsed: Parsed,
     status: GateStatus,
-    violations: Vec<Violation>,
-    outside_root: usize,
     error: Option<String>,
-    exit_code: Option<i32>,
-    coverage: Option<crate::core::report::CoverageTotals>,
-    tests: Option<TestCounts>,
+    exit_code: i32,
     /// The tool stopped before checking every file (`success.exit_codes_incomplete`).
     incomplete: bool,
 }
+
+/// A batch that gave no findings: why, and the tool's exit code when it exited.
+type BatchError = (String, Option<i32>);
 
 /// Runs a gate over its files and judges the result.
 pub async fn run_gate(job: GateJob) -> GateResult {
@@ -97,7 +96,7 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         match run.batch(files, &stdout, &stderr).await {
             Ok(batch) => tally.add(&mut result, batch),
             Err(why) => {
-                tally.first_error.get_or_insert((why, None));
+                tally.first_error.get_or_insert(why);
             }
         }
     }
@@ -113,7 +112,7 @@ pub async fn run_gate(job: GateJob) -> GateResult {
 }
 
 /// A gate's result before it runs: passed, over `files` files.
-fn fresh_result(gate: &Gate, files: usize) -> GateResult {
+pub(crate) fn fresh_result(gate: &Gate, files: usize) -> GateResult {
     GateResult {
         id: gate.id.clone(),
         name: gate.name.clone(),
@@ -155,57 +154,185 @@ fn program_missing(gate: &Gate, mut result: GateResult, why: String) -> GateResu
 /// What each of a gate's processes shares.
 struct GateRun<'a> {
     job: &'a GateJob,
-    program: std::path::PathBuf,
+    program: PathBuf,
     /// Arguments the tool's own configuration calls for (`args_when`).
     extra: Vec<OsString>,
-    cwd: std::path::PathBuf,
+    cwd: PathBuf,
+}
+
+/// Where one batch's output went.
+struct BatchLogs<'a> {
+    stdout: &'a Path,
+    stderr: &'a Path,
+    /// The stdout log as shown in messages.
+    hint: String,
+    reports: ReportPlan,
 }
 
 impl GateRun<'_> {
-    /// Runs one process over `files` and judges it; `Err`: it could not start (its report
-    /// file's place is unusable).
+    /// Runs one process over `files` and judges it.
     async fn batch(
         &self,
         files: Vec<OsString>,
         stdout: &Path,
         stderr: &Path,
-    ) -> Result<BatchResult, String> {
+    ) -> Result<BatchResult, BatchError> {
         let (job, gate) = (self.job, &self.job.gate);
         let stem = stdout
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| gate.id.clone());
-        let plan = ReportPlan::prepare(gate, &job.root, &job.run_dir, &stem)
-            .map_err(|why| format!("{}: {why}", gate.name))?;
+        let reports = ReportPlan::prepare(gate, &job.root, &job.run_dir, &stem)
+            .map_err(|why| (format!("{}: {why}", gate.name), None))?;
         let spec = ProcessSpec {
             program: self.program.clone(),
-            args: plan
+            args: reports
                 .args(&gate.command[1..])
                 .into_iter()
                 .chain(self.extra.iter().cloned())
                 .chain(files)
                 .collect(),
             cwd: self.cwd.clone(),
-            env: gate
-                .env
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            env: gate.env.clone(),
             timeout: gate.timeout,
             stdout: stdout.to_path_buf(),
             stderr: stderr.to_path_buf(),
             stdin: None,
         };
         let outcome = run_process(&spec).await;
-        let log_hint = job.run_dir.display_path(stdout);
         let logs = BatchLogs {
             stdout,
             stderr,
-            hint: &log_hint,
-            reports: &plan,
-            run_dir: &job.run_dir,
+            hint: job.run_dir.display_path(stdout),
+            reports,
         };
-        Ok(judge(gate, &job.root, &self.cwd, outcome, logs, job.diff.clone()).await)
+        self.judge(outcome, &logs).await
+    }
+
+    /// Judges one finished process: its outcome, its exit code against the gate's lists, its
+    /// output.
+    async fn judge(
+        &self,
+        outcome: ProcessOutcome,
+        logs: &BatchLogs<'_>,
+    ) -> Result<BatchResult, BatchError> {
+        let gate = &self.job.gate;
+        let (name, log_hint) = (&gate.name, &logs.hint);
+        let code = exit_code(gate, outcome, log_hint).map_err(|why| (why, None))?;
+        // The tool wrote straight into its logs: a write that failed there cut its output, and
+        // what is left would pass for all of it.
+        let clean = gate.exit_codes_ok.contains(&code);
+        if let Some(why) = log_cut(logs.stdout, clean).or_else(|| log_cut(logs.stderr, clean)) {
+            return Err((
+                format!(
+                    "{name}'s output could not all be written to its log ({why}), so its findings would be incomplete; see {log_hint}"
+                ),
+                Some(code),
+            ));
+        }
+        let incomplete = gate.exit_codes_incomplete.contains(&code);
+        let findings_code = incomplete || gate.exit_codes_findings.contains(&code);
+        let collected = match self.collect_reports(logs).await {
+            Ok(c) => c,
+            // A tool that could not run wrote no report: its exit code says more.
+            Err(_) if !clean && !findings_code => {
+                return Err((unexpected_exit(gate, code, log_hint), Some(code)));
+            }
+            // Its last words usually say why (`No module named pytest`).
+            Err(why) => {
+                let said = last_line(logs.stderr)
+                    .or_else(|| last_line(logs.stdout))
+                    .map(|l| format!(". It said: {l}"))
+                    .unwrap_or_default();
+                return Err((
+                    format!(
+                        "{name} ran (exit code {code}) but {why}{said}; what it printed is in {log_hint}"
+                    ),
+                    Some(code),
+                ));
+            }
+        };
+        let parsed = self.parse(code, logs, collected).await.map_err(|why| {
+            (
+                format!("{name} ran (exit code {code}) but its output could not be read: {why}"),
+                Some(code),
+            )
+        })?;
+        let found = !parsed.violations.is_empty() || parsed.outside_root > 0;
+        let mut batch = BatchResult {
+            status: if gate.fails_with(&parsed.violations) {
+                GateStatus::Failed
+            } else {
+                GateStatus::Passed
+            },
+            parsed,
+            error: None,
+            exit_code: code,
+            incomplete,
+        };
+        if clean || (findings_code && found) {
+            return Ok(batch);
+        }
+        batch.status = GateStatus::Error;
+        batch.error = Some(if findings_code {
+            format!(
+                "{name} exited with code {code} (it found problems) but no violation could be read from its output. Check `parsing` in quality.yaml against the output in {log_hint}"
+            )
+        } else {
+            unexpected_exit(gate, code, log_hint)
+        });
+        Ok(batch)
+    }
+
+    /// The report files the tool wrote, read off the runtime's threads: a report may be large.
+    async fn collect_reports(&self, logs: &BatchLogs<'_>) -> Result<Collected, String> {
+        let (plan, dir) = (logs.reports.clone(), self.job.run_dir.clone());
+        tokio::task::spawn_blocking(move || plan.collect(&dir))
+            .await
+            .unwrap_or_else(|e| Err(format!("reading its reports stopped unexpectedly ({e})")))
+    }
+
+    /// The batch's output and reports parsed, off the runtime's threads: an output may be large.
+    async fn parse(
+        &self,
+        code: i32,
+        logs: &BatchLogs<'_>,
+        collected: Collected,
+    ) -> Result<Parsed, String> {
+        let (gate, root, cwd) = (
+            self.job.gate.clone(),
+            self.job.root.clone(),
+            self.cwd.clone(),
+        );
+        let diff = self.job.diff.clone();
+        let (stdout, stderr) = (logs.stdout.to_path_buf(), logs.stderr.to_path_buf());
+        let hint = logs.hint.clone();
+        tokio::task::spawn_blocking(move || {
+            let ctx = ParseContext {
+                gate: &gate,
+                root: &root,
+                cwd: &cwd,
+                log_hint: &hint,
+                diff: diff.as_deref(),
+            };
+            let reports: Vec<Option<(OutputSource, &str)>> = collected
+                .iter()
+                .map(|r| {
+                    r.as_ref()
+                        .map(|(bytes, shown)| (OutputSource::Bytes(bytes), shown.as_str()))
+                })
+                .collect();
+            // From the log files, which hold the whole output, and the reports as kept.
+            let saved = SavedOutput {
+                stdout: OutputSource::File(&stdout),
+                stderr: OutputSource::File(&stderr),
+                exit_code: Some(code),
+            };
+            parse_saved_with_reports(&ctx, saved, &reports).map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(|e| format!("the parser stopped unexpectedly ({e})"))
+        .and_then(|r| r)
     }
 }
 
@@ -213,25 +340,26 @@ impl GateRun<'_> {
 #[derive(Default)]
 struct Tally {
     /// The first batch's error, and its exit code.
-    first_error: Option<(String, Option<i32>)>,
+    first_error: Option<BatchError>,
     last_exit: Option<i32>,
     any_failed: bool,
 }
 
 impl Tally {
     fn add(&mut self, result: &mut GateResult, batch: BatchResult) {
-        result.violations.extend(batch.violations);
-        result.tests = match (result.tests, batch.tests) {
+        let parsed = batch.parsed;
+        result.violations.extend(parsed.violations);
+        result.tests = match (result.tests, parsed.tests) {
             (Some(a), Some(b)) => Some(a.plus(b)),
             (a, b) => a.or(b),
         };
-        result.coverage = batch.coverage.or(result.coverage.take());
-        result.outside_root += batch.outside_root;
+        result.coverage = parsed.coverage.or(result.coverage.take());
+        result.outside_root += parsed.outside_root;
         result.incomplete |= batch.incomplete;
-        self.last_exit = batch.exit_code.or(self.last_exit);
+        self.last_exit = Some(batch.exit_code);
         match batch.status {
             GateStatus::Error if self.first_error.is_none() => {
-                self.first_error = Some((batch.error.unwrap_or_default(), batch.exit_code));
+                self.first_error = Some((batch.error.unwrap_or_default(), Some(batch.exit_code)));
             }
             GateStatus::Failed => self.any_failed = true,
             _ => {}
@@ -248,8 +376,7 @@ fn conclude(job: &GateJob, result: &mut GateResult, tally: Tally) {
             .cmp(&(&b.file, b.line, b.column, &b.code, &b.message))
     });
     // Some tools print one finding twice (rustfmt checks a module both as a file it was given
-    // and through the file that declares it); once is enough. Sorted by place, code and message,
-    // copies are neighbours.
+    // and through the file that declares it); sorted, the copies are neighbours.
     result.violations.dedup();
     if let Some((why, code)) = tally.first_error {
         result.status = GateStatus::Error;
@@ -319,135 +446,11 @@ pub fn folder_problem(gate: &Gate, root: &Path) -> Option<String> {
 /// A file as the tool should get it: relative to the tool's cwd when that is the root, else
 /// absolute; a name starting with `-` gets `./` so no tool reads it as an option.
 fn file_argument(rel: &str, root: &Path, cwd: &Path) -> OsString {
-    if cwd == root {
-        if rel.starts_with('-') {
-            OsString::from(format!("./{rel}"))
-        } else {
-            OsString::from(rel)
-        }
-    } else {
-        root.join(rel).into_os_string()
+    match (cwd == root, rel.starts_with('-')) {
+        (false, _) => root.join(rel).into_os_string(),
+        (true, true) => format!("./{rel}").into(),
+        (true, false) => rel.into(),
     }
-}
-
-/// Where one batch's output went.
-struct BatchLogs<'a> {
-    stdout: &'a Path,
-    stderr: &'a Path,
-    /// The stdout log as shown in messages.
-    hint: &'a str,
-    reports: &'a ReportPlan,
-    run_dir: &'a Arc<RunDir>,
-}
-
-/// Judges one finished process: its outcome, its exit code against the gate's lists, its output.
-async fn judge(
-    gate: &Arc<Gate>,
-    root: &Path,
-    cwd: &Path,
-    outcome: ProcessOutcome,
-    logs: BatchLogs<'_>,
-    diff: Option<Arc<DiffBase>>,
-) -> BatchResult {
-    match judged(gate, root, cwd, outcome, logs, diff).await {
-        Ok(batch) => batch,
-        Err((why, code)) => BatchResult {
-            status: GateStatus::Error,
-            violations: Vec::new(),
-            outside_root: 0,
-            error: Some(why),
-            exit_code: code,
-            coverage: None,
-            tests: None,
-            incomplete: false,
-        },
-    }
-}
-
-/// A batch that errored: why, and the tool's exit code when it exited.
-type BatchError = (String, Option<i32>);
-
-async fn judged(
-    gate: &Arc<Gate>,
-    root: &Path,
-    cwd: &Path,
-    outcome: ProcessOutcome,
-    logs: BatchLogs<'_>,
-    diff: Option<Arc<DiffBase>>,
-) -> Result<BatchResult, BatchError> {
-    let code = exit_code(gate, outcome, logs.hint).map_err(|why| (why, None))?;
-    let (name, log_hint) = (&gate.name, logs.hint);
-    // The tool wrote straight into its logs: a write that failed there cut its output, and
-    // what is left would pass for all of it.
-    let clean = gate.exit_codes_ok.contains(&code);
-    if let Some(why) = log_cut(logs.stdout, clean).or_else(|| log_cut(logs.stderr, clean)) {
-        return Err((
-            format!(
-                "{name}'s output could not all be written to its log ({why}), so its findings would be incomplete; see {log_hint}"
-            ),
-            Some(code),
-        ));
-    }
-    let incomplete = gate.exit_codes_incomplete.contains(&code);
-    let findings_code = incomplete || gate.exit_codes_findings.contains(&code);
-    let collected = match collect_reports(&logs).await {
-        Ok(c) => c,
-        // A tool that could not run wrote no report: its exit code says more.
-        Err(_) if !clean && !findings_code => {
-            return Err((unexpected_exit(gate, code, log_hint), Some(code)));
-        }
-        // Its last words usually say why (`No module named pytest`).
-        Err(why) => {
-            let said = last_line(logs.stderr)
-                .or_else(|| last_line(logs.stdout))
-                .map(|l| format!(". It said: {l}"))
-                .unwrap_or_default();
-            return Err((
-                format!(
-                    "{name} ran (exit code {code}) but {why}{said}; what it printed is in {log_hint}"
-                ),
-                Some(code),
-            ));
-        }
-    };
-    let parsed = parse_batch(gate, root, cwd, code, &logs, collected, diff)
-        .await
-        .map_err(|why| {
-            (
-                format!("{name} ran (exit code {code}) but its output could not be read: {why}"),
-                Some(code),
-            )
-        })?;
-    let found = !parsed.violations.is_empty() || parsed.outside_root > 0;
-    let batch = BatchResult {
-        status: if gate.fails_with(&parsed.violations) {
-            GateStatus::Failed
-        } else {
-            GateStatus::Passed
-        },
-        violations: parsed.violations,
-        outside_root: parsed.outside_root,
-        error: None,
-        exit_code: Some(code),
-        coverage: parsed.coverage,
-        tests: parsed.tests,
-        incomplete,
-    };
-    if clean || (findings_code && found) {
-        return Ok(batch);
-    }
-    let why = if findings_code {
-        format!(
-            "{name} exited with code {code} (it found problems) but no violation could be read from its output. Check `parsing` in quality.yaml against the output in {log_hint}"
-        )
-    } else {
-        unexpected_exit(gate, code, log_hint)
-    };
-    Ok(BatchResult {
-        status: GateStatus::Error,
-        error: Some(why),
-        ..batch
-    })
 }
 
 /// The tool's exit code, or why it has none (timed out, killed, never started).
@@ -474,75 +477,9 @@ fn unexpected_exit(gate: &Gate, code: i32, log_hint: &str) -> String {
     )
 }
 
-/// The report files the tool wrote, read off the runtime's threads: a report may be large.
-async fn collect_reports(logs: &BatchLogs<'_>) -> Result<Collected, String> {
-    let (plan, dir) = (logs.reports.clone(), logs.run_dir.clone());
-    tokio::task::spawn_blocking(move || plan.collect(&dir))
-        .await
-        .unwrap_or_else(|e| Err(format!("reading its reports stopped unexpectedly ({e})")))
-}
-
-/// The batch's output and reports parsed, off the runtime's threads: an output may be large.
-async fn parse_batch(
-    gate: &Arc<Gate>,
-    root: &Path,
-    cwd: &Path,
-    code: i32,
-    logs: &BatchLogs<'_>,
-    collected: Collected,
-    diff: Option<Arc<DiffBase>>,
-) -> Result<crate::core::parse::Parsed, String> {
-    let (gate, root, cwd) = (gate.clone(), root.to_path_buf(), cwd.to_path_buf());
-    let (out_path, err_path, hint) = (
-        logs.stdout.to_path_buf(),
-        logs.stderr.to_path_buf(),
-        logs.hint.to_string(),
-    );
-    tokio::task::spawn_blocking(move || {
-        let ctx = ParseContext {
-            gate: &gate,
-            root: &root,
-            cwd: &cwd,
-            log_hint: &hint,
-            diff: diff.as_deref(),
-        };
-        parse_logs(&ctx, code, (&out_path, &err_path), &collected)
-    })
-    .await
-    .map_err(|e| format!("the parser stopped unexpectedly ({e})"))
-    .and_then(|r| r)
-}
-
-fn parse_logs(
-    ctx: &ParseContext,
-    code: i32,
-    (stdout, stderr): (&Path, &Path),
-    reports: &Collected,
-) -> Result<crate::core::parse::Parsed, String> {
-    let reports: Vec<Option<(OutputSource, &str)>> = reports
-        .iter()
-        .map(|r| {
-            r.as_ref()
-                .map(|(bytes, shown)| (OutputSource::Bytes(bytes), shown.as_str()))
-        })
-        .collect();
-    // From the log files, which hold the whole output, and the reports as kept.
-    parse_saved_with_reports(
-        ctx,
-        SavedOutput {
-            stdout: OutputSource::File(stdout),
-            stderr: OutputSource::File(stderr),
-            exit_code: Some(code),
-        },
-        &reports,
-    )
-    .map_err(|e| e.to_string())
-}
-
 /// Why a log may hold less than the tool wrote to it: it reached the file-size limit (`ulimit
-/// -f`, inherited by the tool), or the disk holding it is full. An empty log under a limit of 0
-/// is cut only when the run was not `clean`: a tool that printed nothing and says it found
-/// nothing has lost nothing.
+/// -f`), or its disk is full. An empty log under a limit of 0 is cut only when the run was not
+/// `clean`: a tool that printed nothing and says it found nothing has lost nothing.
 fn log_cut(log: &Path, clean: bool) -> Option<String> {
     let size = std::fs::metadata(log).ok()?.len();
     if let Some(limit) = crate::core::platform::file_size_limit()

@@ -1,14 +1,12 @@
 //! A tool whose own configuration chooses the files it checks (mypy's `files`, pyright's
-//! `include`) answers differently when it is handed a list of files: the list replaces its
-//! selection, so files the project leaves out get checked and modules it checks together get
-//! checked apart. A gate's `own_selection` names where that configuration lives; when one of
-//! those places is set, the gate runs without file arguments, as the project runs the tool, and
-//! keeps the findings for the files in scope (docs/design.md, "The tool's own file selection").
+//! `include`) answers differently when handed a list of files: the list replaces its selection.
+//! When one of the places a gate's `own_selection` names is set, the gate runs without file
+//! arguments, as the project runs the tool, and keeps the findings for the files in scope
+//! (docs/design.md, "The tool's own file selection").
 //!
 //! A place is `FILE` (the file exists) or `FILE#KEY`, a dotted key inside it: a table path for
-//! TOML (`pyproject.toml#tool.mypy.files`), section then key for INI (`setup.cfg#mypy.files`:
-//! section `[mypy]`, key `files`; any file not ending in `.toml` or `.json` is read as INI), an
-//! object path for JSON (`pyrightconfig.json#include`). Paths are relative to the gate's `cwd`.
+//! TOML (`pyproject.toml#tool.mypy.files`), section then key for INI (`setup.cfg#mypy.files`),
+//! an object path for JSON (`pyrightconfig.json#include`). Paths are relative to the gate's `cwd`.
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -105,37 +103,17 @@ pub fn keep_in_scope(violations: &mut Vec<Violation>, in_scope: &HashSet<&str>) 
 }
 
 fn split(place: &str) -> (&str, Option<&str>) {
-    match place.split_once('#') {
-        Some((file, key)) => (file, Some(key)),
-        None => (place, None),
-    }
-}
-
-#[derive(Clone, Copy)]
-enum Format {
-    Toml,
-    Json,
-    Ini,
-}
-
-/// By the file's ending; anything but TOML and JSON is read as INI (`setup.cfg`, `mypy.ini`,
-/// `.codespellrc`, `.pylintrc`).
-fn format(file: &str) -> Format {
-    let ext = Path::new(file).extension().and_then(|e| e.to_str());
-    match ext.map(str::to_ascii_lowercase).as_deref() {
-        Some("toml") => Format::Toml,
-        Some("json") => Format::Json,
-        _ => Format::Ini,
-    }
+    place
+        .split_once('#')
+        .map_or((place, None), |(file, key)| (file, Some(key)))
 }
 
 /// Whether `place` is set in the folder `cwd`: the file exists, or the key is set in it.
 pub fn is_set(place: &str, cwd: &Path) -> bool {
-    let (file, key) = split(place);
-    if key.is_none() {
-        return cwd.join(file).symlink_metadata().is_ok_and(|m| m.is_file());
+    match split(place) {
+        (file, None) => cwd.join(file).symlink_metadata().is_ok_and(|m| m.is_file()),
+        _ => values(place, cwd).is_some(),
     }
-    values(place, cwd).is_some()
 }
 
 /// The strings set at a `FILE#KEY` place: a string, or each string of a list. `None` when the
@@ -144,19 +122,20 @@ pub fn is_set(place: &str, cwd: &Path) -> bool {
 fn values(place: &str, cwd: &Path) -> Option<Vec<String>> {
     let (file, key) = split(place);
     let text = read_text(&cwd.join(file)).ok()?;
-    match format(file) {
-        Format::Toml => toml_values(&text, key?),
-        Format::Json => json_values(&text, key?),
-        Format::Ini => ini_values(&text, key?),
+    // Anything but TOML and JSON is read as INI (`setup.cfg`, `mypy.ini`, `.pylintrc`).
+    let ext = Path::new(file).extension().and_then(|e| e.to_str());
+    match ext.map(str::to_ascii_lowercase).as_deref() {
+        Some("toml") => toml_values(&text, key?),
+        Some("json") => json_values(&text, key?),
+        _ => ini_values(&text, key?),
     }
 }
 
 fn toml_values(text: &str, key: &str) -> Option<Vec<String>> {
     let doc = text.parse::<toml_edit::DocumentMut>().ok()?;
-    let mut item = doc.as_item();
-    for part in key.split('.') {
-        item = item.get(part)?;
-    }
+    let item = key
+        .split('.')
+        .try_fold(doc.as_item(), |item, part| item.get(part))?;
     Some(match item.as_value() {
         Some(toml_edit::Value::String(s)) => vec![s.value().clone()],
         Some(toml_edit::Value::Array(list)) => list
@@ -173,18 +152,19 @@ fn json_values(text: &str, key: &str) -> Option<Vec<String>> {
     let value: serde_json::Value = serde_json::from_str(text)
         .ok()
         .or_else(|| serde_json::from_str(&jsonc::plain_json(text)).ok())?;
-    let mut value = &value;
-    for part in key.split('.') {
-        value = value.get(part)?;
-    }
-    Some(match value {
-        serde_json::Value::String(s) => vec![s.clone()],
-        serde_json::Value::Array(list) => list
-            .iter()
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect(),
-        _ => Vec::new(),
-    })
+    Some(
+        match key
+            .split('.')
+            .try_fold(&value, |value, part| value.get(part))?
+        {
+            serde_json::Value::String(s) => vec![s.clone()],
+            serde_json::Value::Array(list) => list
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        },
+    )
 }
 
 /// `section.key` in an INI file: the value set in the section `[section]`, with its indented

@@ -2,6 +2,7 @@
 //! straight into log files (nothing held in memory, nothing truncated), a timeout that kills the
 //! whole group, and a guard that kills the group if the run is cancelled (the future dropped).
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -21,7 +22,7 @@ pub struct ProcessSpec {
     pub program: PathBuf,
     pub args: Vec<OsString>,
     pub cwd: PathBuf,
-    pub env: Vec<(String, String)>,
+    pub env: BTreeMap<String, String>,
     pub timeout: Duration,
     pub stdout: PathBuf,
     pub stderr: PathBuf,
@@ -52,7 +53,7 @@ impl Drop for GroupGuard {
     fn drop(&mut self) {
         // Helpers the tool left running in its group would hold resources and outlive the run.
         if children::leave(self.pid) {
-            reaper::kill_group(self.pid);
+            platform::kill_process_group(self.pid);
             if !self.waited {
                 reaper::reap(self.pid);
             }
@@ -92,9 +93,7 @@ async fn run_with_logs(
         });
     // The tool and whatever it starts can be ended together.
     platform::lead_new_process_group(cmd.as_std_mut());
-    for (k, v) in &spec.env {
-        cmd.env(k, v);
-    }
+    cmd.envs(&spec.env);
     let started = children::start(|| {
         let child = cmd
             .spawn()
@@ -102,14 +101,11 @@ async fn run_with_logs(
         let pid = child.id().map_or(0, |id| id as i32);
         Ok((child, pid))
     });
-    let mut child = match started {
-        Ok(c) => c,
+    let (mut child, pid) = match started {
+        Ok(started) => started,
         Err(why) => return ProcessOutcome::SpawnFailed(why),
     };
-    let mut guard = GroupGuard {
-        pid: child.id().map_or(0, |id| id as i32),
-        waited: false,
-    };
+    let mut guard = GroupGuard { pid, waited: false };
     if let (Some(input), Some(mut pipe)) = (spec.stdin.as_ref(), child.stdin.take()) {
         let input = input.clone();
         // Written concurrently so a tool that prints before reading all its input cannot deadlock.
@@ -118,7 +114,8 @@ async fn run_with_logs(
             let _ = pipe.shutdown().await;
         });
     }
-    let outcome = match tokio::time::timeout(spec.timeout, child.wait()).await {
+    // Returned, the guard ends what the tool left in its group.
+    match tokio::time::timeout(spec.timeout, child.wait()).await {
         Ok(Ok(status)) => {
             guard.waited = true;
             match (status.code(), platform::exit_signal(&status)) {
@@ -131,13 +128,11 @@ async fn run_with_logs(
         }
         Ok(Err(e)) => ProcessOutcome::SpawnFailed(format!("waiting for the process failed: {e}")),
         Err(_) => {
-            reaper::kill_group(guard.pid);
+            platform::kill_process_group(guard.pid);
             guard.waited = child.wait().await.is_ok();
             ProcessOutcome::TimedOut
         }
-    };
-    drop(guard);
-    outcome
+    }
 }
 
 fn describe_spawn_error(program: &Path, e: &std::io::Error) -> String {
@@ -171,11 +166,8 @@ pub fn resolve_program_borrowing(
     lender: Option<&Path>,
 ) -> Result<PathBuf, String> {
     if name.contains('/') {
-        let p = if Path::new(name).is_absolute() {
-            PathBuf::from(name)
-        } else {
-            cwd.join(name)
-        };
+        // An absolute `name` replaces `cwd`.
+        let p = cwd.join(name);
         return if is_executable(&p) {
             Ok(p)
         } else if p.exists() {
@@ -192,13 +184,8 @@ pub fn resolve_program_borrowing(
     let local = crate::core::runner::tool_folders::program_dirs(root, cwd, lender);
     let path_var = std::env::var_os("PATH").unwrap_or_default();
     let dirs = local.into_iter().chain(std::env::split_paths(&path_var));
-    for dir in dirs {
-        let candidate = dir.join(name);
-        if is_executable(&candidate) {
-            return Ok(candidate);
-        }
-    }
-    Err(format!(
+    let found = dirs.map(|dir| dir.join(name)).find(|p| is_executable(p));
+    found.ok_or_else(|| format!(
         "`{name}` was not found — is it installed and on PATH? (also looked in .venv/bin, venv/bin and node_modules/.bin of the workspace and of the gate's cwd)"
     ))
 }
@@ -216,7 +203,7 @@ mod tests {
             program: program.into(),
             args: vec!["-c".into(), script.into()],
             cwd: dir.to_path_buf(),
-            env: Vec::new(),
+            env: BTreeMap::new(),
             timeout: Duration::from_secs(30),
             stdout: dir.join("gate.stdout"),
             stderr: dir.join("gate.stderr"),

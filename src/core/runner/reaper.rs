@@ -5,10 +5,8 @@
 //! the tools that are running (`+pgid` when one starts, `-pgid` when it has been reaped). When
 //! qgates ends, however it ends, the kernel closes its end of the pipe; the reaper reads the end
 //! of its input and kills every group still listed (the tools and whatever they started).
-//! A parent-death signal would need code in each tool's child between fork and exec, which
-//! makes every tool start a `fork` of the whole server instead of a `posix_spawn`: half a
-//! millisecond on every save (measured, `benches/lsp.rs` (a)). The reaper costs one start per
-//! qgates process and a few bytes per tool.
+//! (A parent-death signal would need code in each tool's child between fork and exec, making
+//! every tool start a `fork` of the whole server instead of a `posix_spawn`.)
 
 use std::collections::HashSet;
 use std::io::{BufRead, Write};
@@ -79,10 +77,6 @@ pub fn unwatch(pgid: i32) {
     tell(format!("-{pgid}\n"));
 }
 
-pub(super) fn kill_group(pgid: i32) {
-    crate::core::platform::kill_process_group(pgid);
-}
-
 /// Waits for a killed child to end and collects its status. SIGKILL cannot be caught, so this
 /// is short; but a process stuck in the kernel (a hung network disk) may not end at once, and
 /// qgates must still answer and exit: the wait is bounded, and the process left to the system.
@@ -94,7 +88,7 @@ pub(super) fn reap(pid: i32) {
     let deadline = std::time::Instant::now() + REAP_LIMIT;
     loop {
         // Reaped, or not ours to reap (already collected).
-        if crate::core::platform::try_reap(pid) {
+        if platform::try_reap(pid) {
             return;
         }
         if std::time::Instant::now() >= deadline {
@@ -130,7 +124,7 @@ pub fn serve() -> i32 {
         }
     }
     for pgid in groups {
-        kill_group(pgid);
+        platform::kill_process_group(pgid);
     }
     0
 }

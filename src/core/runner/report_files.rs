@@ -66,36 +66,32 @@ impl ReportPlan {
             })?;
         }
         let cwd = gate.cwd.clone().unwrap_or_default();
-        let mut readers = Vec::new();
-        for (i, file) in files.into_iter().enumerate() {
-            let Some(file) = file else {
-                readers.push(None);
-                continue;
-            };
-            let planned = match output_place(file) {
-                OutputPlace::ReportDir(rel) => {
-                    let base = dir.clone().unwrap_or_default();
-                    Planned {
-                        shown: run_dir.display_path(&base.join(rel)),
-                        base,
-                        rel: PathBuf::from(rel),
-                        copy: None,
-                    }
-                }
-                OutputPlace::Workspace(rel) => {
-                    let rel = lexical_clean(&cwd.join(rel));
-                    let copy = copy_name(stem, i, &rel);
-                    remove_stale(root, &rel)?;
-                    Planned {
-                        shown: rel.to_string_lossy().into_owned(),
-                        base: root.to_path_buf(),
-                        rel,
-                        copy: Some(run_dir.path.join(copy)),
-                    }
-                }
-            };
-            readers.push(Some(planned));
-        }
+        let plan = |i: usize, file: &String| match output_place(file) {
+            OutputPlace::ReportDir(rel) => {
+                let base = dir.clone().unwrap_or_default();
+                Ok(Planned {
+                    shown: run_dir.display_path(&base.join(rel)),
+                    base,
+                    rel: PathBuf::from(rel),
+                    copy: None,
+                })
+            }
+            OutputPlace::Workspace(rel) => {
+                let rel = lexical_clean(&cwd.join(rel));
+                remove_stale(root, &rel)?;
+                Ok(Planned {
+                    shown: rel.to_string_lossy().into_owned(),
+                    base: root.to_path_buf(),
+                    copy: Some(run_dir.path.join(copy_name(stem, i, &rel))),
+                    rel,
+                })
+            }
+        };
+        let readers = files
+            .into_iter()
+            .enumerate()
+            .map(|(i, file)| file.map(|file| plan(i, file)).transpose())
+            .collect::<Result<_, String>>()?;
         Ok(ReportPlan { dir, readers })
     }
 
@@ -118,12 +114,7 @@ impl ReportPlan {
     /// Reads every report after the run, keeping a copy of each workspace one in the run's log
     /// folder; a report missing, empty or not a plain file is an error that names it.
     pub fn collect(&self, run_dir: &RunDir) -> Result<Collected, String> {
-        let mut out = Vec::new();
-        for planned in &self.readers {
-            let Some(p) = planned else {
-                out.push(None);
-                continue;
-            };
+        let collect = |p: &Planned| {
             let bytes = read_report(&p.base, &p.rel, &p.shown)?;
             if bytes.is_empty() {
                 return Err(format!("its report {} is empty", p.shown));
@@ -140,9 +131,12 @@ impl ReportPlan {
                 },
                 None => p.shown.clone(),
             };
-            out.push(Some((bytes, shown)));
-        }
-        Ok(out)
+            Ok((bytes, shown))
+        };
+        self.readers
+            .iter()
+            .map(|planned| planned.as_ref().map(collect).transpose())
+            .collect()
     }
 }
 
@@ -224,21 +218,19 @@ fn walk(base: &Path, rel: &Path, shown: &str) -> Result<Option<Metadata>, String
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(format!("cannot look at {shown}: {e}")),
         };
-        let last = i + 1 == parts.len();
-        if meta.is_symlink() && !last {
-            return Err(format!(
-                "the report {shown} lies under a symbolic link ({}): qgates neither deletes nor reads through links in the workspace, which could point outside it. Make it a real folder, or write the report to `{{report_dir}}`",
-                at.strip_prefix(base).unwrap_or(&at).display()
-            ));
-        }
-        if !last && !meta.is_dir() {
-            return Err(format!(
-                "the report path {shown} passes through {}, which is not a folder",
-                at.strip_prefix(base).unwrap_or(&at).display()
-            ));
-        }
-        if last {
+        if i + 1 == parts.len() {
             return Ok(Some(meta));
+        }
+        let folder = at.strip_prefix(base).unwrap_or(&at).display();
+        if meta.is_symlink() {
+            return Err(format!(
+                "the report {shown} lies under a symbolic link ({folder}): qgates neither deletes nor reads through links in the workspace, which could point outside it. Make it a real folder, or write the report to `{{report_dir}}`"
+            ));
+        }
+        if !meta.is_dir() {
+            return Err(format!(
+                "the report path {shown} passes through {folder}, which is not a folder"
+            ));
         }
     }
     Ok(None)
@@ -260,13 +252,12 @@ fn remove_stale(root: &Path, rel: &Path) -> Result<(), String> {
 /// Reads a report: a plain file, opened without following a link and without waiting on a
 /// named pipe.
 fn read_report(base: &Path, rel: &Path, shown: &str) -> Result<Vec<u8>, String> {
-    let missing = || {
-        format!(
-            "it wrote no report at {shown}: check that its command writes its report there (the gate's `output_file`)"
-        )
-    };
     match walk(base, rel, shown)? {
-        None => return Err(missing()),
+        None => {
+            return Err(format!(
+                "it wrote no report at {shown}: check that its command writes its report there (the gate's `output_file`)"
+            ));
+        }
         Some(meta) if meta.is_symlink() => {
             return Err(format!(
                 "its report {shown} is a symbolic link: qgates does not read through links in the workspace, which could point outside it. Have the tool write a plain file, or write the report to `{{report_dir}}`"

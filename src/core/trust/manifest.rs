@@ -1,22 +1,13 @@
 //! What a configuration will run, as a person is asked to trust it: every gate's and fixer's
-//! argv, `env` and `cwd`; the program each command names, as it resolves now (a bare name is
-//! looked up in the workspace's `.venv/bin`, `venv/bin` and `node_modules/.bin` before `PATH`);
-//! and each file inside the workspace a command runs (the program itself, or the script an
-//! interpreter is given), with its content. The SHA-256 of all that is what the trust store
-//! records, so a changed script, a new program in `.venv/bin` or an edited command asks again.
+//! argv, `env` and `cwd`; the program each command names, as it resolves now; and each file
+//! inside the workspace a command runs (the program, or the script an interpreter is given), with
+//! its content. The trust store records the SHA-256 of all that (docs/trust.md).
 //!
-//! Programs outside the workspace are shown by path but recorded only as "outside": a repository
-//! cannot put files there, and the editor, an agent's host and a terminal often have different
-//! `PATH`s, which must not make trust given in one place worthless in another.
-//!
-//! A program inside a workspace tool folder (`.venv`, `venv`, `node_modules`) that git does not
-//! track is recorded by path, not by content: it is what the user installed there, and an upgrade
-//! must not ask again. One that git tracks came with the repository and is covered by content.
-//!
-//! A clean checkout of a commit has no tool folders until its `deps` gates make them, so its
-//! programs resolve elsewhere (or not yet). The `portable` hash leaves those installed programs
-//! out and keeps everything else — commands, `env`, `cwd` and the repository's own files by
-//! content — so "the checkout runs what was trusted for the working tree" can be asked of it.
+//! Programs outside the workspace are recorded only as "outside" (a repository cannot put files
+//! there, and the editor's, an agent's and a terminal's `PATH`s differ). A program in a tool
+//! folder (`.venv`, `node_modules`) that git does not track is recorded by path: an upgrade must
+//! not ask again. The `portable` hash leaves those out, so a clean checkout, which has no tool
+//! folders until its `deps` gates make them, can be compared with what was trusted.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -104,23 +95,19 @@ impl Manifest {
     pub fn of(config: &Config, root: &Path, hashes: &FileHashes) -> Manifest {
         let mut commands = Vec::new();
         for gate in &config.gates {
-            commands.push(command(
+            let mut run = command(
                 format!("gate {}", gate.id),
                 &gate.command,
-                gate.pass_files,
                 gate,
                 root,
                 hashes,
-            ));
+            );
+            run.pass_files = gate.pass_files;
+            run.args_when = gate.args_when.clone();
+            commands.push(run);
             if let Some(fix) = &gate.fix {
-                commands.push(command(
-                    format!("fixer of {}", gate.id),
-                    &fix.command,
-                    false,
-                    gate,
-                    root,
-                    hashes,
-                ));
+                let role = format!("fixer of {}", gate.id);
+                commands.push(command(role, &fix.command, gate, root, hashes));
             }
         }
         let source = match &config.source {
@@ -265,21 +252,15 @@ fn describe_commands(commands: &[Command]) -> String {
     out
 }
 
+/// A command of `gate` (its own or its fixer's), without file arguments nor `args_when`.
 fn command(
     role: String,
     argv: &[String],
-    pass_files: bool,
     gate: &Gate,
     root: &Path,
     hashes: &FileHashes,
 ) -> Command {
     let cwd = gate.cwd_in(root);
-    // The fixer's command is its own; `args_when` is the gate's.
-    let args_when = if role.starts_with("gate ") {
-        gate.args_when.clone()
-    } else {
-        Vec::new()
-    };
     let program = argv
         .first()
         .ok_or_else(|| "empty command".to_string())
@@ -299,8 +280,8 @@ fn command(
     Command {
         role,
         argv: argv.to_vec(),
-        pass_files,
-        args_when,
+        pass_files: false,
+        args_when: Vec::new(),
         env: gate.env.clone(),
         cwd: gate
             .cwd
@@ -402,18 +383,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Whether a path is an executable file (for tests of programs appearing).
-#[cfg(test)]
-fn executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::core::config;
     use std::os::unix::fs::PermissionsExt;
+
+    /// Whether a path is an executable file (for tests of programs appearing).
+    fn executable(p: &Path) -> bool {
+        std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+    }
 
     fn workspace(yaml: &str) -> (tempfile::TempDir, Config) {
         let tmp = tempfile::tempdir().unwrap();

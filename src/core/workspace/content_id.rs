@@ -1,14 +1,11 @@
-//! A file's content identity: the id git gives its content, a blob id (SHA-1 of `blob <len>\0`
-//! followed by the bytes). The same content has the same id on every machine whatever its path,
-//! times or inode, so cache keys made of it can be shared between clones.
+//! A file's content identity: the id git gives its content, a blob id, the same on every machine
+//! whatever its path, times or inode, so cache keys made of it can be shared between clones.
 //!
-//! A tracked file whose stat (size, times, inode, owner) still matches its index entry has the
-//! index's id, taken without reading the file: a fresh clone keys its files with one `stat` each.
-//! Not when the entry is racily clean (git's rule: modified in the same timestamp tick as the
-//! index was written, so a later same-size edit in that tick would keep the stat), nor for
-//! entries git itself does not keep up to date (assume-unchanged, skip-worktree, intent-to-add),
-//! nor for links: those files are read and hashed the same way, as are untracked files and files
-//! outside a git repository.
+//! A tracked file whose stat still matches its index entry has the index's id, taken without
+//! reading the file. Not when the entry is racily clean (modified in the same timestamp tick as
+//! the index was written), nor for entries git does not keep up to date (assume-unchanged,
+//! skip-worktree, intent-to-add), nor for links: those files are read and hashed, as are
+//! untracked ones and files outside a repository.
 
 use std::path::Path;
 
@@ -57,10 +54,8 @@ impl IndexIds {
         let unkept = Flags::ASSUME_VALID | Flags::SKIP_WORKTREE | Flags::INTENT_TO_ADD;
         if !matches!(entry.mode, Mode::FILE | Mode::FILE_EXECUTABLE)
             || entry.flags.intersects(unkept)
+            || !meta.is_file()
         {
-            return None;
-        }
-        if !meta.is_file() {
             return None;
         }
         let now = stat_of(meta);

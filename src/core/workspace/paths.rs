@@ -31,9 +31,5 @@ pub fn relative_posix(root: &Path, path: &Path) -> Option<String> {
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
-    if parts.is_empty() {
-        None
-    } else {
-        Some(parts.join("/"))
-    }
+    (!parts.is_empty()).then(|| parts.join("/"))
 }

@@ -126,23 +126,18 @@ pub fn check(root: &Path) -> Result<Access, UnsafeDir> {
         let Ok(meta) = std::fs::symlink_metadata(&path) else {
             continue;
         };
+        let uid = platform::owner_user_id(&meta);
         let problem = if meta.file_type().is_symlink() {
             Problem::Link
-        } else if meta.is_dir() && platform::owner_user_id(&meta) != me && can_write(&path) {
-            Problem::Owner {
-                uid: platform::owner_user_id(&meta),
-            }
+        } else if meta.is_dir() && uid != me && platform::can_write(&path) {
+            Problem::Owner { uid }
         } else {
             continue;
         };
         return Err(UnsafeDir { path, problem });
     }
-    let target = if qgates.exists() {
-        qgates
-    } else {
-        root.to_path_buf()
-    };
-    Ok(if can_write(&target) {
+    let writable = platform::can_write(if qgates.exists() { &qgates } else { root });
+    Ok(if writable {
         Access::Writable
     } else {
         Access::ReadOnly
@@ -180,28 +175,11 @@ pub fn make(root: &Path, sub: &str) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
-/// Whether this user can write `path` (its permissions and the mount, not its owner alone).
-fn can_write(path: &Path) -> bool {
-    platform::can_write(path)
-}
-
 /// `YYYYMMDD-HHMMSS` (UTC) of a Unix time: the sortable stamp in the names of run folders and
 /// of a corrupt state file moved aside.
 pub fn timestamp(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's days-to-civil algorithm.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let (h, mi, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
-    format!("{y:04}{m:02}{d:02}-{h:02}{mi:02}{s:02}")
+    let format = gix::date::time::CustomFormat::new("%Y%m%d-%H%M%S");
+    gix::date::Time::new(secs as i64, 0).format_or_unix(format)
 }
 
 #[cfg(test)]

@@ -1,9 +1,7 @@
 //! The run logs: every gate's full stdout and stderr under `.qgates/runs/<run id>/`, and the
 //! run's whole report as `report.json`, the newest `KEEP_RUNS` runs kept. Reports carry these
-//! paths instead of raw output, and answers that show part of a report name the file.
-//!
-//! A run holds a lock on its folder for as long as it lasts, and pruning skips a locked folder:
-//! a slow run keeps its logs however many runs start and prune after it.
+//! paths instead of raw output. A run locks its folder while it lasts, and pruning skips a
+//! locked folder: a slow run keeps its logs however many runs start after it.
 
 use std::fs::File;
 use std::io::Write as _;
@@ -56,9 +54,8 @@ impl RunDir {
     }
 }
 
-/// Names `report.json` in the run's folder as the report's file (its `full_report`). Every run
-/// leaves its report there, however it is shown: an answer cut to a page names the file, and a
-/// person finds the last runs' reports beside their logs. `write_report` writes it.
+/// Names `report.json` in the run's folder as the report's file (its `full_report`), which
+/// `write_report` writes: an answer cut to a page names it, and a person finds it beside the logs.
 pub fn name_report(dir: &RunDir, report: &mut Report) {
     let path = dir.path.join(REPORT_FILE);
     report.full_report = Some(FullReport {
@@ -67,9 +64,8 @@ pub fn name_report(dir: &RunDir, report: &mut Report) {
     });
 }
 
-/// Writes the report where `name_report` named it, once the run is over. Pretty-printed: agents
-/// read the file with tools that show it a line at a time. A report that cannot be written no
-/// longer names the file, so no answer points at a missing or stale one.
+/// Writes the report where `name_report` named it, pretty-printed (agents read it a line at a
+/// time). A report that cannot be written no longer names the file, so none points at a stale one.
 pub fn write_report(report: &mut Report) {
     let Some(full) = &report.full_report else {
         return;
@@ -88,10 +84,9 @@ pub fn write_report(report: &mut Report) {
 }
 
 /// Makes a new run folder under `<root>/.qgates/runs/`, locked, and removes the oldest folders
-/// beyond `KEEP_RUNS` that no run holds, in the background (`core::platform::background`): the run's
-/// tools start without waiting for it. When `.qgates/` cannot be written (or is refused, see
-/// `qgates_dir::check`), the folder is made under `runs/` in this process's private scratch
-/// folder instead, pruned the same way (the report shows where).
+/// beyond `KEEP_RUNS` that no run holds in the background. When `.qgates/` cannot be written (or
+/// is refused, see `qgates_dir::check`), the folder is made in the private scratch folder's
+/// `runs/` instead, pruned the same way.
 pub fn create_run_dir(root: &Path) -> std::io::Result<RunDir> {
     let (dir, runs) = make_run_dir(root)?;
     let current = dir.path.clone();
@@ -204,14 +199,9 @@ fn prune(runs: &Path, current: &Path) {
             continue;
         };
         // Removed under the folder's lock, so a run making it cannot take it meanwhile.
-        // `remove_dir_all` follows no link: on Linux it walks with `openat(O_NOFOLLOW)` and
-        // unlinks a link it meets (and `old` itself, should it have become one since the check)
-        // instead of entering it (the standard library's fix for CVE-2022-21658).
-        match folder.try_lock() {
-            Ok(()) | Err(std::fs::TryLockError::Error(_)) => {
-                let _ = std::fs::remove_dir_all(old);
-            }
-            Err(std::fs::TryLockError::WouldBlock) => {}
+        // `remove_dir_all` unlinks a link it meets instead of entering it (CVE-2022-21658).
+        if !matches!(folder.try_lock(), Err(std::fs::TryLockError::WouldBlock)) {
+            let _ = std::fs::remove_dir_all(old);
         }
     }
 }

@@ -1,12 +1,8 @@
-//! This process's private scratch folder (mode 0700, owned by the user): fixer output, and the
-//! run logs of a workspace whose `.qgates/` cannot be written. A fixed name in the shared
-//! temporary folder could be made first by another user (a link to their files, a folder they
-//! read); so it is either `$XDG_RUNTIME_DIR/qgates` (that folder is the user's alone by
-//! definition, and is checked to be) or a fresh folder of a random name made by `mkdtemp`.
-//!
-//! The folder is made on first use. Run logs in it are named in reports and must outlive the
-//! process, so it is not removed wholesale; a random folder left empty (fixer files are removed
-//! after each use) is removed when the process exits.
+//! This process's private scratch folder (0700, the user's): fixer output, and the run logs of a
+//! workspace whose `.qgates/` cannot be written. A fixed name in the shared temporary folder
+//! could be made first by another user, so it is `$XDG_RUNTIME_DIR/qgates` (checked to be the
+//! user's alone) or a fresh folder of a random name (`mkdtemp`), made on first use. Run logs in
+//! it outlive the process; a random folder left empty is removed when the process exits.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -18,12 +14,9 @@ static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
 
 /// The scratch folder, made on first use.
 pub fn dir() -> std::io::Result<&'static Path> {
-    match DIR.get_or_init(|| make().map_err(|e| e.to_string())) {
-        Ok(p) => Ok(p),
-        Err(e) => Err(std::io::Error::other(format!(
-            "cannot make a private scratch folder: {e}"
-        ))),
-    }
+    let made = DIR.get_or_init(|| make().map_err(|e| e.to_string()));
+    made.as_deref()
+        .map_err(|e| std::io::Error::other(format!("cannot make a private scratch folder: {e}")))
 }
 
 /// A new, empty file in the scratch folder (`O_EXCL | O_NOFOLLOW`, mode 0600), named

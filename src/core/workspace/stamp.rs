@@ -59,23 +59,17 @@ pub fn stamp_of(path: &Path) -> Option<Stamp> {
 #[derive(Debug, Clone)]
 pub struct Stamped<V> {
     value: V,
-    stamps: Vec<(PathBuf, Option<Stamp>)>,
+    stamps: Vec<(Option<Stamp>, PathBuf)>,
 }
 
 impl<V> Stamped<V> {
     /// `value`, worked out from `paths` after `reference` was read; `None` when one of them
     /// changed too recently to be trusted (it may change again without its stamp showing it).
     pub fn new(value: V, paths: Vec<PathBuf>, reference: SystemTime) -> Option<Stamped<V>> {
-        let stamps: Vec<(PathBuf, Option<Stamp>)> = paths
-            .into_iter()
-            .map(|p| {
-                let stamp = stamp_of(&p);
-                (p, stamp)
-            })
-            .collect();
+        let stamps: Vec<_> = paths.into_iter().map(|p| (stamp_of(&p), p)).collect();
         let trusted = stamps
             .iter()
-            .all(|(_, s)| s.is_none_or(|s| s.trustworthy(reference)));
+            .all(|(s, _)| s.is_none_or(|s| s.trustworthy(reference)));
         trusted.then_some(Stamped { value, stamps })
     }
 
@@ -91,7 +85,7 @@ impl<V> Stamped<V> {
 
     /// Whether every file keeps the stamp it had.
     pub fn holds(&self) -> bool {
-        self.stamps.iter().all(|(p, s)| stamp_of(p) == *s)
+        self.stamps.iter().all(|(s, p)| stamp_of(p) == *s)
     }
 }
 

@@ -4,6 +4,7 @@
 //! its answers are kept while the index file keeps its `Stamp`.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
@@ -22,26 +23,22 @@ static REPOS: Mutex<Option<HashMap<PathBuf, Known>>> = Mutex::new(None);
 pub fn tracks(root: &Path, rel: &str) -> bool {
     let mut repos = REPOS.lock().unwrap_or_else(PoisonError::into_inner);
     let repos = repos.get_or_insert_with(HashMap::new);
-    if !repos.contains_key(root) {
-        // Not remembered when there is none: a `git init` later is seen.
-        let Some(repo) = Repo::discover(root).ok().flatten() else {
-            return false;
-        };
-        repos.insert(
-            root.to_path_buf(),
-            Known {
+    let known = match repos.entry(root.to_path_buf()) {
+        Entry::Occupied(known) => known.into_mut(),
+        Entry::Vacant(entry) => {
+            // Not remembered when there is none: a `git init` later is seen.
+            let Some(repo) = Repo::discover(root).ok().flatten() else {
+                return false;
+            };
+            entry.insert(Known {
                 repo,
                 answers: None,
-            },
-        );
-    }
-    let Some(known) = repos.get_mut(root) else {
-        return false;
+            })
+        }
     };
     // One look at the index per question: its stamp either still holds, or is taken anew.
     if !known.answers.as_ref().is_some_and(Stamped::holds) {
-        // Racy stamps (an index written within the file system's tick) are not trusted: then
-        // nothing is remembered.
+        // A racy stamp (an index written within the file system's tick) keeps nothing.
         let index = known.repo.index_path().to_path_buf();
         known.answers = Stamped::new(HashMap::new(), vec![index], racy_reference());
     }
