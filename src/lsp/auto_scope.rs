@@ -1,11 +1,8 @@
-//! A folder's last resolved `auto` scope, so a save can start its gates at once.
-//!
-//! Resolving the `auto` scope (a git status of the repository and the branch's baseline state)
-//! costs a few milliseconds, as much as a linter's whole run on one file. A save therefore runs
-//! its gates over the last known scope plus the saved file, and the current scope is resolved once
-//! the run's diagnostics are out; the scheduler compares the two (`Done::settle`): the state is
-//! only recorded for a scope that was current. A save the result cache answers alone
-//! (nothing changed) does no scope work at all.
+//! A folder's last resolved `auto` scope, so a save can start its gates at once. Resolving it (a
+//! git status and the branch's baseline state) costs as much as a linter's run on one file, so a
+//! save runs over the last known scope plus the saved file, and the current scope is resolved
+//! once the diagnostics are out (`Done::settle` compares the two; the state is only recorded for
+//! a scope that was current). A save the cache answers alone does no scope work at all.
 
 use std::sync::Arc;
 
@@ -15,15 +12,9 @@ use crate::core::config::Config;
 use crate::core::scope::tracker::ScopeTracker;
 use crate::core::scope::{ResolvedScope, ScopeError};
 
-/// A resolution under way; awaiting it gives the scope (or an error if its thread is gone).
+/// A resolution under way (`ScopeTracker::current_in_background`, at a lower priority, so it
+/// does not delay the diagnostics going out); awaiting it gives the scope.
 pub type Resolving = oneshot::Receiver<Result<ResolvedScope, ScopeError>>;
-
-/// Resolves the `auto` scope in the background, at a lower priority (`ScopeTracker::current_in_background`): it
-/// starts as a run's diagnostics go out and must not delay their writing. The scheduler waits
-/// for this scope once the run is published.
-pub fn resolve_auto(scope: Arc<ScopeTracker>, config: Arc<Config>) -> Resolving {
-    scope.current_in_background(&config)
-}
 
 /// Resolves the `auto` scope now: the run waits for it.
 pub async fn resolve_now(
@@ -98,28 +89,24 @@ impl AutoScope {
         matches!(self.memo, Memo::Unknown)
     }
 
+    fn keep(&mut self, config: &Config, memo: Memo) {
+        self.config_hash = config.content_hash.clone();
+        self.memo = memo;
+    }
+
     /// A scope that was current a moment ago.
     pub fn set(&mut self, config: &Config, scope: ResolvedScope) {
-        self.config_hash = config.content_hash.clone();
-        self.memo = Memo::Known(scope);
+        self.keep(config, Memo::Known(scope));
     }
 
     /// A scope resolved just now, for the follow-up run to use as it is.
     pub fn set_current(&mut self, config: &Config, scope: ResolvedScope) {
-        self.config_hash = config.content_hash.clone();
-        self.memo = Memo::Current(scope);
-    }
-
-    /// Keeps a resolution that is under way as the next scope.
-    pub fn set_resolving(&mut self, config: &Config, resolving: Resolving) {
-        self.config_hash = config.content_hash.clone();
-        self.memo = Memo::Resolving(resolving);
+        self.keep(config, Memo::Current(scope));
     }
 
     /// Starts resolving the scope again in the background (the state or the repository changed).
     pub fn refresh(&mut self, scope: &Arc<ScopeTracker>, config: &Arc<Config>) {
-        self.forget();
-        self.set_resolving(config, resolve_auto(scope.clone(), config.clone()));
+        self.keep(config, Memo::Resolving(scope.current_in_background(config)));
     }
 
     /// Forgets the scope (a resolution under way finishes unread).

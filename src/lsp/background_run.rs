@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::auto_scope::{AutoScope, Resolving, Start, resolve_auto, resolve_now};
+use super::auto_scope::{AutoScope, Resolving, Start, resolve_now};
 use super::folder::Folder;
 use super::jobs::Background;
 use super::progress::Tracker;
@@ -121,7 +121,7 @@ pub(super) async fn publish(
         // Its file is written when the run is recorded: until then no answer names it.
         report.full_report = None;
         show(out, folder, report, shown).await;
-        let fresh = resolve_auto(folder.scope.clone(), config.clone());
+        let fresh = folder.scope.current_in_background(config);
         return done.settle(run, last, fresh, auto).await;
     }
     let finished = done.finish_now(run, &plan);

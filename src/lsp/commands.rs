@@ -321,19 +321,15 @@ fn folder_named(session: &Session, f: &str) -> Option<Arc<Folder>> {
 }
 
 /// The one argument object (none or `null`: `{}`).
-fn parse_args<T: DeserializeOwned>(command: &str, arguments: Vec<Value>) -> Result<T> {
-    let value = match arguments.len() {
-        0 => json!({}),
-        1 => match arguments.into_iter().next() {
-            Some(Value::Null) | None => json!({}),
-            Some(v) => v,
-        },
-        n => {
-            return Err(invalid(
-                command,
-                &format!("takes one argument object, got {n} arguments"),
-            ));
-        }
+fn parse_args<T: DeserializeOwned>(command: &str, mut arguments: Vec<Value>) -> Result<T> {
+    if arguments.len() > 1 {
+        let n = arguments.len();
+        let what = format!("takes one argument object, got {n} arguments");
+        return Err(invalid(command, &what));
+    }
+    let value = match arguments.pop() {
+        Some(Value::Null) | None => json!({}),
+        Some(v) => v,
     };
     if !value.is_object() {
         return Err(invalid(command, "the argument must be a JSON object"));
