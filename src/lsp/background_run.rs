@@ -1,8 +1,6 @@
-//! A background run (a save, an open) from its scope to its end. A save does not wait for its
-//! `auto` scope: it runs over the folder's last known scope plus the saved file, and the current
-//! scope is resolved once its diagnostics are out (see `auto_scope`). `Done::settle` then
-//! finishes the run — recorded in the branch's state when its scope was the current one — or
-//! runs a follow-up when the scope had changed behind the editor's back.
+//! A background run (a save, an open) from its scope to its end. A save runs over the last known
+//! `auto` scope (see `auto_scope`); `Done::settle` then records it, or runs a follow-up when the
+//! scope had changed behind the editor's back.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -31,8 +29,7 @@ pub(super) fn request(batch: &Background, folder: &Folder) -> RunRequest {
     } else {
         let mut r = RunRequest::new(root, ScopeRequest::Auto, Trigger::Save);
         r.also = batch.saved.iter().chain(&batch.opened).cloned().collect();
-        // Recorded by the scheduler once it knows the scope was the current one.
-        r.update_state = false;
+        r.update_state = false; // recorded once the scope is known to be the current one
         r
     };
     req.cache = Some(folder.cache.clone());
@@ -45,8 +42,8 @@ pub(super) enum Plan {
     Opened(ResolvedScope),
     /// The `auto` scope as resolved just now.
     Current(ResolvedScope),
-    /// The last known `auto` scope; the current one is resolved after the run when a gate
-    /// starts a process (a run the cache answers alone needs no scope work: see `Done::settle`).
+    /// The last known `auto` scope; the current one is resolved after the run if a gate
+    /// started a process.
     Remembered(ResolvedScope),
 }
 
@@ -58,8 +55,7 @@ impl Plan {
         auto: &mut AutoScope,
     ) -> Result<Plan, String> {
         if batch.only_opened() {
-            // The editor's paths, already absolute and inside the folder: no need to resolve
-            // them as a `files` scope given on a command line would be.
+            // The editor's paths are absolute and inside the folder: nothing to resolve.
             let files = batch
                 .opened
                 .iter()
@@ -100,8 +96,7 @@ fn with_also(scope: &ResolvedScope, root: &Path, also: &[PathBuf]) -> ResolvedSc
     s
 }
 
-/// A background run's end: finished and published, or published and then settled (see the
-/// module docs). Returns whether its files run again.
+/// A background run's end: finished and published, or published and then settled.
 pub(super) async fn publish(
     out: &Publisher,
     done: Done<'_>,
@@ -113,13 +108,11 @@ pub(super) async fn publish(
 ) -> Settled {
     let (folder, config) = (done.folder, done.config);
     // A run over the remembered scope that started tools is recorded once the current scope is
-    // known. That scope is resolved once the diagnostics are out, not beside the gates: on a
-    // machine with few cores it would take a core from the tools the editor waits for. Any
+    // known, resolved after the diagnostics are out so it takes no core from the tools. Any
     // other run is finished before it is shown.
     if ran_tools && let Plan::Remembered(last) = plan {
         let mut report = run.report().clone();
-        // Its file is written when the run is recorded: until then no answer names it.
-        report.full_report = None;
+        report.full_report = None; // not written until the run is recorded
         show(out, folder, report, shown).await;
         let fresh = folder.scope.current_in_background(config);
         return done.settle(run, last, fresh, auto).await;
@@ -163,10 +156,9 @@ pub(super) enum Settled {
 }
 
 impl Done<'_> {
-    /// Finishes a run that has nothing left to learn: one over the current scope is recorded in
-    /// the state; an opened file's run, and a run over the remembered scope that the cache
-    /// answered alone, are not (the latter's results are the ones already recorded; the state
-    /// and any change behind the editor's back are caught up by the next run that starts a tool).
+    /// Finishes a run that has nothing left to learn: recorded in the state when it went over
+    /// the current scope (a remembered scope the cache answered alone is caught up by the next
+    /// run that starts a tool).
     fn finish_now(&self, mut run: Run, plan: &Plan) -> Finished {
         if let Plan::Current(scope) = plan {
             run.record_at(scope.baseline.clone());
@@ -188,12 +180,10 @@ impl Done<'_> {
     }
 
     /// Finishes a run over the remembered scope that started tools, once its diagnostics are
-    /// out: it compares that scope with the one resolved after it. When they are the same, the
-    /// run is recorded in the branch's state. When they differ (a file changed outside the
-    /// editor, a commit, a moved baseline), the same files run again over the current scope,
-    /// the cache answering what this run checked, so the files it missed are checked too and the
-    /// state is recorded for the right scope. What this run published is right for the files'
-    /// content, so nothing flickers: the follow-up publishes only what differs.
+    /// out, by comparing that scope with the one resolved after it. The same: the run is
+    /// recorded. Different (a change outside the editor, a commit, a moved baseline): its files
+    /// run again over the current scope, the cache answering what this run checked, and the
+    /// follow-up publishes only what differs.
     async fn settle(
         &self,
         mut run: Run,

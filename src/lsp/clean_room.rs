@@ -16,21 +16,19 @@ use crate::core::config::Trigger;
 use crate::core::report::page::PageRequest;
 use crate::core::trust::{Manifest, TrustStore};
 
-/// The checked arguments of a clean-room run.
-pub struct CleanArgs {
-    pub rev: Option<String>,
-    pub scope: ScopeRequest,
-    pub gates: Option<Vec<String>>,
-    pub page: PageRequest,
-}
-
 /// Runs the clean room and answers as `qgates.run` does. The folder's own runs must be trusted
 /// (by the editor's workspace trust, or by the user's trust in what the folder runs), and the
 /// configuration committed at the revision must run the same (see `runs_as_trusted`).
-pub async fn run_clean(folder: &Arc<Folder>, args: CleanArgs) -> Result<Option<Value>> {
-    let rev = args.rev.unwrap_or_else(|| DEFAULT_REV.to_string());
-    let mut request = RunRequest::new(folder.root.clone(), args.scope, Trigger::Command);
-    request.gates = args.gates;
+pub async fn run_clean(
+    folder: &Arc<Folder>,
+    rev: Option<String>,
+    scope: ScopeRequest,
+    gates: Option<Vec<String>>,
+    page: PageRequest,
+) -> Result<Option<Value>> {
+    let rev = rev.unwrap_or_else(|| DEFAULT_REV.to_string());
+    let mut request = RunRequest::new(folder.root.clone(), scope, Trigger::Command);
+    request.gates = gates;
     let trusted = match folder.consent() {
         Consent::Editor => None,
         consent => match trusted_manifest(folder, consent) {
@@ -54,7 +52,7 @@ pub async fn run_clean(folder: &Arc<Folder>, args: CleanArgs) -> Result<Option<V
     )
     .await;
     match result {
-        Ok(report) => Ok(Some(answer(&report, args.page))),
+        Ok(report) => Ok(Some(answer(&report, page))),
         Err(ServerRunError::Untrusted(differences)) => Err(failed(&format!(
             "clean room at `{rev}`: nothing was run: the configuration and scripts committed there run something other than what was trusted for {}. A clean room only runs what the folder runs (programs installed in .venv or node_modules aside): commit the folder's configuration and scripts, or run `qgates trust {}` in a terminal once they are the committed ones. What differs:\n{differences}",
             folder.root.display(),

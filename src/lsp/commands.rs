@@ -20,7 +20,7 @@ use super::folder::Folder;
 use super::jobs::Job;
 use super::replies::{answer, failed};
 use super::session::Session;
-use crate::core::api::{ScopeChoice, ScopeRequest};
+use crate::core::api::{ScopeChoice, ScopeChoiceError, ScopeRequest, scope_request};
 use crate::core::report::page::{PageRequest, deserialize_max_violations, deserialize_offset};
 
 pub const SUMMARY: &str = "qgates.summary";
@@ -128,8 +128,8 @@ async fn run(session: &Arc<Session>, args: RunArgs) -> Result<Option<Value>> {
     }
     let folder = pick_folder(session, &args)?;
     if args.clean_room {
-        let clean = args_for_clean_room(&folder.root, args)?;
-        return super::clean_room::run_clean(&folder, clean).await;
+        let (scope, page) = (scope_of(&folder.root, &args, true)?, args.page());
+        return super::clean_room::run_clean(&folder, args.rev, scope, args.gates, page).await;
     }
     if args.rev.is_some() {
         return Err(invalid(
@@ -210,69 +210,49 @@ async fn apply(session: &Session, edit: WorkspaceEdit) -> Value {
 
 /// Runs through the folder's scheduler (one run at a time) and waits for the report.
 async fn run_now(folder: &Arc<Folder>, args: RunArgs) -> Result<Option<Value>> {
-    let page = args.page();
-    let files: Vec<PathBuf> = args
-        .files
-        .unwrap_or_default()
-        .iter()
-        .map(|f| file_arg(&folder.root, f))
-        .collect();
-    let scope = match (args.scope, files.is_empty()) {
-        (Some(ScopeChoice::Files), true) => {
-            return Err(invalid(RUN, "`files`: scope `files` needs a list of files"));
-        }
-        (Some(s @ (ScopeChoice::Auto | ScopeChoice::Branch | ScopeChoice::Project)), false) => {
-            return Err(invalid(
-                RUN,
-                &format!(
-                    "`files`: scope `{}` chooses its files itself; drop `files` or use scope `files`",
-                    s.as_str()
-                ),
-            ));
-        }
-        (_, false) => ScopeRequest::Files(files),
-        (Some(ScopeChoice::Project), true) => ScopeRequest::Project,
-        (Some(ScopeChoice::Branch), true) => ScopeRequest::Branch,
-        (Some(ScopeChoice::Auto) | None, true) => ScopeRequest::Auto,
-    };
+    let scope = scope_of(&folder.root, &args, false)?;
     let (reply, answer_rx) = oneshot::channel();
     folder.send(Job::Run {
         scope,
-        gates: args.gates,
+        gates: args.gates.clone(),
         reply,
     });
     match answer_rx.await {
-        Ok(Ok(report)) => Ok(Some(answer(&report, page))),
+        Ok(Ok(report)) => Ok(Some(answer(&report, args.page()))),
         Ok(Err(why)) => Err(failed(&why)),
         Err(_) => Err(failed("the server is shutting down")),
     }
 }
 
-/// The clean-room part of `qgates.run`'s arguments, checked as `run_now` checks them.
-fn args_for_clean_room(root: &Path, args: RunArgs) -> Result<super::clean_room::CleanArgs> {
-    let page = args.page();
-    let files: Vec<String> = args.files.unwrap_or_default();
-    let scope = match (args.scope, files.is_empty()) {
-        (Some(ScopeChoice::Files), true) => {
-            return Err(invalid(RUN, "`files`: scope `files` needs a list of files"));
-        }
-        (Some(ScopeChoice::Files) | None, false) => {
-            ScopeRequest::Files(files.iter().map(|f| file_arg(root, f)).collect())
-        }
-        (Some(_), false) => {
-            return Err(invalid(
-                RUN,
-                "`files`: only scope `files` takes a list of files",
-            ));
-        }
-        (Some(ScopeChoice::Branch | ScopeChoice::Auto), true) => ScopeRequest::Branch,
-        (Some(ScopeChoice::Project) | None, true) => ScopeRequest::Project,
+/// The scope the arguments ask for. A clean room checks the whole commit unless told
+/// otherwise, and its `auto` is `branch` (a fresh checkout has no baseline state).
+fn scope_of(root: &Path, args: &RunArgs, clean_room: bool) -> Result<ScopeRequest> {
+    let files: Vec<PathBuf> = args
+        .files
+        .iter()
+        .flatten()
+        .map(|f| file_arg(root, f))
+        .collect();
+    let choice = match args.scope {
+        None if clean_room && files.is_empty() => Some(ScopeChoice::Project),
+        s => s,
     };
-    Ok(super::clean_room::CleanArgs {
-        rev: args.rev,
-        scope,
-        gates: args.gates,
-        page,
+    let scope = scope_request(choice, files).map_err(|e| {
+        let why = match e {
+            ScopeChoiceError::FilesNeedPaths => "scope `files` needs a list of files".to_string(),
+            ScopeChoiceError::PathsWithOtherScope(_) if clean_room => {
+                "only scope `files` takes a list of files".to_string()
+            }
+            ScopeChoiceError::PathsWithOtherScope(s) => format!(
+                "scope `{}` chooses its files itself; drop `files` or use scope `files`",
+                s.as_str()
+            ),
+        };
+        invalid(RUN, &format!("`files`: {why}"))
+    })?;
+    Ok(match scope {
+        ScopeRequest::Auto if clean_room => ScopeRequest::Branch,
+        scope => scope,
     })
 }
 

@@ -78,8 +78,7 @@ struct Scheduler {
     pending: Pending,
     arrivals: Arrivals,
     auto: AutoScope,
-    /// The `.qgates/` problem said to the user: said once when the folder is loaded, and again
-    /// only if the problem changes.
+    /// The `.qgates/` problem last shown to the user.
     shown: Option<String>,
 }
 
@@ -122,8 +121,7 @@ impl Scheduler {
         while let Ok(job) = rx.try_recv() {
             pending.add(job);
         }
-        // Opens alone: the rest of a batch may still be on its way. Gathered into this run, and
-        // not counted as a burst of saves.
+        // Opens alone: the rest of the batch may be on its way (not a burst of saves).
         while pending.only_opened() {
             match tokio::time::timeout(SETTLE, rx.recv()).await {
                 Ok(job) => pending.add(job?),
@@ -143,7 +141,7 @@ impl Scheduler {
         Some(())
     }
 
-    /// A run a command asked for: not cancelled by later triggers, someone waits for it.
+    /// A run a command asked for (not cancelled by later triggers).
     async fn run_command(
         &mut self,
         config: &Arc<Config>,
