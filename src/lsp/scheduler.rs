@@ -16,8 +16,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tower_lsp_server::ls_types::MessageType;
 
-use super::auto_scope::AutoScope;
-use super::background_run::{Done, Plan, Settled, Shown, publish, request};
+use super::background_run::{AutoScope, Done, Plan, Settled, Shown, publish, request};
 use super::folder::Folder;
 use super::jobs::{Job, Pending};
 use super::progress;
