@@ -1,16 +1,13 @@
-//! What the two message guards (the language server's `lsp::framing` and the agent server's
-//! `mcp::line_guard`) need to answer a message their protocol library would not take: its id and
-//! method read leniently, the JSON-RPC error answer it is owed, and the largest message either
-//! takes.
+//! What the message guards (`lsp::framing`, `mcp::line_guard`) need to answer a message their
+//! protocol library would not take: its id read leniently, its JSON-RPC error answer, and the
+//! largest message either takes.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-/// The largest message (an LSP body, an MCP line) the guards take: 64 MiB. No editor or agent
-/// sends a request near this size (a whole large file in `didOpen` is a few MiB); a message
-/// over it is discarded as it is read (the language server, which knows its length up front,
-/// keeps none of it; the agent server at most the limit), so a client that sends a huge or
-/// endless one cannot make the server swallow memory until the system kills it.
+/// The largest message (an LSP body, an MCP line) the guards take: 64 MiB, far above a large
+/// file in `didOpen`. A message over it is discarded as it is read, so a huge or endless one
+/// cannot make the server swallow memory until the system kills it.
 pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
 
 /// What the guards say of a message over `MAX_MESSAGE_BYTES`.
@@ -20,9 +17,8 @@ pub fn too_large(size: impl std::fmt::Display) -> String {
     )
 }
 
-/// The `id`, `method` and `jsonrpc` of a message, read leniently: the parts it does not name
-/// (the params) are skipped unchecked, so they can be read from a message too deep or not UTF-8
-/// throughout.
+/// The `id`, `method` and `jsonrpc` of a message, read leniently: the params are skipped
+/// unchecked, so a message too deep or not UTF-8 throughout still has them.
 #[derive(Deserialize, Default)]
 pub struct Head {
     /// `None` when there is no `id` (a notification), `Some(Null)` for `"id": null`.

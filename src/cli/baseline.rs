@@ -3,11 +3,11 @@
 use std::path::Path;
 
 use super::args::BaselineCommand;
-use super::output::{print_stderr, print_stdout};
+use super::output::{fail, print_stderr, print_stdout, usage};
 use super::workspace::find_root;
 use crate::core::report::exit;
 use crate::core::scope::DETACHED;
-use crate::core::scope::baseline::StateStore;
+use crate::core::scope::baseline::{BranchState, StateStore};
 use crate::core::scope::git::Repo;
 
 /// `qgates baseline show|reset|set`.
@@ -23,19 +23,16 @@ pub fn baseline(cmd: BaselineCommand) -> i32 {
     let repo = match Repo::discover(&root) {
         Ok(Some(r)) => r,
         Ok(None) => {
-            print_stderr(&format!(
-                "qgates: {} is not in a git repository; baselines belong to git branches.\n",
+            return usage(&format!(
+                "{} is not in a git repository; baselines belong to git branches.",
                 root.display()
             ));
-            return exit::USAGE;
         }
-        Err(e) => {
-            print_stderr(&format!("qgates: {e}\n"));
-            return exit::USAGE;
-        }
+        Err(e) => return usage(&e.to_string()),
     };
     let branch = repo.branch_name().unwrap_or_else(|| DETACHED.to_string());
     let store = StateStore::new(&root);
+    // What to print, and the state file's warning.
     let result = match &cmd {
         BaselineCommand::Show(_) => store.load().map(|(state, warning)| {
             let entry = state.branches.get(&branch).cloned().unwrap_or_default();
@@ -54,52 +51,41 @@ pub fn baseline(cmd: BaselineCommand) -> i32 {
                     out.push_str(&format!("  {f}\n"));
                 }
             }
-            print_stdout(&out);
-            warning
+            (out, warning)
         }),
         BaselineCommand::Reset(_) => store
             .update(|s| {
                 s.branches.remove(&branch);
             })
             .map(|((), w)| {
-                print_stdout(&format!(
+                let out = format!(
                     "Baseline of {branch} forgotten; the next auto run checks the whole branch.\n"
-                ));
-                w
+                );
+                (out, w)
             }),
         BaselineCommand::Set { rev, .. } => {
             let Some(sha) = repo.resolve_commit(rev) else {
-                print_stderr(&format!(
-                    "qgates: `{rev}` names no commit in this repository.\n"
-                ));
-                return exit::USAGE;
+                return usage(&format!("`{rev}` names no commit in this repository."));
+            };
+            let state = BranchState {
+                baseline_sha: Some(sha.clone()),
+                failed_files: Vec::new(),
             };
             store
                 .update(|s| {
-                    s.branches.insert(
-                        branch.clone(),
-                        crate::core::scope::baseline::BranchState {
-                            baseline_sha: Some(sha.clone()),
-                            failed_files: Vec::new(),
-                        },
-                    );
+                    s.branches.insert(branch.clone(), state);
                 })
-                .map(|((), w)| {
-                    print_stdout(&format!("Baseline of {branch} set to {sha}.\n"));
-                    w
-                })
+                .map(|((), w)| (format!("Baseline of {branch} set to {sha}.\n"), w))
         }
     };
     match result {
-        Ok(warning) => {
+        Ok((out, warning)) => {
+            print_stdout(&out);
             if let Some(w) = warning {
                 print_stderr(&format!("qgates: {w}\n"));
             }
             exit::GREEN
         }
-        Err(e) => {
-            print_stderr(&format!("qgates: {e}\n"));
-            exit::GATE_ERROR
-        }
+        Err(e) => fail(exit::GATE_ERROR, &e.to_string()),
     }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::args::{CheckArgs, FormatArg, OutputArgs};
-use super::output::{print_stderr, print_stdout, usage};
+use super::output::{fail, print_stderr, print_stdout, usage};
 use super::workspace::{config_file, find_root};
 use crate::core::api::KindFilter;
 use crate::core::api::ResultCache;
@@ -98,11 +98,11 @@ fn open_clean_room(root: &Path, rev: &str, keep: bool) -> Result<CleanRoom, i32>
             ),
             _ => String::new(),
         };
-        print_stderr(&format!("qgates: {e}{hint}\n"));
-        match e {
+        let code = match e {
             CleanRoomError::BadRev(_) => exit::USAGE,
             CleanRoomError::Failed(_) => exit::GATE_ERROR,
-        }
+        };
+        fail(code, &format!("{e}{hint}"))
     })
 }
 
@@ -167,15 +167,11 @@ fn scope_and_kinds(a: &CheckArgs, clean_room: bool) -> Result<(ScopeRequest, Kin
 /// reaches only qgates: each tool has its own process group) stop the tools, and qgates exits
 /// as the signal's conventional status.
 fn run_gates(config: &Config, request: &RunRequest, fix: bool) -> Result<Run, i32> {
-    // One thread drives the run: the gates are processes, waited for without blocking it, and
-    // their outputs are parsed on the blocking pool. Worker threads would only cost start-up.
+    // One thread: the gates are processes, and their outputs are parsed on the blocking pool.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| {
-            print_stderr(&format!("qgates: cannot start the runtime: {e}\n"));
-            exit::GATE_ERROR
-        })?;
+        .map_err(|e| fail(exit::GATE_ERROR, &format!("cannot start the runtime: {e}")))?;
     let outcome = runtime.block_on(async {
         let signal = children::termination_signal();
         let run = async {
@@ -190,19 +186,18 @@ fn run_gates(config: &Config, request: &RunRequest, fix: bool) -> Result<Run, i3
             Some(sig) = signal => Err((sig, children::stop_all())),
         }
     });
-    // The run is over and awaited everything it started; idle blocking-pool threads need not
-    // be woken and joined before the process exits.
+    // Idle blocking-pool threads need not be joined before the process exits.
     runtime.shutdown_background();
     match outcome {
         Ok(Ok(run)) => Ok(run),
         Ok(Err(e)) => Err(usage(&e.to_string())),
-        Err((sig, stopped)) => {
-            print_stderr(&format!(
-                "qgates: stopped by signal {sig}; {stopped} running tool{} stopped.\n",
+        Err((sig, stopped)) => Err(fail(
+            128 + sig,
+            &format!(
+                "stopped by signal {sig}; {stopped} running tool{} stopped.",
                 if stopped == 1 { " was" } else { "s were" }
-            ));
-            Err(128 + sig)
-        }
+            ),
+        )),
     }
 }
 
@@ -229,8 +224,7 @@ fn run_and_report(a: &CheckArgs, p: Prepared) -> i32 {
             qgates_dir::dir(&p.root).display()
         ));
     }
-    // A gate that can never run is a mistake in quality.yaml; the report says so in its
-    // summary line and the gate's skip reason, and stderr says it where any format is read.
+    // A gate that can never run is a mistake in quality.yaml: said on stderr whatever the format.
     for g in report.gates.iter().filter(|g| g.never_applies()) {
         print_stderr(&format!(
             "qgates: warning: gate `{}` {}\n",
@@ -244,8 +238,7 @@ fn run_and_report(a: &CheckArgs, p: Prepared) -> i32 {
         std::io::stdout().is_terminal(),
     ));
     let code = report.exit_code();
-    // The process ends with this run: the memory of the cache and the report (a few small
-    // allocations per file, a second of frees in a large monorepo) goes back with it.
+    // The process ends here: freeing them would cost up to a second in a large monorepo.
     std::mem::forget(p.cache);
     std::mem::forget(report);
     code
@@ -260,33 +253,17 @@ pub(super) fn rendered(report: &Report, output: &OutputArgs, terminal: bool) -> 
         FormatArg::Summary
     });
     let color = terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    if format == FormatArg::Summary {
-        // Pages as the agent server does: a report of thousands of findings is read by a
-        // script or an agent as well, and neither reads megabytes of it well.
-        let page = report
-            .page(PageRequest {
-                max_violations: output.max_violations,
-                offset: output.offset,
-            })
-            .for_command_line();
-        return format!("{}\n{}\n", page.summary_line(), page.to_json());
-    }
-    render(report, format, color)
-}
-
-/// How the workspace's `.qgates/` may be used; an unsafe one (`qgates_dir::check`) is a usage
-/// error, said on stderr, before anything runs or is written.
-pub(super) fn usable_qgates_dir(root: &Path) -> Result<Access, i32> {
-    qgates_dir::check(root).map_err(|e| {
-        print_stderr(&format!("qgates: {e}\n"));
-        exit::USAGE
-    })
-}
-
-/// Renders a report in one of the output formats.
-pub fn render(report: &Report, format: FormatArg, color: bool) -> String {
     let mut s = match format {
-        FormatArg::Summary => report.to_summary_format(),
+        FormatArg::Summary => {
+            // Paged as the agent server pages: scripts and agents read megabytes no better.
+            let page = report
+                .page(PageRequest {
+                    max_violations: output.max_violations,
+                    offset: output.offset,
+                })
+                .for_command_line();
+            return format!("{}\n{}\n", page.summary_line(), page.to_json());
+        }
         FormatArg::Json => report.to_json(),
         FormatArg::Text => report::text::render(report, color),
         FormatArg::Markdown => report::markdown::render(report),
@@ -297,4 +274,10 @@ pub fn render(report: &Report, format: FormatArg, color: bool) -> String {
         s.push('\n');
     }
     s
+}
+
+/// How the workspace's `.qgates/` may be used; an unsafe one (`qgates_dir::check`) is a usage
+/// error, said on stderr, before anything runs or is written.
+pub(super) fn usable_qgates_dir(root: &Path) -> Result<Access, i32> {
+    qgates_dir::check(root).map_err(|e| usage(&e.to_string()))
 }

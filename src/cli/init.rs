@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::args::InitArgs;
-use super::output::{print_stderr, print_stdout};
+use super::output::{print_stderr, print_stdout, usage};
 use super::workspace::find_root;
 use crate::core::config;
 use crate::core::detect::{self, Detection, MAX_FILES};
@@ -26,11 +26,10 @@ pub fn init(a: InitArgs) -> i32 {
         && !a.dry_run
         && let Some(existing) = &existing
     {
-        print_stderr(&format!(
-            "qgates: {} already exists; nothing was written. Use --force to overwrite it, or --dry-run to see what qgates init would write.\n",
+        return usage(&format!(
+            "{} already exists; nothing was written. Use --force to overwrite it, or --dry-run to see what qgates init would write.",
             existing.display()
         ));
-        return exit::USAGE;
     }
     let detection = detect::detect(&root);
     // With --dry-run stdout carries the file alone (`qgates init --dry-run > quality.yaml`).
@@ -55,8 +54,7 @@ pub fn init(a: InitArgs) -> i32 {
         head
     } else {
         if let Err(e) = std::fs::write(&target, &text) {
-            print_stderr(&format!("qgates: cannot write {}: {e}\n", target.display()));
-            return exit::USAGE;
+            return usage(&format!("cannot write {}: {e}", target.display()));
         }
         format!("Wrote {}", target.display())
     };

@@ -23,10 +23,10 @@ pub fn man(a: ManArgs) -> i32 {
                 output::print_stdout(&String::from_utf8_lossy(&page));
                 exit::GREEN
             }
-            Err(e) => {
-                output::print_stderr(&format!("qgates: the manual page could not be made: {e}\n"));
-                exit::GATE_ERROR
-            }
+            Err(e) => output::fail(
+                exit::GATE_ERROR,
+                &format!("the manual page could not be made: {e}"),
+            ),
         };
     };
     let written =
@@ -39,12 +39,9 @@ pub fn man(a: ManArgs) -> i32 {
             ));
             exit::GREEN
         }
-        Err(e) => {
-            output::print_stderr(&format!(
-                "qgates: the manual pages could not be written to {}: {e}. Give --out-dir a folder you can write to.\n",
-                dir.display()
-            ));
-            exit::USAGE
-        }
+        Err(e) => output::usage(&format!(
+            "the manual pages could not be written to {}: {e}. Give --out-dir a folder you can write to.",
+            dir.display()
+        )),
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::args::MergeArgs;
 use super::check::rendered;
-use super::output::{print_stderr, print_stdout};
+use super::output::{fail, print_stdout, usage};
 use crate::core::report::merge::{ShardReport, merge as merge_reports};
 use crate::core::report::{Report, exit};
 
@@ -18,27 +18,23 @@ pub fn merge(a: MergeArgs) -> i32 {
                 name: path.display().to_string(),
                 report,
             }),
-            Err(why) => {
-                print_stderr(&format!("qgates: {why}\n"));
-                return exit::USAGE;
-            }
+            Err(why) => return usage(&why),
         }
     }
     let report = match merge_reports(shards) {
         Ok(r) => r,
-        Err(e) => {
-            print_stderr(&format!("qgates: {e}\n"));
-            return exit::USAGE;
-        }
+        Err(e) => return usage(&e.to_string()),
     };
     match &a.out {
         Some(out) => {
             if let Err(e) = std::fs::write(out, rendered(&report, &a.output, false)) {
-                print_stderr(&format!(
-                    "qgates: the merged report could not be written to {}: {e}\n",
-                    out.display()
-                ));
-                return exit::GATE_ERROR;
+                return fail(
+                    exit::GATE_ERROR,
+                    &format!(
+                        "the merged report could not be written to {}: {e}",
+                        out.display()
+                    ),
+                );
             }
             print_stdout(&format!("{}\n", report.summary_line()));
         }
@@ -58,13 +54,12 @@ fn read_report(path: &Path) -> Result<Report, String> {
         .map_err(|e| format!("cannot read the report {}: {e}", path.display()))?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not JSON ({e}); {HOW}", path.display()))?;
-    let report: Report = serde_path_to_error::deserialize(value).map_err(|e| {
+    serde_path_to_error::deserialize(value).map_err(|e| {
         format!(
             "{} is not a qgates report (at `{}`: {}); {HOW}",
             path.display(),
             e.path(),
             e.inner()
         )
-    })?;
-    Ok(report)
+    })
 }

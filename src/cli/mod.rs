@@ -70,13 +70,12 @@ fn mcp(a: args::McpArgs) -> i32 {
     // not there at all is a mistake in how the server is started, and is said now, to the person
     // setting it up.
     if let Some(path) = config.as_deref().filter(|p| !p.is_file()) {
-        output::print_stderr(&format!(
-            "qgates: the configuration file {} given to --config does not exist or is not a file. \
+        return output::usage(&format!(
+            "the configuration file {} given to --config does not exist or is not a file. \
              Check the path in the server's arguments (a relative one is taken from the folder the \
-             server starts in).\n",
+             server starts in).",
             path.display()
         ));
-        return exit::USAGE;
     }
     crate::mcp::serve(root, config)
 }

@@ -24,10 +24,15 @@ pub fn print_stderr(s: &str) {
     let _ = err.flush();
 }
 
-/// Says a usage error on stderr (`qgates: ` and the message); returns its exit code.
-pub fn usage(message: &str) -> i32 {
+/// Says an error on stderr (`qgates: ` and the message); returns `code`.
+pub fn fail(code: i32, message: &str) -> i32 {
     print_stderr(&format!("qgates: {message}\n"));
-    crate::core::report::exit::USAGE
+    code
+}
+
+/// `fail` with the exit code of a usage error.
+pub fn usage(message: &str) -> i32 {
+    fail(crate::core::report::exit::USAGE, message)
 }
 
 /// The command's exit code, unless its output could not be written: then a message on stderr

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::args::ParseArgs;
-use super::output::{print_stderr, usage};
+use super::output::{fail, print_stderr, usage};
 use super::workspace::{config_file, find_root};
 use crate::core::api::report_files::{batch_of, kept_report};
 use crate::core::config;
@@ -76,13 +76,10 @@ pub fn parse(a: ParseArgs) -> i32 {
         Err(ReadError::Io { path, error }) => {
             usage(&format!("cannot read {}: {error}", path.display()))
         }
-        Err(ReadError::Parse(e)) => {
-            print_stderr(&format!(
-                "qgates: {} output could not be read: {e}\n",
-                gate.name
-            ));
-            exit::GATE_ERROR
-        }
+        Err(ReadError::Parse(e)) => fail(
+            exit::GATE_ERROR,
+            &format!("{} output could not be read: {e}", gate.name),
+        ),
     }
 }
 

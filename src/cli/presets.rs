@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::args::{PresetsArgs, PresetsCommand, PresetsFormat};
-use super::output::{print_stderr, print_stdout};
+use super::output::{print_stdout, usage};
 use crate::core::config::presets::{self, Preset};
 use crate::core::report::exit;
 
@@ -112,8 +112,7 @@ fn show(name: &str) -> i32 {
             Some(best) => format!("did you mean `{best}`?"),
             None => "`qgates presets` lists them.".to_string(),
         };
-        print_stderr(&format!("qgates: there is no preset `{name}` — {hint}\n"));
-        return exit::USAGE;
+        return usage(&format!("there is no preset `{name}` — {hint}"));
     };
     let mut gate = serde_json::to_value(&preset.gate).unwrap_or(Value::Null);
     presets::drop_nulls(&mut gate);

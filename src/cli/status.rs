@@ -7,8 +7,8 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::args::StatusArgs;
-use super::output::{print_stderr, print_stdout};
-use super::workspace::{config_file, find_root};
+use super::output::print_stdout;
+use super::workspace::{config_file, given_workspace};
 use crate::core::api::resolve_program;
 use crate::core::api::shared_cache::{self as remote_cache, Store};
 use crate::core::config::{self, ConfigSource};
@@ -16,16 +16,10 @@ use crate::core::report::exit;
 use crate::core::trust::{FileHashes, Manifest, TrustStore};
 
 pub fn status(a: StatusArgs) -> i32 {
-    let start = a.dir.as_deref().unwrap_or(Path::new("."));
-    if !start.is_dir() {
-        print_stderr(&format!(
-            "qgates: {} is not a folder. Give the workspace folder to inspect.\n",
-            start.display()
-        ));
-        return exit::USAGE;
-    }
-    let root = find_root(None, start);
-    let root = root.canonicalize().unwrap_or(root);
+    let root = match given_workspace(a.dir.as_deref(), "to inspect") {
+        Ok(root) => root,
+        Err(code) => return code,
+    };
     let config_path = config_file(a.config.as_deref());
     let report = inspect(&root, config_path.as_deref());
     let ok = report["config_ok"] == Value::Bool(true);
@@ -56,14 +50,12 @@ fn inspect(root: &Path, explicit: Option<&Path>) -> Value {
             return out;
         }
     };
-    out["config"] = match &config.source {
-        ConfigSource::File(p) => json!(p.display().to_string()),
-        ConfigSource::Embedded => Value::Null,
+    let file = match &config.source {
+        ConfigSource::File(p) => Some(p.display().to_string()),
+        ConfigSource::Embedded => None,
     };
-    out["config_label"] = match &config.source {
-        ConfigSource::File(p) => json!(p.display().to_string()),
-        ConfigSource::Embedded => json!(config::embedded_label(&config)),
-    };
+    out["config"] = json!(file);
+    out["config_label"] = json!(file.unwrap_or_else(|| config::embedded_label(&config).into()));
     out["config_ok"] = json!(true);
     let manifest = Manifest::of(&config, root, &FileHashes::default());
     out["trusted"] =

@@ -3,26 +3,19 @@
 //! prompt of their own, such as Neovim, and agents, which must never trust for themselves).
 
 use std::io::{BufRead, IsTerminal};
-use std::path::Path;
 
 use super::args::TrustArgs;
-use super::output::{print_stderr, print_stdout};
-use super::workspace::{config_file, find_root};
+use super::output::{print_stderr, print_stdout, usage};
+use super::workspace::{config_file, given_workspace};
 use crate::core::config;
 use crate::core::report::exit;
 use crate::core::trust::{FileHashes, Manifest, TrustStore};
 
 pub fn trust(a: TrustArgs) -> i32 {
-    let start = a.dir.as_deref().unwrap_or(Path::new("."));
-    if !start.is_dir() {
-        print_stderr(&format!(
-            "qgates: {} is not a folder. Give the workspace folder to trust.\n",
-            start.display()
-        ));
-        return exit::USAGE;
-    }
-    let root = find_root(None, start);
-    let root = root.canonicalize().unwrap_or(root);
+    let root = match given_workspace(a.dir.as_deref(), "to trust") {
+        Ok(root) => root,
+        Err(code) => return code,
+    };
     let config_path = config_file(a.config.as_deref());
     let config = match config::load_for_workspace(&root, config_path.as_deref()) {
         Ok(c) => c,
@@ -34,8 +27,7 @@ pub fn trust(a: TrustArgs) -> i32 {
         }
     };
     let Some(store) = TrustStore::for_user() else {
-        print_stderr("qgates: no home folder is known (set HOME or QGATES_TRUST_FILE).\n");
-        return exit::USAGE;
+        return usage("no home folder is known (set HOME or QGATES_TRUST_FILE).");
     };
     // What is shown is what is recorded: the manifest is taken once.
     let manifest = Manifest::of(&config, &root, &FileHashes::default());
@@ -56,10 +48,9 @@ pub fn trust(a: TrustArgs) -> i32 {
     ));
     if !a.yes {
         if !std::io::stdin().is_terminal() {
-            print_stderr(
-                "qgates: not trusted: read the commands above, then run `qgates trust --yes` to trust them without a question.\n",
+            return usage(
+                "not trusted: read the commands above, then run `qgates trust --yes` to trust them without a question.",
             );
-            return exit::USAGE;
         }
         print_stdout("Trust these commands? Only if you trust this repository. [y/N] ");
         let mut answer = String::new();
@@ -70,11 +61,7 @@ pub fn trust(a: TrustArgs) -> i32 {
         }
     }
     if let Err(e) = store.trust(&root, &manifest.hash) {
-        print_stderr(&format!(
-            "qgates: cannot write {}: {e}\n",
-            store.path().display()
-        ));
-        return exit::USAGE;
+        return usage(&format!("cannot write {}: {e}", store.path().display()));
     }
     print_stdout(&format!(
         "Trusted. The language server and `qgates mcp` now run these commands in {}; a change to any of them needs trust again.\n",

@@ -2,8 +2,23 @@
 
 use std::path::{Path, PathBuf};
 
+use super::output::usage;
 use crate::core::config::CONFIG_CANDIDATES;
 use crate::core::workspace::paths::lexical_clean;
+
+/// The workspace of `qgates status` and `qgates trust` (`for_what`: what the folder is given
+/// for), resolved through links; a `dir` that is not a folder is a usage error.
+pub fn given_workspace(dir: Option<&Path>, for_what: &str) -> Result<PathBuf, i32> {
+    let start = dir.unwrap_or(Path::new("."));
+    if !start.is_dir() {
+        return Err(usage(&format!(
+            "{} is not a folder. Give the workspace folder {for_what}.",
+            start.display()
+        )));
+    }
+    let root = find_root(None, start);
+    Ok(root.canonicalize().unwrap_or(root))
+}
 
 /// The root: `--root` if given; else the nearest folder at or above `start` that holds a
 /// configuration (`quality.yaml` or `.qgates/quality.yaml`), else the nearest that holds `.git`,

@@ -116,7 +116,11 @@ async fn whole_file_fixes(
     let Some(rel) = relative_posix(&folder.root, path) else {
         return out;
     };
-    for gate in config.gates.iter().filter(|g| g.fix.is_some()) {
+    for (gate, fix) in config
+        .gates
+        .iter()
+        .filter_map(|g| Some((g, g.fix.as_ref()?)))
+    {
         let on: Vec<Diagnostic> = params
             .context
             .diagnostics
@@ -139,14 +143,9 @@ async fn whole_file_fixes(
         if edits.is_empty() {
             continue;
         }
-        let title = gate
-            .fix
-            .as_ref()
-            .map(|f| f.title.clone())
-            .unwrap_or_default();
         out.push(action(
             session.caps(),
-            &title,
+            &fix.title,
             CodeActionKind::QUICKFIX,
             on,
             uri,

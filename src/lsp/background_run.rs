@@ -1,14 +1,16 @@
-//! A background run (a save, an open) from its scope to its end. A save does not wait for its
-//! `auto` scope: it runs over the folder's last known scope plus the saved file, and the current
-//! scope is resolved once its diagnostics are out (see `auto_scope`). `Done::settle` then
-//! finishes the run — recorded in the branch's state when its scope was the current one — or
-//! runs a follow-up when the scope had changed behind the editor's back.
+//! A background run (a save, an open) from its scope to its end, and the folder's last resolved
+//! `auto` scope (`AutoScope`), so a save can start its gates at once. Resolving it (a git status
+//! and the branch's baseline state) costs as much as a linter's run on one file, so a save runs
+//! over the last known scope plus the saved file, and the current scope is resolved once the
+//! diagnostics are out: `Done::settle` then records the run, or runs a follow-up when the scope
+//! had changed behind the editor's back. A save the cache answers alone does no scope work.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::auto_scope::{AutoScope, Resolving, Start, resolve_auto, resolve_now};
+use tokio::sync::oneshot;
+
 use super::folder::Folder;
 use super::jobs::Background;
 use super::progress::Tracker;
@@ -17,6 +19,8 @@ use crate::core::api::{self as engine, Finished, Run, RunError, RunRequest};
 use crate::core::api::{ResolvedScope, ScopeRequest};
 use crate::core::config::{Config, Trigger};
 use crate::core::report::Report;
+use crate::core::scope::ScopeError;
+use crate::core::scope::tracker::ScopeTracker;
 use crate::core::workspace::paths::relative_posix;
 
 /// The run request for a background batch.
@@ -31,8 +35,7 @@ pub(super) fn request(batch: &Background, folder: &Folder) -> RunRequest {
     } else {
         let mut r = RunRequest::new(root, ScopeRequest::Auto, Trigger::Save);
         r.also = batch.saved.iter().chain(&batch.opened).cloned().collect();
-        // Recorded by the scheduler once it knows the scope was the current one.
-        r.update_state = false;
+        r.update_state = false; // recorded once the scope is known to be the current one
         r
     };
     req.cache = Some(folder.cache.clone());
@@ -45,8 +48,8 @@ pub(super) enum Plan {
     Opened(ResolvedScope),
     /// The `auto` scope as resolved just now.
     Current(ResolvedScope),
-    /// The last known `auto` scope; the current one is resolved after the run when a gate
-    /// starts a process (a run the cache answers alone needs no scope work: see `Done::settle`).
+    /// The last known `auto` scope; the current one is resolved after the run if a gate
+    /// started a process.
     Remembered(ResolvedScope),
 }
 
@@ -58,8 +61,7 @@ impl Plan {
         auto: &mut AutoScope,
     ) -> Result<Plan, String> {
         if batch.only_opened() {
-            // The editor's paths, already absolute and inside the folder: no need to resolve
-            // them as a `files` scope given on a command line would be.
+            // The editor's paths are absolute and inside the folder: nothing to resolve.
             let files = batch
                 .opened
                 .iter()
@@ -100,8 +102,7 @@ fn with_also(scope: &ResolvedScope, root: &Path, also: &[PathBuf]) -> ResolvedSc
     s
 }
 
-/// A background run's end: finished and published, or published and then settled (see the
-/// module docs). Returns whether its files run again.
+/// A background run's end: finished and published, or published and then settled.
 pub(super) async fn publish(
     out: &Publisher,
     done: Done<'_>,
@@ -113,15 +114,13 @@ pub(super) async fn publish(
 ) -> Settled {
     let (folder, config) = (done.folder, done.config);
     // A run over the remembered scope that started tools is recorded once the current scope is
-    // known. That scope is resolved once the diagnostics are out, not beside the gates: on a
-    // machine with few cores it would take a core from the tools the editor waits for. Any
+    // known, resolved after the diagnostics are out so it takes no core from the tools. Any
     // other run is finished before it is shown.
     if ran_tools && let Plan::Remembered(last) = plan {
         let mut report = run.report().clone();
-        // Its file is written when the run is recorded: until then no answer names it.
-        report.full_report = None;
+        report.full_report = None; // not written until the run is recorded
         show(out, folder, report, shown).await;
-        let fresh = resolve_auto(folder.scope.clone(), config.clone());
+        let fresh = folder.scope.current_in_background(config);
         return done.settle(run, last, fresh, auto).await;
     }
     let finished = done.finish_now(run, &plan);
@@ -163,10 +162,9 @@ pub(super) enum Settled {
 }
 
 impl Done<'_> {
-    /// Finishes a run that has nothing left to learn: one over the current scope is recorded in
-    /// the state; an opened file's run, and a run over the remembered scope that the cache
-    /// answered alone, are not (the latter's results are the ones already recorded; the state
-    /// and any change behind the editor's back are caught up by the next run that starts a tool).
+    /// Finishes a run that has nothing left to learn: recorded in the state when it went over
+    /// the current scope (a remembered scope the cache answered alone is caught up by the next
+    /// run that starts a tool).
     fn finish_now(&self, mut run: Run, plan: &Plan) -> Finished {
         if let Plan::Current(scope) = plan {
             run.record_at(scope.baseline.clone());
@@ -188,12 +186,10 @@ impl Done<'_> {
     }
 
     /// Finishes a run over the remembered scope that started tools, once its diagnostics are
-    /// out: it compares that scope with the one resolved after it. When they are the same, the
-    /// run is recorded in the branch's state. When they differ (a file changed outside the
-    /// editor, a commit, a moved baseline), the same files run again over the current scope,
-    /// the cache answering what this run checked, so the files it missed are checked too and the
-    /// state is recorded for the right scope. What this run published is right for the files'
-    /// content, so nothing flickers: the follow-up publishes only what differs.
+    /// out, by comparing that scope with the one resolved after it. The same: the run is
+    /// recorded. Different (a change outside the editor, a commit, a moved baseline): its files
+    /// run again over the current scope, the cache answering what this run checked, and the
+    /// follow-up publishes only what differs.
     async fn settle(
         &self,
         mut run: Run,
@@ -246,5 +242,108 @@ impl Done<'_> {
         };
         folder.remember(&Arc::new(run.finish().report), false);
         settled
+    }
+}
+
+/// A resolution under way (`ScopeTracker::current_in_background`, at a lower priority, so it
+/// does not delay the diagnostics going out); awaiting it gives the scope.
+pub type Resolving = oneshot::Receiver<Result<ResolvedScope, ScopeError>>;
+
+/// Resolves the `auto` scope now: the run waits for it.
+pub async fn resolve_now(
+    scope: Arc<ScopeTracker>,
+    config: Arc<Config>,
+) -> Result<ResolvedScope, String> {
+    match tokio::task::spawn_blocking(move || scope.current(&config)).await {
+        Ok(r) => r.map_err(|e| e.to_string()),
+        Err(e) => Err(format!("resolving the scope failed: {e}")),
+    }
+}
+
+#[derive(Default)]
+enum Memo {
+    #[default]
+    Unknown,
+    /// Resolved a while ago: a run may start over it, but must check it against a fresh one.
+    Known(ResolvedScope),
+    /// Resolved during the last run, which found it differed from the one it ran over: the
+    /// follow-up run uses it as it is.
+    Current(ResolvedScope),
+    /// Being resolved in the background (after a run moved the baseline, say).
+    Resolving(Resolving),
+}
+
+/// How the next `auto` run gets its scope.
+pub enum Start {
+    /// Resolved just now: run over it and record the run in the state.
+    Current(ResolvedScope),
+    /// The last known scope: run over it at once and resolve the current one after the run.
+    Remembered(ResolvedScope),
+    /// None known: resolve it first.
+    Unknown,
+}
+
+/// The last `auto` scope of one folder, for the configuration it was resolved with.
+#[derive(Default)]
+pub struct AutoScope {
+    config_hash: String,
+    memo: Memo,
+}
+
+impl AutoScope {
+    /// How the next run starts. A resolution under way (it started when the last run ended,
+    /// so it is normally done) is waited for.
+    pub async fn start(&mut self, config: &Config) -> Start {
+        if self.config_hash != config.content_hash {
+            self.forget();
+            return Start::Unknown;
+        }
+        match std::mem::take(&mut self.memo) {
+            Memo::Unknown => Start::Unknown,
+            Memo::Known(s) => {
+                self.memo = Memo::Known(s.clone());
+                Start::Remembered(s)
+            }
+            Memo::Current(s) => {
+                self.memo = Memo::Known(s.clone());
+                Start::Current(s)
+            }
+            Memo::Resolving(handle) => match handle.await {
+                Ok(Ok(s)) => {
+                    self.memo = Memo::Known(s.clone());
+                    Start::Remembered(s)
+                }
+                _ => Start::Unknown,
+            },
+        }
+    }
+
+    pub fn is_unknown(&self) -> bool {
+        matches!(self.memo, Memo::Unknown)
+    }
+
+    fn keep(&mut self, config: &Config, memo: Memo) {
+        self.config_hash = config.content_hash.clone();
+        self.memo = memo;
+    }
+
+    /// A scope that was current a moment ago.
+    pub fn set(&mut self, config: &Config, scope: ResolvedScope) {
+        self.keep(config, Memo::Known(scope));
+    }
+
+    /// A scope resolved just now, for the follow-up run to use as it is.
+    pub fn set_current(&mut self, config: &Config, scope: ResolvedScope) {
+        self.keep(config, Memo::Current(scope));
+    }
+
+    /// Starts resolving the scope again in the background (the state or the repository changed).
+    pub fn refresh(&mut self, scope: &Arc<ScopeTracker>, config: &Arc<Config>) {
+        self.keep(config, Memo::Resolving(scope.current_in_background(config)));
+    }
+
+    /// Forgets the scope (a resolution under way finishes unread).
+    pub fn forget(&mut self) {
+        self.memo = Memo::Unknown;
     }
 }

@@ -11,17 +11,20 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
-use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::{TextEdit, Uri, WorkspaceEdit};
 
 use super::actions::{APPLY_EDIT, fix_all_edits};
 use super::documents::uri_to_path;
-use super::folder::Folder;
+use super::folder::{Consent, Folder};
 use super::jobs::Job;
-use super::replies::{answer, failed};
 use super::session::Session;
-use crate::core::api::{ScopeChoice, ScopeRequest};
+use crate::core::api::clean_room::{DEFAULT_REV, ServerRunError, run_for_server, runs_as_trusted};
+use crate::core::api::{RunRequest, ScopeChoice, ScopeChoiceError, ScopeRequest, scope_request};
+use crate::core::config::Trigger;
+use crate::core::report::Report;
 use crate::core::report::page::{PageRequest, deserialize_max_violations, deserialize_offset};
+use crate::core::trust::{Manifest, TrustStore};
 
 pub const SUMMARY: &str = "qgates.summary";
 pub const RUN: &str = "qgates.run";
@@ -128,8 +131,8 @@ async fn run(session: &Arc<Session>, args: RunArgs) -> Result<Option<Value>> {
     }
     let folder = pick_folder(session, &args)?;
     if args.clean_room {
-        let clean = args_for_clean_room(&folder.root, args)?;
-        return super::clean_room::run_clean(&folder, clean).await;
+        let (scope, page) = (scope_of(&folder.root, &args, true)?, args.page());
+        return run_clean(&folder, args.rev, scope, args.gates, page).await;
     }
     if args.rev.is_some() {
         return Err(invalid(
@@ -210,70 +213,112 @@ async fn apply(session: &Session, edit: WorkspaceEdit) -> Value {
 
 /// Runs through the folder's scheduler (one run at a time) and waits for the report.
 async fn run_now(folder: &Arc<Folder>, args: RunArgs) -> Result<Option<Value>> {
-    let page = args.page();
-    let files: Vec<PathBuf> = args
-        .files
-        .unwrap_or_default()
-        .iter()
-        .map(|f| file_arg(&folder.root, f))
-        .collect();
-    let scope = match (args.scope, files.is_empty()) {
-        (Some(ScopeChoice::Files), true) => {
-            return Err(invalid(RUN, "`files`: scope `files` needs a list of files"));
-        }
-        (Some(s @ (ScopeChoice::Auto | ScopeChoice::Branch | ScopeChoice::Project)), false) => {
-            return Err(invalid(
-                RUN,
-                &format!(
-                    "`files`: scope `{}` chooses its files itself; drop `files` or use scope `files`",
-                    s.as_str()
-                ),
-            ));
-        }
-        (_, false) => ScopeRequest::Files(files),
-        (Some(ScopeChoice::Project), true) => ScopeRequest::Project,
-        (Some(ScopeChoice::Branch), true) => ScopeRequest::Branch,
-        (Some(ScopeChoice::Auto) | None, true) => ScopeRequest::Auto,
-    };
+    let scope = scope_of(&folder.root, &args, false)?;
     let (reply, answer_rx) = oneshot::channel();
     folder.send(Job::Run {
         scope,
-        gates: args.gates,
+        gates: args.gates.clone(),
         reply,
     });
     match answer_rx.await {
-        Ok(Ok(report)) => Ok(Some(answer(&report, page))),
+        Ok(Ok(report)) => Ok(Some(answer(&report, args.page()))),
         Ok(Err(why)) => Err(failed(&why)),
         Err(_) => Err(failed("the server is shutting down")),
     }
 }
 
-/// The clean-room part of `qgates.run`'s arguments, checked as `run_now` checks them.
-fn args_for_clean_room(root: &Path, args: RunArgs) -> Result<super::clean_room::CleanArgs> {
-    let page = args.page();
-    let files: Vec<String> = args.files.unwrap_or_default();
-    let scope = match (args.scope, files.is_empty()) {
-        (Some(ScopeChoice::Files), true) => {
-            return Err(invalid(RUN, "`files`: scope `files` needs a list of files"));
-        }
-        (Some(ScopeChoice::Files) | None, false) => {
-            ScopeRequest::Files(files.iter().map(|f| file_arg(root, f)).collect())
-        }
-        (Some(_), false) => {
-            return Err(invalid(
-                RUN,
-                "`files`: only scope `files` takes a list of files",
-            ));
-        }
-        (Some(ScopeChoice::Branch | ScopeChoice::Auto), true) => ScopeRequest::Branch,
-        (Some(ScopeChoice::Project) | None, true) => ScopeRequest::Project,
+/// The scope the arguments ask for. A clean room checks the whole commit unless told
+/// otherwise, and its `auto` is `branch` (a fresh checkout has no baseline state).
+fn scope_of(root: &Path, args: &RunArgs, clean_room: bool) -> Result<ScopeRequest> {
+    let files: Vec<PathBuf> = args
+        .files
+        .iter()
+        .flatten()
+        .map(|f| file_arg(root, f))
+        .collect();
+    let choice = match args.scope {
+        None if clean_room && files.is_empty() => Some(ScopeChoice::Project),
+        s => s,
     };
-    Ok(super::clean_room::CleanArgs {
-        rev: args.rev,
-        scope,
-        gates: args.gates,
-        page,
+    let scope = scope_request(choice, files).map_err(|e| {
+        let why = match e {
+            ScopeChoiceError::FilesNeedPaths => "scope `files` needs a list of files".to_string(),
+            ScopeChoiceError::PathsWithOtherScope(_) if clean_room => {
+                "only scope `files` takes a list of files".to_string()
+            }
+            ScopeChoiceError::PathsWithOtherScope(s) => format!(
+                "scope `{}` chooses its files itself; drop `files` or use scope `files`",
+                s.as_str()
+            ),
+        };
+        invalid(RUN, &format!("`files`: {why}"))
+    })?;
+    Ok(match scope {
+        ScopeRequest::Auto if clean_room => ScopeRequest::Branch,
+        scope => scope,
     })
+}
+
+/// `qgates.run` with `clean_room`: the folder's gates in a fresh git checkout of a commit (see
+/// `core::clean_room`), beside the folder's scheduler: it touches none of the folder's files,
+/// cache or state, and its diagnostics are not published (they are about the commit, not the
+/// files open). The folder's own runs must be trusted (by the editor or the user), and the
+/// configuration committed at the revision must run the same (see `runs_as_trusted`).
+async fn run_clean(
+    folder: &Arc<Folder>,
+    rev: Option<String>,
+    scope: ScopeRequest,
+    gates: Option<Vec<String>>,
+    page: PageRequest,
+) -> Result<Option<Value>> {
+    let rev = rev.unwrap_or_else(|| DEFAULT_REV.to_string());
+    let mut request = RunRequest::new(folder.root.clone(), scope, Trigger::Command);
+    request.gates = gates;
+    let trusted = match folder.consent() {
+        Consent::Editor => None,
+        consent => match trusted_manifest(folder, consent) {
+            Some(m) => Some(m),
+            None => {
+                return Err(failed(&format!(
+                    "clean room at `{rev}`: nothing was run: the folder's own gates are not trusted. Trust the folder first (answer the trust question, or run `qgates trust {}` in a terminal), then run the clean room again.",
+                    folder.root.display()
+                )));
+            }
+        },
+    };
+    let result = run_for_server(
+        request,
+        rev.clone(),
+        None,
+        move |config, checkout| match &trusted {
+            None => Ok(()),
+            Some(m) => runs_as_trusted(config, checkout, m),
+        },
+    )
+    .await;
+    match result {
+        Ok(report) => Ok(Some(answer(&report, page))),
+        Err(ServerRunError::Untrusted(differences)) => Err(failed(&format!(
+            "clean room at `{rev}`: nothing was run: the configuration and scripts committed there run something other than what was trusted for {}. A clean room only runs what the folder runs (programs installed in .venv or node_modules aside): commit the folder's configuration and scripts, or run `qgates trust {}` in a terminal once they are the committed ones. What differs:\n{differences}",
+            folder.root.display(),
+            folder.root.display(),
+        ))),
+        Err(ServerRunError::Config(e)) => Err(failed(&format!(
+            "clean room at `{rev}`: the configuration committed there has errors, so nothing was run:\n{e}"
+        ))),
+        Err(ServerRunError::CleanRoom(e)) => Err(failed(&e.to_string())),
+        Err(ServerRunError::Run(e)) => Err(failed(&format!("clean room at `{rev}`: {e}"))),
+    }
+}
+
+/// What the folder runs now, when the user trusted it: in this session (when it could not be
+/// recorded) or in the trust store.
+fn trusted_manifest(folder: &Folder, consent: Consent) -> Option<Manifest> {
+    let manifest = folder.manifest()?;
+    let in_session = matches!(&consent, Consent::Manifest(hash) if *hash == manifest.hash);
+    let stored =
+        || TrustStore::for_user().is_some_and(|s| s.is_trusted(&folder.root, &manifest.hash));
+    (in_session || stored()).then_some(manifest)
 }
 
 /// A file argument relative to the folder's root unless it is absolute or a `file:` URI.
@@ -321,19 +366,15 @@ fn folder_named(session: &Session, f: &str) -> Option<Arc<Folder>> {
 }
 
 /// The one argument object (none or `null`: `{}`).
-fn parse_args<T: DeserializeOwned>(command: &str, arguments: Vec<Value>) -> Result<T> {
-    let value = match arguments.len() {
-        0 => json!({}),
-        1 => match arguments.into_iter().next() {
-            Some(Value::Null) | None => json!({}),
-            Some(v) => v,
-        },
-        n => {
-            return Err(invalid(
-                command,
-                &format!("takes one argument object, got {n} arguments"),
-            ));
-        }
+fn parse_args<T: DeserializeOwned>(command: &str, mut arguments: Vec<Value>) -> Result<T> {
+    if arguments.len() > 1 {
+        let n = arguments.len();
+        let what = format!("takes one argument object, got {n} arguments");
+        return Err(invalid(command, &what));
+    }
+    let value = match arguments.pop() {
+        Some(Value::Null) | None => json!({}),
+        Some(v) => v,
     };
     if !value.is_object() {
         return Err(invalid(command, "the argument must be a JSON object"));
@@ -351,4 +392,23 @@ fn parse_args<T: DeserializeOwned>(command: &str, arguments: Vec<Value>) -> Resu
 
 fn invalid(command: &str, what: &str) -> Error {
     Error::invalid_params(format!("{command}: {what}"))
+}
+
+/// `{summary_line, report}`: the line people read first and one page of the report (the JSON of
+/// `qgates check` with at most `max_violations` violations, and where the rest are).
+fn answer(report: &Report, page: PageRequest) -> Value {
+    let page = report.page(page);
+    json!({
+        "summary_line": page.summary_line(),
+        "report": serde_json::from_str::<Value>(&page.to_json()).unwrap_or(Value::Null),
+    })
+}
+
+/// LSP's RequestFailed: the request was valid, the work could not be done.
+fn failed(why: &str) -> Error {
+    Error {
+        code: ErrorCode::ServerError(-32803),
+        message: why.to_string().into(),
+        data: None,
+    }
 }

@@ -20,20 +20,10 @@ pub struct Documents {
 }
 
 impl Documents {
-    pub fn open(&self, path: PathBuf, doc: Document) {
-        self.by_path.insert(path, doc);
-    }
-
-    /// Replaces the text of an open document; a change for a document that is not open opens it.
-    pub fn change(&self, path: PathBuf, uri: Uri, version: i32, text: String) {
-        self.by_path.insert(
-            path,
-            Document {
-                uri,
-                version,
-                text: Arc::from(text),
-            },
-        );
+    /// Opens a document, or replaces the text of an open one.
+    pub fn open(&self, path: PathBuf, uri: Uri, version: i32, text: String) {
+        let text = Arc::from(text);
+        self.by_path.insert(path, Document { uri, version, text });
     }
 
     pub fn close(&self, path: &Path) {
@@ -66,8 +56,4 @@ pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
     let path = uri.to_file_path()?.into_owned();
     path.is_absolute()
         .then(|| crate::core::workspace::paths::lexical_clean(&path))
-}
-
-pub fn path_to_uri(path: &Path) -> Option<Uri> {
-    Uri::from_file_path(path)
 }

@@ -59,7 +59,7 @@ pub struct Folder {
     /// A trust question is on screen; don't ask twice.
     pub asking: AtomicBool,
     pub cache: Arc<ResultCache>,
-    /// The next run's log folder, set aside while a run's tools work.
+    /// The last report (see `remember`).
     pub last: RwLock<Option<Arc<Report>>>,
     pub published: Mutex<HashMap<PathBuf, Published>>,
     /// Gate errors already shown to the user (shown once, not on every save).

@@ -1,20 +1,12 @@
-//! A guard between the client's bytes and the protocol library.
+//! A guard between the client's bytes and the protocol library. tower-lsp-server's `FramedRead`
+//! ends the stream at the first message it cannot decode (bad JSON or UTF-8, nesting past
+//! serde_json's limit, no `Content-Length`, not JSON-RPC), leaving the server deaf. So messages
+//! are framed and decoded here, into the library's own `Request` and `Response`, and the library
+//! gets them re-encoded. Anything else gets the JSON-RPC error it is owed (`-32700`, `-32600`,
+//! with its id when one can be read), or for a notification a log line, and reading goes on. A
+//! `$/` request with an id is answered `-32601` here: the library drops its own answer to those.
 //!
-//! tower-lsp-server reads its input through tokio-util's `FramedRead`, which ends the stream at
-//! the first message it cannot decode: one malformed message (bad JSON, invalid UTF-8 anywhere in
-//! the body, nesting past serde_json's depth limit, a missing `Content-Length`, a body that is not
-//! JSON-RPC) would leave the server deaf to everything after it. So the client's bytes are framed
-//! and decoded here first, into the library's own `Request` and `Response` types, and the library
-//! is given that decoded message re-encoded: it never reads bytes the guard has not decoded.
-//! Anything else is answered with the JSON-RPC error a server owes it (`-32700 Parse error`,
-//! `-32600 Invalid Request`, with the message's id whenever one can be read) or, for a
-//! notification, only logged; then reading goes on. A `$/` request with an id is answered here
-//! too (`-32601`): the library drops its own answer to those, which would leave the client
-//! waiting. The answers go out between the library's own messages, never inside one.
-//!
-//! A message whose `Content-Length` is over `MAX_MESSAGE_BYTES` is not read into memory: its
-//! body is discarded as it arrives (so the next message is still framed where it starts), a
-//! warning is logged, and reading goes on.
+//! A body over `MAX_MESSAGE_BYTES` is discarded as it arrives, and the next message is framed.
 
 use std::io;
 use std::pin::Pin;
@@ -72,9 +64,8 @@ async fn read_frame<R: AsyncRead + Unpin>(r: &mut BufReader<R>) -> io::Result<Op
             break;
         }
         saw_any = true;
-        // A `Content-Length` header anywhere on a line starts a new message: what came before
-        // it (the rest of a message whose length was short, stray bytes) is not one. It was
-        // answered already or has nothing to answer, so it is logged and skipped.
+        // A `Content-Length` anywhere on a line starts a new message: what came before it (the
+        // rest of a body whose length was short, stray bytes) is logged and skipped.
         if let Some(at) = text.to_ascii_lowercase().find("content-length:")
             && (at > 0 || problem.is_some())
         {
@@ -112,8 +103,7 @@ async fn read_frame<R: AsyncRead + Unpin>(r: &mut BufReader<R>) -> io::Result<Op
         ))),
         Some(Err(e)) => Ok(Some(Frame::Garbage(e))),
         Some(Ok(len)) if len > MAX_MESSAGE_BYTES => {
-            // Passed through the reader's own buffer to nowhere, a buffer at a time: nothing of
-            // the body is kept, however long it is.
+            // Copied to nowhere through the reader's buffer: nothing of the body is kept.
             let mut body = (&mut *r).take(len as u64);
             let skipped = tokio::io::copy_buf(&mut body, &mut tokio::io::sink()).await?;
             if skipped < len as u64 {
@@ -151,8 +141,7 @@ enum Checked {
     Ignore(String),
 }
 
-/// What a body the library would not take is owed: its error answer, or a log line for a
-/// notification.
+/// The error answer of a body the library would not take, or a log line for a notification.
 fn refuse(body: &[u8], code: i64, message: String) -> Checked {
     match Head::of(body).answer(code, &message) {
         Some(answer) => Checked::Answer(answer),
@@ -228,8 +217,8 @@ pub async fn guard_input<R, W>(
                 error_answer(Value::Null, -32700, &format!("Parse error: {why}"))
             }
             Ok(Some(Frame::TooLarge(len))) => {
-                // The id is in the body, which was not read: nothing can be answered, as an
-                // answer without the request's id would settle no request of the client's.
+                // Not answered: its id is in the unread body, and an answer without it settles
+                // no request.
                 tracing::warn!("a message from the client was dropped: {}", too_large(len));
                 continue;
             }
@@ -248,9 +237,8 @@ pub async fn guard_input<R, W>(
     let _ = to_server.shutdown().await;
 }
 
-/// The library's output, queued for the client between the guard's answers. tokio-util's
-/// `FramedWrite`, which the library writes through, hands over whole encoded messages in each
-/// write to a writer that takes everything, as this one does.
+/// The library's output, queued for the client between the guard's answers (its `FramedWrite`
+/// hands whole messages to a writer that takes everything, as this one does).
 pub struct Outbox(pub mpsc::UnboundedSender<Vec<u8>>);
 
 impl AsyncWrite for Outbox {
@@ -280,8 +268,7 @@ pub async fn write_out<W: AsyncWrite + Unpin>(
     mut to_client: W,
 ) {
     while let Some(mut bytes) = messages.recv().await {
-        // The messages already queued go out in the same write (a run's publications for 200
-        // opened files are one write, not 200).
+        // The messages already queued go out in the same write.
         while let Ok(more) = messages.try_recv() {
             bytes.extend(more);
         }

@@ -6,9 +6,7 @@
 //! state and import none of them.
 
 mod actions;
-mod auto_scope;
 mod background_run;
-mod clean_room;
 mod commands;
 mod diagnostics;
 mod documents;
@@ -20,7 +18,6 @@ mod logging;
 mod position;
 mod progress;
 mod publish;
-mod replies;
 mod scheduler;
 mod server;
 mod session;

@@ -1,6 +1,6 @@
 //! Positions: the engine counts columns in characters (1-based); LSP counts in the negotiated
-//! encoding (UTF-8 bytes, UTF-16 code units or UTF-32 code points, 0-based). The conversion itself is the engine's
-//! (`core::parse::columns`); this module negotiates the encoding and shifts to LSP's 0-based counts.
+//! encoding (0-based). The conversion is the engine's (`core::parse::columns`); this module
+//! negotiates the encoding and shifts to LSP's 0-based counts.
 
 use tower_lsp_server::ls_types::{Position, PositionEncodingKind, Range};
 
@@ -37,9 +37,7 @@ impl Encoding {
             Encoding::Utf32 => PositionEncodingKind::UTF32,
         }
     }
-}
 
-impl Encoding {
     fn unit(self) -> ColumnUnit {
         match self {
             Encoding::Utf8 => ColumnUnit::Byte,
@@ -49,8 +47,7 @@ impl Encoding {
     }
 }
 
-/// A file's text split into lines, for conversions through the engine's one converter
-/// (`core::parse::columns`); LSP lines and columns count from 0.
+/// A file's text split into lines, for conversions; LSP lines and columns count from 0.
 pub struct Lines {
     index: LineIndex,
 }

@@ -1,27 +1,23 @@
 //! Publishing a run's result: diagnostics for every file the run checked or a finding names,
-//! open or not. A file that went clean gets an empty list; a file whose list did not change gets
-//! nothing (no churn), unless the run answers its save: a saved file always gets its list, as
-//! other servers publish on save (the same list again changes nothing on screen, and the editor
-//! knows the save was checked); a document edited since the run started keeps its diagnostics
-//! until the run for its new content (stale results are dropped, never shown). The tools read files from
-//! disk, so a document with unsaved changes keeps its diagnostics until it is saved: a result for
-//! the file on disk would put squiggles on the wrong lines of the buffer.
+//! open or not. A file that went clean gets an empty list; an unchanged list is not sent again
+//! (no churn), except to a saved file, as other servers publish on save. A document edited since
+//! the run started, or whose unsaved text is not the file on disk the tools read, keeps its
+//! diagnostics: the result would put squiggles on the wrong lines.
 //!
 //! A file with more findings than `MAX_DIAGNOSTICS_PER_FILE` is shown the first ones and a note
-//! (`diagnostics::shown`); the rest go to the log at level info, and the gates' output in the
-//! run's log folder holds them all.
+//! (`diagnostics::shown`); the rest go to the log at level info.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tower_lsp_server::Client;
-use tower_lsp_server::ls_types::{Diagnostic, MessageType};
+use tower_lsp_server::ls_types::{Diagnostic, MessageType, Uri};
 
 use super::diagnostics::{
     DiagnosticCaps, MAX_DIAGNOSTICS_PER_FILE, config_problem, shown, to_diagnostic,
 };
-use super::documents::{Documents, path_to_uri};
+use super::documents::Documents;
 use super::folder::{Folder, Published};
 use super::locks::lock;
 use super::position::{Encoding, Lines};
@@ -119,12 +115,8 @@ impl Publisher {
                     d.message
                 );
             }
-            let uri = match open {
-                Some(doc) => doc.uri,
-                None => match path_to_uri(&path) {
-                    Some(u) => u,
-                    None => continue,
-                },
+            let Some(uri) = open.map(|d| d.uri).or_else(|| Uri::from_file_path(&path)) else {
+                continue;
             };
             // Whole in `published` (quick fixes read it), shaped and capped for the client.
             let shaped = shown(&diagnostics, log_dir.as_deref(), self.diagnostics);
@@ -160,8 +152,8 @@ impl Publisher {
     pub async fn publish_config_problems(&self, folder: &Folder) {
         let enc = self.encoding;
         let mut per_file: BTreeMap<PathBuf, Vec<Diagnostic>> = BTreeMap::new();
-        let old: Vec<PathBuf> = std::mem::take(&mut *lock(&folder.config_files_with_problems));
-        for p in old {
+        // The files that had problems get an empty list unless they still have some.
+        for p in std::mem::take(&mut *lock(&folder.config_files_with_problems)) {
             per_file.insert(p, Vec::new());
         }
         let mut now = Vec::new();
@@ -189,15 +181,12 @@ impl Publisher {
         *lock(&folder.config_files_with_problems) = now;
         for (path, items) in per_file {
             let doc = self.docs.get(&path);
-            let uri = match &doc {
-                Some(d) => d.uri.clone(),
-                None => match path_to_uri(&path) {
-                    Some(u) => u,
-                    None => continue,
-                },
+            let version = doc.as_ref().map(|d| d.version);
+            let Some(uri) = doc.map(|d| d.uri).or_else(|| Uri::from_file_path(&path)) else {
+                continue;
             };
             self.client
-                .publish_diagnostics(uri, items, self.diagnostics.version(doc.map(|d| d.version)))
+                .publish_diagnostics(uri, items, self.diagnostics.version(version))
                 .await;
         }
     }

@@ -1,17 +1,13 @@
-//! One scheduler task per workspace folder: every gate run goes through it, one at a time.
-//! Triggers that arrive while a background run (save, open, rescope) is going cancel it — its
-//! processes are killed when its future is dropped — and are merged with its files into the next
-//! run, so a burst of saves or opens becomes one run and nothing is dropped. Runs asked for by a
-//! command are not cancelled: someone waits for their answer.
+//! One scheduler task per workspace folder: every gate run goes through it, one at a time. A
+//! trigger that arrives during a background run (save, open, rescope) cancels it (dropping its
+//! future kills its processes) and is merged with its files into the next run, so a burst
+//! becomes one run and nothing is dropped. A run a command asked for is not cancelled: someone
+//! waits for its answer.
 //!
-//! A trigger that comes after a quiet spell starts its run at once (save → diagnostics is as quick
-//! as the tools). A trigger that follows another within `BURST` is part of a burst (an editor
-//! saving every file, a formatter on save, a script): the run waits until the burst has been
-//! quiet for `BURST`, so only the last content's diagnostics are published. Files opened together
-//! are different: they arrive microseconds apart, so a run of opens waits only until they have
-//! been quiet for `SETTLE`, and checks them all at once.
-//!
-//! A save does not wait for its `auto` scope either: see `background_run`.
+//! A trigger after a quiet spell starts its run at once. One that follows another within `BURST`
+//! (an editor saving every file, a formatter on save) waits until the burst has been quiet for
+//! `BURST`, so only the last content's diagnostics are published. Files opened together arrive
+//! microseconds apart: a run of opens waits only for `SETTLE` of quiet, and checks them at once.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -20,8 +16,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tower_lsp_server::ls_types::MessageType;
 
-use super::auto_scope::AutoScope;
-use super::background_run::{Done, Plan, Settled, Shown, publish, request};
+use super::background_run::{AutoScope, Done, Plan, Settled, Shown, publish, request};
 use super::folder::Folder;
 use super::jobs::{Job, Pending};
 use super::progress;
@@ -33,9 +28,7 @@ use crate::core::config::{Config, Trigger};
 /// Triggers closer together than this are a burst; see the module docs.
 const BURST: Duration = Duration::from_millis(50);
 
-/// Files opened together (an editor restoring its tabs) arrive back to back: a run of opens
-/// starts once none has come for this long, so they are checked in one run. An open that comes
-/// later still is not lost: it cancels the run and goes into the next one with its files.
+/// A run of opens (an editor restoring its tabs) starts once none has come for this long.
 const SETTLE: Duration = Duration::from_millis(2);
 
 /// When the last two triggers arrived.
@@ -73,11 +66,8 @@ pub async fn run(
     scheduler.serve().await;
 }
 
-/// Whether the scheduler goes on: `Closed` once the server's end of the channel is gone.
-enum Flow {
-    Go,
-    Closed,
-}
+/// `None` from a step of the scheduler: the server's end of the channel is gone.
+type Closed = Option<()>;
 
 struct Scheduler {
     out: Publisher,
@@ -87,19 +77,16 @@ struct Scheduler {
     pending: Pending,
     arrivals: Arrivals,
     auto: AutoScope,
-    /// The `.qgates/` problem said to the user: said once when the folder is loaded, and again
-    /// only if the problem changes.
+    /// The `.qgates/` problem last shown to the user.
     shown: Option<String>,
 }
 
 impl Scheduler {
-    async fn serve(&mut self) {
-        unsafe_qgates_dir(&self.out, &self.folder, &mut self.shown).await;
+    async fn serve(&mut self) -> Closed {
+        self.unsafe_qgates_dir().await;
         loop {
-            if let Flow::Closed = self.gather().await {
-                return;
-            }
-            if let Some(why) = unsafe_qgates_dir(&self.out, &self.folder, &mut self.shown).await {
+            self.gather().await?;
+            if let Some(why) = self.unsafe_qgates_dir().await {
                 self.pending.refuse(&why);
                 continue;
             }
@@ -116,53 +103,44 @@ impl Scheduler {
                 let _ = reply.send(answer);
                 continue;
             }
-            if self.pending.has_background()
-                && let Flow::Closed = self.run_background(&config).await
-            {
-                return;
+            if self.pending.has_background() {
+                self.run_background(&config).await?;
             }
         }
     }
 
     /// Waits for work, then for the rest of its batch or burst (see the module docs).
-    async fn gather(&mut self) -> Flow {
+    async fn gather(&mut self) -> Closed {
         let (rx, pending, arrivals) = (&mut self.rx, &mut self.pending, &mut self.arrivals);
         if pending.is_empty() {
-            match rx.recv().await {
-                Some(job) => {
-                    arrivals.record();
-                    pending.add(job);
-                }
-                None => return Flow::Closed,
-            }
+            let job = rx.recv().await?;
+            arrivals.record();
+            pending.add(job);
         }
         while let Ok(job) = rx.try_recv() {
             pending.add(job);
         }
-        // Opens alone: the rest of a batch may still be on its way. Gathered into this run, and
-        // not counted as a burst of saves.
+        // Opens alone: the rest of the batch may be on its way (not a burst of saves).
         while pending.only_opened() {
             match tokio::time::timeout(SETTLE, rx.recv()).await {
-                Ok(Some(job)) => pending.add(job),
-                Ok(None) => return Flow::Closed,
+                Ok(job) => pending.add(job?),
                 Err(_) => break,
             }
         }
         // Inside a burst, wait for it to go quiet; a command does not wait.
         while arrivals.in_burst && pending.commands.is_empty() {
             match tokio::time::timeout(BURST, rx.recv()).await {
-                Ok(Some(job)) => {
+                Ok(job) => {
                     arrivals.record();
-                    pending.add(job);
+                    pending.add(job?);
                 }
-                Ok(None) => return Flow::Closed,
                 Err(_) => arrivals.in_burst = false,
             }
         }
-        Flow::Go
+        Some(())
     }
 
-    /// A run a command asked for: not cancelled by later triggers, someone waits for it.
+    /// A run a command asked for (not cancelled by later triggers).
     async fn run_command(
         &mut self,
         config: &Arc<Config>,
@@ -203,14 +181,14 @@ impl Scheduler {
     }
 
     /// A background run (saves, opens, a rescope), cancelled by the next trigger.
-    async fn run_background(&mut self, config: &Arc<Config>) -> Flow {
+    async fn run_background(&mut self, config: &Arc<Config>) -> Closed {
         let batch = self.pending.take_background();
         let folder = self.folder.clone();
         let plan = match Plan::choose(&batch, &folder, config, &mut self.auto).await {
             Ok(plan) => plan,
             Err(e) => {
                 tracing::warn!("{}: the run could not start: {e}", folder.root.display());
-                return Flow::Go;
+                return Some(());
             }
         };
         let mut req = request(&batch, &folder);
@@ -235,7 +213,7 @@ impl Scheduler {
                         let _ = to_progress.send(event);
                     }
                     job = self.rx.recv() => {
-                        let Some(job) = job else { return Flow::Closed };
+                        let job = job?;
                         self.arrivals.record();
                         self.pending.add(job);
                         break None;
@@ -285,30 +263,27 @@ impl Scheduler {
                 }
             }
         }
-        Flow::Go
+        Some(())
     }
-}
 
-/// The error when the folder's `.qgates/` is one qgates refuses (`qgates_dir::check`): nothing
-/// runs for the folder then. Shown to the user as an error message, unless `shown` says it was.
-async fn unsafe_qgates_dir(
-    out: &Publisher,
-    folder: &Folder,
-    shown: &mut Option<String>,
-) -> Option<String> {
-    let Err(e) = crate::core::workspace::qgates_dir::check(&folder.root) else {
-        *shown = None;
-        return None;
-    };
-    let why = format!("qgates: {e}");
-    if shown.as_deref() != Some(why.as_str()) {
-        tracing::error!("{why}");
-        out.client
-            .show_message(MessageType::ERROR, why.clone())
-            .await;
-        *shown = Some(why.clone());
+    /// The error when the folder's `.qgates/` is one qgates refuses (`qgates_dir::check`):
+    /// nothing runs for the folder then. Shown to the user once, and again if it changes.
+    async fn unsafe_qgates_dir(&mut self) -> Option<String> {
+        let Err(e) = crate::core::workspace::qgates_dir::check(&self.folder.root) else {
+            self.shown = None;
+            return None;
+        };
+        let why = format!("qgates: {e}");
+        if self.shown.as_deref() != Some(why.as_str()) {
+            tracing::error!("{why}");
+            self.out
+                .client
+                .show_message(MessageType::ERROR, why.clone())
+                .await;
+            self.shown = Some(why.clone());
+        }
+        Some(why)
     }
-    Some(why)
 }
 
 fn config_refusal(folder: &Folder) -> String {

@@ -10,7 +10,7 @@ use tower_lsp_server::ls_types::*;
 
 use super::actions::{code_actions, fix_all_kind};
 use super::commands;
-use super::documents::{Document, uri_to_path};
+use super::documents::uri_to_path;
 use super::folder::Folder;
 use super::jobs::Job;
 use super::locks::write;
@@ -49,13 +49,15 @@ impl LanguageServer for Backend {
         write(&s.encoding, encoding);
         let caps = ClientCaps::of(&params.capabilities);
         write(&s.caps, caps);
-        let options: InitOptions = match params.initialization_options {
-            Some(v) => serde_json::from_value(v).unwrap_or_else(|e| {
-                tracing::warn!("initializationOptions ignored: {e}");
-                InitOptions::default()
-            }),
-            None => InitOptions::default(),
-        };
+        let options: InitOptions = params
+            .initialization_options
+            .map(|v| {
+                serde_json::from_value(v).unwrap_or_else(|e| {
+                    tracing::warn!("initializationOptions ignored: {e}");
+                    InitOptions::default()
+                })
+            })
+            .unwrap_or_default();
         if let Some(level) = &options.log_level
             && let Err(e) = logging::set_level(level)
         {
@@ -176,14 +178,7 @@ impl LanguageServer for Backend {
         let Some(path) = uri_to_path(&doc.uri) else {
             return;
         };
-        s.docs.open(
-            path.clone(),
-            Document {
-                uri: doc.uri,
-                version: doc.version,
-                text: Arc::from(doc.text),
-            },
-        );
+        s.docs.open(path.clone(), doc.uri, doc.version, doc.text);
         let Some(folder) = s.folder_for(&path) else {
             tracing::debug!("{} is outside every workspace folder", path.display());
             return;
@@ -203,12 +198,10 @@ impl LanguageServer for Backend {
             return;
         };
         if let Some(change) = params.content_changes.into_iter().last() {
-            self.session.docs.change(
-                path,
-                params.text_document.uri,
-                params.text_document.version,
-                change.text,
-            );
+            let doc = params.text_document;
+            self.session
+                .docs
+                .open(path, doc.uri, doc.version, change.text);
         }
     }
 

@@ -3,6 +3,7 @@
 //! `Publisher`, not the session.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde::Deserialize;
@@ -19,7 +20,7 @@ use super::publish::Publisher;
 use super::scheduler;
 use super::trust;
 
-use super::locks::{lock, read, write_lock};
+use super::locks::{lock, read, read_lock, write_lock};
 use crate::core::api::children;
 use crate::core::trust::Manifest;
 
@@ -90,7 +91,7 @@ pub struct Session {
     schedulers: Mutex<Vec<(PathBuf, AbortHandle)>>,
     /// The client reports every file change in the workspace (`workspace/didChangeWatchedFiles`
     /// for `**/*`), so the folders' scopes follow its events.
-    watching: std::sync::atomic::AtomicBool,
+    watching: AtomicBool,
 }
 
 impl Session {
@@ -125,8 +126,9 @@ impl Session {
         read(&self.caps)
     }
 
-    pub fn options(&self) -> InitOptions {
-        read(&self.options)
+    /// The editor vouches for the folders with its own workspace trust.
+    fn editor_trusts(&self) -> bool {
+        read_lock(&self.options).trusted == Some(true)
     }
 
     pub fn folders(&self) -> Vec<Arc<Folder>> {
@@ -143,8 +145,7 @@ impl Session {
 
     /// The client accepted to watch the workspace's files.
     pub fn files_watched(&self) {
-        self.watching
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.watching.store(true, Ordering::SeqCst);
         for folder in self.folders() {
             folder.scope.follow_events(true);
         }
@@ -158,10 +159,7 @@ impl Session {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let folder = Arc::new(Folder::new(root.clone(), tx));
         folder.reload();
-        folder.set_consent(trust::initial_consent(
-            &folder,
-            self.options().trusted == Some(true),
-        ));
+        folder.set_consent(trust::initial_consent(&folder, self.editor_trusts()));
         let progress = self.caps().work_done_progress;
         let task = tokio::spawn(scheduler::run(
             self.publisher(),
@@ -174,7 +172,7 @@ impl Session {
         // After the folder is listed: `files_watched` either finds it or was seen here.
         folder
             .scope
-            .follow_events(self.watching.load(std::sync::atomic::Ordering::SeqCst));
+            .follow_events(self.watching.load(Ordering::SeqCst));
         folder
     }
 
@@ -247,7 +245,7 @@ impl Session {
             return;
         }
         lock(&folder.shown_errors).clear();
-        let consent = trust::initial_consent(folder, self.options().trusted == Some(true));
+        let consent = trust::initial_consent(folder, self.editor_trusts());
         let may_run = consent != Consent::No;
         folder.set_consent(consent);
         if may_run {

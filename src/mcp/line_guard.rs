@@ -1,14 +1,11 @@
 //! A guard between the client's lines and the MCP library. rmcp drops a line it cannot parse
-//! (not JSON, not UTF-8, nested past serde_json's depth limit) without a word, and answers one
-//! that is JSON but not a message it knows with `-32600` and no id: either way the client waits
-//! forever for its answer. So each line is decoded here first, into rmcp's own message type, as
-//! rmcp will decode it; one that does not decode gets its JSON-RPC error (`-32700 Parse error`,
-//! `-32602 Invalid params`, `-32600 Invalid Request`) with the request's id whenever it can be
-//! read, a notification only a log line, and reading goes on.
+//! without a word, and answers JSON that is not a message it knows with `-32600` and no id:
+//! either way the client waits forever. So each line is decoded here first, into rmcp's own
+//! message type; one that does not decode gets its JSON-RPC error (`-32700`, `-32602`, `-32600`)
+//! with its id when it can be read, a notification a log line, and reading goes on.
 //!
-//! A line over `MAX_MESSAGE_BYTES` is answered `-32600` with a null id (its id lies in the part
-//! that was not kept) and the rest of it is discarded up to its newline as it arrives: at most
-//! the limit is ever held, however long the line goes on.
+//! A line over `MAX_MESSAGE_BYTES` is answered `-32600` with a null id (its id was not kept), and
+//! is discarded up to its newline as it arrives: at most the limit is ever held.
 
 use crate::jsonrpc::{Head, MAX_MESSAGE_BYTES, error_answer, too_large};
 use rmcp::model::ClientJsonRpcMessage;
@@ -82,7 +79,6 @@ where
                 }
             }
         }
-        // Dropping `to_library` ends the library's input: it stops as at the end of stdin.
     });
 
     tokio::spawn(async move {
@@ -138,7 +134,7 @@ async fn next_line<R: AsyncBufRead + Unpin>(
     if line.len() <= limit {
         return Ok(Some(Line::Whole)); // the input's last line, without a newline
     }
-    // Over the limit: what was kept goes, and the rest is read a piece at a time to its newline.
+    // Over the limit: the rest is read a piece at a time to its newline, and nothing kept.
     let mut size = line.len() as u64;
     *line = Vec::new();
     let mut piece = Vec::with_capacity(DISCARD_PIECE);

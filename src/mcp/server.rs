@@ -25,6 +25,7 @@ use crate::core::api::{RunRequest, run};
 use crate::core::api::{ScopeChoice, scope_request};
 use crate::core::config::{self, Config, Trigger};
 use crate::core::report::Report;
+use crate::core::report::page::PageRequest;
 use crate::core::trust::{FileHashes, Manifest, TrustStore};
 use crate::core::workspace::paths::{lexical_clean, relative_posix};
 
@@ -94,43 +95,27 @@ impl QgatesServer {
         Ok(SlotGuard(self.running.clone()))
     }
 
+    /// `run_quality_gates`; every error is a tool error whose message the agent can act on.
     async fn run_tool(
         &self,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
         context: &RequestContext<RoleServer>,
-    ) -> CallToolResult {
-        let args: RunArgs = match parse_args(RUN, arguments, RUN_ACCEPTS) {
-            Ok(a) => a,
-            Err(e) => return error_result(e),
-        };
-        let request = match self.request(&args) {
-            Ok(r) => r,
-            Err(e) => return error_result(e),
-        };
+    ) -> Result<CallToolResult, String> {
+        let args: RunArgs = parse_args(RUN, arguments, RUN_ACCEPTS)?;
+        let request = self.request(&args)?;
         // An unsafe `.qgates/` (a link, another user's folder): nothing runs or is written.
-        if let Err(e) = crate::core::workspace::qgates_dir::check(&self.root) {
-            return error_result(e.to_string());
-        }
-        let what = describe(&args);
-        let _slot = match self.claim(what) {
-            Ok(s) => s,
-            Err(e) => return error_result(e),
-        };
+        crate::core::workspace::qgates_dir::check(&self.root).map_err(|e| e.to_string())?;
+        let _slot = self.claim(describe(&args))?;
         if args.clean_room {
             return self.clean_room_tool(&args, request, context).await;
         }
-        let config = match self.trusted_config() {
-            Ok((config, _)) => config,
-            Err(e) => return error_result(e),
-        };
+        let (config, _) = self.trusted_config()?;
         let cache = Arc::new(ResultCache::load(&self.root));
         let request = RunRequest {
             cache: Some(cache.clone()),
             ..request
         };
-        // On its own task, so that a bug that panics in the engine becomes a tool error here
-        // instead of a call that never gets an answer.
-        let (fix, page) = (args.fix, args.page());
+        let fix = args.fix;
         let work = tokio::spawn(async move {
             if fix {
                 run_with_fixes(&config, &request).await
@@ -138,26 +123,20 @@ impl QgatesServer {
                 run(&config, &request).await
             }
         });
-        let Some(joined) = until_cancelled(work, context).await else {
-            return error_result("The run was cancelled; its result was not recorded.");
-        };
-        match joined {
-            Ok(Ok(report)) => {
-                cache.save();
-                let result = report_result(&report, page);
-                if let Ok(mut last) = self.last.lock() {
-                    *last = Some(report);
-                }
-                result
-            }
-            Ok(Err(e)) => error_result(format!("{e} Nothing was run.")),
-            Err(e) => {
-                tracing::error!("a run stopped unexpectedly: {e}");
-                error_result(
-                    "qgates stopped unexpectedly during the run (a bug in qgates; its stderr log has the details). The server keeps running: call run_quality_gates again, or run `qgates check` in a terminal to see more.",
-                )
-            }
+        let crashed = "qgates stopped unexpectedly during the run (a bug in qgates; its stderr log has the details). The server keeps running: call run_quality_gates again, or run `qgates check` in a terminal to see more.";
+        let why = |e| format!("{e} Nothing was run.");
+        let report = outcome(work, context, ("run", crashed), why).await?;
+        cache.save();
+        Ok(self.keep(report, args.page()))
+    }
+
+    /// One page of a report as the tool's result; the report is kept for `last_summary`.
+    fn keep(&self, report: Report, page: PageRequest) -> CallToolResult {
+        let result = report_result(&report, page);
+        if let Ok(mut last) = self.last.lock() {
+            *last = Some(report);
         }
+        result
     }
 
     /// The workspace's configuration and what it runs, when a person trusted that; else why
@@ -178,15 +157,14 @@ impl QgatesServer {
         }
     }
 
-    /// A run in a clean checkout of `rev` (see `core::clean_room`): what the configuration
-    /// committed there runs must be trusted for this workspace, as for any run. Nothing is
-    /// cached or recorded; the report is kept for `last_summary`.
+    /// A run in a clean checkout of `rev` (see `core::clean_room`): the working tree's own runs
+    /// must be trusted, and the checkout must run the same. Nothing is cached or recorded.
     async fn clean_room_tool(
         &self,
         args: &RunArgs,
         request: RunRequest,
         context: &RequestContext<RoleServer>,
-    ) -> CallToolResult {
+    ) -> Result<CallToolResult, String> {
         let rev = args.rev.clone().unwrap_or_else(|| DEFAULT_REV.to_string());
         let scope = match (args.scope, &args.files) {
             (None, None) => ScopeRequest::Project,
@@ -197,11 +175,9 @@ impl QgatesServer {
             scope,
             ..request
         };
-        // The working tree's own runs must be trusted, and the checkout must run the same.
-        let trusted = match self.trusted_config() {
-            Ok((_, manifest)) => manifest,
-            Err(e) => return error_result(format!("Clean room at `{rev}`: {e}")),
-        };
+        let (_, trusted) = self
+            .trusted_config()
+            .map_err(|e| format!("Clean room at `{rev}`: {e}"))?;
         let (at, config_path) = (rev.clone(), self.config_path.clone());
         let work = tokio::spawn(run_for_server(
             request,
@@ -209,32 +185,19 @@ impl QgatesServer {
             config_path,
             move |config, checkout| runs_as_trusted(config, checkout, &trusted),
         ));
-        let Some(joined) = until_cancelled(work, context).await else {
-            return error_result("The run was cancelled; its result was not recorded.");
-        };
-        match joined {
-            Ok(Ok(report)) => {
-                let result = report_result(&report, args.page());
-                if let Ok(mut last) = self.last.lock() {
-                    *last = Some(report);
-                }
-                result
-            }
-            Ok(Err(ServerRunError::Untrusted(differences))) => error_result(format!(
+        let crashed = "qgates stopped unexpectedly during the clean-room run (a bug in qgates; its stderr log has the details).";
+        let why = |e| match e {
+            ServerRunError::Untrusted(differences) => format!(
                 "Clean room at `{rev}`: nothing was run: the configuration and scripts committed there run something other than what was trusted for the working tree. A clean-room run may only run what the working tree runs (programs installed in .venv or node_modules aside): commit the working tree's configuration and scripts, or ask the user to trust what is committed. What differs:\n{differences}"
-            )),
-            Ok(Err(ServerRunError::Config(e))) => error_result(format!(
+            ),
+            ServerRunError::Config(e) => format!(
                 "{e}\nThe configuration committed at `{rev}` has errors (above), so nothing was run."
-            )),
-            Ok(Err(ServerRunError::CleanRoom(e))) => error_result(format!("{e} Nothing was run.")),
-            Ok(Err(ServerRunError::Run(e))) => error_result(format!("{e} Nothing was run.")),
-            Err(e) => {
-                tracing::error!("a clean-room run stopped unexpectedly: {e}");
-                error_result(
-                    "qgates stopped unexpectedly during the clean-room run (a bug in qgates; its stderr log has the details).",
-                )
-            }
-        }
+            ),
+            ServerRunError::CleanRoom(e) => format!("{e} Nothing was run."),
+            ServerRunError::Run(e) => format!("{e} Nothing was run."),
+        };
+        let report = outcome(work, context, ("clean-room run", crashed), why).await?;
+        Ok(self.keep(report, args.page()))
     }
 
     /// The engine request for the arguments (cache and configuration aside).
@@ -307,15 +270,12 @@ impl QgatesServer {
     fn last_tool(
         &self,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
-    ) -> CallToolResult {
-        let args = match parse_args::<LastArgs>(LAST, arguments, LAST_ACCEPTS) {
-            Ok(a) => a,
-            Err(e) => return error_result(e),
-        };
+    ) -> Result<CallToolResult, String> {
+        let args = parse_args::<LastArgs>(LAST, arguments, LAST_ACCEPTS)?;
         let last = self.last.lock().ok().and_then(|l| l.clone());
         match last {
-            Some(report) => report_result(&report, args.page()),
-            None => error_result(format!(
+            Some(report) => Ok(report_result(&report, args.page())),
+            None => Err(format!(
                 "No run yet in this session, so there is no summary to show. Call {RUN} (e.g. with {{}} to check what changed)."
             )),
         }
@@ -380,28 +340,43 @@ impl ServerHandler for QgatesServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        match request.name.as_ref() {
-            RUN => Ok(self.run_tool(request.arguments, &context).await.into()),
-            LAST => Ok(self.last_tool(request.arguments).into()),
-            other => Err(McpError::invalid_params(
-                format!("unknown tool `{other}`: this server has {RUN} and {LAST}"),
-                None,
-            )),
-        }
+        let result = match request.name.as_ref() {
+            RUN => self.run_tool(request.arguments, &context).await,
+            LAST => self.last_tool(request.arguments),
+            other => {
+                return Err(McpError::invalid_params(
+                    format!("unknown tool `{other}`: this server has {RUN} and {LAST}"),
+                    None,
+                ));
+            }
+        };
+        Ok(result.unwrap_or_else(error_result).into())
     }
 }
 
-/// The run's outcome, or `None` when the client cancelled the call first: the run is then
-/// dropped, which kills the gates' process groups (and removes a clean room's checkout).
-async fn until_cancelled<T>(
-    mut work: tokio::task::JoinHandle<T>,
+/// The report of a run on its own task (so that a panic in the engine becomes a tool error, not
+/// a call that never gets an answer), or the tool error's message: `why` words the run's own
+/// error, `crashed` names the run in the log and says its panic. A call the client cancels drops
+/// the run, which kills the gates' process groups (and removes a clean room's checkout).
+async fn outcome<E>(
+    mut work: tokio::task::JoinHandle<Result<Report, E>>,
     context: &RequestContext<RoleServer>,
-) -> Option<Result<T, tokio::task::JoinError>> {
-    tokio::select! {
-        j = &mut work => Some(j),
+    (what, crashed): (&str, &str),
+    why: impl FnOnce(E) -> String,
+) -> Result<Report, String> {
+    let joined = tokio::select! {
+        j = &mut work => j,
         () = context.ct.cancelled() => {
             work.abort();
-            None
+            return Err("The run was cancelled; its result was not recorded.".into());
+        }
+    };
+    match joined {
+        Ok(Ok(report)) => Ok(report),
+        Ok(Err(e)) => Err(why(e)),
+        Err(e) => {
+            tracing::error!("a {what} stopped unexpectedly: {e}");
+            Err(crashed.into())
         }
     }
 }
