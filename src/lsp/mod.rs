@@ -31,9 +31,8 @@ use crate::core::api::children;
 /// `qgates lsp`: serves stdin/stdout until the client exits or stdin closes.
 pub fn main() -> i32 {
     logging::init();
-    // One thread: a message passes between the transport's tasks, the handlers and the
-    // scheduler without waking another thread for each hand-off (blocking work, such as
-    // parsing a tool's output, still goes to the blocking pool).
+    // One thread: no other thread is woken for each hand-off between tasks (blocking work
+    // still goes to the blocking pool).
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -61,9 +60,8 @@ pub fn main() -> i32 {
     code
 }
 
-/// Serves one client over a pair of streams (stdio, or pipes in tests). The client's bytes go
-/// through `framing`'s guard, so a malformed message is answered and skipped instead of ending
-/// the library's input; the guard's answers and the library's messages share one writer.
+/// Serves one client over a pair of streams (stdio, or pipes in tests), through `framing`'s
+/// guard; the guard's answers and the library's messages share one writer.
 pub async fn serve<I, O>(input: I, output: O)
 where
     I: tokio::io::AsyncRead + Unpin + Send + 'static,

@@ -186,9 +186,8 @@ impl Session {
         tasks.retain(|(r, _)| r != root);
     }
 
-    /// Stops every scheduler and every tool this server started: their process groups are
-    /// killed and the tools reaped before this returns (on `shutdown`, `exit`, the end of
-    /// input), and no run starts another.
+    /// Stops every scheduler and every tool this server started (process groups killed and
+    /// reaped before this returns).
     pub fn stop_all(&self) {
         for (_, t) in lock(&self.schedulers).drain(..) {
             t.abort();
