@@ -274,3 +274,28 @@ fn a_stage_or_a_commit_is_seen_from_the_index_and_head() {
         resolve(&root, &config, &ScopeRequest::Auto).unwrap()
     );
 }
+
+/// A commit whose index keeps an old modification time (a rewrite within the clock's tick, or a
+/// tool that restores times) is still read anew: the whole status does not reuse the index the
+/// repository handle read before.
+#[test]
+fn an_index_rewritten_with_an_old_time_is_read_anew() {
+    let (_tmp, root) = repository();
+    let config = config();
+    let tracker = ScopeTracker::new(root.clone(), true);
+    assert!(tracker.current(&config).unwrap().files.is_empty());
+    std::fs::write(root.join("a.py"), "a = 2\n").unwrap();
+    tracker.changed([root.join("a.py").as_path()]);
+    assert_eq!(tracker.current(&config).unwrap().files, ["a.py"]);
+    git(&root, &["commit", "-q", "-am", "a"]);
+    let index = std::fs::File::options()
+        .write(true)
+        .open(root.join(".git/index"))
+        .unwrap();
+    index
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(10))
+        .unwrap();
+    let fresh = resolve(&root, &config, &ScopeRequest::Auto).unwrap();
+    assert!(fresh.files.is_empty());
+    assert_eq!(tracker.current(&config).unwrap(), fresh);
+}

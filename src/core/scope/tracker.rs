@@ -185,7 +185,7 @@ impl ScopeTracker {
         config: &Config,
         reported: &Reported,
     ) -> Result<ResolvedScope, ScopeError> {
-        let (repo, previous) = match known.take() {
+        let (mut repo, previous) = match known.take() {
             Some(k) => (k.repo, Some((k.basis, k.status))),
             None => match Repo::discover(&self.root).map_err(git)? {
                 Some(repo) => (repo, None),
@@ -223,7 +223,16 @@ impl ScopeTracker {
                 }
                 status
             }
-            _ => repo.status(plan.base.as_deref()).map_err(git)?,
+            _ => {
+                // gix keeps the index it read while the file's modification time holds, so a
+                // rewrite that keeps it (within a clock tick, or with the time restored) would be
+                // read as the old index: a whole status opens the repository anew.
+                let Some(fresh) = Repo::discover(&self.root).map_err(git)? else {
+                    return Ok(outside_git(&self.root, config, "auto"));
+                };
+                repo = fresh;
+                repo.status(plan.base.as_deref()).map_err(git)?
+            }
         };
         let scope = plan.scope(status.changes(&repo));
         *known = Some(Known {
