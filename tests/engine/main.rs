@@ -9,6 +9,7 @@ mod common;
 mod config_errors;
 mod config_schema;
 mod docs_examples;
+mod folder_watch;
 mod git_changes;
 mod parse_props;
 mod parse_saved;

@@ -8,6 +8,7 @@ pub(crate) mod choice;
 pub(crate) mod foreign_dirs;
 pub mod git;
 pub mod tracker;
+pub mod watcher;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -1,0 +1,118 @@
+//! The server's own file watch (`scope::watcher`): with it as the only source of events, the
+//! tracked `auto` scope sees edits made by other processes and files in folders created after
+//! the watch started.
+
+use crate::common;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::git;
+use qgates::core::config::{Config, ConfigSource, DEFAULT_CONFIG, parse_config};
+use qgates::core::scope::tracker::ScopeTracker;
+use qgates::core::scope::watcher::FolderWatch;
+use qgates::core::scope::{ScopeRequest, resolve};
+
+fn repository() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("repo");
+    std::fs::create_dir_all(root.join("d")).unwrap();
+    git(&root, &["init", "-q", "-b", "main"]);
+    std::fs::write(root.join(".gitignore"), ".qgates/\n").unwrap();
+    std::fs::write(root.join("a.py"), "a = 1\n").unwrap();
+    std::fs::write(root.join("d/b.py"), "b = 1\n").unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-q", "-m", "initial"]);
+    (tmp, root)
+}
+
+/// The tracker's scope once it lists `want` (events arrive on the watch's thread), or a
+/// failure after 20 s.
+fn wait_for(tracker: &ScopeTracker, config: &Config, want: &[&str]) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let files = tracker.current(config).unwrap().files;
+        if files == want || Instant::now() > deadline {
+            return files;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn shell(root: &Path, script: &str) {
+    let ok = std::process::Command::new("sh")
+        .args(["-c", script])
+        .current_dir(root)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "{script}");
+}
+
+#[test]
+fn the_watch_alone_keeps_the_scope_current() {
+    let (_tmp, root) = repository();
+    let config = parse_config(DEFAULT_CONFIG, ConfigSource::Embedded).unwrap();
+    // A tracker that answers from events alone: without the watch it would see none of the
+    // changes below (`an_unreported_change_is_not_seen_and_a_reported_one_is`).
+    let tracker = Arc::new(ScopeTracker::new(root.clone(), true));
+    let inotify_before = inotify_descriptors();
+    let watch = FolderWatch::start(&root, tracker.clone(), |why| panic!("watch lost: {why}"))
+        .expect("the watch starts");
+    assert!(tracker.current(&config).unwrap().files.is_empty());
+
+    shell(&root, "echo 'a = 2' > a.py");
+    assert_eq!(wait_for(&tracker, &config, &["a.py"]), ["a.py"]);
+
+    // A folder and its file, written before the watch can have seen the folder.
+    shell(&root, "mkdir -p new/deep && echo 'x = 1' > new/deep/x.py");
+    let want = ["a.py", "new/deep/x.py"];
+    assert_eq!(wait_for(&tracker, &config, &want), want);
+
+    shell(&root, "echo 'y = 1' > new/deep/y.py && rm d/b.py");
+    let want = ["a.py", "new/deep/x.py", "new/deep/y.py"];
+    assert_eq!(wait_for(&tracker, &config, &want), want);
+    assert_eq!(
+        tracker.current(&config).unwrap(),
+        resolve(&root, &config, &ScopeRequest::Auto).unwrap()
+    );
+
+    // Committed, the new folder's files are tracked: an edit of one is seen only through the
+    // folder's own watch. The index is dated back so that the tracker trusts it (it is not
+    // "racily clean") and re-reads only the paths reported to it.
+    shell(
+        &root,
+        "git add -A && git commit -q -m more && touch -d '-10 seconds' .git/index",
+    );
+    assert_eq!(wait_for(&tracker, &config, &[]), Vec::<String>::new());
+    shell(&root, "echo 'x = 2' > new/deep/x.py");
+    assert_eq!(
+        wait_for(&tracker, &config, &["new/deep/x.py"]),
+        ["new/deep/x.py"]
+    );
+
+    assert_eq!(inotify_descriptors(), inotify_before + 1);
+    drop(watch);
+    // The watcher's own event thread closes the descriptor as it ends, just after the drop.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while inotify_descriptors() != inotify_before && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        inotify_descriptors(),
+        inotify_before,
+        "the watch's descriptor is closed"
+    );
+}
+
+/// This process's open inotify instances.
+fn inotify_descriptors() -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .flatten()
+        .filter(|fd| {
+            std::fs::read_link(fd.path()).is_ok_and(|t| t.to_string_lossy().contains("inotify"))
+        })
+        .count()
+}
