@@ -223,14 +223,16 @@ impl ScopeTracker {
                 }
                 status
             }
-            _ => {
+            previous => {
                 // gix keeps the index it read while the file's modification time holds, so a
                 // rewrite that keeps it (within a clock tick, or with the time restored) would be
-                // read as the old index: a whole status opens the repository anew.
-                let Some(fresh) = Repo::discover(&self.root).map_err(git)? else {
-                    return Ok(outside_git(&self.root, config, "auto"));
-                };
-                repo = fresh;
+                // read as the old index: a whole status opens a kept repository anew.
+                if previous.is_some() {
+                    let Some(fresh) = Repo::discover(&self.root).map_err(git)? else {
+                        return Ok(outside_git(&self.root, config, "auto"));
+                    };
+                    repo = fresh;
+                }
                 repo.status(plan.base.as_deref()).map_err(git)?
             }
         };

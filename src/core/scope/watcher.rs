@@ -11,6 +11,7 @@
 //! `on_lost` is told why, once.
 
 use std::collections::HashSet;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -47,7 +48,6 @@ impl FolderWatch {
         })
         .map_err(|e| format!("the file watcher could not start: {e}"))?;
         let mut watch = Watch {
-            root: root.to_path_buf(),
             watcher,
             watched: HashSet::new(),
             tracker,
@@ -76,7 +76,6 @@ impl Drop for FolderWatch {
 }
 
 struct Watch {
-    root: PathBuf,
     watcher: RecommendedWatcher,
     watched: HashSet<PathBuf>,
     tracker: Arc<ScopeTracker>,
@@ -113,40 +112,29 @@ impl Watch {
         self.tracker
             .changed(event.paths.iter().map(PathBuf::as_path));
         for path in &event.paths {
-            if !self.watched.contains(path) && path.is_dir() && self.keeps(path) {
+            let enters = || path.file_name().is_some_and(|name| enters(path, name));
+            if path.is_dir() && !self.watched.contains(path) && enters() {
                 self.add_tree(path, true)?;
-            } else if !path.exists() {
-                // A folder removed or moved away: the system dropped its watches.
+            } else if self.watched.remove(path) {
+                // A folder removed or moved away: the system dropped its watches below it too.
                 self.watched.retain(|w| !w.starts_with(path));
             }
         }
         Ok(())
     }
 
-    /// Whether a folder below the root is one the walk would enter.
-    fn keeps(&self, dir: &Path) -> bool {
-        dir.strip_prefix(&self.root).is_ok_and(|rel| {
-            rel.components()
-                .all(|c| !matches!(c.as_os_str().to_str(), Some(".git" | ".qgates")))
-        }) && dir
-            .file_name()
-            .is_none_or(|name| dir == self.root || !is_foreign(dir, name))
-    }
-
     /// Watches `top` and every folder below it that is not ignored; with `report`, tells the
     /// tracker of every file found (written before the watch could see it).
     fn add_tree(&mut self, top: &Path, report: bool) -> Result<(), String> {
-        let root = self.root.clone();
+        // `top` itself is entered whatever it holds: the root holds `.git`.
         let walk = ignore::WalkBuilder::new(top)
             .hidden(false)
             .parents(true)
             .require_git(false)
-            .filter_entry(move |e| {
-                let name = e.file_name();
-                e.path() == root
-                    || !(name == ".git"
-                        || name == ".qgates"
-                        || e.file_type().is_some_and(|t| t.is_dir()) && is_foreign(e.path(), name))
+            .filter_entry(|e| {
+                e.depth() == 0
+                    || !e.file_type().is_some_and(|t| t.is_dir())
+                    || enters(e.path(), e.file_name())
             })
             .build();
         for entry in walk.flatten() {
@@ -177,4 +165,9 @@ impl Watch {
         }
         Ok(())
     }
+}
+
+/// Whether the watch enters a folder below the root: not `.git`, `.qgates` or a tool's folder.
+fn enters(dir: &Path, name: &OsStr) -> bool {
+    name != ".git" && name != ".qgates" && !is_foreign(dir, name)
 }
