@@ -7,7 +7,9 @@
 //!     scope is the saved file in both. Measured: the server's own CPU per save (user + system of
 //!     its process from `/proc`, from before the save until the next one, so the scope work after
 //!     the diagnostics counts) and save → diagnostics. Targets: CPU ≤ 2 × the one-file
-//!     repository's, latency ≤ the one-file repository's + 3 ms.
+//!     repository's, latency ≤ the one-file repository's + 3 ms. Measured twice: with a client
+//!     that watches files (VS Code) and with one that does not (Neovim on Linux: the server
+//!     watches the folder itself), the server's memory (VmRSS) after the saves reported for each.
 //!
 //! (b) The `auto` scope: resolved in full (what `qgates check` and MCP do once per run), and as the
 //!     language server keeps it after a save of one file (`ScopeTracker`), against
@@ -64,7 +66,9 @@ fn main() -> Result<(), big_repo::Error> {
     );
     let mut results = String::new();
     if only.contains('a') {
-        results.push_str(&save_cpu(&tools, &big, runs * 10)?);
+        for watching in [true, false] {
+            results.push_str(&save_cpu(&tools, &big, runs * 10, watching)?);
+        }
     }
     if only.contains('b') {
         results.push_str(&auto_scope(&big, runs * 4)?);
@@ -113,7 +117,9 @@ fn cpu(c: &LspClient) -> Duration {
     Duration::from_micros(ticks * 1_000_000 / per_second)
 }
 
-fn server(tools: &Tools, root: &Path) -> LspClient {
+/// `watching`: the client declares file watching (VS Code); otherwise it does not (Neovim on
+/// Linux) and the server watches the folder itself.
+fn server(tools: &Tools, root: &Path, watching: bool) -> LspClient {
     // In the ignored .qgates/ folder: no untracked file in either scope.
     let trust = root.join(".qgates/bench-trust.json");
     let ok = tools
@@ -127,8 +133,39 @@ fn server(tools: &Tools, root: &Path) -> LspClient {
     let mut cmd = tools.command(&tools.qgates, root);
     cmd.arg("lsp").env("QGATES_TRUST_FILE", trust);
     let mut c = LspClient::spawn_command(cmd, root, TrustAnswer::NotNow);
+    c.watches_files = watching;
     c.initialize(json!({}));
     c
+}
+
+/// Where the server's file events come from (`qgates.summary`), once it is not starting: the
+/// server's own watch walks the folder first.
+fn file_events(c: &mut LspClient) -> String {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let answer = c
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "qgates.summary", "arguments": []}),
+            )
+            .expect("qgates.summary answers");
+        let events = answer["file_events"].as_str().unwrap_or("").to_owned();
+        if !events.contains("starting") || Instant::now() > deadline {
+            return events;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The server's resident memory (VmRSS), in MiB.
+fn rss_mib(c: &LspClient) -> f64 {
+    let pid = c.child.as_ref().expect("a server process").id();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc/PID/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
 }
 
 fn notification(method: &str, params: Value) -> Vec<u8> {
@@ -181,7 +218,12 @@ fn one_file_repository(dir: &Path) -> Result<(), big_repo::Error> {
     Ok(())
 }
 
-fn save_cpu(tools: &Tools, big: &Path, n: usize) -> Result<String, big_repo::Error> {
+fn save_cpu(
+    tools: &Tools,
+    big: &Path,
+    n: usize,
+    watching: bool,
+) -> Result<String, big_repo::Error> {
     let small_dir = tempfile::tempdir()?;
     let small = small_dir.path();
     one_file_repository(small)?;
@@ -204,11 +246,16 @@ fn save_cpu(tools: &Tools, big: &Path, n: usize) -> Result<String, big_repo::Err
             );
         })?;
     }
-    println!("(a) saves in the language server, ruff_lint, {SAVED}");
+    let client = if watching {
+        "a client that watches files"
+    } else {
+        "a client that does not watch files"
+    };
+    println!("(a) saves in the language server, ruff_lint, {SAVED}, {client}");
     let mut servers: Vec<(LspClient, i32)> = roots
         .iter()
         .map(|root| {
-            let mut c = server(tools, root);
+            let mut c = server(tools, root, watching);
             let uri = c.uri(SAVED);
             c.send_bytes(&notification(
                 "textDocument/didOpen",
@@ -221,6 +268,11 @@ fn save_cpu(tools: &Tools, big: &Path, n: usize) -> Result<String, big_repo::Err
             (c, 1)
         })
         .collect();
+    let want = if watching { "client" } else { "server" };
+    for (c, _) in &mut servers {
+        let events = file_events(c);
+        assert_eq!(events, want, "the server's file events");
+    }
     // CPU comes from /proc in clock ticks (10 ms), so it is taken over all the timed saves of a
     // side and divided: the server is idle between them (each save's work, scope resolution
     // included, ends within `SPACING`).
@@ -260,12 +312,15 @@ fn save_cpu(tools: &Tools, big: &Path, n: usize) -> Result<String, big_repo::Err
     }
     let per_save = |side: usize| ms(cpu(&servers[side].0) - cpu_from[side]) / n as f64;
     let (big_cpu, small_cpu) = (per_save(0), per_save(1));
+    let (big_rss, small_rss) = (rss_mib(&servers[0].0), rss_mib(&servers[1].0));
     for (c, _) in servers {
         c.shutdown();
     }
     let (big_lat, small_lat) = (ms(median(&lat_t[0])), ms(median(&lat_t[1])));
     let (big_raw, small_raw) = (ms(median(&raw_t[0])), ms(median(&raw_t[1])));
-    let mut s = format!("(a) a save in the language server, one gate (ruff_lint), {n} saves:\n");
+    let mut s = format!(
+        "(a) a save in the language server, one gate (ruff_lint), {client} (file events: {want}), {n} saves:\n"
+    );
     let rows = [
         ("server CPU per save (mean), 50 000 files", big_cpu),
         ("server CPU per save (mean), one file", small_cpu),
@@ -293,6 +348,10 @@ fn save_cpu(tools: &Tools, big: &Path, n: usize) -> Result<String, big_repo::Err
         "      difference {:+.2} ms   target ≤ +3 ms: {}",
         big_lat - small_lat,
         verdict(big_lat <= small_lat + 3.0)
+    );
+    let _ = writeln!(
+        s,
+        "    server memory (VmRSS) after the saves: 50 000 files {big_rss:.1} MiB, one file {small_rss:.1} MiB"
     );
     Ok(s)
 }

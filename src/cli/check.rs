@@ -208,7 +208,7 @@ fn run_and_report(a: &CheckArgs, p: Prepared) -> i32 {
     };
     let report = match p.clean_room {
         Some(clean_room) => clean_room.finish(run),
-        None => run.finish().report,
+        None => run.finish(),
     };
     if let Some(cache) = &p.cache {
         cache.save();

@@ -14,6 +14,8 @@ use crate::core::api::shared_cache::{self as remote_cache, Store};
 use crate::core::config::{self, ConfigSource};
 use crate::core::report::exit;
 use crate::core::trust::{FileHashes, Manifest, TrustStore};
+use crate::core::workspace::qgates_dir::timestamp;
+use crate::core::workspace::watch_notes;
 
 pub fn status(a: StatusArgs) -> i32 {
     let root = match given_workspace(a.dir.as_deref(), "to inspect") {
@@ -86,6 +88,13 @@ fn inspect(root: &Path, explicit: Option<&Path>) -> Value {
     if let Some(remote) = shared_cache(&config.cache) {
         out["remote_cache"] = remote;
     }
+    let lost: Vec<Value> = watch_notes::live(root)
+        .into_iter()
+        .map(|n| json!({"pid": n.pid, "since": timestamp(n.since), "problem": n.problem}))
+        .collect();
+    if !lost.is_empty() {
+        out["file_watch_lost"] = Value::Array(lost);
+    }
     out
 }
 
@@ -153,6 +162,14 @@ fn human(r: &Value) -> String {
             None => s.push_str(&format!("shared cache: {url}{mode}: answered\n")),
             Some(why) => s.push_str(&format!("shared cache: {url}{mode}: no answer ({why})\n")),
         }
+    }
+    for n in r["file_watch_lost"].as_array().into_iter().flatten() {
+        s.push_str(&format!(
+            "file watch: the language server (pid {}) lost it at {} UTC: {}; each save takes a whole git status until it restarts\n",
+            n["pid"],
+            n["since"].as_str().unwrap_or(""),
+            n["problem"].as_str().unwrap_or(""),
+        ));
     }
     for g in r["gates"].as_array().into_iter().flatten() {
         let id = g["id"].as_str().unwrap_or("");

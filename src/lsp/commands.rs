@@ -18,6 +18,7 @@ use super::actions::{APPLY_EDIT, fix_all_edits};
 use super::documents::uri_to_path;
 use super::folder::{Consent, Folder};
 use super::jobs::Job;
+use super::locks::lock;
 use super::session::Session;
 use crate::core::api::clean_room::{DEFAULT_REV, ServerRunError, run_for_server, runs_as_trusted};
 use crate::core::api::{RunRequest, ScopeChoice, ScopeChoiceError, ScopeRequest, scope_request};
@@ -119,7 +120,7 @@ async fn summary(session: &Arc<Session>, args: RunArgs) -> Result<Option<Value>>
     }
     let folder = pick_folder(session, &args)?;
     if !run && let Some(report) = folder.last_report() {
-        return Ok(Some(answer(&report, args.page())));
+        return Ok(Some(answer(&folder, &report, args.page())));
     }
     run_now(&folder, args).await
 }
@@ -221,7 +222,7 @@ async fn run_now(folder: &Arc<Folder>, args: RunArgs) -> Result<Option<Value>> {
         reply,
     });
     match answer_rx.await {
-        Ok(Ok(report)) => Ok(Some(answer(&report, args.page()))),
+        Ok(Ok(report)) => Ok(Some(answer(folder, &report, args.page()))),
         Ok(Err(why)) => Err(failed(&why)),
         Err(_) => Err(failed("the server is shutting down")),
     }
@@ -297,7 +298,7 @@ async fn run_clean(
     )
     .await;
     match result {
-        Ok(report) => Ok(Some(answer(&report, page))),
+        Ok(report) => Ok(Some(answer(folder, &report, page))),
         Err(ServerRunError::Untrusted(differences)) => Err(failed(&format!(
             "clean room at `{rev}`: nothing was run: the configuration and scripts committed there run something other than what was trusted for {}. A clean room only runs what the folder runs (programs installed in .venv or node_modules aside): commit the folder's configuration and scripts, or run `qgates trust {}` in a terminal once they are the committed ones. What differs:\n{differences}",
             folder.root.display(),
@@ -396,11 +397,14 @@ fn invalid(command: &str, what: &str) -> Error {
 
 /// `{summary_line, report}`: the line people read first and one page of the report (the JSON of
 /// `qgates check` with at most `max_violations` violations, and where the rest are).
-fn answer(report: &Report, page: PageRequest) -> Value {
+/// A report's page, with where the folder's file events come from (`file_events`): saves are
+/// slow in a large repository without them.
+fn answer(folder: &Folder, report: &Report, page: PageRequest) -> Value {
     let page = report.page(page);
     json!({
         "summary_line": page.summary_line(),
         "report": serde_json::from_str::<Value>(&page.to_json()).unwrap_or(Value::Null),
+        "file_events": lock(&folder.events).to_string(),
     })
 }
 

@@ -16,6 +16,7 @@ use crate::core::api::ResultCache;
 use crate::core::config::{self, Config, ConfigError, ConfigSource};
 use crate::core::report::Report;
 use crate::core::scope::tracker::ScopeTracker;
+use crate::core::scope::watcher::FolderWatch;
 use crate::core::trust::{FileHashes, Manifest};
 
 /// On what grounds a folder's commands may run.
@@ -35,6 +36,35 @@ pub enum Permission {
     No,
     /// Trusted before, but what would run has changed: ask again.
     Changed,
+}
+
+/// Where the folder's file events come from (`file_events`), as `qgates.summary` tells it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum EventSource {
+    /// The client has not been initialized yet.
+    #[default]
+    Undecided,
+    Client,
+    /// The server's own watch is walking the folder.
+    Starting,
+    Server,
+    /// None: every save takes a whole `git status`.
+    Off,
+    /// The server's watch was lost, for this reason: as `Off` from then on.
+    Lost(String),
+}
+
+impl std::fmt::Display for EventSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EventSource::Undecided => f.write_str("undecided"),
+            EventSource::Client => f.write_str("client"),
+            EventSource::Starting => f.write_str("server (starting)"),
+            EventSource::Server => f.write_str("server"),
+            EventSource::Off => f.write_str("off"),
+            EventSource::Lost(why) => write!(f, "lost ({why})"),
+        }
+    }
 }
 
 /// The diagnostics last published for one file.
@@ -64,8 +94,11 @@ pub struct Folder {
     pub published: Mutex<HashMap<PathBuf, Published>>,
     /// Gate errors already shown to the user (shown once, not on every save).
     pub shown_errors: Mutex<std::collections::HashSet<String>>,
-    /// The folder's `auto` scope, kept current from saves and the client's file events.
+    /// The folder's `auto` scope, kept current from saves and file events (`file_events`).
     pub scope: Arc<ScopeTracker>,
+    /// The server's own watch over the folder, when it is the source of file events.
+    watch: Mutex<Option<FolderWatch>>,
+    pub events: Mutex<EventSource>,
     tx: mpsc::UnboundedSender<Job>,
 }
 
@@ -84,6 +117,8 @@ impl Folder {
             last: RwLock::new(None),
             published: Mutex::new(HashMap::new()),
             shown_errors: Mutex::new(Default::default()),
+            watch: Mutex::new(None),
+            events: Mutex::default(),
             tx,
         }
     }
@@ -167,6 +202,17 @@ impl Folder {
         config::CONFIG_CANDIDATES
             .iter()
             .any(|c| self.root.join(c) == path)
+    }
+
+    pub fn keep_watch(&self, watch: FolderWatch) {
+        *lock(&self.watch) = Some(watch);
+    }
+
+    /// Stops the server's watch, if it has one (its thread and descriptors end before this
+    /// returns), and removes the note of a lost one.
+    pub fn stop_watch(&self) {
+        drop(lock(&self.watch).take());
+        crate::core::workspace::watch_notes::remove(&self.root);
     }
 
     /// Queues a job for the folder's scheduler (a stopped scheduler drops it).

@@ -32,8 +32,7 @@ pub enum Job {
 pub struct Pending {
     saved: BTreeSet<PathBuf>,
     /// Saved files whose diagnostics are published after the run even when they did not change:
-    /// a save is answered, as the editor's other servers answer it. Not a follow-up's files: it
-    /// publishes only what differs from the run before it.
+    /// a save is answered, as the editor's other servers answer it.
     answer: BTreeSet<PathBuf>,
     opened: BTreeSet<PathBuf>,
     rescope: bool,
@@ -83,12 +82,7 @@ impl Pending {
 
     /// A cancelled run: its files, and the saves it owed an answer, go into the next run.
     pub fn restore(&mut self, b: Background) {
-        self.answer.extend(b.answer.iter().cloned());
-        self.restore_files(b);
-    }
-
-    /// A finished run's files run again (a follow-up); its saves were answered.
-    pub fn restore_files(&mut self, b: Background) {
+        self.answer.extend(b.answer);
         self.saved.extend(b.saved);
         self.opened.extend(b.opened);
         self.rescope |= b.rescope;

@@ -10,6 +10,7 @@ mod background_run;
 mod commands;
 mod diagnostics;
 mod documents;
+mod file_events;
 mod folder;
 mod framing;
 mod jobs;

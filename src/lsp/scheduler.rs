@@ -16,13 +16,13 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tower_lsp_server::ls_types::MessageType;
 
-use super::background_run::{AutoScope, Done, Plan, Settled, Shown, publish, request};
+use super::background_run::{Shown, request, scope, show};
 use super::folder::Folder;
 use super::jobs::{Job, Pending};
 use super::progress;
 use super::publish::Publisher;
 use super::trust;
-use crate::core::api::{self as engine, RunEvent, RunRequest, ScopeRequest};
+use crate::core::api::{self as engine, RunRequest, ScopeRequest};
 use crate::core::config::{Config, Trigger};
 
 /// Triggers closer together than this are a burst; see the module docs.
@@ -60,7 +60,6 @@ pub async fn run(
         rx,
         pending: Pending::default(),
         arrivals: Arrivals::default(),
-        auto: AutoScope::default(),
         shown: None,
     };
     scheduler.serve().await;
@@ -76,7 +75,6 @@ struct Scheduler {
     rx: mpsc::UnboundedReceiver<Job>,
     pending: Pending,
     arrivals: Arrivals,
-    auto: AutoScope,
     /// The `.qgates/` problem last shown to the user.
     shown: Option<String>,
 }
@@ -148,7 +146,6 @@ impl Scheduler {
         gates: Option<Vec<String>>,
     ) -> Result<Arc<crate::core::report::Report>, String> {
         let folder = &self.folder;
-        let moves_state = matches!(scope, ScopeRequest::Auto | ScopeRequest::Branch);
         let mut req = RunRequest::new(folder.root.clone(), scope, Trigger::Command);
         req.gates = gates;
         req.cache = Some(folder.cache.clone());
@@ -158,7 +155,7 @@ impl Scheduler {
         let progress = progress::track(self.out.client.clone(), self.show_progress, events);
         let result = engine::run(config, &req).await;
         drop(req);
-        let answer = match result {
+        match result {
             Ok(report) => {
                 let report = Arc::new(report);
                 folder.remember(&report, true);
@@ -172,20 +169,15 @@ impl Scheduler {
                 progress.cancel().await;
                 Err(e.to_string())
             }
-        };
-        if moves_state {
-            // The run may have moved the baseline.
-            self.auto.refresh(&folder.scope, config);
         }
-        answer
     }
 
     /// A background run (saves, opens, a rescope), cancelled by the next trigger.
     async fn run_background(&mut self, config: &Arc<Config>) -> Closed {
         let batch = self.pending.take_background();
         let folder = self.folder.clone();
-        let plan = match Plan::choose(&batch, &folder, config, &mut self.auto).await {
-            Ok(plan) => plan,
+        let scope = match scope(&batch, &folder, config).await {
+            Ok(scope) => scope,
             Err(e) => {
                 tracing::warn!("{}: the run could not start: {e}", folder.root.display());
                 return Some(());
@@ -193,57 +185,32 @@ impl Scheduler {
         };
         let mut req = request(&batch, &folder);
         let versions = self.out.versions(&folder.root);
-        let (tx, mut events) = mpsc::unbounded_channel();
+        let (tx, events) = mpsc::unbounded_channel();
         req.events = Some(tx);
-        let (to_progress, progress_events) = mpsc::unbounded_channel();
-        let progress =
-            progress::track(self.out.client.clone(), self.show_progress, progress_events);
-        // Whether the run's gates started processes (see `background_run::publish`).
-        let mut ran_tools = false;
+        let progress = progress::track(self.out.client.clone(), self.show_progress, events);
         let outcome = {
-            let run = plan.run(config, &req);
+            let run = engine::execute(config, &req, Some(scope));
             tokio::pin!(run);
-            loop {
-                tokio::select! {
-                    r = &mut run => break Some(r),
-                    Some(event) = events.recv() => {
-                        if let RunEvent::Started { gates } = &event {
-                            ran_tools |= !gates.is_empty();
-                        }
-                        let _ = to_progress.send(event);
-                    }
-                    job = self.rx.recv() => {
-                        let job = job?;
-                        self.arrivals.record();
-                        self.pending.add(job);
-                        break None;
-                    }
+            tokio::select! {
+                r = &mut run => Some(r),
+                job = self.rx.recv() => {
+                    self.arrivals.record();
+                    self.pending.add(job?);
+                    None
                 }
             }
         };
         // The run's events end with it.
         drop(req);
-        while let Ok(event) = events.try_recv() {
-            let _ = to_progress.send(event);
-        }
-        drop(to_progress);
         match outcome {
             Some(Ok(run)) => {
-                let done = Done {
-                    folder: &folder,
-                    config,
-                    also: batch.saved.iter().chain(&batch.opened).cloned().collect(),
-                };
+                let report = run.finish();
                 let shown = Shown {
                     versions: &versions,
                     answer: &batch.answer,
                     progress,
                 };
-                let settled =
-                    publish(&self.out, done, plan, run, ran_tools, shown, &mut self.auto).await;
-                if settled == Settled::FollowUp {
-                    self.pending.restore_files(batch);
-                }
+                show(&self.out, &folder, report, shown).await;
             }
             Some(Err(e)) => {
                 progress.cancel().await;
@@ -253,14 +220,6 @@ impl Scheduler {
             None => {
                 progress.cancel().await;
                 self.pending.restore(batch);
-                match plan {
-                    Plan::Current(scope) => self.auto.set(config, scope),
-                    // Tools ran over a remembered scope: the next run starts from a fresh one.
-                    Plan::Remembered(_) if ran_tools => {
-                        self.auto.refresh(&folder.scope, config);
-                    }
-                    _ => {}
-                }
             }
         }
         Some(())

@@ -11,9 +11,10 @@ use tower_lsp_server::ls_types::*;
 use super::actions::{code_actions, fix_all_kind};
 use super::commands;
 use super::documents::uri_to_path;
+use super::file_events::WatcherChoice;
 use super::folder::Folder;
 use super::jobs::Job;
-use super::locks::write;
+use super::locks::{read_lock, write};
 use super::logging;
 use super::position::Encoding;
 use super::session::{ClientCaps, InitOptions, Session};
@@ -133,34 +134,19 @@ impl LanguageServer for Backend {
 
     async fn initialized(&self, _: InitializedParams) {
         let s = &self.session;
-        if s.caps().watched_files_dynamic {
-            // Every file: the folders' `auto` scopes follow what changes on disk, so a save
-            // does not take a status of the whole repository (`core::scope::tracker`).
-            let watchers = [
-                "**/*",
-                "**/quality.yaml",
-                "**/.qgates/quality.yaml",
-                "**/.git/HEAD",
-            ]
-            .into_iter()
-            .map(|g| FileSystemWatcher {
-                glob_pattern: GlobPattern::String(g.into()),
-                kind: None,
-            })
-            .collect();
-            let registration = Registration {
-                id: "qgates-watch".into(),
-                method: "workspace/didChangeWatchedFiles".into(),
-                register_options: serde_json::to_value(DidChangeWatchedFilesRegistrationOptions {
-                    watchers,
-                })
-                .ok(),
-            };
+        let choice = read_lock(&s.options).file_watcher.unwrap_or_default();
+        let mut client_watches = false;
+        // The server's own watch reports the configuration and HEAD too.
+        if s.caps().watched_files_dynamic && choice != WatcherChoice::Server {
+            let registration = super::file_events::registration(choice.asks_client());
             match s.client.register_capability(vec![registration]).await {
-                Ok(()) => s.files_watched(),
+                Ok(()) => client_watches = choice.asks_client(),
                 Err(e) => tracing::warn!("the client refused file watching: {e}"),
             }
         }
+        let events = choice.settle(client_watches);
+        tracing::info!("file events: {events:?} (fileWatcher: {choice:?})");
+        s.set_file_events(events);
         for folder in s.folders() {
             self.start_folder(&folder).await;
         }

@@ -3,7 +3,6 @@
 //! `Publisher`, not the session.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde::Deserialize;
@@ -13,6 +12,7 @@ use tower_lsp_server::ls_types::{ClientCapabilities, MessageType};
 
 use super::diagnostics::DiagnosticCaps;
 use super::documents::Documents;
+use super::file_events::{self, FileEvents, WatcherChoice};
 use super::folder::{Consent, Folder, Permission};
 use super::jobs::Job;
 use super::position::Encoding;
@@ -78,6 +78,11 @@ pub struct InitOptions {
     pub log_level: Option<String>,
     /// Announce pull diagnostics (`textDocument/diagnostic`); push is always on.
     pub pull_diagnostics: Option<bool>,
+    /// Where file events come from: `auto` (default), `client`, `server` or `off`.
+    pub file_watcher: Option<WatcherChoice>,
+    /// The most folders the server's own watch takes per workspace folder (each is an inotify
+    /// watch, shared with the user's other programs); past it, saves take a whole `git status`.
+    pub max_watched_folders: Option<usize>,
 }
 
 /// Server-wide state shared by the handlers and the schedulers.
@@ -89,9 +94,8 @@ pub struct Session {
     pub caps: RwLock<ClientCaps>,
     pub options: RwLock<InitOptions>,
     schedulers: Mutex<Vec<(PathBuf, AbortHandle)>>,
-    /// The client reports every file change in the workspace (`workspace/didChangeWatchedFiles`
-    /// for `**/*`), so the folders' scopes follow its events.
-    watching: AtomicBool,
+    /// Where the folders' file events come from, once `initialized` settled it.
+    events: Mutex<FileEvents>,
 }
 
 impl Session {
@@ -104,7 +108,7 @@ impl Session {
             caps: RwLock::new(ClientCaps::default()),
             options: RwLock::new(InitOptions::default()),
             schedulers: Mutex::new(Vec::new()),
-            watching: Default::default(),
+            events: Mutex::default(),
         }
     }
 
@@ -143,11 +147,11 @@ impl Session {
             .max_by_key(|f| f.root.as_os_str().len())
     }
 
-    /// The client accepted to watch the workspace's files.
-    pub fn files_watched(&self) {
-        self.watching.store(true, Ordering::SeqCst);
+    /// Where the folders' file events come from (settled in `initialized`).
+    pub fn set_file_events(self: &Arc<Self>, events: FileEvents) {
+        *lock(&self.events) = events;
         for folder in self.folders() {
-            folder.scope.follow_events(true);
+            file_events::follow(self, &folder, events);
         }
     }
 
@@ -169,16 +173,20 @@ impl Session {
         ));
         lock(&self.schedulers).push((root, task.abort_handle()));
         write_lock(&self.folders).push(folder.clone());
-        // After the folder is listed: `files_watched` either finds it or was seen here.
-        folder
-            .scope
-            .follow_events(self.watching.load(Ordering::SeqCst));
+        // After the folder is listed: `set_file_events` either finds it or was seen here.
+        let events = *lock(&self.events);
+        file_events::follow(self, &folder, events);
         folder
     }
 
     /// Removes a folder and stops its scheduler (killing a run in flight).
     pub fn remove_folder(&self, root: &Path) {
-        write_lock(&self.folders).retain(|f| f.root != root);
+        let mut folders = write_lock(&self.folders);
+        for folder in folders.iter().filter(|f| f.root == root) {
+            folder.stop_watch();
+        }
+        folders.retain(|f| f.root != root);
+        drop(folders);
         let mut tasks = lock(&self.schedulers);
         for (_, t) in tasks.iter().filter(|(r, _)| r == root) {
             t.abort();
@@ -191,6 +199,9 @@ impl Session {
     pub fn stop_all(&self) {
         for (_, t) in lock(&self.schedulers).drain(..) {
             t.abort();
+        }
+        for folder in self.folders() {
+            folder.stop_watch();
         }
         let stopped = children::stop_all();
         if stopped > 0 {

@@ -11,8 +11,12 @@ use std::time::{Duration, Instant};
 use common::git;
 use qgates::core::config::{Config, ConfigSource, DEFAULT_CONFIG, parse_config};
 use qgates::core::scope::tracker::ScopeTracker;
-use qgates::core::scope::watcher::FolderWatch;
+use qgates::core::scope::watcher::{FolderWatch, Observed};
 use qgates::core::scope::{ScopeRequest, resolve};
+
+/// Taken by every test of this binary that starts a watch: the count of the process's inotify
+/// descriptors below is only this test's while no other watch runs.
+pub(crate) static ONE_WATCH_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn repository() -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
@@ -52,14 +56,24 @@ fn shell(root: &Path, script: &str) {
 
 #[test]
 fn the_watch_alone_keeps_the_scope_current() {
+    let _alone = ONE_WATCH_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     let (_tmp, root) = repository();
     let config = parse_config(DEFAULT_CONFIG, ConfigSource::Embedded).unwrap();
     // A tracker that answers from events alone: without the watch it would see none of the
     // changes below (`an_unreported_change_is_not_seen_and_a_reported_one_is`).
     let tracker = Arc::new(ScopeTracker::new(root.clone(), true));
     let inotify_before = inotify_descriptors();
-    let watch = FolderWatch::start(&root, tracker.clone(), |why| panic!("watch lost: {why}"))
-        .expect("the watch starts");
+    let (lost, lost_rx) = std::sync::mpsc::channel();
+    let fed = tracker.clone();
+    let watch = FolderWatch::start(&root, usize::MAX, move |o| {
+        if let Observed::Lost(why) = &o {
+            let _ = lost.send(why.clone());
+        }
+        fed.observe(&o);
+    })
+    .expect("the watch starts");
     assert!(tracker.current(&config).unwrap().files.is_empty());
 
     shell(&root, "echo 'a = 2' > a.py");
@@ -94,6 +108,7 @@ fn the_watch_alone_keeps_the_scope_current() {
 
     assert_eq!(inotify_descriptors(), inotify_before + 1);
     drop(watch);
+    assert_eq!(lost_rx.try_recv().ok(), None, "the watch was not lost");
     // The watcher's own event thread closes the descriptor as it ends, just after the drop.
     let deadline = Instant::now() + Duration::from_secs(10);
     while inotify_descriptors() != inotify_before && Instant::now() < deadline {

@@ -18,3 +18,4 @@ mod platform_layer;
 mod release_workflow;
 mod report_formats;
 mod scope_tracker;
+mod watched_scope;

@@ -28,7 +28,7 @@ const FILES: [&str; 8] = [
 ];
 
 #[derive(Debug, Clone)]
-enum Op {
+pub(crate) enum Op {
     Write(usize, u8),
     Delete(usize),
     RemoveFolder(bool),
@@ -46,7 +46,7 @@ enum Op {
     Failed(usize),
 }
 
-fn op() -> impl Strategy<Value = Op> {
+pub(crate) fn op() -> impl Strategy<Value = Op> {
     let file = 0..FILES.len();
     prop_oneof![
         6 => (file.clone(), 0u8..3).prop_map(|(f, v)| Op::Write(f, v)),
@@ -71,7 +71,7 @@ fn try_git(dir: &Path, args: &[&str]) {
     git_cmd(dir, args).output().expect("run git");
 }
 
-fn apply(root: &Path, op: &Op) {
+pub(crate) fn apply(root: &Path, op: &Op) {
     let path = |f: usize| root.join(FILES[f]);
     match op {
         Op::Write(f, v) => {
@@ -192,11 +192,11 @@ fn events(
     out
 }
 
-fn config() -> Config {
+pub(crate) fn config() -> Config {
     parse_config(DEFAULT_CONFIG, ConfigSource::Embedded).expect("the default configuration")
 }
 
-fn repository() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn repository() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("repo");
     std::fs::create_dir(&root).unwrap();

@@ -14,7 +14,7 @@ use common::places::{Unit, token_span};
 use serde_json::{Value, json};
 
 /// (code, start line, start character, end line, end character, source) of each diagnostic.
-fn shape(diags: &[Value]) -> Vec<(String, u64, u64, u64, u64, String)> {
+pub(crate) fn shape(diags: &[Value]) -> Vec<(String, u64, u64, u64, u64, String)> {
     let mut out: Vec<_> = diags
         .iter()
         .map(|d| {
@@ -33,7 +33,7 @@ fn shape(diags: &[Value]) -> Vec<(String, u64, u64, u64, u64, String)> {
     out
 }
 
-fn row(
+pub(crate) fn row(
     code: &str,
     l: u64,
     c: u64,
@@ -137,7 +137,7 @@ fn a_save_updates_the_file_and_a_fixed_file_gets_an_empty_list() {
 }
 
 /// A workspace whose only gate is a script that records every run in `ran.log`.
-fn marker_workspace() -> tempfile::TempDir {
+pub(crate) fn marker_workspace() -> tempfile::TempDir {
     let ws = tempfile::tempdir().unwrap();
     common::tool(
         ws.path(),
@@ -1068,7 +1068,7 @@ fn fix_all_applies_overlapping_fixes_as_ruff_does_then_formats() {
 }
 
 /// `marker_workspace` as a committed git repository (the `auto` scope reads git).
-fn marker_repo() -> tempfile::TempDir {
+pub(crate) fn marker_repo() -> tempfile::TempDir {
     let ws = marker_workspace();
     git(ws.path(), &["init", "-q"]);
     git(ws.path(), &["add", "-A"]);
@@ -1082,7 +1082,7 @@ fn runs(ws: &Path) -> usize {
         .unwrap_or(0)
 }
 
-fn summary(c: &mut LspClient) -> Value {
+pub(crate) fn summary(c: &mut LspClient) -> Value {
     c.request(
         "workspace/executeCommand",
         json!({"command": "qgates.summary"}),
@@ -1091,7 +1091,7 @@ fn summary(c: &mut LspClient) -> Value {
 }
 
 /// Waits until the folder's state file says what `holds` looks for.
-fn wait_for_state(ws: &Path, holds: impl Fn(&str) -> bool) {
+pub(crate) fn wait_for_state(ws: &Path, holds: impl Fn(&str) -> bool) {
     let deadline = std::time::Instant::now() + WAIT;
     loop {
         let state = std::fs::read_to_string(ws.join(".qgates/state.json")).unwrap_or_default();
@@ -1127,81 +1127,6 @@ fn a_file_opened_right_after_its_folder_was_added_is_checked() {
         vec![row("X1", 0, 0, 0, 0, "Lint")]
     );
     assert_eq!(runs(two.path()), 1, "the new folder's own gate checked it");
-    c.shutdown();
-}
-
-/// The editor watches files: a file created behind its back is reported by its watcher, and the
-/// next save's scope has it without a status of the repository.
-#[test]
-fn a_save_over_the_remembered_scope_still_checks_a_file_changed_outside_the_editor() {
-    saves_check_a_file_changed_outside_the_editor(true);
-}
-
-/// An editor that does not watch files (Neovim on Linux): nothing reports the new file, and the
-/// scope taken in full after the save finds it.
-#[test]
-fn without_a_file_watcher_a_save_still_checks_a_file_changed_outside_the_editor() {
-    saves_check_a_file_changed_outside_the_editor(false);
-}
-
-fn saves_check_a_file_changed_outside_the_editor(watching: bool) {
-    let ws = marker_repo();
-    let trust = tempfile::tempdir().unwrap();
-    let mut c = LspClient::spawn(
-        ws.path(),
-        &trust.path().join("trust.json"),
-        TrustAnswer::NotNow,
-    );
-    c.watches_files = watching;
-    c.initialize(json!({"trusted": true}));
-    c.open("a.py");
-    c.diagnostics("a.py");
-    // A first save: the folder's auto scope is remembered from here on.
-    c.edit_and_save("a.py", 2, "x = 2\n");
-    c.wait_for(
-        |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == 2,
-        WAIT,
-    );
-    // The save settled: its scope was resolved after its diagnostics went out, and the run
-    // recorded. A file written before that would be caught by this save's own follow-up.
-    wait_for_state(ws.path(), |s| s.contains("a.py"));
-    // A new file appears behind the editor's back (a script, a checkout, another editor): the
-    // remembered scope lacks it. A watching editor reports it; no save or open says so.
-    write(ws.path(), "b.py", "y = 1\n");
-    if watching {
-        c.files_changed(&[("b.py", 1)]);
-    }
-    c.edit_and_save("a.py", 3, "x = 3\n");
-    // The save's run over the remembered scope answers a.py; the scope resolved after it has
-    // b.py, so a follow-up run checks b.py too.
-    let a_v3 = c.publication_of_version("a.py", 3);
-    assert_eq!(
-        a_v3["params"]["diagnostics"].as_array().map(Vec::len),
-        Some(1),
-        "{a_v3}"
-    );
-    assert_eq!(
-        shape(&c.diagnostics("b.py")),
-        vec![row("X1", 0, 0, 0, 0, "Lint")]
-    );
-    let report = summary(&mut c)["report"].clone();
-    assert_eq!(report["scope"]["mode"], "auto", "{report}");
-    assert_eq!(report["scope"]["files_checked"], 2, "{report}");
-    // No flicker: a.py got its result once for this version, never an empty list in between
-    // (the follow-up publishes only what differs).
-    let a = c.uri("a.py");
-    let for_a: Vec<Value> = c
-        .all_messages()
-        .into_iter()
-        .filter(|m| {
-            m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["uri"] == a
-                && m["params"]["version"] == 3
-        })
-        .collect();
-    assert_eq!(for_a.len(), 1, "{for_a:?}");
-    // The state records the follow-up's scope (after publishing): b.py is remembered as failing.
-    wait_for_state(ws.path(), |s| s.contains("b.py"));
     c.shutdown();
 }
 

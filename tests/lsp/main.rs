@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod file_events;
 mod lsp_e2e;
 mod lsp_fuzz;
 mod lsp_in_process;

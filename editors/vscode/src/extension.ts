@@ -211,6 +211,7 @@ class Extension {
         trusted: vscode.workspace.isTrusted,
         logLevel: config.get<string>('logLevel', 'info'),
         pullDiagnostics: false,
+        fileWatcher: config.get<string>('fileWatcher', 'auto'),
         trigger,
       },
       errorHandler: {

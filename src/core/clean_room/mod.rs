@@ -171,7 +171,7 @@ impl CleanRoom {
         let report = run.report_mut();
         keep_logs(&self.root, &self.outside_root, report);
         report.clean_room = Some(self.info.clone());
-        let report = run.finish().report;
+        let report = run.finish();
         self.settle();
         report
     }

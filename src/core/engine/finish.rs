@@ -17,9 +17,8 @@ use crate::core::scope::baseline::{RunOutcome, StateError, StateStore, advance};
 use crate::core::scope::{BaselineTarget, ResolvedScope};
 use crate::core::workspace::run_logs::{RunDir, create_run_dir, name_report, write_report};
 
-/// A run whose gates are done: its report, not yet recorded nor written. A face shows the
-/// report at once and finishes the run after (the language server publishes its diagnostics
-/// first and records the state once it knows the scope was the current one).
+/// A run whose gates are done: its report, not yet recorded nor written (a run that wraps the
+/// engine's, fixers or the clean room, adds its part first).
 #[must_use = "a run is recorded and its report written by `finish`"]
 pub struct Run {
     report: Report,
@@ -29,15 +28,6 @@ pub struct Run {
     state: Option<BaselineTarget>,
     /// Kept until the report is written: it holds the run folder's lock.
     _dir: Option<Arc<RunDir>>,
-}
-
-/// A finished run.
-#[derive(Debug)]
-pub struct Finished {
-    pub report: Report,
-    /// The branch's state changed: a moved baseline or other failed files change the next
-    /// `auto` scope.
-    pub state_changed: bool,
 }
 
 impl Run {
@@ -50,26 +40,15 @@ impl Run {
         &mut self.report
     }
 
-    /// Records the run at `target` (the scope it went over proved to be the current one), or
-    /// not at all.
-    pub fn record_at(&mut self, target: Option<BaselineTarget>) {
-        self.state = target;
-    }
-
     /// Records the run in the branch's state (a green run moves the baseline to HEAD; otherwise
     /// the failed files are narrowed and extended) and writes the report.
-    pub fn finish(mut self) -> Finished {
-        let mut state_changed = false;
+    pub fn finish(mut self) -> Report {
         if let Some(target) = &self.state {
             let files = self.report.scope.files.clone();
-            state_changed =
-                advance_state(&self.root, target, &self.gates, &files, &mut self.report);
+            advance_state(&self.root, target, &self.gates, &files, &mut self.report);
         }
         write_report(&mut self.report);
-        Finished {
-            report: self.report,
-            state_changed,
-        }
+        self.report
     }
 }
 
@@ -187,7 +166,7 @@ fn advance_state(
     gates: &[Gate],
     files: &[String],
     report: &mut Report,
-) -> bool {
+) {
     let mut outcome = RunOutcome {
         green: report.overall_pass,
         ..Default::default()
@@ -225,28 +204,23 @@ fn advance_state(
             .unwrap_or_default();
         let next = advance(&prev, target.head.as_deref(), &outcome);
         let baseline = next.baseline_sha.clone();
-        let changed = next != prev;
         state.branches.insert(target.branch.clone(), next);
-        (baseline, changed)
+        baseline
     });
-    let (note, changed) = match saved {
-        Ok(((baseline, changed), warning)) => {
+    let note = match saved {
+        Ok((baseline, warning)) => {
             if report.overall_pass {
                 report.scope.baseline_sha = baseline;
             }
-            (warning, changed)
+            warning
         }
         // Said as it is: the same warning as when the scope read the state.
-        Err(StateError::Tracked(warning)) => (Some(warning), false),
-        Err(e) => (
-            Some(format!("the baseline state could not be saved ({e})")),
-            false,
-        ),
+        Err(StateError::Tracked(warning)) => Some(warning),
+        Err(e) => Some(format!("the baseline state could not be saved ({e})")),
     };
     if let Some(note) = note {
         add_note(report, note);
     }
-    changed
 }
 
 /// Adds a sentence to the report's note (its warnings), unless the note says it already.

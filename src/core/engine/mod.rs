@@ -24,8 +24,8 @@ use crate::core::scope::{ResolvedScope, ScopeError, ScopeRequest, resolve};
 use kinds::KindFilter;
 use shard::Shard;
 
+pub use finish::Run;
 pub(crate) use finish::append_note;
-pub use finish::{Finished, Run};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -104,7 +104,7 @@ pub enum RunError {
 /// Runs the gates and reports: the whole run, its state recorded and its report written.
 /// Gates run in parallel; the report lists them in config order.
 pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunError> {
-    Ok(execute(config, request, None).await?.finish().report)
+    Ok(execute(config, request, None).await?.finish())
 }
 
 /// Runs the gates over the request's scope, or over `scope` when the caller resolved it itself

@@ -40,7 +40,7 @@ pub struct FixOutcome {
 /// Runs the fixers, then the gates; the report's `fixed` lists the files that changed and its
 /// scope note says which fixers failed.
 pub async fn run_with_fixes(config: &Config, request: &RunRequest) -> Result<Report, RunError> {
-    Ok(execute_with_fixes(config, request).await?.finish().report)
+    Ok(execute_with_fixes(config, request).await?.finish())
 }
 
 /// `run_with_fixes`, with the run left for the caller to finish.

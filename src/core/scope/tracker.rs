@@ -15,15 +15,14 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 use gix::bstr::BString;
-use tokio::sync::oneshot;
 
 use crate::core::config::Config;
-use crate::core::platform::background;
 use crate::core::scope::git::{Repo, Status};
+use crate::core::scope::watcher::Observed;
 use crate::core::scope::{
     ChangePlan, ResolvedScope, ScopeError, ScopeRequest, git, outside_git, resolve,
 };
@@ -125,6 +124,15 @@ impl ScopeTracker {
         self.follows_events.store(on, Ordering::Relaxed);
     }
 
+    /// What the server's own watch saw (`FolderWatch`): changed paths are reported; a lost watch
+    /// has every answer take the whole status again.
+    pub fn observe(&self, observed: &Observed) {
+        match observed {
+            Observed::Changed(paths) => self.changed(paths.iter().map(PathBuf::as_path)),
+            Observed::Lost(_) => self.follow_events(false),
+        }
+    }
+
     /// Paths that changed on disk (saved, created, deleted; files or folders). Paths outside the
     /// folder and inside `.git` are not the working tree's: HEAD and the index are watched by
     /// their stamps.
@@ -145,16 +153,6 @@ impl ScopeTracker {
             reported.everything = true;
             reported.paths.clear();
         }
-    }
-
-    /// `current`, on a thread of its own at a lower priority (`platform::background`), for
-    /// whoever starts it while other work must not be slowed (an editor's diagnostics going out).
-    pub fn current_in_background(
-        self: &Arc<Self>,
-        config: &Arc<Config>,
-    ) -> oneshot::Receiver<Result<ResolvedScope, ScopeError>> {
-        let (tracker, config) = (self.clone(), config.clone());
-        background::spawn_low("qgates-scope", move || tracker.current(&config))
     }
 
     /// The `auto` scope now.

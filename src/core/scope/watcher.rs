@@ -1,25 +1,34 @@
 //! The server's own watch over a folder's working tree, for a client that cannot report file
-//! changes (Neovim on Linux, for one): it tells the `ScopeTracker` the paths a client's file
-//! watcher would, so the `auto` scope follows events either way.
+//! changes (Neovim on Linux, for one): it reports the paths a client's file watcher would, so
+//! the `ScopeTracker` follows events either way (docs/lsp.md, "File events").
 //!
 //! inotify has no recursive watch, so each folder gets its own: every folder of the project walk
 //! (ignored folders, `.git`, `.qgates` and tools' folders such as `node_modules` or a virtual
-//! environment left out, `scope::foreign_dirs`) and each folder as it appears, whose files are
-//! reported then, since they may have been written before its watch. When the system's watch
-//! limit runs out or the kernel drops events (its queue overflowed), the watch can no longer
-//! vouch for every change: the tracker goes back to a full status per answer for this folder and
-//! `on_lost` is told why, once.
+//! environment left out, `scope::foreign_dirs`) and each folder as it appears. What was written
+//! in a new folder before its watch is covered by the folder's own event: the tracker looks
+//! again at everything below a reported folder. A changed `.gitignore` has
+//! the tree walked again (a folder it no longer ignores is watched from then on). `.git` itself
+//! is watched without its subfolders, for `HEAD`. When the system's watch limit runs out or the
+//! kernel drops events (its queue overflowed), the watch can no longer vouch for every change:
+//! it reports `Observed::Lost` once and nothing after.
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::mpsc;
 
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 use super::foreign_dirs::is_foreign;
-use super::tracker::ScopeTracker;
+
+/// What the watch reports, on its own thread.
+#[derive(Debug)]
+pub enum Observed<'a> {
+    /// Paths created, written, removed or renamed (files or folders; `.git/HEAD` among them).
+    Changed(&'a [PathBuf]),
+    /// The watch can no longer vouch for every change, and why; nothing is reported after it.
+    Lost(String),
+}
 
 /// What the watch's thread is sent: the watcher's events, or the end.
 enum Message {
@@ -34,12 +43,12 @@ pub struct FolderWatch {
 }
 
 impl FolderWatch {
-    /// Watches `root` and reports its changes to `tracker`, which then follows events. An error
-    /// says why no watch could start (the tracker is left as it was).
+    /// Watches `root`, at most `limit` folders of it, and tells `report` what changes. An error
+    /// says why no watch could start.
     pub fn start(
         root: &Path,
-        tracker: Arc<ScopeTracker>,
-        on_lost: impl Fn(String) + Send + 'static,
+        limit: usize,
+        report: impl Fn(Observed) + Send + 'static,
     ) -> Result<FolderWatch, String> {
         let (tx, rx) = mpsc::channel();
         let events = tx.clone();
@@ -48,16 +57,23 @@ impl FolderWatch {
         })
         .map_err(|e| format!("the file watcher could not start: {e}"))?;
         let mut watch = Watch {
+            root: root.to_path_buf(),
             watcher,
             watched: HashSet::new(),
-            tracker,
+            limit,
             lost: false,
         };
-        watch.add_tree(root, false)?;
-        watch.tracker.follow_events(true);
+        watch.add_tree(root)?;
+        let git = root.join(".git");
+        if git.is_dir() {
+            watch
+                .watcher
+                .watch(&git, RecursiveMode::NonRecursive)
+                .map_err(|e| format!("{} could not be watched: {e}", git.display()))?;
+        }
         let thread = std::thread::Builder::new()
             .name("qgates-watch".into())
-            .spawn(move || watch.serve(&rx, &on_lost))
+            .spawn(move || watch.serve(&rx, &report))
             .map_err(|e| format!("the file watcher's thread could not start: {e}"))?;
         Ok(FolderWatch {
             stop: tx,
@@ -76,14 +92,16 @@ impl Drop for FolderWatch {
 }
 
 struct Watch {
+    root: PathBuf,
     watcher: RecommendedWatcher,
+    /// The folders watched (`.git` aside).
     watched: HashSet<PathBuf>,
-    tracker: Arc<ScopeTracker>,
+    limit: usize,
     lost: bool,
 }
 
 impl Watch {
-    fn serve(mut self, rx: &mpsc::Receiver<Message>, on_lost: &dyn Fn(String)) {
+    fn serve(mut self, rx: &mpsc::Receiver<Message>, report: &dyn Fn(Observed)) {
         while let Ok(Message::Event(event)) = rx.recv() {
             if self.lost {
                 continue;
@@ -92,29 +110,34 @@ impl Watch {
                 Ok(event) if event.need_rescan() => {
                     Some("the system dropped file events (its queue overflowed)".to_string())
                 }
-                Ok(event) => self.handle(event).err(),
+                Ok(event) => self.handle(event, report).err(),
                 Err(e) => Some(format!("the file watcher failed: {e}")),
             };
             if let Some(why) = why {
                 self.lost = true;
-                self.tracker.follow_events(false);
-                on_lost(why);
+                report(Observed::Lost(why));
             }
         }
     }
 
-    /// Reports the event's paths; a folder that appeared is watched, and its files reported.
-    fn handle(&mut self, event: Event) -> Result<(), String> {
+    /// Reports the event's paths; a folder that appeared is watched.
+    fn handle(&mut self, event: Event, report: &dyn Fn(Observed)) -> Result<(), String> {
         // Reads change nothing, and reporting them would report every file git's status reads.
         if matches!(event.kind, EventKind::Access(_)) {
             return Ok(());
         }
-        self.tracker
-            .changed(event.paths.iter().map(PathBuf::as_path));
+        report(Observed::Changed(&event.paths));
         for path in &event.paths {
             let enters = || path.file_name().is_some_and(|name| enters(path, name));
-            if path.is_dir() && !self.watched.contains(path) && enters() {
-                self.add_tree(path, true)?;
+            if path
+                .strip_prefix(&self.root)
+                .is_ok_and(|p| p.starts_with(".git"))
+            {
+                continue;
+            } else if path.file_name().is_some_and(|n| n == ".gitignore") {
+                self.add_tree(&self.root.clone())?;
+            } else if path.is_dir() && !self.watched.contains(path) && enters() {
+                self.add_tree(path)?;
             } else if self.watched.remove(path) {
                 // A folder removed or moved away: the system dropped its watches below it too.
                 self.watched.retain(|w| !w.starts_with(path));
@@ -123,9 +146,8 @@ impl Watch {
         Ok(())
     }
 
-    /// Watches `top` and every folder below it that is not ignored; with `report`, tells the
-    /// tracker of every file found (written before the watch could see it).
-    fn add_tree(&mut self, top: &Path, report: bool) -> Result<(), String> {
+    /// Watches `top` and every folder below it that is not ignored (and not watched yet).
+    fn add_tree(&mut self, top: &Path) -> Result<(), String> {
         // `top` itself is entered whatever it holds: the root holds `.git`.
         let walk = ignore::WalkBuilder::new(top)
             .hidden(false)
@@ -139,14 +161,14 @@ impl Watch {
             .build();
         for entry in walk.flatten() {
             let path = entry.path();
-            if !entry.file_type().is_some_and(|t| t.is_dir()) {
-                if report {
-                    self.tracker.changed([path]);
-                }
+            if !entry.file_type().is_some_and(|t| t.is_dir()) || self.watched.contains(path) {
                 continue;
             }
-            if self.watched.contains(path) {
-                continue;
+            if self.watched.len() >= self.limit {
+                return Err(format!(
+                    "the folder has more than {} folders to watch, the limit set",
+                    self.limit
+                ));
             }
             match self.watcher.watch(path, RecursiveMode::NonRecursive) {
                 Ok(()) => {

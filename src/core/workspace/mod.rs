@@ -10,3 +10,4 @@ pub mod safe_fs;
 pub mod scratch;
 pub mod stamp;
 pub mod tracked;
+pub mod watch_notes;

@@ -804,6 +804,56 @@ function scenarios.broken()
     and health:find('unknown key `comand`', 1, true) ~= nil, health)
 end
 
+-- Neovim on Linux declares no file watching: the server watches the workspace itself, and a save
+-- checks a file that a script wrote outside the editor.
+function scenarios.watch()
+  local ws = workspace('ws', { trust = true })
+  require('qgates').setup({ cmd = { BIN, 'lsp' }, log_level = LOG_LEVEL })
+  local clean = ws .. '/src/clean.py'
+  local buf = edit(clean)
+  check('the client attaches', wait(function()
+    return client() ~= nil and client().initialized
+  end), show_notes)
+  local watching = vim.tbl_get(client().capabilities, 'workspace', 'didChangeWatchedFiles', 'dynamicRegistration')
+  check('the client declares no file watching (its defaults on Linux)', watching ~= true, vim.inspect(watching))
+  local answer
+  check('qgates.summary: the server watches the folder itself', wait(function()
+    answer = execute_sync('qgates.summary')
+    return answer.file_events == 'server'
+  end), function()
+    return vim.inspect(answer and answer.file_events)
+  end)
+  -- A first save: the folder's scope is taken from git, and follows the watch's events after.
+  vim.api.nvim_buf_call(buf, function()
+    vim.cmd('silent write')
+  end)
+  check('the first save runs over the auto scope', wait(function()
+    answer = execute_sync('qgates.summary')
+    return vim.tbl_get(answer, 'report', 'scope', 'mode') == 'auto'
+  end), function()
+    return vim.inspect(answer)
+  end)
+  -- A script, not the editor, writes a module with an unused import.
+  local written = ws .. '/src/written_by_script.py'
+  sh({ 'sh', '-c', 'printf \'"""Written by a script."""\\n\\nimport os\\n\' > src/written_by_script.py' }, { cwd = ws })
+  -- The server's watch reports it within moments: this save, or one soon after, checks it.
+  local seen = false
+  for _ = 1, 5 do
+    vim.api.nvim_buf_call(buf, function()
+      vim.cmd('silent write')
+    end)
+    seen = wait(function()
+      return find(diags(written), 'F401') ~= nil
+    end, 10000)
+    if seen then
+      break
+    end
+  end
+  check('a save checks the file the script wrote, never opened in the editor', seen, function()
+    return shape(diags(written)) .. ' ' .. vim.inspect(execute_sync('qgates.summary').summary_line)
+  end)
+end
+
 -- The plugin installed as the README's "package on the packpath": its folder linked as a start
 -- package, set up from init.lua, in a Neovim of its own (this one has the folder on 'runtimepath').
 function scenarios.packpath()

@@ -105,6 +105,13 @@ local function check_status(bin, dir)
       end
     end
   end
+  for _, lost in ipairs(status.file_watch_lost or {}) do
+    health.warn(('file watch lost by the language server (pid %s) at %s UTC: %s'):format(
+      tostring(lost.pid), lost.since or '?', lost.problem or '?'), {
+      'Each save in this workspace takes a whole `git status` until the server restarts.',
+      'Raise the limit (`sysctl fs.inotify.max_user_watches=524288`), then restart it (:LspRestart).',
+    })
+  end
 end
 
 function M.check()
