@@ -3,8 +3,8 @@
 //! follows changes in either case and a save costs what the saved file costs. The
 //! `fileWatcher` option forces the client's, the server's, or none.
 
-use std::path::PathBuf;
-use std::sync::{Arc, Weak};
+use std::path::Path;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use tower_lsp_server::ls_types::{
@@ -13,8 +13,7 @@ use tower_lsp_server::ls_types::{
 
 use super::folder::{EventSource, Folder};
 use super::jobs::Job;
-use super::locks::{lock, read_lock};
-use super::session::Session;
+use super::locks::lock;
 use crate::core::scope::watcher::{FolderWatch, Observed};
 use crate::core::workspace::watch_notes;
 
@@ -82,49 +81,43 @@ pub fn registration(every_file: bool) -> Registration {
     }
 }
 
+/// Told that a folder's configuration file changed on disk (the server's watch saw it).
+pub type ConfigChanged = Arc<dyn Fn(&Arc<Folder>, &Path) + Send + Sync>;
+
 /// Has a folder's scope follow `events`: the client's, or a watch of the server's own started
-/// for it (walking the folder's tree, off the server's thread).
-pub fn follow(session: &Arc<Session>, folder: &Arc<Folder>, events: FileEvents) {
-    let source = match events {
-        FileEvents::Client => {
-            folder.scope.follow_events(true);
-            EventSource::Client
-        }
-        FileEvents::Server => {
-            let (session, folder) = (Arc::downgrade(session), folder.clone());
-            let runtime = tokio::runtime::Handle::current();
-            tokio::task::spawn_blocking(move || start_watch(&session, &folder, runtime));
-            EventSource::Starting
-        }
+/// for it, of at most `limit` folders (walking the folder's tree, off the server's thread).
+pub fn follow(folder: &Arc<Folder>, events: FileEvents, limit: usize, on_config: ConfigChanged) {
+    *lock(&folder.events) = match events {
+        FileEvents::Client => EventSource::Client,
+        FileEvents::Server => EventSource::Starting,
         FileEvents::Off => EventSource::Off,
         FileEvents::Undecided => EventSource::Undecided,
     };
-    *lock(&folder.events) = source;
+    match events {
+        FileEvents::Client => folder.scope.follow_events(true),
+        FileEvents::Server => {
+            let folder = folder.clone();
+            tokio::task::spawn_blocking(move || start_watch(&folder, limit, on_config));
+        }
+        FileEvents::Off | FileEvents::Undecided => {}
+    }
 }
 
-fn start_watch(session: &Weak<Session>, folder: &Arc<Folder>, runtime: tokio::runtime::Handle) {
+fn start_watch(folder: &Arc<Folder>, limit: usize, on_config: ConfigChanged) {
     let report = {
-        let (session, folder) = (session.clone(), Arc::downgrade(folder));
+        let folder = Arc::downgrade(folder);
         move |observed: Observed| {
             if let Some(folder) = folder.upgrade() {
-                observe(&session, &folder, &observed, &runtime);
+                observe(&folder, &observed, &on_config);
             }
         }
     };
-    let limit = session
-        .upgrade()
-        .and_then(|s| read_lock(&s.options).max_watched_folders)
-        .unwrap_or(usize::MAX);
     match FolderWatch::start(&folder.root, limit, report) {
         Ok(watch) => {
-            folder.scope.follow_events(true);
-            *lock(&folder.events) = EventSource::Server;
-            let listed = session
-                .upgrade()
-                .is_some_and(|s| s.folders().iter().any(|f| Arc::ptr_eq(f, folder)));
-            // A folder removed while its tree was walked is not watched.
-            if listed {
-                folder.keep_watch(watch);
+            // A folder removed while its tree was walked keeps no watch.
+            if folder.keep_watch(watch) {
+                folder.scope.follow_events(true);
+                *lock(&folder.events) = EventSource::Server;
             }
         }
         Err(why) => lost(folder, &why),
@@ -132,12 +125,7 @@ fn start_watch(session: &Weak<Session>, folder: &Arc<Folder>, runtime: tokio::ru
 }
 
 /// What the server's watch saw, handled as the client's events are (`did_change_watched_files`).
-fn observe(
-    session: &Weak<Session>,
-    folder: &Arc<Folder>,
-    observed: &Observed,
-    runtime: &tokio::runtime::Handle,
-) {
+fn observe(folder: &Arc<Folder>, observed: &Observed, on_config: &ConfigChanged) {
     folder.scope.observe(observed);
     let paths = match observed {
         Observed::Changed(paths) => paths,
@@ -146,14 +134,8 @@ fn observe(
     if paths.iter().any(|p| p.ends_with(".git/HEAD")) {
         folder.send(Job::Rescope);
     }
-    let Some(session) = session.upgrade() else {
-        return;
-    };
-    // A configuration file open in the editor is reloaded when it is saved there.
-    let edited_elsewhere = |p: &PathBuf| folder.is_config_file(p) && session.docs.get(p).is_none();
-    if paths.iter().any(edited_elsewhere) {
-        let folder = folder.clone();
-        runtime.spawn(async move { session.reload_folder(&folder).await });
+    if let Some(config) = paths.iter().find(|p| folder.is_config_file(p)) {
+        on_config(folder, config);
     }
 }
 

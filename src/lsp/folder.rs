@@ -67,6 +67,17 @@ impl std::fmt::Display for EventSource {
     }
 }
 
+/// The server's own watch over a folder (`file_events`).
+enum Watch {
+    None,
+    /// Held for its drop, which stops it.
+    Running {
+        _watch: FolderWatch,
+    },
+    /// The folder was let go (removed, or the server stops): no watch starts any more.
+    Stopped,
+}
+
 /// The diagnostics last published for one file.
 #[derive(Debug, Clone, Default)]
 pub struct Published {
@@ -97,7 +108,7 @@ pub struct Folder {
     /// The folder's `auto` scope, kept current from saves and file events (`file_events`).
     pub scope: Arc<ScopeTracker>,
     /// The server's own watch over the folder, when it is the source of file events.
-    watch: Mutex<Option<FolderWatch>>,
+    watch: Mutex<Watch>,
     pub events: Mutex<EventSource>,
     tx: mpsc::UnboundedSender<Job>,
 }
@@ -117,7 +128,7 @@ impl Folder {
             last: RwLock::new(None),
             published: Mutex::new(HashMap::new()),
             shown_errors: Mutex::new(Default::default()),
-            watch: Mutex::new(None),
+            watch: Mutex::new(Watch::None),
             events: Mutex::default(),
             tx,
         }
@@ -204,14 +215,21 @@ impl Folder {
             .any(|c| self.root.join(c) == path)
     }
 
-    pub fn keep_watch(&self, watch: FolderWatch) {
-        *lock(&self.watch) = Some(watch);
+    /// Keeps the server's watch over the folder; `false` (and the watch stopped) when the
+    /// folder was let go meanwhile.
+    pub fn keep_watch(&self, watch: FolderWatch) -> bool {
+        let mut slot = lock(&self.watch);
+        if matches!(*slot, Watch::Stopped) {
+            return false;
+        }
+        *slot = Watch::Running { _watch: watch };
+        true
     }
 
     /// Stops the server's watch, if it has one (its thread and descriptors end before this
-    /// returns), and removes the note of a lost one.
+    /// returns), for good, and removes the note of a lost one.
     pub fn stop_watch(&self) {
-        drop(lock(&self.watch).take());
+        drop(std::mem::replace(&mut *lock(&self.watch), Watch::Stopped));
         crate::core::workspace::watch_notes::remove(&self.root);
     }
 

@@ -2,8 +2,8 @@
 //! positions and diagnostics here; gates, scopes and caches in `core`.
 //!
 //! Dependencies go one way: `server` (the handlers) → `session`, `commands`, `actions` →
-//! `scheduler` → `publish` → `diagnostics` → `position`; `folder`, `jobs` and `documents` hold
-//! state and import none of them.
+//! `scheduler` → `publish` → `diagnostics` → `position`; `session` → `file_events` (where file
+//! events come from); `folder`, `jobs` and `documents` hold state and import none of them.
 
 mod actions;
 mod background_run;

@@ -151,8 +151,26 @@ impl Session {
     pub fn set_file_events(self: &Arc<Self>, events: FileEvents) {
         *lock(&self.events) = events;
         for folder in self.folders() {
-            file_events::follow(self, &folder, events);
+            self.follow(&folder, events);
         }
+    }
+
+    fn follow(self: &Arc<Self>, folder: &Arc<Folder>, events: FileEvents) {
+        let limit = read_lock(&self.options)
+            .max_watched_folders
+            .unwrap_or(usize::MAX);
+        let (session, runtime) = (Arc::downgrade(self), tokio::runtime::Handle::current());
+        let on_config: file_events::ConfigChanged = Arc::new(move |folder, path| {
+            let Some(session) = session.upgrade() else {
+                return;
+            };
+            // A configuration file open in the editor is reloaded when it is saved there.
+            if session.docs.get(path).is_none() {
+                let folder = folder.clone();
+                runtime.spawn(async move { session.reload_folder(&folder).await });
+            }
+        });
+        file_events::follow(folder, events, limit, on_config);
     }
 
     /// Adds a workspace folder: loads its configuration, decides trust, starts its scheduler.
@@ -175,7 +193,7 @@ impl Session {
         write_lock(&self.folders).push(folder.clone());
         // After the folder is listed: `set_file_events` either finds it or was seen here.
         let events = *lock(&self.events);
-        file_events::follow(self, &folder, events);
+        self.follow(&folder, events);
         folder
     }
 

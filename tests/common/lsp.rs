@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -47,6 +48,9 @@ pub struct LspClient {
     /// that changes files behind the editor's back then reports them (`files_changed`), as the
     /// editor's watcher would. Neovim on Linux declares no watching.
     pub watches_files: bool,
+    /// Answers `client/registerCapability` with an error, as a client that declared dynamic
+    /// registration but refuses it does.
+    pub refuses_registration: Arc<AtomicBool>,
 }
 
 /// Frames one message.
@@ -64,6 +68,7 @@ fn read_loop(
     tx: Sender<(Instant, Value)>,
     log: Arc<Mutex<Vec<Value>>>,
     answer: TrustAnswer,
+    refuses_registration: Arc<AtomicBool>,
 ) {
     let (answers, to_answer) = channel::<Value>();
     std::thread::spawn(move || {
@@ -96,7 +101,15 @@ fn read_loop(
                 }
                 _ => Value::Null,
             };
-            let _ = answers.send(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+            let refused = method == "client/registerCapability"
+                && refuses_registration.load(Ordering::SeqCst);
+            let reply = if refused {
+                let refusal = json!({"code": -32603, "message": "registration refused"});
+                json!({"jsonrpc": "2.0", "id": id, "error": refusal})
+            } else {
+                json!({"jsonrpc": "2.0", "id": id, "result": result})
+            };
+            let _ = answers.send(reply);
         }
         if tx.send((at, msg)).is_err() {
             return;
@@ -175,7 +188,9 @@ impl LspClient {
         let (tx, rx) = channel();
         let log = Arc::new(Mutex::new(Vec::new()));
         let (w, l) = (writer.clone(), log.clone());
-        std::thread::spawn(move || read_loop(reader, w, tx, l, answer));
+        let refuses_registration = Arc::new(AtomicBool::new(false));
+        let refuses = refuses_registration.clone();
+        std::thread::spawn(move || read_loop(reader, w, tx, l, answer, refuses));
         LspClient {
             writer,
             incoming: rx,
@@ -186,6 +201,7 @@ impl LspClient {
             child: None,
             root: root.to_path_buf(),
             watches_files: true,
+            refuses_registration,
         }
     }
 

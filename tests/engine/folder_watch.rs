@@ -131,3 +131,88 @@ fn inotify_descriptors() -> usize {
         })
         .count()
 }
+
+/// Nothing below `.git` (but its own entries, for `HEAD`), `.qgates`, tools' folders or what
+/// `.gitignore` excludes is watched, whether the folder was there before the watch or appeared
+/// after: writing there reports nothing.
+#[test]
+fn the_watch_leaves_out_ignored_and_tools_folders() {
+    let _alone = ONE_WATCH_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let (_tmp, root) = repository();
+    std::fs::write(root.join(".gitignore"), ".qgates/\nbuild/\nsentinel-*\n").unwrap();
+    let before = "mkdir -p node_modules/pkg .venv build/out target .qgates/runs \
+                  && touch .venv/pyvenv.cfg target/CACHEDIR.TAG";
+    shell(&root, before);
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (sentinels, sentinel_rx) = std::sync::mpsc::channel();
+    let record = seen.clone();
+    let _watch = FolderWatch::start(&root, usize::MAX, move |o| {
+        if let Observed::Changed(paths) = &o {
+            for p in paths.iter() {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                if name.starts_with("sentinel-") {
+                    let _ = sentinels.send(name);
+                }
+                record.lock().unwrap().push(p.clone());
+            }
+        }
+    })
+    .expect("the watch starts");
+    // Folders that appear while the watch runs: each is reported as it appears, not entered.
+    shell(
+        &root,
+        "mkdir -p d/node_modules/x d/venv2 build2 && touch d/venv2/pyvenv.cfg && echo /build2/ >> .gitignore",
+    );
+    let settle = |n: usize| {
+        std::fs::write(root.join(format!("sentinel-{n}")), "").unwrap();
+        let name = format!("sentinel-{n}");
+        while sentinel_rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the sentinel")
+            != name
+        {}
+    };
+    settle(0);
+    seen.lock().unwrap().clear();
+    let inside = [
+        "node_modules/pkg/index.js",
+        ".venv/lib.py",
+        "build/out/a.o",
+        "target/debug.rlib",
+        ".qgates/runs/log",
+        "d/node_modules/x/y.js",
+        "d/venv2/site.py",
+        "build2/z.o",
+    ];
+    for rel in inside {
+        std::fs::write(root.join(rel), "x").unwrap();
+    }
+    shell(&root, "git add -A && git commit -q -m objects");
+    std::fs::write(root.join("d/b.py"), "b = 2\n").unwrap();
+    settle(1);
+    let seen: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            p.strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    for rel in inside {
+        assert!(
+            !seen.iter().any(|s| s == rel),
+            "{rel} was reported: {seen:?}"
+        );
+    }
+    assert!(
+        !seen.iter().any(|s| s.starts_with(".git/objects/")),
+        "{seen:?}"
+    );
+    assert!(seen.iter().any(|s| s == "d/b.py"), "{seen:?}");
+    assert!(seen.iter().any(|s| s == ".git/index"), "{seen:?}");
+}

@@ -156,6 +156,24 @@ fn the_file_watcher_option_chooses_where_events_come_from() {
     }
 }
 
+/// A client that declares file watching but refuses the registration gets the server's watch.
+#[test]
+fn a_refused_registration_falls_back_to_the_servers_watch() {
+    let ws = marker_repo();
+    let trust = tempfile::tempdir().unwrap();
+    let mut c = LspClient::spawn(
+        ws.path(),
+        &trust.path().join("trust.json"),
+        TrustAnswer::NotNow,
+    );
+    c.refuses_registration
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    c.initialize(json!({"trusted": true}));
+    assert_eq!(file_events(&mut c), "server");
+    assert_eq!(inotify_descriptors(&c), 1);
+    c.shutdown();
+}
+
 #[test]
 fn the_servers_watch_ends_with_its_folder() {
     let ws = marker_repo();

@@ -33,6 +33,11 @@ const NAMES: [&str; 14] = [
 /// another repository (`.git`, a folder or a file).
 const MARKERS: [&str; 3] = ["pyvenv.cfg", "CACHEDIR.TAG", ".git"];
 
+/// Whether a file's name marks the folder holding it as a tool's or another repository's.
+pub fn is_marker(name: &OsStr) -> bool {
+    MARKERS.iter().any(|m| name == *m)
+}
+
 /// Whether the folder `dir`, named `name`, is a tool's or another repository's. The workspace
 /// root itself is never asked about.
 pub fn is_foreign(dir: &Path, name: &OsStr) -> bool {

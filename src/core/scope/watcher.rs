@@ -6,9 +6,10 @@
 //! (ignored folders, `.git`, `.qgates` and tools' folders such as `node_modules` or a virtual
 //! environment left out, `scope::foreign_dirs`) and each folder as it appears. What was written
 //! in a new folder before its watch is covered by the folder's own event: the tracker looks
-//! again at everything below a reported folder. A changed `.gitignore` has
-//! the tree walked again (a folder it no longer ignores is watched from then on). `.git` itself
-//! is watched without its subfolders, for `HEAD`. When the system's watch limit runs out or the
+//! again at everything below a reported folder. A changed `.gitignore` has the tree walked
+//! again (a folder it now ignores is let go, one it no longer ignores is watched), and a folder
+//! that turns out to be a tool's (its marker appears after it: a virtual environment's
+//! `pyvenv.cfg`) is let go. `.git` itself is watched without its subfolders, for `HEAD`. When the system's watch limit runs out or the
 //! kernel drops events (its queue overflowed), the watch can no longer vouch for every change:
 //! it reports `Observed::Lost` once and nothing after.
 
@@ -19,7 +20,7 @@ use std::sync::mpsc;
 
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
-use super::foreign_dirs::is_foreign;
+use super::foreign_dirs::{is_foreign, is_marker};
 
 /// What the watch reports, on its own thread.
 #[derive(Debug)]
@@ -63,7 +64,7 @@ impl FolderWatch {
             limit,
             lost: false,
         };
-        watch.add_tree(root)?;
+        watch.watch_tree(root)?;
         let git = root.join(".git");
         if git.is_dir() {
             watch
@@ -120,7 +121,9 @@ impl Watch {
         }
     }
 
-    /// Reports the event's paths; a folder that appeared is watched.
+    /// Reports the event's paths, and follows what they change in the set of folders to watch:
+    /// a folder that appeared is watched, one that went away or became a tool's (a marker file
+    /// appeared in it) is not, and a changed `.gitignore` has the tree walked again.
     fn handle(&mut self, event: Event, report: &dyn Fn(Observed)) -> Result<(), String> {
         // Reads change nothing, and reporting them would report every file git's status reads.
         if matches!(event.kind, EventKind::Access(_)) {
@@ -128,26 +131,60 @@ impl Watch {
         }
         report(Observed::Changed(&event.paths));
         for path in &event.paths {
-            let enters = || path.file_name().is_some_and(|name| enters(path, name));
+            let Some(name) = path.file_name() else {
+                continue;
+            };
             if path
                 .strip_prefix(&self.root)
                 .is_ok_and(|p| p.starts_with(".git"))
             {
                 continue;
-            } else if path.file_name().is_some_and(|n| n == ".gitignore") {
-                self.add_tree(&self.root.clone())?;
-            } else if path.is_dir() && !self.watched.contains(path) && enters() {
-                self.add_tree(path)?;
-            } else if self.watched.remove(path) {
-                // A folder removed or moved away: the system dropped its watches below it too.
+            } else if name == ".gitignore" {
+                self.rewalk()?;
+            } else if is_marker(name) {
+                if let Some(folder) = path.parent().filter(|f| *f != self.root) {
+                    self.unwatch_below(&folder.to_path_buf());
+                }
+            } else if path.is_dir() && !self.watched.contains(path) && enters(path, name) {
+                self.watch_tree(path)?;
+            } else if self.watched.contains(path) {
+                // Removed or moved away: the system dropped the watches below it itself.
                 self.watched.retain(|w| !w.starts_with(path));
             }
         }
         Ok(())
     }
 
-    /// Watches `top` and every folder below it that is not ignored (and not watched yet).
-    fn add_tree(&mut self, top: &Path) -> Result<(), String> {
+    /// Walks the whole tree again: folders now ignored are let go, folders no longer ignored
+    /// are watched.
+    fn rewalk(&mut self) -> Result<(), String> {
+        let wanted: HashSet<PathBuf> = self.watch_tree(&self.root.clone())?.into_iter().collect();
+        let gone: Vec<PathBuf> = self.watched.difference(&wanted).cloned().collect();
+        for folder in gone {
+            let _ = self.watcher.unwatch(&folder);
+            self.watched.remove(&folder);
+        }
+        Ok(())
+    }
+
+    /// Lets go of `top` and every folder below it.
+    fn unwatch_below(&mut self, top: &PathBuf) {
+        let below: Vec<PathBuf> = self
+            .watched
+            .iter()
+            .filter(|w| w.starts_with(top))
+            .cloned()
+            .collect();
+        for folder in below {
+            let _ = self.watcher.unwatch(&folder);
+            self.watched.remove(&folder);
+        }
+    }
+
+    /// Watches `top` and every folder below it that is not ignored, as `.gitignore` files say
+    /// now, and returns them all. Each folder is watched as the walk comes to it, before its
+    /// entries are read: a folder made in it meanwhile is either read or reported.
+    fn watch_tree(&mut self, top: &Path) -> Result<Vec<PathBuf>, String> {
         // `top` itself is entered whatever it holds: the root holds `.git`.
         let walk = ignore::WalkBuilder::new(top)
             .hidden(false)
@@ -159,33 +196,40 @@ impl Watch {
                     || enters(e.path(), e.file_name())
             })
             .build();
+        let mut folders = Vec::new();
         for entry in walk.flatten() {
-            let path = entry.path();
-            if !entry.file_type().is_some_and(|t| t.is_dir()) || self.watched.contains(path) {
-                continue;
-            }
-            if self.watched.len() >= self.limit {
-                return Err(format!(
-                    "the folder has more than {} folders to watch, the limit set",
-                    self.limit
-                ));
-            }
-            match self.watcher.watch(path, RecursiveMode::NonRecursive) {
-                Ok(()) => {
-                    self.watched.insert(path.to_path_buf());
-                }
-                Err(e) if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) => {
-                    return Err(format!(
-                        "the system's limit of watched folders is reached after {} folders \
-                         (raise fs.inotify.max_user_watches)",
-                        self.watched.len()
-                    ));
-                }
-                // Gone since the walk saw it: its removal is an event of its parent.
-                Err(_) => {}
+            if entry.file_type().is_some_and(|t| t.is_dir()) {
+                let path = entry.into_path();
+                self.watch(&path)?;
+                folders.push(path);
             }
         }
-        Ok(())
+        Ok(folders)
+    }
+
+    fn watch(&mut self, path: &Path) -> Result<(), String> {
+        if self.watched.contains(path) {
+            return Ok(());
+        }
+        if self.watched.len() >= self.limit {
+            return Err(format!(
+                "the folder has more than {} folders to watch, the limit set",
+                self.limit
+            ));
+        }
+        match self.watcher.watch(path, RecursiveMode::NonRecursive) {
+            Ok(()) => {
+                self.watched.insert(path.to_path_buf());
+                Ok(())
+            }
+            Err(e) if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) => Err(format!(
+                "the system's limit of watched folders is reached after {} folders \
+                 (raise fs.inotify.max_user_watches)",
+                self.watched.len()
+            )),
+            // Gone since the walk saw it: its removal is an event of its parent.
+            Err(_) => Ok(()),
+        }
     }
 }
 
