@@ -9,9 +9,11 @@
 //! again at everything below a reported folder. A changed `.gitignore` has the tree walked
 //! again (a folder it now ignores is let go, one it no longer ignores is watched), and a folder
 //! that turns out to be a tool's (its marker appears after it: a virtual environment's
-//! `pyvenv.cfg`) is let go. `.git` itself is watched without its subfolders, for `HEAD`. When the system's watch limit runs out or the
-//! kernel drops events (its queue overflowed), the watch can no longer vouch for every change:
-//! it reports `Observed::Lost` once and nothing after.
+//! `pyvenv.cfg`) is let go. `.git` itself is watched without its subfolders, for `HEAD`.
+//!
+//! When the system's watch limit runs out, the folder has more folders than the limit given, or
+//! the kernel drops events (its queue overflowed), the watch can no longer vouch for every
+//! change: it reports `Observed::Lost` once and nothing after.
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -143,7 +145,7 @@ impl Watch {
                 self.rewalk()?;
             } else if is_marker(name) {
                 if let Some(folder) = path.parent().filter(|f| *f != self.root) {
-                    self.unwatch_below(&folder.to_path_buf());
+                    self.unwatch_below(folder);
                 }
             } else if path.is_dir() && !self.watched.contains(path) && enters(path, name) {
                 self.watch_tree(path)?;
@@ -168,7 +170,7 @@ impl Watch {
     }
 
     /// Lets go of `top` and every folder below it.
-    fn unwatch_below(&mut self, top: &PathBuf) {
+    fn unwatch_below(&mut self, top: &Path) {
         let below: Vec<PathBuf> = self
             .watched
             .iter()
