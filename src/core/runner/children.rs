@@ -44,6 +44,7 @@ pub(super) fn start<T>(
     if reg.stopped.contains(&rt) {
         return Err("qgates is stopping and starts no more tools".into());
     }
+    reaper::ready();
     let (child, pid) = spawn()?;
     reg.running.insert(pid, rt);
     reaper::watch(pid);

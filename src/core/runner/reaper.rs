@@ -67,6 +67,12 @@ fn stop_locked(reaper: &mut Option<(Child, ChildStdin)>) {
     }
 }
 
+/// Starts the reaper before the first tool, so that the tool is not running unwatched while the
+/// reaper itself starts (a SIGKILL then would leave it behind).
+pub fn ready() {
+    LazyLock::force(&REAPER);
+}
+
 /// A tool started, leading process group `pgid`.
 pub fn watch(pgid: i32) {
     tell(format!("+{pgid}\n"));
