@@ -261,6 +261,11 @@ pub struct CheckArgs {
     /// scope, then check; the report lists the files that changed.
     #[arg(long)]
     pub fix: bool,
+    /// Decide by new findings only: each finding of an `auto` or `branch` run is compared with
+    /// those of the same gates at the scope's base commit, and the gates fail and the exit code
+    /// is non-zero only for findings the change introduced; pre-existing ones are counted.
+    #[arg(long)]
+    pub new_only: bool,
     /// Do not read or advance the baseline state in .qgates/state.json.
     #[arg(long)]
     pub no_state: bool,

@@ -12,7 +12,7 @@ use crate::core::api::ResultCache;
 use crate::core::api::children;
 use crate::core::api::clean_room::{CleanRoom, CleanRoomError};
 use crate::core::api::fix::execute_with_fixes;
-use crate::core::api::{Run, RunRequest, ScopeRequest, execute};
+use crate::core::api::{NewFindings, Run, RunRequest, ScopeRequest, execute, novelty};
 use crate::core::api::{ScopeChoice, ScopeChoiceError, scope_request};
 use crate::core::config::{self, Config, Trigger};
 use crate::core::report::page::PageRequest;
@@ -76,6 +76,11 @@ fn prepare(a: &CheckArgs) -> Result<Prepared, i32> {
             update_state: !a.no_state,
             kinds,
             shard: a.shard,
+            new_findings: if a.new_only {
+                NewFindings::Only
+            } else {
+                NewFindings::Ignore
+            },
             ..RunRequest::new(root.clone(), scope, Trigger::Ci)
         },
     };
@@ -175,10 +180,14 @@ fn run_gates(config: &Config, request: &RunRequest, fix: bool) -> Result<Run, i3
     let outcome = runtime.block_on(async {
         let signal = children::termination_signal();
         let run = async {
-            if fix {
+            let run = if fix {
                 execute_with_fixes(config, request).await
             } else {
                 execute(config, request, None).await
+            };
+            match run {
+                Ok(run) => Ok(novelty::judge(config, request, run).await),
+                Err(e) => Err(e),
             }
         };
         tokio::select! {

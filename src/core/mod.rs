@@ -8,6 +8,7 @@ pub mod config;
 pub mod detect;
 pub mod engine;
 pub(crate) mod fix;
+pub mod novelty;
 pub mod parse;
 pub mod platform;
 pub mod report;

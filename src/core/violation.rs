@@ -105,6 +105,10 @@ pub struct Violation {
     pub fix: Option<Box<Fix>>,
     #[serde(default, skip_serializing)]
     pub gate: Arc<str>,
+    /// Whether the run's change introduced it: `false` when the same finding was there at the
+    /// run's reference (`novelty`); absent when the run did not compare.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new: Option<bool>,
 }
 
 impl Violation {
@@ -123,6 +127,7 @@ impl Violation {
             url: None,
             fix: None,
             gate: gate.into(),
+            new: None,
         }
     }
 }

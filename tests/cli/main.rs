@@ -11,4 +11,5 @@ mod cli_commands;
 mod cli_config_root;
 mod cli_manuals;
 mod init_detect;
+mod new_findings;
 mod shard;

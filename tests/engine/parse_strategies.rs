@@ -96,6 +96,7 @@ fn v(
         url: None,
         fix: None,
         gate: gate.into(),
+        new: None,
     }
 }
 
@@ -269,6 +270,7 @@ fn ruff_format_capture() {
         url: None,
         fix: None,
         gate: "ruff_format".into(),
+        new: None,
     };
     assert_eq!(
         parsed.violations,
@@ -621,6 +623,7 @@ fn review_answer_capture() {
         url: None,
         fix: None,
         gate: "review".into(),
+        new: None,
     };
     let expected = vec![
         finding(

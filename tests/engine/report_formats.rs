@@ -36,6 +36,7 @@ fn v(
         url: None,
         fix: None,
         gate: gate.into(),
+        new: None,
     }
 }
 

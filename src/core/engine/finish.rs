@@ -26,6 +26,8 @@ pub struct Run {
     root: PathBuf,
     /// Where the run's state is recorded; `None`: it is not.
     state: Option<BaselineTarget>,
+    /// The commit the scope's changes were taken from (`ResolvedScope::changed_since`).
+    changed_since: Option<String>,
     /// Kept until the report is written: it holds the run folder's lock.
     _dir: Option<Arc<RunDir>>,
 }
@@ -38,6 +40,16 @@ impl Run {
     /// For a run that wraps the engine's (fixers, the clean room) to add its part.
     pub fn report_mut(&mut self) -> &mut Report {
         &mut self.report
+    }
+
+    /// The commit an `auto` or `branch` run's changes were taken from.
+    pub fn changed_since(&self) -> Option<&str> {
+        self.changed_since.as_deref()
+    }
+
+    /// The gates that ran, as configured.
+    pub fn gates(&self) -> &[Gate] {
+        &self.gates
     }
 
     /// Records the run in the branch's state (a green run moves the baseline to HEAD; otherwise
@@ -127,6 +139,7 @@ pub(super) fn assemble(
         gates: selected.into_iter().cloned().collect(),
         root: request.root.clone(),
         state,
+        changed_since: scope.changed_since,
         _dir: run_dir,
     }
 }

@@ -52,6 +52,9 @@ pub struct RunRequest {
     /// A workspace whose tool folders are searched after the root's own: a clean room's checkout
     /// borrows those of the workspace it was made from (`runner::tool_folders`).
     pub tools_from: Option<PathBuf>,
+    /// Whether an `auto` or `branch` run's findings are compared with those at its reference
+    /// (`core::novelty`), and whether only new ones count.
+    pub new_findings: NewFindings,
 }
 
 impl RunRequest {
@@ -69,8 +72,21 @@ impl RunRequest {
             kinds: KindFilter::All,
             shard: None,
             tools_from: None,
+            new_findings: NewFindings::Ignore,
         }
     }
+}
+
+/// What a run does with the findings that were there before its change (`core::novelty`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum NewFindings {
+    /// Not compared.
+    #[default]
+    Ignore,
+    /// Each finding is marked new or pre-existing; all of them count.
+    Mark,
+    /// Marked, and only new findings fail a gate.
+    Only,
 }
 
 /// Progress of a run, gate by gate.
@@ -109,8 +125,8 @@ pub async fn run(config: &Config, request: &RunRequest) -> Result<Report, RunErr
 
 /// Runs the gates over the request's scope, or over `scope` when the caller resolved it itself
 /// (`request.scope` is then not read; `request.also` is added either way): the language server
-/// keeps a folder's last `auto` scope, so a save starts its gates at once while the next scope
-/// is resolved. The run is returned unfinished: see `Run::finish`.
+/// resolves a folder's `auto` scope through its tracker. The run is returned unfinished: see
+/// `Run::finish`.
 pub async fn execute(
     config: &Config,
     request: &RunRequest,

@@ -279,6 +279,7 @@ impl<'c> Normalizer<'c> {
                 .map(Box::new),
             gate: self.gate.clone(),
             file,
+            new: None,
         };
         if self.unit != ColumnUnit::Char {
             self.count_columns_in_chars(&mut v);

@@ -51,6 +51,7 @@ fn found(file: Option<&str>, line: u32, code: &str) -> Violation {
         url: None,
         fix: None,
         gate: "".into(),
+        new: None,
     }
 }
 

@@ -187,6 +187,24 @@ pub struct Report {
     /// did not answer), one sentence each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// How the findings compare with those at the run's reference (`core::novelty`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub novelty: Option<Novelty>,
+}
+
+/// The findings of a run against those at its reference: how many the change introduced, how
+/// many were there before, how many it fixed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Novelty {
+    /// The commit compared with: the scope's base (the last green commit, or the merge-base
+    /// with the parent branch).
+    pub reference: String,
+    pub new: usize,
+    pub existing: usize,
+    pub fixed: usize,
+    /// The gate statuses and the exit code count new findings only (`--new-only`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub new_only: bool,
 }
 
 /// The file holding a report whole.
@@ -222,21 +240,9 @@ impl Report {
         total_ms: u64,
         log_dir: Option<String>,
     ) -> Report {
-        let mut summary = Summary::default();
-        for g in &gates {
-            match g.status {
-                GateStatus::Passed => summary.passed += 1,
-                GateStatus::Failed => summary.failed += 1,
-                GateStatus::Skipped => summary.skipped += 1,
-                GateStatus::Error => summary.errored += 1,
-            }
-            summary.total_violations += g.violations.len();
-            summary.auto_fixable += g.violations.iter().filter(|v| v.fixable).count();
-        }
-        let overall_pass = !gates.iter().any(GateResult::blocks);
-        Report {
-            overall_pass,
-            summary,
+        let mut report = Report {
+            overall_pass: true,
+            summary: Summary::default(),
             scope,
             gates,
             timings: Timings { total_ms },
@@ -247,7 +253,28 @@ impl Report {
             clean_room: None,
             shard: None,
             warnings: Vec::new(),
+            novelty: None,
+        };
+        report.recount();
+        report
+    }
+
+    /// Derives the summary and the overall verdict from the gates' results again (after their
+    /// statuses changed).
+    pub fn recount(&mut self) {
+        let mut summary = Summary::default();
+        for g in &self.gates {
+            match g.status {
+                GateStatus::Passed => summary.passed += 1,
+                GateStatus::Failed => summary.failed += 1,
+                GateStatus::Skipped => summary.skipped += 1,
+                GateStatus::Error => summary.errored += 1,
+            }
+            summary.total_violations += g.violations.len();
+            summary.auto_fixable += g.violations.iter().filter(|v| v.fixable).count();
         }
+        self.overall_pass = !self.gates.iter().any(GateResult::blocks);
+        self.summary = summary;
     }
 
     /// The process exit code: 3 when a blocking gate could not run, 1 for blocking violations, else 0.

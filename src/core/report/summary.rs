@@ -19,6 +19,7 @@ impl Report {
     pub fn summary_line(&self) -> String {
         let mut line = self.verdict_line();
         let phrases = [
+            self.settled_findings_phrase(),
             self.tests_phrase(),
             self.coverage_phrase(),
             self.cached_phrase(),
@@ -62,6 +63,21 @@ impl Report {
             line.push_str(&clean_room.phrase());
         }
         line
+    }
+
+    /// On a run no gate failed, what the comparison with the reference left aside: findings
+    /// that were there before (`--new-only`), and findings the change fixed.
+    fn settled_findings_phrase(&self) -> Option<String> {
+        let n = self.novelty.as_ref()?;
+        let failed = self.gates.iter().any(|g| g.status == GateStatus::Failed);
+        if failed || n.existing + n.fixed == 0 {
+            return None;
+        }
+        Some(format!(
+            "{}, {} fixed",
+            count(n.existing, "pre-existing violation"),
+            n.fixed
+        ))
     }
 
     fn verdict_line(&self) -> String {
@@ -142,6 +158,14 @@ impl Report {
     /// `40 violations`, or with the severities when not all are errors:
     /// `40 violations: 30 errors, 10 warnings` (a list of warnings alone is not a red build).
     fn violations_phrase(&self) -> String {
+        if let Some(n) = &self.novelty {
+            return format!(
+                "{} ({} pre-existing, {} fixed)",
+                count(n.new, "new violation"),
+                n.existing,
+                n.fixed
+            );
+        }
         let total = self.summary.total_violations;
         let mut by_severity = [0usize; 4];
         for v in self.gates.iter().flat_map(|g| &g.violations) {

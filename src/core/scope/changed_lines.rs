@@ -43,44 +43,66 @@ pub fn changed_lines(
     commit: Option<&str>,
     files: &[String],
 ) -> Result<ChangedLines, GitError> {
+    let mut earlier = match commit {
+        Some(commit) => at_commit(root, commit, files)?,
+        None => HashMap::new(),
+    };
     let mut out = ChangedLines::new();
-    let repo = match commit {
-        Some(_) => Repo::discover(root)?,
-        None => None,
-    };
-    let tree = match (&repo, commit) {
-        (Some(repo), Some(sha)) => Some(repo.base_tree(sha)?),
-        _ => None,
-    };
-    let mut renames: Option<HashMap<String, String>> = None;
     for rel in files {
         let Ok(now) = std::fs::read_to_string(root.join(rel)) else {
             continue;
         };
-        let old = match (&repo, &tree) {
-            (Some(repo), Some(tree)) => {
-                let path = repo.repo_path(rel);
-                match blob_text(repo, tree, &path)? {
-                    Some(text) => Some(text),
-                    None => {
-                        let renames = match &mut renames {
-                            Some(r) => r,
-                            None => renames.insert(renamed_from(repo, *tree)?),
-                        };
-                        match renames.get(&path) {
-                            Some(source) => blob_text(repo, tree, source)?,
-                            None => None,
-                        }
-                    }
-                }
-            }
-            _ => None,
-        };
-        let lines = match old {
+        let lines = match earlier.remove(rel).and_then(|f| f.text) {
             Some(old) => lines_changed(&old, &now),
             None => (1..=line_count(&now)).collect(),
         };
         out.insert(rel.clone(), lines);
+    }
+    Ok(out)
+}
+
+/// A file of the working tree as it was at a commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EarlierFile {
+    /// Root-relative: the file's own path, or the one git sees it renamed from.
+    pub path: String,
+    /// `None` when it is not text.
+    pub text: Option<String>,
+}
+
+/// Each of `files` (root-relative) as it was at `commit`, under its own path or the one it was
+/// renamed from (the commit's tree against the index, with git's default rename detection); a
+/// file the commit does not have is left out.
+pub fn at_commit(
+    root: &Path,
+    commit: &str,
+    files: &[String],
+) -> Result<HashMap<String, EarlierFile>, GitError> {
+    let mut out = HashMap::new();
+    let Some(repo) = Repo::discover(root)? else {
+        return Ok(out);
+    };
+    let tree = repo.base_tree(commit)?;
+    let mut renames: Option<HashMap<String, String>> = None;
+    for rel in files {
+        let path = repo.repo_path(rel);
+        let (source, text) = match blob_text(&repo, &tree, &path)? {
+            Some(text) => (path, Some(text)),
+            None => {
+                let renames = match &mut renames {
+                    Some(r) => r,
+                    None => renames.insert(renamed_from(&repo, tree)?),
+                };
+                let Some(source) = renames.get(&path).cloned() else {
+                    continue;
+                };
+                let text = blob_text(&repo, &tree, &source)?;
+                (source, text)
+            }
+        };
+        if let Some(path) = repo.root_path(&source) {
+            out.insert(rel.clone(), EarlierFile { path, text });
+        }
     }
     Ok(out)
 }

@@ -129,6 +129,17 @@ impl Repo {
         }
     }
 
+    /// The root-relative path of a repository-relative one; `None` outside the workspace root.
+    pub(crate) fn root_path(&self, repo_relative: &str) -> Option<String> {
+        if self.prefix.is_empty() {
+            return Some(repo_relative.to_string());
+        }
+        repo_relative
+            .strip_prefix(&self.prefix)
+            .and_then(|r| r.strip_prefix('/'))
+            .map(str::to_owned)
+    }
+
     /// The index file, whose stamp tells when answers of `tracks` may have changed.
     pub fn index_path(&self) -> PathBuf {
         self.repo.index_path()

@@ -1,0 +1,166 @@
+//! New or pre-existing: the findings of an `auto` or `branch` run compared with the findings of
+//! the same gates on the run's reference, the commit its scope's changes were taken from
+//! (docs/design.md, "New and pre-existing findings").
+//!
+//! The reference's findings come from running the same gates, with the working tree's
+//! configuration, over the reference versions of the files the run checked: in a clean checkout
+//! of the reference commit (`clean_room`) into which the gates' own configuration files
+//! (`cache_inputs`: `pyproject.toml`, `mypy.ini`, …) are copied from the working tree. So a rule
+//! the change switched on finds what it finds in the old code too, and those findings are
+//! pre-existing; a finding the change caused in a file it did not touch (a caller of a function
+//! whose signature changed) is new, since the reference run did not find it. The result cache is
+//! keyed by content, so a reference version it has seen costs nothing the next time.
+//!
+//! `judge` is a stage after the gates (`engine::execute`) and before `Run::finish`: with
+//! `NewFindings::Only` a gate whose failing findings are all pre-existing passes, and the run's
+//! state and exit code follow.
+
+pub mod matching;
+mod reference;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::core::config::Config;
+use crate::core::engine::{NewFindings, Run, RunRequest};
+use crate::core::report::{GateStatus, Novelty, Report};
+use crate::core::scope::changed_lines::EarlierFile;
+use crate::core::violation::Violation;
+use matching::match_file;
+
+/// Compares the run's findings with the reference's, when the request asks and the run's scope
+/// is made of changes. A reference that cannot be run leaves the findings unmarked, and says why
+/// in the report's warnings.
+pub async fn judge(config: &Config, request: &RunRequest, mut run: Run) -> Run {
+    if request.new_findings == NewFindings::Ignore
+        || !matches!(run.report().scope.mode.as_str(), "auto" | "branch")
+    {
+        return run;
+    }
+    let Some(commit) = run.changed_since().map(str::to_owned) else {
+        // Before the first commit every finding is new.
+        mark_all_new(&mut run, "");
+        return finish_judging(request, run);
+    };
+    match reference::findings(config, request, &run, &commit).await {
+        Ok(earlier) => {
+            classify(&request.root, run.report_mut(), &earlier);
+            if let Some(n) = &mut run.report_mut().novelty {
+                n.reference = commit;
+            }
+        }
+        Err(why) => {
+            let report = run.report_mut();
+            report.warnings.push(format!(
+                "the findings could not be compared with those at {} ({why}), so none is marked new or pre-existing",
+                &commit[..commit.len().min(7)]
+            ));
+            return run;
+        }
+    }
+    finish_judging(request, run)
+}
+
+fn mark_all_new(run: &mut Run, reference: &str) {
+    let report = run.report_mut();
+    let mut new = 0;
+    for v in report.gates.iter_mut().flat_map(|g| &mut g.violations) {
+        v.new = Some(true);
+        new += 1;
+    }
+    report.novelty = Some(Novelty {
+        reference: reference.to_owned(),
+        new,
+        ..Default::default()
+    });
+}
+
+/// With `NewFindings::Only`, a failed gate whose failing findings were all there before passes.
+fn finish_judging(request: &RunRequest, mut run: Run) -> Run {
+    if request.new_findings != NewFindings::Only {
+        return run;
+    }
+    let fail_on: HashMap<String, _> = run
+        .gates()
+        .iter()
+        .map(|g| (g.id.clone(), g.fail_on))
+        .collect();
+    let report = run.report_mut();
+    for gate in &mut report.gates {
+        let Some(&fail_on) = fail_on.get(&gate.id) else {
+            continue;
+        };
+        let fails = gate
+            .violations
+            .iter()
+            .any(|v| v.severity <= fail_on && v.new != Some(false));
+        if gate.status == GateStatus::Failed && !fails {
+            gate.status = GateStatus::Passed;
+        }
+    }
+    report.recount();
+    if let Some(n) = &mut report.novelty {
+        n.new_only = true;
+    }
+    run
+}
+
+/// The reference's findings: per gate id, its violations under the reference's paths; with the
+/// reference versions of the files, by their current paths.
+pub(crate) struct Earlier {
+    pub findings: HashMap<String, Vec<Violation>>,
+    pub files: HashMap<String, EarlierFile>,
+}
+
+/// Marks each finding of `report` new or pre-existing against `earlier`, and counts.
+fn classify(root: &Path, report: &mut Report, earlier: &Earlier) {
+    // The reference's path of each file → its path now.
+    let now_path: HashMap<&str, &str> = earlier
+        .files
+        .iter()
+        .map(|(now, then)| (then.path.as_str(), now.as_str()))
+        .collect();
+    let mut counts = Novelty::default();
+    for gate in &mut report.gates {
+        let empty = Vec::new();
+        let then_all = earlier.findings.get(&gate.id).unwrap_or(&empty);
+        let mut then_by_file: HashMap<Option<&str>, Vec<&Violation>> = HashMap::new();
+        for v in then_all {
+            let file = v.file.as_deref().map(|f| *now_path.get(f).unwrap_or(&f));
+            then_by_file.entry(file).or_default().push(v);
+        }
+        let mut now_by_file: HashMap<Option<String>, Vec<usize>> = HashMap::new();
+        for (i, v) in gate.violations.iter().enumerate() {
+            now_by_file
+                .entry(v.file.as_deref().map(str::to_owned))
+                .or_default()
+                .push(i);
+        }
+        for (file, indices) in &now_by_file {
+            let now: Vec<&Violation> = indices.iter().map(|i| &gate.violations[*i]).collect();
+            let then = then_by_file.remove(&file.as_deref()).unwrap_or_default();
+            let now_text = file
+                .as_deref()
+                .and_then(|f| std::fs::read_to_string(root.join(f)).ok());
+            // A file the run did not check is as it was at the reference (every changed file
+            // is in the scope); one the reference lacks has no findings there to match.
+            let then_text = match file.as_deref().and_then(|f| earlier.files.get(f)) {
+                Some(e) => e.text.as_deref(),
+                None => now_text.as_deref(),
+            };
+            let m = match_file(&now, now_text.as_deref(), &then, then_text);
+            counts.fixed += m.fixed;
+            for (i, new) in indices.iter().zip(m.new) {
+                gate.violations[*i].new = Some(new);
+                if new {
+                    counts.new += 1;
+                } else {
+                    counts.existing += 1;
+                }
+            }
+        }
+        // Files with findings at the reference and none now.
+        counts.fixed += then_by_file.values().map(Vec::len).sum::<usize>();
+    }
+    report.novelty = Some(counts);
+}

@@ -1,0 +1,214 @@
+//! `qgates check --new-only`: each finding of an `auto` or `branch` run is compared with those of
+//! the same gates at the scope's base commit (`core::novelty`), and only new ones fail. Real ruff
+//! and mypy from the pinned tools, in real git repositories in temporary folders.
+
+use crate::common;
+
+use std::path::Path;
+
+use common::{git, qgates, write};
+use serde_json::Value;
+
+const RUFF: &str = "version: 1\ngates:\n  lint: { preset: ruff-lint }\n";
+
+/// A repository on `main` with `files` committed (qgates' folder ignored).
+fn repo(config: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    write(ws.path(), "quality.yaml", config);
+    for (path, content) in files {
+        write(ws.path(), path, content);
+    }
+    write(ws.path(), ".gitignore", ".qgates/\n.mypy_cache/\n");
+    git(ws.path(), &["init", "-q", "-b", "main"]);
+    git(ws.path(), &["add", "-A"]);
+    git(ws.path(), &["commit", "-qm", "start"]);
+    ws
+}
+
+/// `qgates check ARGS --new-only --format json`: the exit code and the report.
+fn check_new_only(root: &Path, args: &[&str]) -> (i32, Value) {
+    let out = qgates(root)
+        .arg("check")
+        .args(args)
+        .args(["--new-only", "--format", "json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
+        panic!(
+            "a JSON report: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), report)
+}
+
+/// (file, line, code, new) of every finding.
+fn marked(report: &Value) -> Vec<(String, u64, String, bool)> {
+    let mut out: Vec<_> = report["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["violations"].as_array().unwrap())
+        .map(|v| {
+            (
+                v["file"].as_str().unwrap_or("").to_owned(),
+                v["line"].as_u64().unwrap_or(0),
+                v["code"].as_str().unwrap_or("").to_owned(),
+                v["new"].as_bool().expect("every finding is marked"),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn counts(report: &Value) -> (u64, u64, u64) {
+    let n = &report["novelty"];
+    (
+        n["new"].as_u64().unwrap(),
+        n["existing"].as_u64().unwrap(),
+        n["fixed"].as_u64().unwrap(),
+    )
+}
+
+#[test]
+fn lines_inserted_above_an_old_finding_leave_it_pre_existing_and_a_new_one_fails() {
+    let ws = repo(
+        RUFF,
+        &[("a.py", "import os\n\n\ndef f(x):\n    return x\n")],
+    );
+    // Lines above the old finding, and a new unused variable below it.
+    write(
+        ws.path(),
+        "a.py",
+        "\"\"\"Module.\"\"\"\n\nimport os\n\n\ndef f(x):\n    unused = 1\n    return x\n",
+    );
+    let (code, report) = check_new_only(ws.path(), &[]);
+    assert_eq!(
+        marked(&report),
+        [
+            ("a.py".into(), 3, "F401".into(), false),
+            ("a.py".into(), 7, "F841".into(), true),
+        ],
+        "{report}"
+    );
+    assert_eq!(counts(&report), (1, 1, 0));
+    assert_eq!(code, 1, "the new finding fails: {report}");
+    let line = report_line(ws.path());
+    assert!(
+        line.starts_with("❌ 1/1 gates failed — 1 new violation (1 pre-existing, 0 fixed)"),
+        "{line}"
+    );
+
+    // The new finding fixed: only the old one is left, and it does not fail the run.
+    write(
+        ws.path(),
+        "a.py",
+        "\"\"\"Module.\"\"\"\n\nimport os\n\n\ndef f(x):\n    return x\n",
+    );
+    let (code, report) = check_new_only(ws.path(), &[]);
+    assert_eq!(counts(&report), (0, 1, 0));
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["gates"][0]["status"], "passed");
+}
+
+/// The summary line of the last run, as `--format summary` prints it first.
+fn report_line(root: &Path) -> String {
+    let out = qgates(root)
+        .args(["check", "--new-only", "--format", "summary"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_owned()
+}
+
+#[test]
+fn an_old_finding_fixed_is_counted_and_a_renamed_file_keeps_its_findings() {
+    let ws = repo(
+        RUFF,
+        &[
+            ("a.py", "import os\nimport sys\n\nx = 1\n"),
+            ("b.py", "import json\n"),
+        ],
+    );
+    write(ws.path(), "a.py", "import os\n\nx = 2\n");
+    git(ws.path(), &["mv", "b.py", "c.py"]);
+    write(ws.path(), "c.py", "import json\n\ny = 1\n");
+    let (code, report) = check_new_only(ws.path(), &[]);
+    assert_eq!(
+        marked(&report),
+        [
+            ("a.py".into(), 1, "F401".into(), false),
+            ("c.py".into(), 1, "F401".into(), false),
+        ],
+        "{report}"
+    );
+    assert_eq!(counts(&report), (0, 2, 1), "{report}");
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn two_identical_findings_on_identical_lines_one_removed_is_one_fixed() {
+    let ws = repo(RUFF, &[("a.py", "print(missing)\nprint(missing)\n")]);
+    write(ws.path(), "a.py", "print(missing)\n");
+    let (code, report) = check_new_only(ws.path(), &[]);
+    assert_eq!(counts(&report), (0, 1, 1), "{report}");
+    assert_eq!(code, 0);
+}
+
+/// A changed signature breaks a caller nobody touched: mypy's error there is new, since mypy
+/// over the reference found none. A gate over the whole project (no file arguments) sees it.
+#[test]
+fn a_mypy_error_on_an_unchanged_caller_is_new() {
+    let config = "version: 1\ngates:\n  types:\n    preset: mypy\n    pass_files: false\n    command: [mypy, --no-native-parser, --output, json, --no-error-summary, --hide-error-context, .]\n";
+    let ws = repo(
+        config,
+        &[
+            ("lib.py", "def size(x: int) -> int:\n    return x\n"),
+            (
+                "app.py",
+                "from lib import size\n\nbad: str = 1\n\n\nprint(size(3))\n",
+            ),
+        ],
+    );
+    write(
+        ws.path(),
+        "lib.py",
+        "def size(x: str) -> int:\n    return len(x)\n",
+    );
+    let (code, report) = check_new_only(ws.path(), &[]);
+    let found = marked(&report);
+    assert!(
+        found.contains(&("app.py".into(), 3, "assignment".into(), false)),
+        "the old error stays pre-existing: {found:?}"
+    );
+    assert!(
+        found.contains(&("app.py".into(), 6, "arg-type".into(), true)),
+        "the caller's error is new: {found:?}"
+    );
+    assert_eq!(counts(&report).0, 1, "{report}");
+    assert_eq!(code, 1);
+}
+
+/// Committed on a branch: the `branch` scope compares with the merge-base.
+#[test]
+fn committed_changes_on_a_branch_compare_with_the_merge_base() {
+    let ws = repo(RUFF, &[("a.py", "import os\n")]);
+    git(ws.path(), &["switch", "-q", "-c", "topic"]);
+    write(ws.path(), "a.py", "import os\nimport sys\n");
+    git(ws.path(), &["commit", "-qam", "more"]);
+    let (code, report) = check_new_only(ws.path(), &["--scope", "branch"]);
+    assert_eq!(
+        marked(&report),
+        [
+            ("a.py".into(), 1, "F401".into(), false),
+            ("a.py".into(), 2, "F401".into(), true),
+        ],
+        "{report}"
+    );
+    assert_eq!(code, 1);
+}
