@@ -76,7 +76,7 @@ fn prepare(a: &CheckArgs) -> Result<Prepared, i32> {
             update_state: !a.no_state,
             kinds,
             shard: a.shard,
-            new_findings: if a.new_only {
+            new_findings: if a.new_only || config.new_only {
                 NewFindings::Only
             } else {
                 NewFindings::Ignore
@@ -274,7 +274,7 @@ pub(super) fn rendered(report: &Report, output: &OutputArgs, terminal: bool) -> 
             return format!("{}\n{}\n", page.summary_line(), page.to_json());
         }
         FormatArg::Json => report.to_json(),
-        FormatArg::Text => report::text::render(report, color),
+        FormatArg::Text => report::text::render(report, color, output.show_existing),
         FormatArg::Markdown => report::markdown::render(report),
         FormatArg::Sarif => report::sarif::render(report),
         FormatArg::Github => report::github::render(report),

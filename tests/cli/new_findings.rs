@@ -212,3 +212,58 @@ fn committed_changes_on_a_branch_compare_with_the_merge_base() {
     );
     assert_eq!(code, 1);
 }
+
+/// `new_only: true` in quality.yaml is the default `--new-only`; the text lists only the new
+/// finding unless `--show-existing`, and SARIF says each result's `baselineState`.
+#[test]
+fn the_outputs_separate_new_from_pre_existing_findings() {
+    let config = "version: 1\nnew_only: true\ngates:\n  lint: { preset: ruff-lint }\n";
+    let ws = repo(config, &[("a.py", "import os\n")]);
+    write(ws.path(), "a.py", "import os\nimport sys\n");
+    let run = |args: &[&str]| {
+        let out = qgates(ws.path()).arg("check").args(args).output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, text) = run(&["--format", "text"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("`sys` imported but unused"), "{text}");
+    assert!(!text.contains("`os` imported but unused"), "{text}");
+    assert!(
+        text.contains("1 pre-existing violation not listed (--show-existing lists them)."),
+        "{text}"
+    );
+    let (_, text) = run(&["--format", "text", "--show-existing"]);
+    assert!(text.contains("`os` imported but unused"), "{text}");
+    assert!(!text.contains("not listed"), "{text}");
+
+    let (_, sarif) = run(&["--format", "sarif"]);
+    let sarif: Value = serde_json::from_str(&sarif).unwrap();
+    let mut states: Vec<(String, String)> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["message"]["text"].as_str().unwrap().to_owned(),
+                r["baselineState"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    states.sort();
+    assert_eq!(
+        states,
+        [
+            ("`os` imported but unused".into(), "unchanged".into()),
+            ("`sys` imported but unused".into(), "new".into()),
+        ]
+    );
+
+    // Without the setting, nothing is compared: the old finding fails as before.
+    write(ws.path(), "quality.yaml", RUFF);
+    let (code, text) = run(&["--format", "json"]);
+    assert_eq!(code, 1);
+    assert!(!text.contains("\"new\""), "{text}");
+}

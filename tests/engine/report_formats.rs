@@ -281,14 +281,14 @@ fn green_report() -> Report {
 
 #[test]
 fn text_snapshot() {
-    insta::assert_snapshot!("text", text::render(&full_report(), false));
+    insta::assert_snapshot!("text", text::render(&full_report(), false, false));
 }
 
 #[test]
 fn text_snapshot_color() {
     insta::assert_snapshot!(
         "text_color",
-        text::render(&full_report(), true).replace('\x1b', "<ESC>")
+        text::render(&full_report(), true, false).replace('\x1b', "<ESC>")
     );
 }
 
@@ -298,13 +298,13 @@ fn text_has_no_escape_codes_without_color_even_from_tool_messages() {
     // Tools that colour their output when they think they are on a terminal.
     report.gates[1].violations[0].message = "\x1b[1m`os`\x1b[0m imported but unused".into();
     report.gates[4].error = Some("crashed:\x1b[31m Traceback\x1b[0m".into());
-    let plain = text::render(&report, false);
+    let plain = text::render(&report, false, false);
     assert!(!plain.contains('\x1b'), "{plain}");
     assert!(
         plain.contains("\\u{1b}[1m`os`"),
         "the escape is shown, not dropped: {plain}"
     );
-    let colored = text::render(&report, true);
+    let colored = text::render(&report, true, false);
     assert!(
         colored.contains("\x1b[31merror\x1b[0m"),
         "severity is coloured"
@@ -319,7 +319,7 @@ fn text_has_no_escape_codes_without_color_even_from_tool_messages() {
 
 #[test]
 fn text_groups_by_file_and_orders_by_position() {
-    let out = text::render(&full_report(), false);
+    let out = text::render(&full_report(), false, false);
     let main = out.find("\nsrc/app/main.py\n").expect("file heading");
     let odd = out
         .find(&format!("\n{ODD_FILE}\n"))
@@ -973,7 +973,7 @@ fn quiet_runs_stay_quiet() {
         md.contains("Passed: **ruff_format**, **ruff_lint**, **mypy**."),
         "a name equal to the id is not repeated: {md}"
     );
-    let text = text::render(&green, false);
+    let text = text::render(&green, false, false);
     assert!(
         text.contains("\nmypy: passed (42 files checked)\n"),
         "{text}"
@@ -997,7 +997,9 @@ fn quiet_runs_stay_quiet() {
         md.contains("### Skipped\n\n- **Mypy** (`mypy`): no matching files\n"),
         "{md}"
     );
-    assert!(text::render(&nothing, false).contains("Mypy (mypy): skipped — no matching files"));
+    assert!(
+        text::render(&nothing, false, false).contains("Mypy (mypy): skipped — no matching files")
+    );
     let log: Value = serde_json::from_str(&sarif::render(&nothing)).unwrap();
     assert_eq!(log["runs"][0]["results"], serde_json::json!([]));
     assert_eq!(

@@ -69,6 +69,7 @@ pub(super) fn compile(
         parent_branch: raw.parent_branch,
         content_hash: stable_hash(text.as_bytes()),
         cache,
+        new_only: raw.new_only.unwrap_or(false),
     };
     p.into_result(config)
 }

@@ -419,7 +419,7 @@ fn key_expectation(key: &str) -> Option<Expectation> {
             "a mapping of variable names to strings",
             "{ PYTHONPATH: src }",
         ),
-        "optional" | "allow_fail" | "pass_files" => ("true or false", "true"),
+        "optional" | "allow_fail" | "pass_files" | "new_only" => ("true or false", "true"),
         "run_on" => ("a list of triggers (save, command, ci)", "[command, ci]"),
         "max_files_per_run" => ("a whole number of at least 1", "100"),
         // How a tool's output is read.

@@ -40,6 +40,11 @@ pub struct RawConfig {
     /// The result cache: a store shared across machines (CI, other developers, the editor).
     #[serde(default)]
     pub cache: Option<RawCache>,
+    /// Decide by new findings only, as `qgates check --new-only`: findings that were there at
+    /// the scope's base commit are counted, and fail nothing.
+    #[serde(default)]
+    #[schemars(extend("default" = false))]
+    pub new_only: Option<bool>,
     /// Gate definitions by id (letters, digits, `_` and `-`; the id names log files).
     #[schemars(
         with = "BTreeMap<String, RawGate>",

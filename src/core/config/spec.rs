@@ -32,6 +32,8 @@ pub struct Config {
     pub content_hash: String,
     /// The `cache:` section (the shared store), before the environment's word on it.
     pub cache: CacheSettings,
+    /// Only new findings fail (`core::novelty`).
+    pub new_only: bool,
 }
 
 /// The `cache:` section as configured.

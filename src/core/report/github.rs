@@ -15,7 +15,7 @@ use crate::core::violation::{Severity, Violation};
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
     for g in &report.gates {
-        for v in &g.violations {
+        for v in g.violations.iter().filter(|v| report.lists(v, false)) {
             annotation(&mut out, g, v);
         }
     }

@@ -99,6 +99,14 @@ pub struct GateResult {
     pub incomplete: bool,
 }
 
+impl Report {
+    /// Whether a violation is listed where violations are listed one by one: under
+    /// `--new-only`, pre-existing ones are counted, not listed, unless asked for.
+    pub fn lists(&self, v: &Violation, show_existing: bool) -> bool {
+        show_existing || v.new != Some(false) || !self.novelty.as_ref().is_some_and(|n| n.new_only)
+    }
+}
+
 impl GateResult {
     /// Whether the gate was skipped because no file of the project is one of its files: a
     /// mistake in the configuration, not a quiet run.

@@ -65,6 +65,8 @@ pub fn render(report: &Report) -> String {
                 "message": { "text": message_text(&v.message) },
                 "locations": locations,
                 "fixes": fixes.map(|fix| json!([fix])),
+                // Against the run's reference (`core::novelty`), when it was compared.
+                "baselineState": v.new.map(|new| if new { "new" } else { "unchanged" }),
                 "properties": without_nulls(json!({
                     "gate": g.id,
                     "allowFail": g.allow_fail.then_some(true),

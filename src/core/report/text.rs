@@ -62,8 +62,9 @@ impl Paint {
     }
 }
 
-/// Renders the report for a terminal; `color` switches ANSI colour on.
-pub fn render(report: &Report, color: bool) -> String {
+/// Renders the report for a terminal; `color` switches ANSI colour on; `show_existing` lists
+/// pre-existing violations of a `--new-only` run too.
+pub fn render(report: &Report, color: bool, show_existing: bool) -> String {
     let p = Paint { color };
     let mut out = String::new();
     let mut header = p.paint(sgr::BOLD, &visible(&report.summary_line()));
@@ -78,8 +79,13 @@ pub fn render(report: &Report, color: bool) -> String {
 
     // All gates' violations, merged per file; a BTreeMap keeps the files sorted.
     let mut per_file: BTreeMap<&str, Vec<(&GateResult, &Violation)>> = BTreeMap::new();
+    let mut unlisted = 0;
     for g in &report.gates {
         for v in &g.violations {
+            if !report.lists(v, show_existing) {
+                unlisted += 1;
+                continue;
+            }
             if let Some(file) = v.file.as_deref() {
                 per_file.entry(file).or_default().push((g, v));
             }
@@ -92,6 +98,19 @@ pub fn render(report: &Report, color: bool) -> String {
         write_rows(&mut out, &p, &list);
     }
 
+    if unlisted > 0 {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            p.paint(
+                sgr::DIM,
+                &format!(
+                    "{} not listed (--show-existing lists them).",
+                    count(unlisted, "pre-existing violation")
+                )
+            )
+        );
+    }
     out.push('\n');
     for g in &report.gates {
         write_gate(&mut out, &p, g);
