@@ -267,3 +267,29 @@ fn the_outputs_separate_new_from_pre_existing_findings() {
     assert_eq!(code, 1);
     assert!(!text.contains("\"new\""), "{text}");
 }
+
+/// The reference runs what the working tree runs: a repository script the change edited is run
+/// in its current version there too (it is what was trusted), so its findings in old code are
+/// pre-existing.
+#[test]
+fn the_reference_runs_the_working_trees_scripts() {
+    let config = "version: 1\ngates:\n  lint:\n    command: [tools/lint]\n    file_types: [.py]\n    parsing:\n      strategy: text_violations\n      pattern: '^(?P<file>[^:]+):(?P<line>\\d+): (?P<code>\\w+) (?P<message>.+)$'\n";
+    let ws = repo(config, &[("a.py", "x = 1\n")]);
+    common::tool(ws.path(), "tools/lint", "#!/bin/sh\nexit 0\n");
+    git(ws.path(), &["add", "-A"]);
+    git(ws.path(), &["commit", "-qm", "a quiet linter"]);
+    // The linter now finds something on every file's first line; a.py is edited below it.
+    common::tool(
+        ws.path(),
+        "tools/lint",
+        "#!/bin/sh\nfor f in \"$@\"; do echo \"$f:1: X1 first line\"; done\nexit 1\n",
+    );
+    write(ws.path(), "a.py", "x = 1\ny = 2\n");
+    let (code, report) = check_new_only(ws.path(), &[]);
+    assert_eq!(
+        marked(&report),
+        [("a.py".into(), 1, "X1".into(), false)],
+        "{report}"
+    );
+    assert_eq!(code, 0, "{report}");
+}

@@ -12,6 +12,7 @@ use crate::core::engine::{Run, RunRequest, execute};
 use crate::core::report::GateStatus;
 use crate::core::scope::ScopeRequest;
 use crate::core::scope::changed_lines::at_commit;
+use crate::core::trust::{FileHashes, Manifest};
 
 /// The findings of `run`'s gates at `commit`, over the reference versions of the files it
 /// checked.
@@ -47,9 +48,22 @@ pub(super) async fn findings(
         .await
         .map_err(|e| format!("checking out the reference failed: {e}"))?
         .map_err(|e| e.to_string())?;
-    let inputs = run.gates().iter().flat_map(|g| &g.cache_inputs);
-    for input in inputs {
-        copy_over(&request.root.join(input), &room.root().join(input))?;
+    // The gates' configuration files, and the workspace's scripts the commands run: the
+    // reference run runs what the working tree would (what was trusted), over older code.
+    let manifest = Manifest::of(config, &request.root, &FileHashes::default());
+    let scripts = manifest
+        .commands
+        .iter()
+        .flat_map(|c| &c.local)
+        .filter(|l| l.sha256.is_some())
+        .map(|l| &l.path);
+    for rel in run
+        .gates()
+        .iter()
+        .flat_map(|g| &g.cache_inputs)
+        .chain(scripts)
+    {
+        copy_over(&request.root.join(rel), &room.root().join(rel))?;
     }
     let paths: Vec<PathBuf> = files.values().map(|f| request.root.join(&f.path)).collect();
     let mut req = room
