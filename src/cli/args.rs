@@ -309,8 +309,8 @@ pub struct OutputArgs {
     /// the next page's).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub offset: usize,
-    /// `text` lists the pre-existing violations of a `--new-only` run too (they are counted
-    /// either way).
+    /// `text` and `summary` list the pre-existing violations of a `--new-only` run too (they
+    /// are counted either way).
     #[arg(long)]
     pub show_existing: bool,
 }

@@ -269,6 +269,7 @@ pub(super) fn rendered(report: &Report, output: &OutputArgs, terminal: bool) -> 
                 .page(PageRequest {
                     max_violations: output.max_violations,
                     offset: output.offset,
+                    include_existing: output.show_existing,
                 })
                 .for_command_line();
             return format!("{}\n{}\n", page.summary_line(), page.to_json());

@@ -55,11 +55,15 @@ pub struct RunArgs {
     /// last_summary with it.
     #[serde(default, deserialize_with = "deserialize_offset")]
     pub offset: Option<usize>,
+    /// Show the pre-existing violations too (default false): each violation of an `auto` or
+    /// `branch` run says `"new": true|false` against the scope's base commit, and new ones come
+    /// first; without this, pre-existing ones are only counted (`novelty`).
+    pub include_existing: Option<bool>,
 }
 
 impl RunArgs {
     pub fn page(&self) -> PageRequest {
-        PageRequest::new(self.max_violations, self.offset)
+        PageRequest::new(self.max_violations, self.offset).with_existing(self.include_existing)
     }
 }
 
@@ -73,11 +77,13 @@ pub struct LastArgs {
     /// Where the shown violations start (default 0): the `next_offset` of the previous result.
     #[serde(default, deserialize_with = "deserialize_offset")]
     pub offset: Option<usize>,
+    /// Show the pre-existing violations too (default false; see run_quality_gates).
+    pub include_existing: Option<bool>,
 }
 
 impl LastArgs {
     pub fn page(&self) -> PageRequest {
-        PageRequest::new(self.max_violations, self.offset)
+        PageRequest::new(self.max_violations, self.offset).with_existing(self.include_existing)
     }
 }
 
@@ -165,7 +171,9 @@ mod tests {
         map.insert("scope".into(), json!("auto"));
         let e = parse_args::<LastArgs>("last_summary", Some(map), "").unwrap_err();
         assert!(
-            e.contains("unknown field `scope`, expected `max_violations` or `offset`"),
+            e.contains(
+                "unknown field `scope`, expected one of `max_violations`, `offset`, `include_existing`"
+            ),
             "{e}"
         );
         let mut map = serde_json::Map::new();

@@ -19,9 +19,8 @@ use super::tools::{self, LAST, LAST_ACCEPTS, RUN, RUN_ACCEPTS, error_result, rep
 use crate::core::api::ResultCache;
 use crate::core::api::ScopeRequest;
 use crate::core::api::clean_room::{DEFAULT_REV, ServerRunError, run_for_server, runs_as_trusted};
-use crate::core::api::fix::run_with_fixes;
 use crate::core::api::{KindFilter, KindFilterError};
-use crate::core::api::{RunRequest, run};
+use crate::core::api::{NewFindings, RunRequest, novelty};
 use crate::core::api::{ScopeChoice, scope_request};
 use crate::core::config::{self, Config, Trigger};
 use crate::core::report::Report;
@@ -113,16 +112,15 @@ impl QgatesServer {
         let cache = Arc::new(ResultCache::load(&self.root));
         let request = RunRequest {
             cache: Some(cache.clone()),
+            new_findings: if config.new_only {
+                NewFindings::Only
+            } else {
+                NewFindings::Mark
+            },
             ..request
         };
         let fix = args.fix;
-        let work = tokio::spawn(async move {
-            if fix {
-                run_with_fixes(&config, &request).await
-            } else {
-                run(&config, &request).await
-            }
-        });
+        let work = tokio::spawn(async move { novelty::run(&config, &request, fix).await });
         let crashed = "qgates stopped unexpectedly during the run (a bug in qgates; its stderr log has the details). The server keeps running: call run_quality_gates again, or run `qgates check` in a terminal to see more.";
         let why = |e| format!("{e} Nothing was run.");
         let report = outcome(work, context, ("run", crashed), why).await?;

@@ -97,7 +97,9 @@ fn lines_inserted_above_an_old_finding_leave_it_pre_existing_and_a_new_one_fails
     assert_eq!(code, 1, "the new finding fails: {report}");
     let line = report_line(ws.path());
     assert!(
-        line.starts_with("❌ 1/1 gates failed — 1 new violation (1 pre-existing, 0 fixed)"),
+        line.starts_with(
+            "❌ 1/1 gates failed — 1 new violation (1 pre-existing, 0 fixed; 1 auto-fixable)"
+        ),
         "{line}"
     );
 

@@ -1102,6 +1102,7 @@ fn a_page_shows_errors_first_and_cuts_visibly() {
     let page = report.page(PageRequest {
         max_violations: 3,
         offset: 0,
+        include_existing: false,
     });
     assert_eq!((page.shown, page.total, page.next_offset), (3, 10, Some(3)));
     assert_eq!(codes(&page), ["I001", "F401", "UP031"]);
@@ -1133,6 +1134,7 @@ fn a_page_shows_errors_first_and_cuts_visibly() {
     let last = report.page(PageRequest {
         max_violations: 50,
         offset: 8,
+        include_existing: false,
     });
     assert_eq!((last.shown, last.next_offset), (2, None));
     assert_eq!(codes(&last), ["TODO", "TODO"]);

@@ -113,11 +113,18 @@ async def main():
             transcript["scopes"] = []
             for name, args, cli_args in SCOPES:
                 forget_cache()
-                mcp = await call(session, "run_quality_gates", args)
+                # Every finding shown, as the command line shows them.
+                mcp = await call(session, "run_quality_gates", {**args, "include_existing": True})
                 forget_cache()
                 cli = check_cli(cli_args)
                 transcript["scopes"].append({"scope": name, "mcp": mcp, "cli": cli})
-            transcript["last_after_runs"] = await call(session, "last_summary", {})
+            transcript["last_after_runs"] = await call(
+                session, "last_summary", {"include_existing": True}
+            )
+            # The default page of a branch run: new findings, the pre-existing ones counted.
+            transcript["branch_default_page"] = await call(
+                session, "run_quality_gates", {"scope": "branch"}
+            )
 
             transcript["bad"] = []
             for what, args in BAD_CALLS:

@@ -89,6 +89,21 @@ fn error_text(result: &Value) -> &str {
     text(result, 0)
 }
 
+/// A report without what the comparison with the reference adds (the command line compares
+/// only with `--new-only`).
+fn without_novelty(mut report: Value) -> Value {
+    let obj = report.as_object_mut().unwrap();
+    obj.remove("novelty");
+    obj.remove("pre_existing_left_out");
+    for g in obj["gates"].as_array_mut().unwrap() {
+        let violations = g.get_mut("violations").and_then(Value::as_array_mut);
+        for v in violations.into_iter().flatten() {
+            v.as_object_mut().unwrap().remove("new");
+        }
+    }
+    report
+}
+
 #[test]
 fn a_real_client_gets_the_same_reports_as_the_cli_and_readable_errors() {
     let ws = example_repo();
@@ -119,7 +134,8 @@ fn a_real_client_gets_the_same_reports_as_the_cli_and_readable_errors() {
             "clean_room",
             "rev",
             "max_violations",
-            "offset"
+            "offset",
+            "include_existing"
         ]
     );
     assert_eq!(tools[1]["input_schema"]["additionalProperties"], false);
@@ -151,7 +167,7 @@ fn a_real_client_gets_the_same_reports_as_the_cli_and_readable_errors() {
         );
         assert!(report.get("next_offset").is_none(), "{report}");
         assert_eq!(
-            comparable(report),
+            without_novelty(comparable(report)),
             comparable(&cli["report"]),
             "scope {}: MCP and CLI differ",
             s["scope"]
@@ -168,6 +184,27 @@ fn a_real_client_gets_the_same_reports_as_the_cli_and_readable_errors() {
     assert_eq!(
         t["last_after_runs"]["structured"], t["scopes"][3]["mcp"]["structured"],
         "last_summary returns the last run"
+    );
+
+    // The branch's changes add `import sys` to a new module; the example's unused `os` was
+    // there at the merge-base. By default the new finding is shown, the old one counted.
+    let branch = &t["scopes"][2]["mcp"]["structured"];
+    assert_eq!(branch["novelty"]["new"], 1, "{branch}");
+    assert_eq!(branch["novelty"]["existing"], 1, "{branch}");
+    let page = &t["branch_default_page"]["structured"];
+    let shown: Vec<(&str, bool)> = page["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["violations"].as_array().into_iter().flatten())
+        .map(|v| (v["file"].as_str().unwrap(), v["new"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(shown, [("src/new_module.py", true)], "{page}");
+    assert_eq!(page["pre_existing_left_out"], 1, "{page}");
+    let line = text(&t["branch_default_page"], 0);
+    assert!(
+        line.contains("1 new violation (1 pre-existing, 0 fixed; 2 auto-fixable)"),
+        "{line}"
     );
 
     // Bad calls: tool errors that say what is wrong and what to do.

@@ -14,7 +14,6 @@ use std::sync::Arc;
 use crate::core::config::spec::Template;
 use crate::core::config::{Config, Gate, GateKind};
 use crate::core::engine::{Run, RunError, RunRequest, append_note, execute, select_gates};
-use crate::core::report::Report;
 use crate::core::runner::process::{ProcessOutcome, ProcessSpec, resolve_program, run_process};
 use crate::core::scope::resolve;
 use crate::core::workspace::run_logs::{RunDir, create_run_dir};
@@ -38,12 +37,7 @@ pub struct FixOutcome {
 }
 
 /// Runs the fixers, then the gates; the report's `fixed` lists the files that changed and its
-/// scope note says which fixers failed.
-pub async fn run_with_fixes(config: &Config, request: &RunRequest) -> Result<Report, RunError> {
-    Ok(execute_with_fixes(config, request).await?.finish())
-}
-
-/// `run_with_fixes`, with the run left for the caller to finish.
+/// scope note says which fixers failed. The run is left for the caller to finish.
 pub async fn execute_with_fixes(config: &Config, request: &RunRequest) -> Result<Run, RunError> {
     let outcome = apply_fixers(config, request).await?;
     let mut run = execute(config, request, None).await?;

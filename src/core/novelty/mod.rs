@@ -22,11 +22,23 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::core::config::Config;
-use crate::core::engine::{NewFindings, Run, RunRequest};
+use crate::core::engine::{NewFindings, Run, RunError, RunRequest, execute};
+use crate::core::fix::execute_with_fixes;
 use crate::core::report::{GateStatus, Novelty, Report};
 use crate::core::scope::changed_lines::EarlierFile;
 use crate::core::violation::Violation;
 use matching::match_file;
+
+/// A whole run with its findings judged (`judge`): the gates (the fixers first with `fix`),
+/// the comparison, then the state and the report (`Run::finish`).
+pub async fn run(config: &Config, request: &RunRequest, fix: bool) -> Result<Report, RunError> {
+    let run = if fix {
+        execute_with_fixes(config, request).await?
+    } else {
+        execute(config, request, None).await?
+    };
+    Ok(judge(config, request, run).await.finish())
+}
 
 /// Compares the run's findings with the reference's, when the request asks and the run's scope
 /// is made of changes. A reference that cannot be run leaves the findings unmarked, and says why

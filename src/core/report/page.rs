@@ -22,6 +22,9 @@ pub const DEFAULT_MAX_VIOLATIONS: usize = 50;
 pub struct PageRequest {
     pub max_violations: usize,
     pub offset: usize,
+    /// Pre-existing violations (`"new": false`) are shown too; otherwise the report's
+    /// `novelty` only counts them.
+    pub include_existing: bool,
 }
 
 impl Default for PageRequest {
@@ -36,6 +39,14 @@ impl PageRequest {
         PageRequest {
             max_violations: max_violations.unwrap_or(DEFAULT_MAX_VIOLATIONS),
             offset: offset.unwrap_or(0),
+            include_existing: false,
+        }
+    }
+
+    pub fn with_existing(self, include_existing: Option<bool>) -> Self {
+        PageRequest {
+            include_existing: include_existing.unwrap_or(false),
+            ..self
         }
     }
 }
@@ -63,6 +74,9 @@ pub struct ReportPage {
     /// The whole report (`report.json` in the run's log folder), when it could be written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_report: Option<String>,
+    /// Pre-existing violations left out of the page (`include_existing` shows them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pre_existing_left_out: usize,
     /// The whole report's summary line (the page's gates no longer hold what it counts).
     #[serde(skip)]
     #[schemars(skip)]
@@ -77,7 +91,12 @@ pub struct ReportPage {
 impl Report {
     /// The page of this report's violations that `request` asks for.
     pub fn page(&self, request: PageRequest) -> ReportPage {
-        let order = reading_order(self);
+        let mut order = reading_order(self);
+        let all = order.len();
+        if !request.include_existing {
+            order.retain(|&(g, i)| self.gates[g].violations[i].new != Some(false));
+        }
+        let pre_existing_left_out = all - order.len();
         let total = order.len();
         let start = request.offset.min(total);
         let end = start.saturating_add(request.max_violations).min(total);
@@ -113,6 +132,7 @@ impl Report {
             next_offset: (end < total).then_some(end),
             left_out,
             full_report: self.full_report.as_ref().map(|f| f.display.clone()),
+            pre_existing_left_out,
             whole_summary: self.summary_line(),
             command_line: false,
         }
@@ -201,7 +221,15 @@ pub fn reading_order(report: &Report) -> Vec<(usize, usize)> {
             &report.gates[ga].violations[ia],
             &report.gates[gb].violations[ib],
         );
-        (a.severity, &a.file, a.line, a.column).cmp(&(b.severity, &b.file, b.line, b.column))
+        // New findings first: what the change did before what it found there.
+        let existing = |v: &crate::core::violation::Violation| v.new == Some(false);
+        (existing(a), a.severity, &a.file, a.line, a.column).cmp(&(
+            existing(b),
+            b.severity,
+            &b.file,
+            b.line,
+            b.column,
+        ))
     });
     order
 }
@@ -248,6 +276,10 @@ fn whole_number<'de, D: Deserializer<'de>>(d: D, what: &str) -> Result<Option<us
             "{n} is not a whole number; expected {what}"
         ))),
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

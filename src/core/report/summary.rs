@@ -100,12 +100,21 @@ impl Report {
             if !errored.is_empty() {
                 line.push_str(&format!(", {} could not run", errored.len()));
             }
-            line.push_str(&format!(
-                " — {} ({} auto-fixable): {}",
-                self.violations_phrase(),
-                s.auto_fixable,
-                named(&failed)
-            ));
+            let counts = match &self.novelty {
+                Some(n) => format!(
+                    "{} ({} pre-existing, {} fixed; {} auto-fixable)",
+                    count(n.new, "new violation"),
+                    n.existing,
+                    n.fixed,
+                    s.auto_fixable
+                ),
+                None => format!(
+                    "{} ({} auto-fixable)",
+                    self.violations_phrase(),
+                    s.auto_fixable
+                ),
+            };
+            line.push_str(&format!(" — {counts}: {}", named(&failed)));
             if !errored.is_empty() {
                 line.push_str(&format!("; could not run: {}", named(&errored)));
             }
@@ -158,14 +167,6 @@ impl Report {
     /// `40 violations`, or with the severities when not all are errors:
     /// `40 violations: 30 errors, 10 warnings` (a list of warnings alone is not a red build).
     fn violations_phrase(&self) -> String {
-        if let Some(n) = &self.novelty {
-            return format!(
-                "{} ({} pre-existing, {} fixed)",
-                count(n.new, "new violation"),
-                n.existing,
-                n.fixed
-            );
-        }
         let total = self.summary.total_violations;
         let mut by_severity = [0usize; 4];
         for v in self.gates.iter().flat_map(|g| &g.violations) {
