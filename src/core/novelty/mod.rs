@@ -8,8 +8,9 @@
 //! (`cache_inputs`: `pyproject.toml`, `mypy.ini`, …) are copied from the working tree. So a rule
 //! the change switched on finds what it finds in the old code too, and those findings are
 //! pre-existing; a finding the change caused in a file it did not touch (a caller of a function
-//! whose signature changed) is new, since the reference run did not find it. The result cache is
-//! keyed by content, so a reference version it has seen costs nothing the next time.
+//! whose signature changed) is new, since the reference run did not find it. The reference run
+//! does not use the working tree's result cache, which keeps one result per gate and file: the
+//! reference version would replace the current one.
 //!
 //! `judge` is a stage after the gates (`engine::execute`) and before `Run::finish`: with
 //! `NewFindings::Only` a gate whose failing findings are all pre-existing passes, and the run's

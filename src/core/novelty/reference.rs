@@ -69,7 +69,9 @@ pub(super) async fn findings(
     let mut req = room
         .request(ScopeRequest::Files(paths), Some(gates), request.trigger)
         .map_err(|e| e.to_string())?;
-    req.cache = request.cache.clone();
+    // Not the working tree's cache: it keeps one result per gate and file, and the reference
+    // version under the same path would replace the current one each time.
+    req.cache = None;
     let earlier = execute(config, &req, None)
         .await
         .map_err(|e| e.to_string())?;
