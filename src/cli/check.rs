@@ -35,6 +35,8 @@ struct Prepared {
     config: Config,
     request: RunRequest,
     cache: Option<Arc<ResultCache>>,
+    /// The results of the findings' reference (`novelty`), when compared and cached.
+    reference_cache: Option<Arc<ResultCache>>,
 }
 
 /// Reads the arguments, the workspace and its configuration; an error has been said on stderr
@@ -84,6 +86,10 @@ fn prepare(a: &CheckArgs) -> Result<Prepared, i32> {
             ..RunRequest::new(root.clone(), scope, Trigger::Ci)
         },
     };
+    let reference_cache = cache
+        .as_ref()
+        .filter(|_| request.new_findings != NewFindings::Ignore)
+        .map(|_| Arc::new(ResultCache::load_reference(&root)));
     Ok(Prepared {
         root,
         access,
@@ -91,6 +97,7 @@ fn prepare(a: &CheckArgs) -> Result<Prepared, i32> {
         config,
         request,
         cache,
+        reference_cache,
     })
 }
 
@@ -171,7 +178,12 @@ fn scope_and_kinds(a: &CheckArgs, clean_room: bool) -> Result<(ScopeRequest, Kin
 /// Runs the gates (with the fixers first under `--fix`). SIGINT, SIGTERM and SIGHUP (Ctrl-C
 /// reaches only qgates: each tool has its own process group) stop the tools, and qgates exits
 /// as the signal's conventional status.
-fn run_gates(config: &Config, request: &RunRequest, fix: bool) -> Result<Run, i32> {
+fn run_gates(
+    config: &Config,
+    request: &RunRequest,
+    fix: bool,
+    reference_cache: Option<&Arc<ResultCache>>,
+) -> Result<Run, i32> {
     // One thread: the gates are processes, and their outputs are parsed on the blocking pool.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -186,7 +198,7 @@ fn run_gates(config: &Config, request: &RunRequest, fix: bool) -> Result<Run, i3
                 execute(config, request, None).await
             };
             match run {
-                Ok(run) => Ok(novelty::judge(config, request, run).await),
+                Ok(run) => Ok(novelty::judge(config, request, run, reference_cache).await),
                 Err(e) => Err(e),
             }
         };
@@ -211,7 +223,8 @@ fn run_gates(config: &Config, request: &RunRequest, fix: bool) -> Result<Run, i3
 }
 
 fn run_and_report(a: &CheckArgs, p: Prepared) -> i32 {
-    let run = match run_gates(&p.config, &p.request, a.fix) {
+    let reference_cache = p.reference_cache.as_ref();
+    let run = match run_gates(&p.config, &p.request, a.fix, reference_cache) {
         Ok(run) => run,
         Err(code) => return code,
     };
@@ -220,6 +233,9 @@ fn run_and_report(a: &CheckArgs, p: Prepared) -> i32 {
         None => run.finish(),
     };
     if let Some(cache) = &p.cache {
+        cache.save();
+    }
+    if let Some(cache) = &p.reference_cache {
         cache.save();
     }
     if p.access == Access::ReadOnly {

@@ -120,11 +120,15 @@ impl QgatesServer {
             ..request
         };
         let fix = args.fix;
-        let work = tokio::spawn(async move { novelty::run(&config, &request, fix).await });
+        let reference = Arc::new(ResultCache::load_reference(&self.root));
+        let kept = reference.clone();
+        let work =
+            tokio::spawn(async move { novelty::run(&config, &request, fix, Some(&kept)).await });
         let crashed = "qgates stopped unexpectedly during the run (a bug in qgates; its stderr log has the details). The server keeps running: call run_quality_gates again, or run `qgates check` in a terminal to see more.";
         let why = |e| format!("{e} Nothing was run.");
         let report = outcome(work, context, ("run", crashed), why).await?;
         cache.save();
+        reference.save();
         Ok(self.keep(report, args.page()))
     }
 

@@ -295,3 +295,40 @@ fn the_reference_runs_the_working_trees_scripts() {
     );
     assert_eq!(code, 0, "{report}");
 }
+
+/// The reference's results are cached apart, by content: a second run over the same change
+/// starts no tool, neither in the working tree nor for the reference, and makes no checkout.
+#[test]
+fn a_second_run_over_the_same_change_starts_no_tool() {
+    let config = "version: 1\ngates:\n  lint:\n    command: [tools/lint]\n    file_types: [.py]\n    parsing:\n      strategy: text_violations\n      pattern: '^(?P<file>[^:]+):(?P<line>\\d+): (?P<code>\\w+) (?P<message>.+)$'\n";
+    let log = tempfile::tempdir().unwrap();
+    let runs = log.path().join("runs.log");
+    let script = format!(
+        "#!/bin/sh\necho run >> '{}'\nfor f in \"$@\"; do echo \"$f:1: X1 first line\"; done\nexit 1\n",
+        runs.display()
+    );
+    let ws = repo(config, &[("a.py", "x = 1\n")]);
+    common::tool(ws.path(), "tools/lint", &script);
+    git(ws.path(), &["add", "-A"]);
+    git(ws.path(), &["commit", "-qm", "the linter"]);
+    write(ws.path(), "a.py", "x = 1\ny = 2\n");
+    let started = || {
+        std::fs::read_to_string(&runs)
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    };
+    let (_, first) = check_new_only(ws.path(), &[]);
+    assert_eq!(started(), 2, "the working tree and the reference: {first}");
+    // No checkout can be made now (no temporary folder): the reference comes from the cache.
+    let out = qgates(ws.path())
+        .args(["check", "--new-only", "--format", "json"])
+        .env("TMPDIR", ws.path().join("no-such-folder"))
+        .output()
+        .unwrap();
+    let second: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    assert_eq!(started(), 2, "nothing ran again: {second}");
+    assert!(second.get("warnings").is_none(), "{second}");
+    assert_eq!(counts(&second), (0, 1, 0), "{second}");
+    assert_eq!(code, 0);
+}

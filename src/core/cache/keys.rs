@@ -100,12 +100,19 @@ impl<'a> KeyMaker<'a> {
         } else {
             String::new()
         };
+        Some(self.key_with_content(gate, &content))
+    }
+
+    /// The key a file with the content identity `content` has for `gate` in this workspace
+    /// (a file-by-file gate: `content` is what sets its result apart), wherever that content is:
+    /// the reference version of a file (`core::novelty`).
+    pub fn key_with_content(&self, gate: &Gate, content: &str) -> String {
         let parts = self.gate_parts(gate);
         let mut hasher = Sha256::new();
         hasher.update(&parts.before);
-        hasher.update(&content);
+        hasher.update(content);
         hasher.update(&parts.after);
-        Some(hex::encode(hasher.finalize()))
+        hex::encode(hasher.finalize())
     }
 
     /// A gate's key text around the file's content, the same for all its files: made once a run.

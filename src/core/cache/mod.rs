@@ -102,7 +102,19 @@ impl ResultCache {
     /// gives an empty cache (it only costs a re-run). A file git tracks came with the
     /// repository: it is not believed (an empty cache, never written back; see `warning`).
     pub fn load(root: &Path) -> Self {
-        let path = crate::core::workspace::qgates_dir::cache_file(root);
+        Self::load_file(root, crate::core::workspace::qgates_dir::cache_file(root))
+    }
+
+    /// The results of reference versions of files (`core::novelty`), kept apart in
+    /// `<root>/.qgates/cache/reference.json`: this cache keeps one result per gate and file, and
+    /// a file's reference version would replace its current one.
+    pub fn load_reference(root: &Path) -> Self {
+        let path =
+            crate::core::workspace::qgates_dir::cache_file(root).with_file_name("reference.json");
+        Self::load_file(root, path)
+    }
+
+    fn load_file(root: &Path, path: std::path::PathBuf) -> Self {
         if let Some(warning) =
             crate::core::workspace::qgates_dir::tracked_warning(root, &path, "result cache")
         {

@@ -9,8 +9,9 @@
 //! the change switched on finds what it finds in the old code too, and those findings are
 //! pre-existing; a finding the change caused in a file it did not touch (a caller of a function
 //! whose signature changed) is new, since the reference run did not find it. The reference run
-//! does not use the working tree's result cache, which keeps one result per gate and file: the
-//! reference version would replace the current one.
+//! keeps its results in a cache of its own (`ResultCache::load_reference`), since the working
+//! tree's keeps one result per gate and file; when that cache holds every reference result of
+//! gates that check file by file, no checkout is made.
 //!
 //! `judge` is a stage after the gates (`engine::execute`) and before `Run::finish`: with
 //! `NewFindings::Only` a gate whose failing findings are all pre-existing passes, and the run's
@@ -21,7 +22,9 @@ mod reference;
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
+use crate::core::cache::ResultCache;
 use crate::core::config::Config;
 use crate::core::engine::{NewFindings, Run, RunError, RunRequest, execute};
 use crate::core::fix::execute_with_fixes;
@@ -32,19 +35,29 @@ use matching::match_file;
 
 /// A whole run with its findings judged (`judge`): the gates (the fixers first with `fix`),
 /// the comparison, then the state and the report (`Run::finish`).
-pub async fn run(config: &Config, request: &RunRequest, fix: bool) -> Result<Report, RunError> {
+pub async fn run(
+    config: &Config,
+    request: &RunRequest,
+    fix: bool,
+    cache: Option<&Arc<ResultCache>>,
+) -> Result<Report, RunError> {
     let run = if fix {
         execute_with_fixes(config, request).await?
     } else {
         execute(config, request, None).await?
     };
-    Ok(judge(config, request, run).await.finish())
+    Ok(judge(config, request, run, cache).await.finish())
 }
 
 /// Compares the run's findings with the reference's, when the request asks and the run's scope
 /// is made of changes. A reference that cannot be run leaves the findings unmarked, and says why
 /// in the report's warnings.
-pub async fn judge(config: &Config, request: &RunRequest, mut run: Run) -> Run {
+pub async fn judge(
+    config: &Config,
+    request: &RunRequest,
+    mut run: Run,
+    cache: Option<&Arc<ResultCache>>,
+) -> Run {
     if request.new_findings == NewFindings::Ignore
         || !matches!(run.report().scope.mode.as_str(), "auto" | "branch")
     {
@@ -55,7 +68,7 @@ pub async fn judge(config: &Config, request: &RunRequest, mut run: Run) -> Run {
         mark_all_new(&mut run, "");
         return finish_judging(request, run);
     };
-    match reference::findings(config, request, &run, &commit).await {
+    match reference::findings(config, request, &run, &commit, cache).await {
         Ok(earlier) => {
             classify(&request.root, run.report_mut(), &earlier);
             if let Some(n) = &mut run.report_mut().novelty {

@@ -4,23 +4,29 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::Earlier;
+use crate::core::cache::{KeyMaker, ResultCache};
 use crate::core::clean_room::CleanRoom;
-use crate::core::config::Config;
+use crate::core::config::{CachePolicy, Config};
 use crate::core::engine::{Run, RunRequest, execute};
 use crate::core::report::GateStatus;
 use crate::core::scope::ScopeRequest;
-use crate::core::scope::changed_lines::at_commit;
+use crate::core::scope::changed_lines::{EarlierFile, at_commit};
 use crate::core::trust::{FileHashes, Manifest};
+use crate::core::violation::Violation;
+use crate::core::workspace::content_id::blob_id;
 
 /// The findings of `run`'s gates at `commit`, over the reference versions of the files it
-/// checked.
+/// checked: from `cache` when it has them all, else from a run in a checkout, whose results go
+/// into `cache`.
 pub(super) async fn findings(
     config: &Config,
     request: &RunRequest,
     run: &Run,
     commit: &str,
+    cache: Option<&Arc<ResultCache>>,
 ) -> Result<Earlier, String> {
     let root = request.root.clone();
     let checked = run.report().scope.files.clone();
@@ -42,6 +48,9 @@ pub(super) async fn findings(
             findings: HashMap::new(),
             files,
         });
+    }
+    if let Some(findings) = cache.and_then(|c| cached(config, request, run, &files, &gates, c)) {
+        return Ok(Earlier { findings, files });
     }
     let (root, at) = (request.root.clone(), commit.to_owned());
     let room = tokio::task::spawn_blocking(move || CleanRoom::open(&root, &at, false))
@@ -69,9 +78,8 @@ pub(super) async fn findings(
     let mut req = room
         .request(ScopeRequest::Files(paths), Some(gates), request.trigger)
         .map_err(|e| e.to_string())?;
-    // Not the working tree's cache: it keeps one result per gate and file, and the reference
-    // version under the same path would replace the current one each time.
-    req.cache = None;
+    // The reference's own cache, not the working tree's (`ResultCache::load_reference`).
+    req.cache = cache.cloned();
     let earlier = execute(config, &req, None)
         .await
         .map_err(|e| e.to_string())?;
@@ -85,6 +93,37 @@ pub(super) async fn findings(
     drop(earlier);
     drop(room);
     Ok(Earlier { findings, files })
+}
+
+/// The reference's findings as `cache` holds them, when it holds every one: only gates that
+/// check file by file, whose result for a file is keyed by that file's content (the reference
+/// version's blob id) and by what the working tree holds beside it (the gate, its configuration
+/// files, the program), as the run in a checkout with the working tree's configuration keys it.
+fn cached(
+    config: &Config,
+    request: &RunRequest,
+    run: &Run,
+    files: &HashMap<String, EarlierFile>,
+    gates: &[String],
+    cache: &ResultCache,
+) -> Option<HashMap<String, Vec<Violation>>> {
+    let keys = KeyMaker::new(&request.root, config).with_stamps(request.cache.as_deref());
+    let mut found = HashMap::new();
+    for id in gates {
+        let gate = run.gates().iter().find(|g| &g.id == id)?;
+        if !gate.pass_files || gate.cache != CachePolicy::PerFile {
+            return None;
+        }
+        let mut all = Vec::new();
+        for earlier in files.values().filter(|e| gate.applies_to(&e.path)) {
+            let content = blob_id(earlier.text.as_ref()?.as_bytes())?;
+            let key = keys.key_with_content(gate, &content);
+            all.extend(cache.peek(&gate.id, &earlier.path, &key)?);
+        }
+        found.insert(id.clone(), all);
+    }
+    tracing::debug!("the reference's findings came from the cache");
+    Some(found)
 }
 
 /// The working tree's version of a configuration file over the checkout's; one the working tree
