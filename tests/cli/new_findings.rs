@@ -263,6 +263,15 @@ fn the_outputs_separate_new_from_pre_existing_findings() {
         ]
     );
 
+    // A scope that is not made of changes has no reference: every finding counts, and the run
+    // says so.
+    let (code, text) = run(&["--scope", "project", "--format", "json"]);
+    assert_eq!(code, 1);
+    assert!(
+        text.contains("only `auto` and `branch` runs are compared with a reference"),
+        "{text}"
+    );
+
     // Without the setting, nothing is compared: the old finding fails as before.
     write(ws.path(), "quality.yaml", RUFF);
     let (code, text) = run(&["--format", "json"]);

@@ -58,9 +58,16 @@ pub async fn judge(
     mut run: Run,
     cache: Option<&Arc<ResultCache>>,
 ) -> Run {
-    if request.new_findings == NewFindings::Ignore
-        || !matches!(run.report().scope.mode.as_str(), "auto" | "branch")
-    {
+    if request.new_findings == NewFindings::Ignore {
+        return run;
+    }
+    let mode = run.report().scope.mode.clone();
+    if !matches!(mode.as_str(), "auto" | "branch") {
+        if request.new_findings == NewFindings::Only {
+            run.report_mut().warnings.push(format!(
+                "only `auto` and `branch` runs are compared with a reference, so this `{mode}` run counts every finding as new"
+            ));
+        }
         return run;
     }
     let Some(commit) = run.changed_since().map(str::to_owned) else {
