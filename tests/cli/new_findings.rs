@@ -241,6 +241,16 @@ fn the_outputs_separate_new_from_pre_existing_findings() {
     assert!(text.contains("`os` imported but unused"), "{text}");
     assert!(!text.contains("not listed"), "{text}");
 
+    let (_, markdown) = run(&["--format", "markdown"]);
+    assert!(markdown.contains("`sys` imported but unused"), "{markdown}");
+    assert!(!markdown.contains("`os` imported but unused"), "{markdown}");
+    assert!(
+        markdown.contains(
+            "1 pre-existing violation not listed: they were there at the reference commit."
+        ),
+        "{markdown}"
+    );
+
     let (_, sarif) = run(&["--format", "sarif"]);
     let sarif: Value = serde_json::from_str(&sarif).unwrap();
     let mut states: Vec<(String, String)> = sarif["runs"][0]["results"]

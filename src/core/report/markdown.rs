@@ -28,7 +28,10 @@ pub fn render(report: &Report) -> String {
         }
     }
     if write_violations(&mut out, report) == 0 {
-        out.push_str("\nNo violations.\n");
+        out.push_str(match report.novelty {
+            Some(_) => "\nNo new violations.\n",
+            None => "\nNo violations.\n",
+        });
     }
     write_could_not_run(&mut out, report);
     write_skipped(&mut out, report);
@@ -40,16 +43,31 @@ pub fn render(report: &Report) -> String {
 /// how many items there are.
 fn write_violations(out: &mut String, report: &Report) -> usize {
     let mut n = 0;
+    let mut unlisted = 0;
     for g in report.gates.iter().filter(|g| !g.violations.is_empty()) {
+        let (listed, left): (Vec<&Violation>, Vec<&Violation>) = by_position(&g.violations)
+            .into_iter()
+            .partition(|v| report.lists(v, false));
+        unlisted += left.len();
+        if listed.is_empty() {
+            continue;
+        }
         let _ = writeln!(out, "\n### {} — {}\n", gate_heading(g), status(g));
         let mut hint_everywhere = true;
-        for v in by_position(&g.violations) {
+        for v in listed {
             n += 1;
             let (text, hint_shown) = item(g, v);
             let _ = writeln!(out, "{n}. [ ] {text}");
             hint_everywhere &= hint_shown;
         }
         write_gate_notes(out, g, hint_everywhere);
+    }
+    if unlisted > 0 {
+        let _ = writeln!(
+            out,
+            "\n{} not listed: they were there at the reference commit.",
+            count(unlisted, "pre-existing violation")
+        );
     }
     n
 }
@@ -175,6 +193,9 @@ fn status(g: &GateResult) -> String {
 /// none fixable gets its hint everywhere: there it is general advice (`Run: mypy src`).
 fn item(g: &GateResult, v: &Violation) -> (String, bool) {
     let mut s = format!("**{}**", v.severity.as_str());
+    if v.new == Some(false) {
+        s.push_str(" (pre-existing)");
+    }
     if let Some(pos) = position(v) {
         let _ = write!(s, " {}", code_span(&pos));
     }
