@@ -138,25 +138,6 @@ fn server(tools: &Tools, root: &Path, watching: bool) -> LspClient {
     c
 }
 
-/// Where the server's file events come from (`qgates.summary`), once it is not starting: the
-/// server's own watch walks the folder first.
-fn file_events(c: &mut LspClient) -> String {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let answer = c
-            .request(
-                "workspace/executeCommand",
-                json!({"command": "qgates.summary", "arguments": []}),
-            )
-            .expect("qgates.summary answers");
-        let events = answer["file_events"].as_str().unwrap_or("").to_owned();
-        if !events.contains("starting") || Instant::now() > deadline {
-            return events;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// The server's resident memory (VmRSS), in MiB.
 fn rss_mib(c: &LspClient) -> f64 {
     let pid = c.child.as_ref().expect("a server process").id();
@@ -270,7 +251,7 @@ fn save_cpu(
         .collect();
     let want = if watching { "client" } else { "server" };
     for (c, _) in &mut servers {
-        let events = file_events(c);
+        let events = c.file_events();
         assert_eq!(events, want, "the server's file events");
     }
     // CPU comes from /proc in clock ticks (10 ms), so it is taken over all the timed saves of a

@@ -30,17 +30,6 @@ pub enum WatcherChoice {
     Off,
 }
 
-/// What the session settled on in `initialized`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum FileEvents {
-    /// `initialized` has not run yet.
-    #[default]
-    Undecided,
-    Client,
-    Server,
-    Off,
-}
-
 impl WatcherChoice {
     /// Whether the client is asked to report every file (not only the configuration and HEAD).
     pub fn asks_client(self) -> bool {
@@ -48,12 +37,12 @@ impl WatcherChoice {
     }
 
     /// The source once the client's registration (if any was asked) is known.
-    pub fn settle(self, client_watches: bool) -> FileEvents {
+    pub fn settle(self, client_watches: bool) -> EventSource {
         match self {
-            WatcherChoice::Auto if client_watches => FileEvents::Client,
-            WatcherChoice::Auto | WatcherChoice::Server => FileEvents::Server,
-            WatcherChoice::Client if client_watches => FileEvents::Client,
-            WatcherChoice::Client | WatcherChoice::Off => FileEvents::Off,
+            WatcherChoice::Auto if client_watches => EventSource::Client,
+            WatcherChoice::Auto | WatcherChoice::Server => EventSource::Server,
+            WatcherChoice::Client if client_watches => EventSource::Client,
+            WatcherChoice::Client | WatcherChoice::Off => EventSource::Off,
         }
     }
 }
@@ -86,21 +75,18 @@ pub type ConfigChanged = Arc<dyn Fn(&Arc<Folder>, &Path) + Send + Sync>;
 
 /// Has a folder's scope follow `events`: the client's, or a watch of the server's own started
 /// for it, of at most `limit` folders (walking the folder's tree, off the server's thread).
-pub fn follow(folder: &Arc<Folder>, events: FileEvents, limit: usize, on_config: ConfigChanged) {
-    *lock(&folder.events) = match events {
-        FileEvents::Client => EventSource::Client,
-        FileEvents::Server => EventSource::Starting,
-        FileEvents::Off => EventSource::Off,
-        FileEvents::Undecided => EventSource::Undecided,
-    };
-    match events {
-        FileEvents::Client => folder.scope.follow_events(true),
-        FileEvents::Server => {
-            let folder = folder.clone();
-            tokio::task::spawn_blocking(move || start_watch(&folder, limit, on_config));
-        }
-        FileEvents::Off | FileEvents::Undecided => {}
+pub fn follow(folder: &Arc<Folder>, events: EventSource, limit: usize, on_config: ConfigChanged) {
+    if events == EventSource::Client {
+        folder.scope.follow_events(true);
     }
+    if events != EventSource::Server {
+        *lock(&folder.events) = events;
+        return;
+    }
+    // Said before the watch's thread can say it is running, or lost.
+    *lock(&folder.events) = EventSource::Starting;
+    let folder = folder.clone();
+    tokio::task::spawn_blocking(move || start_watch(&folder, limit, on_config));
 }
 
 fn start_watch(folder: &Arc<Folder>, limit: usize, on_config: ConfigChanged) {

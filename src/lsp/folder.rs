@@ -47,6 +47,7 @@ pub enum EventSource {
     Client,
     /// The server's own watch is walking the folder.
     Starting,
+    /// The server's own watch (what the session settles on: one is started per folder).
     Server,
     /// None: every save takes a whole `git status`.
     Off,

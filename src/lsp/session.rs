@@ -12,8 +12,8 @@ use tower_lsp_server::ls_types::{ClientCapabilities, MessageType};
 
 use super::diagnostics::DiagnosticCaps;
 use super::documents::Documents;
-use super::file_events::{self, FileEvents, WatcherChoice};
-use super::folder::{Consent, Folder, Permission};
+use super::file_events::{self, WatcherChoice};
+use super::folder::{Consent, EventSource, Folder, Permission};
 use super::jobs::Job;
 use super::position::Encoding;
 use super::publish::Publisher;
@@ -95,7 +95,7 @@ pub struct Session {
     pub options: RwLock<InitOptions>,
     schedulers: Mutex<Vec<(PathBuf, AbortHandle)>>,
     /// Where the folders' file events come from, once `initialized` settled it.
-    events: Mutex<FileEvents>,
+    events: Mutex<EventSource>,
 }
 
 impl Session {
@@ -148,14 +148,14 @@ impl Session {
     }
 
     /// Where the folders' file events come from (settled in `initialized`).
-    pub fn set_file_events(self: &Arc<Self>, events: FileEvents) {
-        *lock(&self.events) = events;
+    pub fn set_file_events(self: &Arc<Self>, events: EventSource) {
+        *lock(&self.events) = events.clone();
         for folder in self.folders() {
-            self.follow(&folder, events);
+            self.follow(&folder, events.clone());
         }
     }
 
-    fn follow(self: &Arc<Self>, folder: &Arc<Folder>, events: FileEvents) {
+    fn follow(self: &Arc<Self>, folder: &Arc<Folder>, events: EventSource) {
         let limit = read_lock(&self.options)
             .max_watched_folders
             .unwrap_or(usize::MAX);
@@ -192,7 +192,7 @@ impl Session {
         lock(&self.schedulers).push((root, task.abort_handle()));
         write_lock(&self.folders).push(folder.clone());
         // After the folder is listed: `set_file_events` either finds it or was seen here.
-        let events = *lock(&self.events);
+        let events = lock(&self.events).clone();
         self.follow(&folder, events);
         folder
     }

@@ -351,3 +351,21 @@ fn a_second_run_over_the_same_change_starts_no_tool() {
     assert_eq!(counts(&second), (0, 1, 0), "{second}");
     assert_eq!(code, 0);
 }
+
+/// Before the first commit there is no reference: every finding is new.
+#[test]
+fn before_the_first_commit_every_finding_is_new() {
+    let ws = tempfile::tempdir().unwrap();
+    write(ws.path(), "quality.yaml", RUFF);
+    write(ws.path(), "a.py", "import os\n");
+    write(ws.path(), ".gitignore", ".qgates/\n");
+    git(ws.path(), &["init", "-q", "-b", "main"]);
+    let (code, report) = check_new_only(ws.path(), &[]);
+    assert_eq!(
+        marked(&report),
+        [("a.py".into(), 1, "F401".into(), true)],
+        "{report}"
+    );
+    assert_eq!(counts(&report), (1, 0, 0));
+    assert_eq!(code, 1);
+}

@@ -355,6 +355,31 @@ impl LspClient {
         let _ = w.flush();
     }
 
+    /// `qgates.summary`'s `file_events`, once the server's own watch (if it is the source) has
+    /// walked the folder.
+    pub fn file_events(&mut self) -> String {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let answer = self
+                .request(
+                    "workspace/executeCommand",
+                    json!({"command": "qgates.summary", "arguments": []}),
+                )
+                .expect("qgates.summary answers");
+            let events = answer["file_events"].as_str().unwrap_or("").to_owned();
+            if !events.contains("starting") || Instant::now() > deadline {
+                return events;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The server's open inotify instances (its own file watches).
+    pub fn inotify_descriptors(&self) -> usize {
+        let pid = self.child.as_ref().expect("a server process").id();
+        super::inotify_descriptors(&pid.to_string())
+    }
+
     /// Sends a request and waits for its response: `Ok(result)` or `Err(error)`.
     pub fn request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
         let id = self.next_id;

@@ -199,6 +199,17 @@ pub fn gate<'a>(report: &'a Value, id: &str) -> &'a Value {
         .and_then(|g| g.iter().find(|g| g["id"] == id))
         .unwrap_or_else(|| panic!("no gate {id} in {report}"))
 }
+/// The open inotify instances of a process (`self`, or a pid): a file watch holds one.
+pub fn inotify_descriptors(process: &str) -> usize {
+    std::fs::read_dir(format!("/proc/{process}/fd"))
+        .unwrap()
+        .flatten()
+        .filter(|fd| {
+            std::fs::read_link(fd.path()).is_ok_and(|t| t.to_string_lossy().contains("inotify"))
+        })
+        .count()
+}
+
 pub mod edits;
 pub mod junit;
 pub mod lsp;

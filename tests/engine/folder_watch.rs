@@ -64,7 +64,7 @@ fn the_watch_alone_keeps_the_scope_current() {
     // A tracker that answers from events alone: without the watch it would see none of the
     // changes below (`an_unreported_change_is_not_seen_and_a_reported_one_is`).
     let tracker = Arc::new(ScopeTracker::new(root.clone(), true));
-    let inotify_before = inotify_descriptors();
+    let inotify_before = common::inotify_descriptors("self");
     let (lost, lost_rx) = std::sync::mpsc::channel();
     let fed = tracker.clone();
     let watch = FolderWatch::start(&root, usize::MAX, move |o| {
@@ -106,30 +106,19 @@ fn the_watch_alone_keeps_the_scope_current() {
         ["new/deep/x.py"]
     );
 
-    assert_eq!(inotify_descriptors(), inotify_before + 1);
+    assert_eq!(common::inotify_descriptors("self"), inotify_before + 1);
     drop(watch);
     assert_eq!(lost_rx.try_recv().ok(), None, "the watch was not lost");
     // The watcher's own event thread closes the descriptor as it ends, just after the drop.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while inotify_descriptors() != inotify_before && Instant::now() < deadline {
+    while common::inotify_descriptors("self") != inotify_before && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(
-        inotify_descriptors(),
+        common::inotify_descriptors("self"),
         inotify_before,
         "the watch's descriptor is closed"
     );
-}
-
-/// This process's open inotify instances.
-fn inotify_descriptors() -> usize {
-    std::fs::read_dir("/proc/self/fd")
-        .unwrap()
-        .flatten()
-        .filter(|fd| {
-            std::fs::read_link(fd.path()).is_ok_and(|t| t.to_string_lossy().contains("inotify"))
-        })
-        .count()
 }
 
 /// Nothing below `.git` (but its own entries, for `HEAD`), `.qgates`, tools' folders or what

@@ -37,6 +37,32 @@ fn settle(root: &Path, heard: &mpsc::Receiver<Heard>, n: usize) -> Result<(), St
     }
 }
 
+/// A tracker fed by a watch of `root` alone, and what the test hears from the watch: the
+/// sentinel files `settle` writes (git ignores them), or the watch lost.
+fn watched(root: &Path) -> (Arc<ScopeTracker>, mpsc::Receiver<Heard>, FolderWatch) {
+    std::fs::write(root.join(".git/info/exclude"), "sentinel-*\n").unwrap();
+    let tracker = Arc::new(ScopeTracker::new(root.to_path_buf(), true));
+    let (tx, heard) = mpsc::channel();
+    let fed = tracker.clone();
+    let watch = FolderWatch::start(root, usize::MAX, move |o| {
+        fed.observe(&o);
+        let news = match &o {
+            Observed::Changed(paths) => paths
+                .iter()
+                .filter_map(|p| p.file_name()?.to_str())
+                .filter(|name| name.starts_with("sentinel-"))
+                .map(|name| Heard::Sentinel(name.to_owned()))
+                .collect(),
+            Observed::Lost(why) => vec![Heard::Lost(why.clone())],
+        };
+        for n in news {
+            let _ = tx.send(n);
+        }
+    })
+    .unwrap();
+    (tracker, heard, watch)
+}
+
 /// Dates the index back, as one written a while ago: a fresh one is "racily clean" and has the
 /// tracker take the whole status, which would not test the watch's events.
 fn age_index(root: &Path) {
@@ -58,26 +84,8 @@ proptest! {
     ) {
         let _alone = ONE_WATCH_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let (_tmp, root) = repository();
-        std::fs::write(root.join(".git/info/exclude"), "sentinel-*\n").unwrap();
         let config = config();
-        let tracker = Arc::new(ScopeTracker::new(root.clone(), true));
-        let (tx, heard) = mpsc::channel();
-        let fed = tracker.clone();
-        let watch = FolderWatch::start(&root, usize::MAX, move |o| {
-            fed.observe(&o);
-            let news = match &o {
-                Observed::Changed(paths) => paths
-                    .iter()
-                    .filter_map(|p| p.file_name()?.to_str()?.strip_prefix("sentinel-").map(|_| p))
-                    .map(|p| Heard::Sentinel(p.file_name().unwrap().to_string_lossy().into()))
-                    .collect(),
-                Observed::Lost(why) => vec![Heard::Lost(why.clone())],
-            };
-            for n in news {
-                let _ = tx.send(n);
-            }
-        })
-        .unwrap();
+        let (tracker, heard, watch) = watched(&root);
         let first = tracker.current(&config).unwrap();
         prop_assert_eq!(&first, &resolve(&root, &config, &ScopeRequest::Auto).unwrap());
         for (step, op) in ops.iter().enumerate() {
@@ -105,22 +113,8 @@ fn a_file_created_and_deleted_between_answers_is_not_in_the_scope() {
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     let (_tmp, root) = repository();
-    std::fs::write(root.join(".git/info/exclude"), "sentinel-*\n").unwrap();
     let config = config();
-    let tracker = Arc::new(ScopeTracker::new(root.clone(), true));
-    let (tx, heard) = mpsc::channel();
-    let fed = tracker.clone();
-    let _watch = FolderWatch::start(&root, usize::MAX, move |o| {
-        fed.observe(&o);
-        if let Observed::Changed(paths) = &o {
-            for p in paths.iter().filter_map(|p| p.file_name()?.to_str()) {
-                if p.starts_with("sentinel-") {
-                    let _ = tx.send(Heard::Sentinel(p.to_owned()));
-                }
-            }
-        }
-    })
-    .unwrap();
+    let (tracker, heard, _watch) = watched(&root);
     assert!(tracker.current(&config).unwrap().files.is_empty());
     std::fs::write(root.join("tmp.py"), "t = 1\n").unwrap();
     std::fs::remove_file(root.join("tmp.py")).unwrap();

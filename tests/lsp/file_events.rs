@@ -24,31 +24,6 @@ fn client(root: &Path, trust: &Path, watching: bool, options: Value) -> LspClien
     c
 }
 
-/// `qgates.summary`'s `file_events`, once the server's own watch (if it is the source) has
-/// walked the folder.
-fn file_events(c: &mut LspClient) -> String {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let events = summary(c)["file_events"].as_str().unwrap().to_owned();
-        if !events.contains("starting") || Instant::now() > deadline {
-            return events;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// This server's open inotify instances.
-fn inotify_descriptors(c: &LspClient) -> usize {
-    let pid = c.child.as_ref().unwrap().id();
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .unwrap()
-        .flatten()
-        .filter(|fd| {
-            std::fs::read_link(fd.path()).is_ok_and(|t| t.to_string_lossy().contains("inotify"))
-        })
-        .count()
-}
-
 /// Saves a.py (new content each time, from `version`) until a save's run checked b.py too (the
 /// report, remembered before its diagnostics go out, checked two files); returns the version of
 /// that save.
@@ -71,7 +46,7 @@ fn saves_check_a_file_changed_outside_the_editor(watching: bool) {
     let trust = tempfile::tempdir().unwrap();
     let mut c = client(ws.path(), trust.path(), watching, json!({}));
     let want = if watching { "client" } else { "server" };
-    assert_eq!(file_events(&mut c), want);
+    assert_eq!(c.file_events(), want);
     c.open("a.py");
     c.diagnostics("a.py");
     c.edit_and_save("a.py", 2, "x = 2\n");
@@ -128,9 +103,9 @@ fn the_file_watcher_option_chooses_where_events_come_from() {
     ];
     for (watching, options, want) in cases {
         let mut c = client(ws.path(), trust.path(), watching, options.clone());
-        assert_eq!(file_events(&mut c), want, "watching {watching}, {options}");
+        assert_eq!(c.file_events(), want, "watching {watching}, {options}");
         let server_watch = usize::from(want == "server");
-        assert_eq!(inotify_descriptors(&c), server_watch, "{options}");
+        assert_eq!(c.inotify_descriptors(), server_watch, "{options}");
         // Only the client's own watching is registered with it, and only when asked.
         let registered = c.all_messages().into_iter().find(|m| {
             m["method"] == "client/registerCapability"
@@ -169,8 +144,8 @@ fn a_refused_registration_falls_back_to_the_servers_watch() {
     c.refuses_registration
         .store(true, std::sync::atomic::Ordering::SeqCst);
     c.initialize(json!({"trusted": true}));
-    assert_eq!(file_events(&mut c), "server");
-    assert_eq!(inotify_descriptors(&c), 1);
+    assert_eq!(c.file_events(), "server");
+    assert_eq!(c.inotify_descriptors(), 1);
     c.shutdown();
 }
 
@@ -179,19 +154,19 @@ fn the_servers_watch_ends_with_its_folder() {
     let ws = marker_repo();
     let trust = tempfile::tempdir().unwrap();
     let mut c = client(ws.path(), trust.path(), false, json!({}));
-    assert_eq!(file_events(&mut c), "server");
-    assert_eq!(inotify_descriptors(&c), 1);
+    assert_eq!(c.file_events(), "server");
+    assert_eq!(c.inotify_descriptors(), 1);
     c.notify(
         "workspace/didChangeWorkspaceFolders",
         json!({"event": {"added": [], "removed": [{"uri": file_uri(ws.path()), "name": "ws"}]}}),
     );
     // The watch's own event thread closes the descriptor as it ends, just after the removal.
     let deadline = Instant::now() + WAIT;
-    while inotify_descriptors(&c) > 0 && Instant::now() < deadline {
+    while c.inotify_descriptors() > 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(
-        inotify_descriptors(&c),
+        c.inotify_descriptors(),
         0,
         "the watch's descriptor is closed"
     );
@@ -211,7 +186,7 @@ fn a_lost_watch_falls_back_to_a_whole_status_and_says_so() {
         false,
         json!({"maxWatchedFolders": 1}),
     );
-    let events = file_events(&mut c);
+    let events = c.file_events();
     assert!(
         events.starts_with("lost (") && events.contains("more than 1 folders"),
         "{events}"

@@ -70,18 +70,14 @@ pub async fn judge(
         }
         return run;
     }
-    let Some(commit) = run.changed_since().map(str::to_owned) else {
-        // Before the first commit every finding is new.
-        mark_all_new(&mut run, "");
-        return finish_judging(request, run);
+    // Before the first commit there is no reference: every finding is new.
+    let commit = run.changed_since().unwrap_or_default().to_owned();
+    let earlier = match commit.as_str() {
+        "" => Ok(Earlier::default()),
+        _ => reference::findings(config, request, &run, &commit, cache).await,
     };
-    match reference::findings(config, request, &run, &commit, cache).await {
-        Ok(earlier) => {
-            classify(&request.root, run.report_mut(), &earlier);
-            if let Some(n) = &mut run.report_mut().novelty {
-                n.reference = commit;
-            }
-        }
+    match earlier {
+        Ok(earlier) => classify(&request.root, run.report_mut(), &earlier, commit),
         Err(why) => {
             let report = run.report_mut();
             report.warnings.push(format!(
@@ -92,20 +88,6 @@ pub async fn judge(
         }
     }
     finish_judging(request, run)
-}
-
-fn mark_all_new(run: &mut Run, reference: &str) {
-    let report = run.report_mut();
-    let mut new = 0;
-    for v in report.gates.iter_mut().flat_map(|g| &mut g.violations) {
-        v.new = Some(true);
-        new += 1;
-    }
-    report.novelty = Some(Novelty {
-        reference: reference.to_owned(),
-        new,
-        ..Default::default()
-    });
 }
 
 /// With `NewFindings::Only`, a failed gate whose failing findings were all there before passes.
@@ -140,20 +122,25 @@ fn finish_judging(request: &RunRequest, mut run: Run) -> Run {
 
 /// The reference's findings: per gate id, its violations under the reference's paths; with the
 /// reference versions of the files, by their current paths.
+#[derive(Default)]
 pub(crate) struct Earlier {
     pub findings: HashMap<String, Vec<Violation>>,
     pub files: HashMap<String, EarlierFile>,
 }
 
-/// Marks each finding of `report` new or pre-existing against `earlier`, and counts.
-fn classify(root: &Path, report: &mut Report, earlier: &Earlier) {
+/// Marks each finding of `report` new or pre-existing against `earlier`, the findings at
+/// `reference`, and counts.
+fn classify(root: &Path, report: &mut Report, earlier: &Earlier, reference: String) {
     // The reference's path of each file → its path now.
     let now_path: HashMap<&str, &str> = earlier
         .files
         .iter()
         .map(|(now, then)| (then.path.as_str(), now.as_str()))
         .collect();
-    let mut counts = Novelty::default();
+    let mut counts = Novelty {
+        reference,
+        ..Default::default()
+    };
     for gate in &mut report.gates {
         let empty = Vec::new();
         let then_all = earlier.findings.get(&gate.id).unwrap_or(&empty);
