@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use super::folder::Folder;
 use super::jobs::Background;
+use super::novelty;
 use super::progress::Tracker;
 use super::publish::Publisher;
 use crate::core::api::{ResolvedScope, RunRequest, ScopeRequest};
@@ -18,7 +19,7 @@ use crate::core::scope::tracker::ScopeTracker;
 use crate::core::workspace::paths::relative_posix;
 
 /// The run request for a background batch.
-pub(super) fn request(batch: &Background, folder: &Folder) -> RunRequest {
+pub(super) fn request(batch: &Background, folder: &Folder, config: &Config) -> RunRequest {
     let root = folder.root.clone();
     let mut req = if batch.only_opened() {
         RunRequest::new(
@@ -32,6 +33,7 @@ pub(super) fn request(batch: &Background, folder: &Folder) -> RunRequest {
         r
     };
     req.cache = Some(folder.cache.clone());
+    novelty::request_for(config, &mut req);
     req
 }
 

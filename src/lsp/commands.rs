@@ -58,11 +58,13 @@ struct RunArgs {
     /// Where the shown violations start in that order (default 0): a `next_offset`.
     #[serde(default, deserialize_with = "deserialize_offset")]
     offset: Option<usize>,
+    /// Pre-existing violations are shown too (default: counted, not shown).
+    include_existing: Option<bool>,
 }
 
 impl RunArgs {
     fn page(&self) -> PageRequest {
-        PageRequest::new(self.max_violations, self.offset)
+        PageRequest::new(self.max_violations, self.offset).with_existing(self.include_existing)
     }
 }
 

@@ -85,6 +85,40 @@ impl DiagnosticCaps {
     }
 }
 
+/// How findings that were there before the change (`"new": false`) are shown: the
+/// `existingFindings` initialization option (docs/lsp.md, "New and pre-existing findings").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExistingFindings {
+    Hint,
+    #[default]
+    Information,
+    /// At the finding's own severity.
+    Same,
+    /// Not shown.
+    Hide,
+}
+
+impl ExistingFindings {
+    /// A pre-existing finding's diagnostic as the setting shows it: its source says so, and its
+    /// severity is lowered, so the problem list leads with what the change did. `None`: hidden.
+    pub fn show(self, mut d: Diagnostic) -> Option<Diagnostic> {
+        let lowered = match self {
+            ExistingFindings::Hide => return None,
+            ExistingFindings::Same => d.severity,
+            ExistingFindings::Hint => Some(DiagnosticSeverity::HINT),
+            ExistingFindings::Information => Some(DiagnosticSeverity::INFORMATION),
+        };
+        // Never raised: a hint stays a hint.
+        d.severity = lowered.max(d.severity);
+        d.source = Some(match d.source {
+            Some(source) => format!("{source} (pre-existing)"),
+            None => "pre-existing".to_string(),
+        });
+        Some(d)
+    }
+}
+
 pub fn severity(s: Severity) -> DiagnosticSeverity {
     match s {
         Severity::Error => DiagnosticSeverity::ERROR,

@@ -12,6 +12,7 @@ use tower_lsp_server::ls_types::Diagnostic;
 use super::diagnostics::{DiagnosticCaps, shown};
 use super::jobs::Job;
 use super::locks::{lock, read, write, write_lock};
+use super::novelty::Reference;
 use crate::core::api::ResultCache;
 use crate::core::config::{self, Config, ConfigError, ConfigSource};
 use crate::core::report::Report;
@@ -101,6 +102,8 @@ pub struct Folder {
     /// A trust question is on screen; don't ask twice.
     pub asking: AtomicBool,
     pub cache: Arc<ResultCache>,
+    /// What findings are compared with, to tell new ones from pre-existing ones.
+    pub reference: Reference,
     /// The last report (see `remember`).
     pub last: RwLock<Option<Arc<Report>>>,
     pub published: Mutex<HashMap<PathBuf, Published>>,
@@ -126,6 +129,7 @@ impl Folder {
             hashes: FileHashes::default(),
             asking: AtomicBool::new(false),
             cache: Arc::new(ResultCache::in_memory()),
+            reference: Reference::default(),
             last: RwLock::new(None),
             published: Mutex::new(HashMap::new()),
             shown_errors: Mutex::new(Default::default()),

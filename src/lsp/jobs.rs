@@ -17,7 +17,8 @@ pub enum Job {
     Save(PathBuf),
     /// Files were opened: checked unless the cache already knows them.
     Open(Vec<PathBuf>),
-    /// The configuration, trust or git HEAD changed: the auto scope and the open files again.
+    /// The configuration, trust or git HEAD changed, or the reference's findings became known:
+    /// the auto scope and the open files again.
     Rescope,
     /// A command asked for a run and waits for its report.
     Run {

@@ -16,6 +16,7 @@ mod framing;
 mod jobs;
 mod locks;
 mod logging;
+mod novelty;
 mod position;
 mod progress;
 mod publish;

@@ -4,6 +4,9 @@
 //! the run started, or whose unsaved text is not the file on disk the tools read, keeps its
 //! diagnostics: the result would put squiggles on the wrong lines.
 //!
+//! A finding that was there before the change is shown as `existingFindings` says (lower, by
+//! default: `diagnostics::ExistingFindings`).
+//!
 //! A file with more findings than `MAX_DIAGNOSTICS_PER_FILE` is shown the first ones and a note
 //! (`diagnostics::shown`); the rest go to the log at level info.
 
@@ -15,7 +18,8 @@ use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{Diagnostic, MessageType, Uri};
 
 use super::diagnostics::{
-    DiagnosticCaps, MAX_DIAGNOSTICS_PER_FILE, config_problem, shown, to_diagnostic,
+    DiagnosticCaps, ExistingFindings, MAX_DIAGNOSTICS_PER_FILE, config_problem, shown,
+    to_diagnostic,
 };
 use super::documents::Documents;
 use super::folder::{Folder, Published};
@@ -32,6 +36,8 @@ pub struct Publisher {
     pub docs: Arc<Documents>,
     pub encoding: Encoding,
     pub diagnostics: DiagnosticCaps,
+    /// How pre-existing findings are shown.
+    pub existing: ExistingFindings,
 }
 
 impl Publisher {
@@ -87,7 +93,13 @@ impl Publisher {
             let lines = Lines::new(&text);
             let diagnostics: Vec<Diagnostic> = found
                 .iter()
-                .map(|(gate, v)| to_diagnostic(gate, v, &lines, self.encoding))
+                .filter_map(|(gate, v)| {
+                    let d = to_diagnostic(gate, v, &lines, self.encoding);
+                    match v.new {
+                        Some(false) => self.existing.show(d),
+                        _ => Some(d),
+                    }
+                })
                 .collect();
             {
                 let mut published = lock(&folder.published);

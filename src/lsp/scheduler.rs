@@ -19,6 +19,7 @@ use tower_lsp_server::ls_types::MessageType;
 use super::background_run::{Shown, request, scope, show};
 use super::folder::Folder;
 use super::jobs::{Job, Pending};
+use super::novelty;
 use super::progress;
 use super::publish::Publisher;
 use super::trust;
@@ -149,11 +150,14 @@ impl Scheduler {
         let mut req = RunRequest::new(folder.root.clone(), scope, Trigger::Command);
         req.gates = gates;
         req.cache = Some(folder.cache.clone());
+        novelty::request_for(config, &mut req);
         let versions = self.out.versions(&folder.root);
         let (tx, events) = mpsc::unbounded_channel();
         req.events = Some(tx);
         let progress = progress::track(self.out.client.clone(), self.show_progress, events);
-        let result = engine::run(config, &req).await;
+        let reference = folder.reference.cache(folder);
+        let result = engine::novelty::run(config, &req, false, Some(&reference)).await;
+        reference.save();
         drop(req);
         match result {
             Ok(report) => {
@@ -183,7 +187,7 @@ impl Scheduler {
                 return Some(());
             }
         };
-        let mut req = request(&batch, &folder);
+        let mut req = request(&batch, &folder, config);
         let versions = self.out.versions(&folder.root);
         let (tx, events) = mpsc::unbounded_channel();
         req.events = Some(tx);
@@ -201,10 +205,10 @@ impl Scheduler {
             }
         };
         // The run's events end with it.
-        drop(req);
+        req.events = None;
         match outcome {
             Some(Ok(run)) => {
-                let report = run.finish();
+                let report = novelty::judge(&folder, config, &req, run).await.finish();
                 let shown = Shown {
                     versions: &versions,
                     answer: &batch.answer,

@@ -10,7 +10,7 @@ use tokio::task::AbortHandle;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{ClientCapabilities, MessageType};
 
-use super::diagnostics::DiagnosticCaps;
+use super::diagnostics::{DiagnosticCaps, ExistingFindings};
 use super::documents::Documents;
 use super::file_events::{self, WatcherChoice};
 use super::folder::{Consent, EventSource, Folder, Permission};
@@ -83,6 +83,9 @@ pub struct InitOptions {
     /// The most folders the server's own watch takes per workspace folder (each is an inotify
     /// watch, shared with the user's other programs); past it, saves take a whole `git status`.
     pub max_watched_folders: Option<usize>,
+    /// How findings that were there before the change are shown: `hint`, `information`
+    /// (default), `same` or `hide`.
+    pub existing_findings: Option<ExistingFindings>,
 }
 
 /// Server-wide state shared by the handlers and the schedulers.
@@ -119,6 +122,9 @@ impl Session {
             docs: self.docs.clone(),
             encoding: self.encoding(),
             diagnostics: self.caps().diagnostics,
+            existing: read_lock(&self.options)
+                .existing_findings
+                .unwrap_or_default(),
         }
     }
 

@@ -456,6 +456,19 @@ impl LspClient {
         msg["params"].clone()
     }
 
+    /// The parameters of the first `publishDiagnostics` for a file whose diagnostics `holds`
+    /// accepts; the file's earlier ones are consumed.
+    pub fn publication_where(&mut self, rel: &str, holds: impl Fn(&[Value]) -> bool) -> Value {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let p = self.publication(rel);
+            if p["diagnostics"].as_array().is_some_and(|d| holds(d)) {
+                return p;
+            }
+            assert!(Instant::now() < deadline, "no publication as wanted: {p}");
+        }
+    }
+
     /// The `publishDiagnostics` message for a file's document version.
     pub fn publication_of_version(&mut self, rel: &str, version: i32) -> Value {
         let uri = self.uri(rel);

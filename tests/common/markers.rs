@@ -61,13 +61,27 @@ impl Markers {
     }
 
     /// A gate's argv (a YAML flow list) that records its start with its arguments (see
-    /// `arguments`), prints `output` and exits with `code`.
+    /// `arguments`) and where it ran (`arguments_in`), prints `output` and exits with `code`.
     pub fn reporting_argv(&self, name: &str, output: &str, code: i32) -> String {
         let script = format!(
-            "echo \"run $*\" >> '{}'; printf '%s' '{output}'; exit {code}",
-            self.path(name).display()
+            "echo \"run $*\" >> '{}'; echo \"$PWD\trun $*\" >> '{}'; printf '%s' '{output}'; exit {code}",
+            self.path(name).display(),
+            self.path(&format!("{name}.where")).display()
         );
         serde_json::json!(["sh", "-c", script, name]).to_string()
+    }
+
+    /// `arguments`, of the starts in the folder `dir` only (not, say, in a checkout of the
+    /// reference that findings are compared with).
+    pub fn arguments_in(&self, name: &str, dir: &Path) -> Vec<String> {
+        let dir = dir.canonicalize().expect("dir");
+        std::fs::read_to_string(self.path(&format!("{name}.where")))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .filter(|(at, _)| Path::new(at).canonicalize().ok().as_deref() == Some(dir.as_path()))
+            .map(|(_, l)| l.strip_prefix("run").unwrap_or(l).trim().to_string())
+            .collect()
     }
 
     /// The arguments of each start of `name`'s commands that record them, in order.

@@ -11,5 +11,6 @@ mod lsp_fuzz;
 mod lsp_in_process;
 mod lsp_profiles;
 mod lsp_test_gates;
+mod new_findings;
 mod positions;
 mod trust_lsp;

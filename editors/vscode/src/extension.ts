@@ -47,9 +47,11 @@ interface Report {
     skip_reason?: string;
     error?: string;
     fix_hint?: string;
-    violations?: Array<{ file?: string; line?: number; column?: number; code?: string; message?: string; fixable?: boolean }>;
+    violations?: Array<{ file?: string; line?: number; column?: number; code?: string; message?: string; fixable?: boolean; new?: boolean }>;
   }>;
   log_dir?: string;
+  /** Pre-existing violations the answer counts but does not list. */
+  pre_existing_left_out?: number;
 }
 
 /** How long the server may take to answer `initialize` before we say so and stop it. */
@@ -212,6 +214,7 @@ class Extension {
         logLevel: config.get<string>('logLevel', 'info'),
         pullDiagnostics: false,
         fileWatcher: config.get<string>('fileWatcher', 'auto'),
+        existingFindings: config.get<string>('existingFindings', 'information'),
         trigger,
       },
       errorHandler: {
@@ -539,11 +542,16 @@ export function renderReport(report: Report | undefined): string[] {
     out.push(`${gate.name ?? gate.id}: ${gate.status ?? '?'}${extra ? ` — ${extra}` : ''}`);
     for (const v of gate.violations ?? []) {
       const where = [v.file ?? '', v.line ?? '', v.column ?? ''].filter((x) => x !== '').join(':');
-      out.push(`  ${where} ${v.code ?? ''} ${v.message ?? ''}${v.fixable ? ' [fixable]' : ''}`.trimEnd());
+      const existing = v.new === false ? ' (pre-existing)' : '';
+      out.push(`  ${where} ${v.code ?? ''} ${v.message ?? ''}${v.fixable ? ' [fixable]' : ''}${existing}`.trimEnd());
     }
     if (gate.fix_hint && n) {
       out.push(`  ${gate.fix_hint}`);
     }
+  }
+  const leftOut = report.pre_existing_left_out ?? 0;
+  if (leftOut > 0) {
+    out.push('', `${leftOut} pre-existing violation${leftOut === 1 ? '' : 's'} not listed (there before this change)`);
   }
   if (report.log_dir) {
     out.push('', `logs: ${report.log_dir}`);

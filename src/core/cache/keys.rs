@@ -23,7 +23,7 @@ use crate::core::cache::ResultCache;
 use crate::core::cache::parallel::in_parallel;
 use crate::core::cache::tool_id::identify;
 use crate::core::config::{CachePolicy, Config, Gate};
-use crate::core::runner::process::resolve_program;
+use crate::core::runner::process::resolve_program_borrowing;
 use crate::core::workspace::content_id::{IndexIds, blob_id};
 use crate::core::workspace::stamp::Stamp;
 
@@ -42,6 +42,9 @@ pub struct KeyMaker<'a> {
     index: OnceLock<IndexIds>,
     /// Where known identities are looked up by stamp and recorded (`None`: always found anew).
     stamps: Option<&'a ResultCache>,
+    /// A workspace whose tool folders are searched after the root's, as the run's are
+    /// (`RunRequest::tools_from`): a checkout's key names the program its run runs.
+    lender: Option<&'a Path>,
     /// Taken before any file is read: the racy-clean rule's reference (see `Stamp::trustworthy`).
     pub(crate) reference: SystemTime,
 }
@@ -71,6 +74,7 @@ impl<'a> KeyMaker<'a> {
             workspace: OnceLock::new(),
             index: OnceLock::new(),
             stamps: None,
+            lender: None,
             reference: SystemTime::now()
                 .checked_sub(crate::core::workspace::stamp::RACY_MARGIN)
                 .unwrap_or(std::time::UNIX_EPOCH),
@@ -80,6 +84,22 @@ impl<'a> KeyMaker<'a> {
     /// Reuses the identities `cache` recorded for files and programs whose stamps hold.
     pub fn with_stamps(mut self, cache: Option<&'a ResultCache>) -> Self {
         self.stamps = cache;
+        self
+    }
+
+    /// Programs are looked up in `lender`'s tool folders too (a clean room's checkout borrows
+    /// its workspace's: `runner::tool_folders`).
+    pub fn borrowing_tools(mut self, lender: Option<&'a Path>) -> Self {
+        self.lender = lender;
+        self
+    }
+
+    /// The workspace fingerprint when the workspace's content is known by other means: a
+    /// checkout of a commit with known files copied over (`RunRequest::workspace_identity`).
+    pub fn with_workspace_identity(self, identity: Option<String>) -> Self {
+        if let Some(identity) = identity {
+            let _ = self.workspace.set(identity);
+        }
         self
     }
 
@@ -154,7 +174,7 @@ impl<'a> KeyMaker<'a> {
         let cwd = gate.cwd_in(self.root);
         gate.command
             .first()
-            .and_then(|name| resolve_program(name, self.root, &cwd).ok())
+            .and_then(|name| resolve_program_borrowing(name, self.root, &cwd, self.lender).ok())
             .and_then(|path| {
                 let key = path.display().to_string();
                 if let Some(known) = self.stamps.and_then(|c| c.known_tool(&key)) {

@@ -68,6 +68,16 @@ impl Lookup {
         }
     }
 
+    /// The lookup of files whose keys the caller made (the reference versions of files, which
+    /// are not on disk: `core::novelty`).
+    pub(crate) fn of_keys(cache: &ResultCache, gate: &Gate, keyed: Vec<(String, String)>) -> Self {
+        let mut lookup = Lookup::default();
+        for (file, key) in keyed {
+            lookup.record(cache, gate, &file, key);
+        }
+        lookup
+    }
+
     fn record(&mut self, cache: &ResultCache, gate: &Gate, file: &str, key: String) {
         match cache
             .get_noting_shared(&gate.id, file, &key)

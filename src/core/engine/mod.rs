@@ -55,6 +55,10 @@ pub struct RunRequest {
     /// Whether an `auto` or `branch` run's findings are compared with those at its reference
     /// (`core::novelty`), and whether only new ones count.
     pub new_findings: NewFindings,
+    /// What the workspace is, when that is known without reading it: a checkout of a commit
+    /// with known files copied over (`core::novelty`). It stands for the workspace fingerprint
+    /// in the cache keys of gates whose results depend on the whole workspace.
+    pub workspace_identity: Option<String>,
 }
 
 impl RunRequest {
@@ -73,6 +77,7 @@ impl RunRequest {
             shard: None,
             tools_from: None,
             new_findings: NewFindings::Ignore,
+            workspace_identity: None,
         }
     }
 }
@@ -138,7 +143,10 @@ pub async fn execute(
         Some(scope) => scope,
         None => resolve_scope(config, request).await?,
     };
-    let keys = KeyMaker::new(&request.root, config).with_stamps(request.cache.as_deref());
+    let keys = KeyMaker::new(&request.root, config)
+        .with_stamps(request.cache.as_deref())
+        .borrowing_tools(request.tools_from.as_deref())
+        .with_workspace_identity(request.workspace_identity.clone());
     plan::settle_files(request, &selected, &keys, &mut scope);
     let plan = plan::plan(request, &keys, &selected, &scope);
     let (lookups, mut remote) = lookup::look_up_plan(config, request, &keys, &plan.gates).await;

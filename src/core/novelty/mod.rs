@@ -21,11 +21,11 @@ pub mod matching;
 mod reference;
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::core::cache::ResultCache;
-use crate::core::config::Config;
+use crate::core::config::{Config, Trigger};
 use crate::core::engine::{NewFindings, Run, RunError, RunRequest, execute};
 use crate::core::fix::execute_with_fixes;
 use crate::core::report::{GateStatus, Novelty, Report};
@@ -50,44 +50,200 @@ pub async fn run(
 }
 
 /// Compares the run's findings with the reference's, when the request asks and the run's scope
-/// is made of changes. A reference that cannot be run leaves the findings unmarked, and says why
-/// in the report's warnings.
+/// is made of changes; what the cache does not know is found in a checkout of the reference. A
+/// reference that cannot be run leaves the findings unmarked, and says why in the report's
+/// warnings.
 pub async fn judge(
     config: &Config,
     request: &RunRequest,
-    mut run: Run,
+    run: Run,
     cache: Option<&Arc<ResultCache>>,
 ) -> Run {
+    judge_with(config, request, run, None, cache, Source::Checkout)
+        .await
+        .0
+}
+
+/// `judge` from the cache alone (the language server, which answers a save in milliseconds):
+/// the gates whose reference findings the cache does not hold stay unmarked, and the returned
+/// `Warmup` finds them, in the background, for the next run. `against`: the commit to compare
+/// with when the run's scope has none of its own (files opened in an editor are compared with
+/// the `auto` scope's base; `Some("")`: there is no commit yet).
+pub async fn judge_from_cache(
+    config: &Config,
+    request: &RunRequest,
+    run: Run,
+    against: Option<&str>,
+    cache: &Arc<ResultCache>,
+) -> (Run, Option<Warmup>) {
+    judge_with(
+        config,
+        request,
+        run,
+        against,
+        Some(cache),
+        Source::CacheOnly,
+    )
+    .await
+}
+
+/// Where the reference's findings may come from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Checkout,
+    CacheOnly,
+}
+
+async fn judge_with(
+    config: &Config,
+    request: &RunRequest,
+    mut run: Run,
+    against: Option<&str>,
+    cache: Option<&Arc<ResultCache>>,
+    source: Source,
+) -> (Run, Option<Warmup>) {
     if request.new_findings == NewFindings::Ignore {
-        return run;
+        return (run, None);
     }
     let mode = run.report().scope.mode.clone();
-    if !matches!(mode.as_str(), "auto" | "branch") {
+    let own = matches!(mode.as_str(), "auto" | "branch")
+        .then(|| run.changed_since().unwrap_or_default().to_owned());
+    let Some(commit) = own.or(against.map(str::to_owned)) else {
         if request.new_findings == NewFindings::Only {
             run.report_mut().warnings.push(format!(
                 "only `auto` and `branch` runs are compared with a reference, so this `{mode}` run counts every finding as new"
             ));
         }
-        return run;
-    }
-    // Before the first commit there is no reference: every finding is new.
-    let commit = run.changed_since().unwrap_or_default().to_owned();
-    let earlier = match commit.as_str() {
-        "" => Ok(Earlier::default()),
-        _ => reference::findings(config, request, &run, &commit, cache).await,
+        return (run, None);
+    };
+    let (earlier, warmup) = match commit.as_str() {
+        // Before the first commit there is no reference: every finding is new.
+        "" => (Ok(Earlier::nothing(run.report())), None),
+        _ => earlier(config, request, &run, &commit, cache, source).await,
     };
     match earlier {
-        Ok(earlier) => classify(&request.root, run.report_mut(), &earlier, commit),
+        Ok(earlier) => {
+            let unjudged = classify(&request.root, run.report_mut(), &earlier, commit.clone());
+            // With a warmup, the caller says where its reference run stands.
+            if !unjudged.is_empty() && warmup.is_none() {
+                run.report_mut().warnings.push(format!(
+                    "the findings of {} were not compared with those at {} (their gates could not run there), so they count as new",
+                    unjudged.join(", "),
+                    short(&commit)
+                ));
+            }
+        }
         Err(why) => {
-            let report = run.report_mut();
-            report.warnings.push(format!(
+            run.report_mut().warnings.push(format!(
                 "the findings could not be compared with those at {} ({why}), so none is marked new or pre-existing",
-                &commit[..commit.len().min(7)]
+                short(&commit)
             ));
-            return run;
+            return (run, None);
         }
     }
-    finish_judging(request, run)
+    (finish_judging(request, run), warmup)
+}
+
+/// The reference's findings: those the cache holds, then the rest from a checkout, or (from the
+/// cache alone) what a `Warmup` would find.
+async fn earlier(
+    config: &Config,
+    request: &RunRequest,
+    run: &Run,
+    commit: &str,
+    cache: Option<&Arc<ResultCache>>,
+    source: Source,
+) -> (Result<Earlier, String>, Option<Warmup>) {
+    let wanted = match reference::Wanted::of(&request.root, run, commit).await {
+        Ok(w) => w,
+        Err(why) => return (Err(why), None),
+    };
+    let mut findings: HashMap<String, Vec<Violation>> = wanted
+        .nothing_to_check()
+        .map(|g| (g.id.clone(), Vec::new()))
+        .collect();
+    let mut missing: Vec<String> = (wanted.gates.iter())
+        .filter(|g| !findings.contains_key(&g.id))
+        .map(|g| g.id.clone())
+        .collect();
+    if let Some(cache) = cache
+        && !missing.is_empty()
+    {
+        let stamps = request.cache.as_deref();
+        findings.extend(
+            reference::cached(config, &request.root, stamps, &wanted, &missing, cache).await,
+        );
+        missing.retain(|id| !findings.contains_key(id));
+    }
+    let mut warmup = None;
+    if !missing.is_empty() {
+        match source {
+            Source::CacheOnly => {
+                warmup = Some(Warmup {
+                    root: request.root.clone(),
+                    trigger: request.trigger,
+                    wanted: wanted.clone(),
+                    gates: missing,
+                });
+            }
+            Source::Checkout => {
+                let at = reference::Checkout {
+                    config,
+                    root: &request.root,
+                    trigger: request.trigger,
+                    cache,
+                };
+                match reference::checked_out(at, &wanted, missing).await {
+                    Ok(found) => findings.extend(found),
+                    Err(why) => return (Err(why), None),
+                }
+            }
+        }
+    }
+    let earlier = Earlier {
+        findings,
+        files: wanted.files,
+    };
+    (Ok(earlier), warmup)
+}
+
+/// The reference's findings that the cache lacked, to be found in a checkout in the background
+/// (`judge_from_cache`).
+pub struct Warmup {
+    root: PathBuf,
+    trigger: Trigger,
+    wanted: reference::Wanted,
+    gates: Vec<String>,
+}
+
+impl Warmup {
+    /// What sets this reference apart: the same identity is the same work.
+    pub fn identity(&self) -> String {
+        self.wanted.identity()
+    }
+
+    /// The commit compared with, abbreviated.
+    pub fn commit(&self) -> &str {
+        short(&self.wanted.commit)
+    }
+
+    /// Runs the gates on the reference in a checkout; their results go into `cache`, where
+    /// `judge_from_cache` finds them.
+    pub async fn run(self, config: &Config, cache: &Arc<ResultCache>) -> Result<(), String> {
+        let at = reference::Checkout {
+            config,
+            root: &self.root,
+            trigger: self.trigger,
+            cache: Some(cache),
+        };
+        reference::checked_out(at, &self.wanted, self.gates)
+            .await
+            .map(|_| ())
+    }
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(7)]
 }
 
 /// With `NewFindings::Only`, a failed gate whose failing findings were all there before passes.
@@ -120,17 +276,31 @@ fn finish_judging(request: &RunRequest, mut run: Run) -> Run {
     run
 }
 
-/// The reference's findings: per gate id, its violations under the reference's paths; with the
-/// reference versions of the files, by their current paths.
+/// The reference's findings: per gate id, its violations under the reference's paths (a gate
+/// that is not there is not compared); with the reference versions of the files, by their
+/// current paths.
 #[derive(Default)]
 pub(crate) struct Earlier {
     pub findings: HashMap<String, Vec<Violation>>,
     pub files: HashMap<String, EarlierFile>,
 }
 
+impl Earlier {
+    /// No reference at all (no commit yet): every gate found nothing there.
+    fn nothing(report: &Report) -> Earlier {
+        Earlier {
+            findings: (report.gates.iter())
+                .map(|g| (g.id.clone(), Vec::new()))
+                .collect(),
+            files: HashMap::new(),
+        }
+    }
+}
+
 /// Marks each finding of `report` new or pre-existing against `earlier`, the findings at
-/// `reference`, and counts.
-fn classify(root: &Path, report: &mut Report, earlier: &Earlier, reference: String) {
+/// `reference`, and counts. Returns the gates with findings that were not compared (`earlier`
+/// lacks them).
+fn classify(root: &Path, report: &mut Report, earlier: &Earlier, reference: String) -> Vec<String> {
     // The reference's path of each file → its path now.
     let now_path: HashMap<&str, &str> = earlier
         .files
@@ -141,9 +311,17 @@ fn classify(root: &Path, report: &mut Report, earlier: &Earlier, reference: Stri
         reference,
         ..Default::default()
     };
+    let mut unjudged = Vec::new();
     for gate in &mut report.gates {
-        let empty = Vec::new();
-        let then_all = earlier.findings.get(&gate.id).unwrap_or(&empty);
+        let Some(then_all) = earlier.findings.get(&gate.id) else {
+            // Not compared: not known to be pre-existing, so counted as new (and failing with
+            // `NewFindings::Only`), but not marked.
+            if !gate.violations.is_empty() {
+                counts.new += gate.violations.len();
+                unjudged.push(gate.id.clone());
+            }
+            continue;
+        };
         let mut then_by_file: HashMap<Option<&str>, Vec<&Violation>> = HashMap::new();
         for v in then_all {
             let file = v.file.as_deref().map(|f| *now_path.get(f).unwrap_or(&f));
@@ -183,4 +361,5 @@ fn classify(root: &Path, report: &mut Report, earlier: &Earlier, reference: Stri
         counts.fixed += then_by_file.values().map(Vec::len).sum::<usize>();
     }
     report.novelty = Some(counts);
+    unjudged
 }

@@ -1,16 +1,22 @@
 //! The reference's findings: the gates that ran, run again over the reference versions of the
 //! files they checked, in a clean checkout of the reference commit with the working tree's
-//! configuration (see the module above).
+//! configuration (see the module above). Their results are cached like the working tree's: a
+//! file-by-file gate's by the reference version's content, a gate that reads the whole workspace
+//! by the reference commit and what was copied into the checkout (`workspace_identity`); so the
+//! cache, local or shared, answers them without a checkout the next time.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::Earlier;
-use crate::core::cache::{KeyMaker, ResultCache};
+use sha2::{Digest, Sha256};
+
+use crate::core::cache::remote::Session;
+use crate::core::cache::{KeyMaker, ResultCache, WHOLE_WORKSPACE};
 use crate::core::clean_room::CleanRoom;
-use crate::core::config::{CachePolicy, Config};
-use crate::core::engine::{Run, RunRequest, execute};
+use crate::core::config::{Config, Gate, Trigger};
+use crate::core::engine::lookup::{Lookup, read_shared};
+use crate::core::engine::{Run, execute};
 use crate::core::report::GateStatus;
 use crate::core::scope::ScopeRequest;
 use crate::core::scope::changed_lines::{EarlierFile, at_commit};
@@ -18,112 +24,199 @@ use crate::core::trust::{FileHashes, Manifest};
 use crate::core::violation::Violation;
 use crate::core::workspace::content_id::blob_id;
 
-/// The findings of `run`'s gates at `commit`, over the reference versions of the files it
-/// checked: from `cache` when it has them all, else from a run in a checkout, whose results go
-/// into `cache`.
-pub(super) async fn findings(
-    config: &Config,
-    request: &RunRequest,
-    run: &Run,
-    commit: &str,
-    cache: Option<&Arc<ResultCache>>,
-) -> Result<Earlier, String> {
-    let root = request.root.clone();
-    let checked = run.report().scope.files.clone();
-    let at = commit.to_owned();
-    let files = tokio::task::spawn_blocking(move || at_commit(&root, &at, &checked))
-        .await
-        .map_err(|e| format!("reading the reference failed: {e}"))?
-        .map_err(|e| e.to_string())?;
-    let gates: Vec<String> = run
-        .report()
-        .gates
-        .iter()
-        .filter(|g| g.status != GateStatus::Skipped)
-        .map(|g| g.id.clone())
-        .collect();
-    if files.is_empty() || gates.is_empty() {
-        // Every file the run checked is new since the reference: nothing to run there.
-        return Ok(Earlier {
-            findings: HashMap::new(),
+/// What a run's findings are compared with: the reference commit, the reference versions of
+/// the files the run checked (by their current paths), and the gates that ran.
+#[derive(Clone)]
+pub struct Wanted {
+    pub(super) commit: String,
+    pub(super) files: HashMap<String, EarlierFile>,
+    pub(super) gates: Vec<Gate>,
+}
+
+impl Wanted {
+    /// For `run`, whose changes were taken from `commit`.
+    pub(super) async fn of(root: &Path, run: &Run, commit: &str) -> Result<Wanted, String> {
+        let (root, at) = (root.to_path_buf(), commit.to_owned());
+        let checked = run.report().scope.files.clone();
+        let files = tokio::task::spawn_blocking(move || at_commit(&root, &at, &checked))
+            .await
+            .map_err(|e| format!("reading the reference failed: {e}"))?
+            .map_err(|e| e.to_string())?;
+        let ran: Vec<&str> = run
+            .report()
+            .gates
+            .iter()
+            .filter(|g| g.status != GateStatus::Skipped)
+            .map(|g| g.id.as_str())
+            .collect();
+        let gates = run
+            .gates()
+            .iter()
+            .filter(|g| ran.contains(&g.id.as_str()))
+            .cloned()
+            .collect();
+        Ok(Wanted {
+            commit: commit.to_owned(),
             files,
-        });
+            gates,
+        })
     }
-    if let Some(findings) = cache.and_then(|c| cached(config, request, run, &files, &gates, c)) {
-        return Ok(Earlier { findings, files });
+
+    /// What sets this reference apart (the commit, the gates, the files and their content):
+    /// a second look for the same one finds what the first found.
+    pub fn identity(&self) -> String {
+        let mut text = format!("{}\n", self.commit);
+        for g in &self.gates {
+            text.push_str(&format!("{}\0{}\n", g.id, g.definition_hash));
+        }
+        let mut files: Vec<(&String, &EarlierFile)> = self.files.iter().collect();
+        files.sort_by_key(|(now, _)| *now);
+        for (now, then) in files {
+            let content = then.text.as_deref().map(|t| blob_id(t.as_bytes()));
+            text.push_str(&format!("{now}\0{}\0{content:?}\n", then.path));
+        }
+        hex::encode(Sha256::digest(text.as_bytes()))
     }
-    let (root, at) = (request.root.clone(), commit.to_owned());
-    let room = tokio::task::spawn_blocking(move || CleanRoom::open(&root, &at, false))
+
+    /// The gates that check file by file and had none of the reference's files to check: they
+    /// found nothing there.
+    pub(super) fn nothing_to_check(&self) -> impl Iterator<Item = &Gate> {
+        self.gates
+            .iter()
+            .filter(|g| g.pass_files && !self.files.values().any(|f| g.applies_to(&f.path)))
+    }
+
+    fn gate(&self, id: &str) -> Option<&Gate> {
+        self.gates.iter().find(|g| g.id == id)
+    }
+}
+
+/// The reference's findings of each of `gates` that the cache (the local one, then the shared
+/// store the configuration names) answers whole.
+pub(super) async fn cached(
+    config: &Config,
+    root: &Path,
+    stamps: Option<&ResultCache>,
+    wanted: &Wanted,
+    gates: &[String],
+    cache: &Arc<ResultCache>,
+) -> HashMap<String, Vec<Violation>> {
+    let scripts = local_scripts(config, root);
+    let keys = KeyMaker::new(root, config)
+        .with_stamps(stamps)
+        .with_workspace_identity(Some(workspace_identity(&wanted.commit, &scripts)));
+    let mut lookups: Vec<(&Gate, Lookup)> = Vec::new();
+    for gate in gates.iter().filter_map(|id| wanted.gate(id)) {
+        if !KeyMaker::caches(gate) {
+            continue;
+        }
+        let keyed: Option<Vec<(String, String)>> = if gate.pass_files {
+            (wanted.files.values())
+                .filter(|e| gate.applies_to(&e.path))
+                .map(|e| {
+                    let content = blob_id(e.text.as_ref()?.as_bytes())?;
+                    Some((e.path.clone(), keys.key_with_content(gate, &content)))
+                })
+                .collect()
+        } else {
+            Some(vec![(
+                WHOLE_WORKSPACE.to_string(),
+                keys.key_with_content(gate, ""),
+            )])
+        };
+        if let Some(keyed) = keyed {
+            lookups.push((gate, Lookup::of_keys(cache, gate, keyed)));
+        }
+    }
+    if lookups.iter().any(|(_, l)| !l.misses.is_empty())
+        && let Some(mut remote) = Session::start(cache, &config.cache)
+    {
+        let asking = lookups.iter_mut().map(|(g, l)| (*g, l)).collect();
+        read_shared(&mut remote, asking).await;
+    }
+    lookups
+        .into_iter()
+        .filter(|(_, l)| l.misses.is_empty())
+        .map(|(gate, l)| {
+            let found = l.hits.into_iter().flat_map(|(_, v)| v).collect();
+            (gate.id.clone(), found)
+        })
+        .collect()
+}
+
+/// Where the gates run for the reference, and what with.
+pub(super) struct Checkout<'a> {
+    pub config: &'a Config,
+    pub root: &'a Path,
+    pub trigger: Trigger,
+    /// Where the results go (the reference's cache: `ResultCache::load_reference`).
+    pub cache: Option<&'a Arc<ResultCache>>,
+}
+
+/// The reference's findings of `gates`, from a run in a clean checkout of the reference commit
+/// whose results go into the cache. A gate that could not run there (or stopped early) is left
+/// out: its findings now are not compared.
+pub(super) async fn checked_out(
+    at: Checkout<'_>,
+    wanted: &Wanted,
+    gates: Vec<String>,
+) -> Result<HashMap<String, Vec<Violation>>, String> {
+    let (root, commit) = (at.root.to_path_buf(), wanted.commit.clone());
+    let room = tokio::task::spawn_blocking(move || CleanRoom::open(&root, &commit, false))
         .await
         .map_err(|e| format!("checking out the reference failed: {e}"))?
         .map_err(|e| e.to_string())?;
     // The gates' configuration files, and the workspace's scripts the commands run: the
     // reference run runs what the working tree would (what was trusted), over older code.
-    let manifest = Manifest::of(config, &request.root, &FileHashes::default());
-    let scripts = manifest
-        .commands
+    let scripts = local_scripts(at.config, at.root);
+    let inputs = gates
         .iter()
-        .flat_map(|c| &c.local)
-        .filter(|l| l.sha256.is_some())
-        .map(|l| &l.path);
-    for rel in run
-        .gates()
-        .iter()
-        .flat_map(|g| &g.cache_inputs)
-        .chain(scripts)
-    {
-        copy_over(&request.root.join(rel), &room.root().join(rel))?;
+        .filter_map(|id| wanted.gate(id))
+        .flat_map(|g| &g.cache_inputs);
+    for rel in inputs.chain(scripts.iter().map(|(path, _)| path)) {
+        copy_over(&at.root.join(rel), &room.root().join(rel))?;
     }
-    let paths: Vec<PathBuf> = files.values().map(|f| request.root.join(&f.path)).collect();
+    let paths: Vec<PathBuf> = (wanted.files.values())
+        .map(|f| at.root.join(&f.path))
+        .collect();
     let mut req = room
-        .request(ScopeRequest::Files(paths), Some(gates), request.trigger)
+        .request(ScopeRequest::Files(paths), Some(gates), at.trigger)
         .map_err(|e| e.to_string())?;
-    // The reference's own cache, not the working tree's (`ResultCache::load_reference`).
-    req.cache = cache.cloned();
-    let earlier = execute(config, &req, None)
+    req.cache = at.cache.cloned();
+    req.workspace_identity = Some(workspace_identity(&wanted.commit, &scripts));
+    let earlier = execute(at.config, &req, None)
         .await
         .map_err(|e| e.to_string())?;
     // Not finished: a reference run records no state and keeps no report.
-    let findings = earlier
-        .report()
-        .gates
-        .iter()
+    let findings = (earlier.report().gates.iter())
+        .filter(|g| matches!(g.status, GateStatus::Passed | GateStatus::Failed) && !g.incomplete)
         .map(|g| (g.id.clone(), g.violations.clone()))
         .collect();
     drop(earlier);
     drop(room);
-    Ok(Earlier { findings, files })
+    Ok(findings)
 }
 
-/// The reference's findings as `cache` holds them, when it holds every one: only gates that
-/// check file by file, whose result for a file is keyed by that file's content (the reference
-/// version's blob id) and by what the working tree holds beside it (the gate, its configuration
-/// files, the program), as the run in a checkout with the working tree's configuration keys it.
-fn cached(
-    config: &Config,
-    request: &RunRequest,
-    run: &Run,
-    files: &HashMap<String, EarlierFile>,
-    gates: &[String],
-    cache: &ResultCache,
-) -> Option<HashMap<String, Vec<Violation>>> {
-    let keys = KeyMaker::new(&request.root, config).with_stamps(request.cache.as_deref());
-    let mut found = HashMap::new();
-    for id in gates {
-        let gate = run.gates().iter().find(|g| &g.id == id)?;
-        if !gate.pass_files || gate.cache != CachePolicy::PerFile {
-            return None;
-        }
-        let mut all = Vec::new();
-        for earlier in files.values().filter(|e| gate.applies_to(&e.path)) {
-            let content = blob_id(earlier.text.as_ref()?.as_bytes())?;
-            let key = keys.key_with_content(gate, &content);
-            all.extend(cache.peek(&gate.id, &earlier.path, &key)?);
-        }
-        found.insert(id.clone(), all);
-    }
-    tracing::debug!("the reference's findings came from the cache");
-    Some(found)
+/// The workspace's scripts that the gates' commands run (root-relative, with their SHA-256),
+/// which the reference run runs as the working tree has them.
+fn local_scripts(config: &Config, root: &Path) -> Vec<(String, String)> {
+    let manifest = Manifest::of(config, root, &FileHashes::default());
+    let mut scripts: Vec<(String, String)> = (manifest.commands.iter())
+        .flat_map(|c| &c.local)
+        .filter_map(|l| Some((l.path.clone(), l.sha256.clone()?)))
+        .collect();
+    scripts.sort();
+    scripts.dedup();
+    scripts
+}
+
+/// The reference checkout's content for the cache keys of gates that read the whole workspace:
+/// the commit, and the scripts copied over it (the gates' configuration files are in every key).
+fn workspace_identity(commit: &str, scripts: &[(String, String)]) -> String {
+    let scripts: Vec<String> = (scripts.iter())
+        .map(|(path, sha)| format!("{path}={sha}"))
+        .collect();
+    format!("reference {commit} {}", scripts.join(" "))
 }
 
 /// The working tree's version of a configuration file over the checkout's; one the working tree

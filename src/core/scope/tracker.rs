@@ -42,6 +42,8 @@ pub struct ScopeTracker {
     follows_events: AtomicBool,
     reported: Mutex<Reported>,
     known: Mutex<Option<Known>>,
+    /// The commit the last answer's changes were taken from (`None` inside: no commit yet).
+    last_base: Mutex<Option<Option<String>>>,
 }
 
 #[derive(Default)]
@@ -115,6 +117,7 @@ impl ScopeTracker {
             follows_events: AtomicBool::new(follows_events),
             reported: Mutex::default(),
             known: Mutex::default(),
+            last_base: Mutex::default(),
         }
     }
 
@@ -155,8 +158,29 @@ impl ScopeTracker {
         }
     }
 
+    /// The commit the `auto` scope's changes are taken from (`None`: there is none, before the
+    /// first commit or outside git), as the last answer found it; before the first answer, found
+    /// without a status (which is what costs).
+    pub fn base(&self, config: &Config) -> Result<Option<String>, ScopeError> {
+        if let Some(known) = self.last_base.lock().ok().and_then(|b| b.clone()) {
+            return Ok(known);
+        }
+        let Some(repo) = Repo::discover(&self.root).map_err(git)? else {
+            return Ok(None);
+        };
+        Ok(ChangePlan::new(&repo, &self.root, config, "auto")?.base)
+    }
+
     /// The `auto` scope now.
     pub fn current(&self, config: &Config) -> Result<ResolvedScope, ScopeError> {
+        let scope = self.current_scope(config);
+        if let (Ok(scope), Ok(mut base)) = (&scope, self.last_base.lock()) {
+            *base = Some(scope.changed_since.clone());
+        }
+        scope
+    }
+
+    fn current_scope(&self, config: &Config) -> Result<ResolvedScope, ScopeError> {
         let reported = match self.reported.lock() {
             Ok(mut r) => std::mem::take(&mut *r),
             Err(_) => Reported {

@@ -21,6 +21,9 @@ M.defaults = {
   log_level = 'warn',
   -- Also announce pull diagnostics (textDocument/diagnostic); diagnostics are pushed either way.
   pull_diagnostics = false,
+  -- How findings that were there before your change are shown: 'hint', 'information', 'same'
+  -- (their own severity) or 'hide'. Either way their source says "(pre-existing)".
+  existing_findings = 'information',
   -- Extra initializationOptions, merged over the ones above.
   init_options = {},
   -- Called as on_attach(client, bufnr) when a buffer attaches.
@@ -235,6 +238,7 @@ function M.lsp_config()
   local init_options = vim.tbl_extend('force', {
     logLevel = o.log_level,
     pullDiagnostics = o.pull_diagnostics,
+    existingFindings = o.existing_findings,
   }, o.init_options or {})
   local config = {
     cmd = M.cmd(),

@@ -84,8 +84,9 @@ function M.render(result)
     for _, v in ipairs(gate.violations or {}) do
       local code = v.code and (v.code .. ' ') or ''
       local fixable = v.fixable and ' [fixable]' or ''
+      local existing = v.new == false and ' (pre-existing)' or ''
       local loc = location(v)
-      add(('  %s  %s%s%s'):format(loc, code, one_line(v.message), fixable))
+      add(('  %s  %s%s%s%s'):format(loc, code, one_line(v.message), fixable, existing))
       if v.code then
         local from = 2 + #loc + 2
         table.insert(hls, { #lines - 1, from, from + #v.code, SEVERITY_HL[v.severity] or 'DiagnosticError' })
@@ -97,6 +98,12 @@ function M.render(result)
     if gate.fix_hint and status ~= 'passed' then
       add('  ' .. one_line(gate.fix_hint), 'Comment')
     end
+  end
+  local left_out = tonumber(report.pre_existing_left_out) or 0
+  if left_out > 0 then
+    add('')
+    add(('%d pre-existing %s not listed (there before this change)'):format(
+      left_out, left_out == 1 and 'violation' or 'violations'), 'Comment')
   end
   if report.log_dir then
     add('')
