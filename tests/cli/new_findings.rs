@@ -7,7 +7,7 @@ use crate::common;
 use std::path::Path;
 
 use common::{git, qgates, write};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const RUFF: &str = "version: 1\ngates:\n  lint: { preset: ruff-lint }\n";
 
@@ -150,6 +150,17 @@ fn an_old_finding_fixed_is_counted_and_a_renamed_file_keeps_its_findings() {
         "{report}"
     );
     assert_eq!(counts(&report), (0, 2, 1), "{report}");
+    // The fixed one, as it was at the reference.
+    let fixed = &report["novelty"]["fixed_violations"];
+    assert_eq!(fixed.as_array().map(Vec::len), Some(1), "{report}");
+    assert_eq!(
+        (&fixed[0]["file"], &fixed[0]["line"], &fixed[0]["message"]),
+        (
+            &json!("a.py"),
+            &json!(2),
+            &json!("`sys` imported but unused")
+        )
+    );
     assert_eq!(code, 0);
 }
 
@@ -216,11 +227,12 @@ fn committed_changes_on_a_branch_compare_with_the_merge_base() {
 }
 
 /// `new_only: true` in quality.yaml is the default `--new-only`; the text lists only the new
-/// finding unless `--show-existing`, and SARIF says each result's `baselineState`.
+/// finding unless `--show-existing`, and SARIF says each result's `baselineState`, the fixed
+/// finding's `absent`.
 #[test]
 fn the_outputs_separate_new_from_pre_existing_findings() {
     let config = "version: 1\nnew_only: true\ngates:\n  lint: { preset: ruff-lint }\n";
-    let ws = repo(config, &[("a.py", "import os\n")]);
+    let ws = repo(config, &[("a.py", "import json\nimport os\n")]);
     write(ws.path(), "a.py", "import os\nimport sys\n");
     let run = |args: &[&str]| {
         let out = qgates(ws.path()).arg("check").args(args).output().unwrap();
@@ -268,6 +280,7 @@ fn the_outputs_separate_new_from_pre_existing_findings() {
     assert_eq!(
         states,
         [
+            ("`json` imported but unused".into(), "absent".into()),
             ("`os` imported but unused".into(), "unchanged".into()),
             ("`sys` imported but unused".into(), "new".into()),
         ]
@@ -350,6 +363,56 @@ fn a_second_run_over_the_same_change_starts_no_tool() {
     assert!(second.get("warnings").is_none(), "{second}");
     assert_eq!(counts(&second), (0, 1, 0), "{second}");
     assert_eq!(code, 0);
+}
+
+/// A gate over the whole workspace (no file arguments: mypy as most projects run it) has its
+/// reference result cached by the reference commit: a later run, after another edit, runs it in
+/// the working tree only.
+#[test]
+fn a_whole_workspace_gates_reference_is_cached_by_commit() {
+    let config = "version: 1\ngates:\n  whole:\n    command: [tools/whole]\n    pass_files: false\n    file_types: [.py]\n    parsing:\n      strategy: text_violations\n      pattern: '^(?P<file>[^:]+):(?P<line>\\d+): (?P<code>\\w+) (?P<message>.+)$'\n";
+    let log = tempfile::tempdir().unwrap();
+    let runs = log.path().join("runs.log");
+    // Flags the first line of every .py file it finds, as a whole-project checker would.
+    let script = format!(
+        "#!/bin/sh\npwd >> '{}'\nfor f in *.py; do echo \"$f:1: W1 first line\"; done\nexit 1\n",
+        runs.display()
+    );
+    let ws = repo(config, &[("a.py", "x = 1\n")]);
+    common::tool(ws.path(), "tools/whole", &script);
+    git(ws.path(), &["add", "-A"]);
+    git(ws.path(), &["commit", "-qm", "the checker"]);
+    let here = ws.path().canonicalize().unwrap();
+    let in_checkouts = || {
+        std::fs::read_to_string(&runs)
+            .unwrap_or_default()
+            .lines()
+            .filter(|d| Path::new(d).canonicalize().ok().as_deref() != Some(here.as_path()))
+            .count()
+    };
+    write(ws.path(), "a.py", "x = 1\ny = 2\n");
+    let (code, first) = check_new_only(ws.path(), &[]);
+    assert_eq!(in_checkouts(), 1, "{first}");
+    assert_eq!(counts(&first), (0, 1, 0), "{first}");
+    assert_eq!(code, 0);
+    // Another edit and a new file: the working tree's result changes, the reference's not.
+    write(ws.path(), "a.py", "x = 1\ny = 3\n");
+    write(ws.path(), "b.py", "z = 1\n");
+    let (code, second) = check_new_only(ws.path(), &[]);
+    assert_eq!(
+        in_checkouts(),
+        1,
+        "the reference came from the cache: {second}"
+    );
+    assert_eq!(
+        marked(&second),
+        [
+            ("a.py".into(), 1, "W1".into(), false),
+            ("b.py".into(), 1, "W1".into(), true)
+        ],
+        "{second}"
+    );
+    assert_eq!(code, 1);
 }
 
 /// Before the first commit there is no reference: every finding is new.

@@ -161,6 +161,21 @@ pub fn check_json_with(mut qgates: Command, args: &[&str]) -> (i32, Value) {
 /// the process id); and between a page and the whole report: where the page sits, the order of
 /// the violations (a page shows errors first), and the logs of gates that did not error (the
 /// folder has them).
+/// A report without what the comparison with the reference adds (the command line compares
+/// only with `--new-only`).
+pub fn without_novelty(mut report: Value) -> Value {
+    let obj = report.as_object_mut().unwrap();
+    obj.remove("novelty");
+    obj.remove("pre_existing_left_out");
+    for g in obj["gates"].as_array_mut().unwrap() {
+        let violations = g.get_mut("violations").and_then(Value::as_array_mut);
+        for v in violations.into_iter().flatten() {
+            v.as_object_mut().unwrap().remove("new");
+        }
+    }
+    report
+}
+
 pub fn comparable(report: &Value) -> Value {
     let mut r = report.clone();
     let obj = r.as_object_mut().expect("a report is an object");

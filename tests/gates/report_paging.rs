@@ -438,7 +438,13 @@ fn the_editor_summary_command_pages_the_same_way() {
             json!({"command": "qgates.summary", "arguments": [args]}),
         )
     };
-    let first = summary(&mut c, json!({"scope": "project", "max_violations": 3})).expect("a page");
+    // Every finding listed, pre-existing ones too: the command line does not compare a project
+    // run with a reference.
+    let first = summary(
+        &mut c,
+        json!({"scope": "project", "max_violations": 3, "include_existing": true}),
+    )
+    .expect("a page");
     let page = &first["report"];
     assert_eq!(
         (&page["shown"], &page["total"], &page["next_offset"]),
@@ -455,7 +461,11 @@ fn the_editor_summary_command_pages_the_same_way() {
     );
     assert_eq!(total_violations(&full_report(root, page)), 7);
     // The last result, paged on without running.
-    let rest = summary(&mut c, json!({"max_violations": 10, "offset": 3})).expect("the rest");
+    let rest = summary(
+        &mut c,
+        json!({"max_violations": 10, "offset": 3, "include_existing": true}),
+    )
+    .expect("the rest");
     let page = &rest["report"];
     assert_eq!(codes_in_reading_order(page), ["T1", "S2", "L2", "S1"]);
     assert!(page.get("next_offset").is_none(), "{rest}");

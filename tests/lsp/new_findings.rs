@@ -89,20 +89,27 @@ fn a_pre_existing_finding_is_shown_lower_and_a_new_one_at_its_own_severity() {
     let trust = tempfile::tempdir().unwrap();
     let mut c = client(ws.path(), trust.path(), json!({}));
     c.open("old.py");
-    // Shown at once as it is; marked once the reference's findings are known (a run of ruff in
-    // a checkout of the commit, in the background).
-    let marked = c.publication_where("old.py", |d| d.len() == 1 && d[0]["severity"] == 3);
-    assert_eq!(
-        shape(marked["diagnostics"].as_array().unwrap())[0].5,
-        "Ruff Lint (pre-existing)"
-    );
-    assert!(reference_runs(logs.path(), ws.path()) >= 1);
+    // As committed: its findings are the commit's, known without a run there.
+    let marked = c.publication("old.py");
+    let d = marked["diagnostics"].as_array().unwrap();
+    assert_eq!(d.len(), 1, "{marked}");
+    assert_eq!(d[0]["severity"], 3, "{marked}");
+    assert_eq!(shape(d)[0].5, "Ruff Lint (pre-existing)");
+    assert_eq!(reference_runs(logs.path(), ws.path()), 0);
+
+    // The first change: the commit's version of the file is checked in a checkout, in the
+    // background; until then its findings are shown as they are (new), then marked.
+    c.edit_and_save("old.py", 2, EDITED);
+    let marked = c.publication_where("old.py", |d| {
+        d.len() == 2 && d.iter().any(|d| d["severity"] == 3)
+    });
+    assert_eq!(reference_runs(logs.path(), ws.path()), 1, "{marked}");
     let checkouts = reference_runs(logs.path(), ws.path());
 
-    // Lines above the old finding (it moved two lines down, and is still pre-existing) and a
-    // new finding below it, an error. The reference is known: marked at once.
-    c.edit_and_save("old.py", 2, EDITED);
-    let saved = c.publication_of_version("old.py", 2);
+    // Saved again with one more line: the reference is known, marked at once. The old finding
+    // moved three lines down and is still pre-existing; the new one below it is an error.
+    c.edit_and_save("old.py", 3, &format!("# A header.\n{EDITED}"));
+    let saved = c.publication_of_version("old.py", 3);
     let d = saved["params"]["diagnostics"].as_array().unwrap().clone();
     let mut rows: Vec<(u64, i64, String)> = d
         .iter()
@@ -116,8 +123,8 @@ fn a_pre_existing_finding_is_shown_lower_and_a_new_one_at_its_own_severity() {
     assert_eq!(
         rows,
         vec![
-            (2, 3, "Ruff Lint (pre-existing)".to_string()),
-            (5, 1, "Ruff Lint".to_string())
+            (3, 3, "Ruff Lint (pre-existing)".to_string()),
+            (6, 1, "Ruff Lint".to_string())
         ],
         "{saved}"
     );
@@ -138,6 +145,19 @@ fn a_pre_existing_finding_is_shown_lower_and_a_new_one_at_its_own_severity() {
     assert_eq!(answer["report"]["pre_existing_left_out"], 1, "{answer}");
     let whole = summary(&mut c, json!({"include_existing": true}));
     assert_eq!(listed(&whole), 2, "{whole}");
+    // A whole-project run is compared with the same commit: in the editor every finding is
+    // new or pre-existing, whatever run found it.
+    let project = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "qgates.run", "arguments": [{"scope": "project"}]}),
+        )
+        .expect("run");
+    let line = project["summary_line"].as_str().unwrap();
+    assert!(
+        line.contains("1 new violation (1 pre-existing, 0 fixed"),
+        "{line}"
+    );
     c.shutdown();
 }
 
@@ -148,17 +168,17 @@ fn hidden_pre_existing_findings_leave_the_new_ones_and_new_only_passes_without_t
     let trust = tempfile::tempdir().unwrap();
     let mut c = client(ws.path(), trust.path(), json!({"existingFindings": "hide"}));
     c.open("old.py");
-    // Once marked, the old finding is not shown at all.
-    c.publication_where("old.py", <[Value]>::is_empty);
+    // As committed, its finding is pre-existing: not shown at all.
+    assert_eq!(c.diagnostics("old.py"), Vec::<Value>::new());
     let answer = summary(&mut c, json!({}));
     let line = answer["summary_line"].as_str().unwrap();
     assert!(line.starts_with('✅'), "only new findings count: {line}");
     assert!(line.contains("1 pre-existing violation"), "{line}");
 
+    // Once the commit's version of the changed file is known, only the new finding is shown.
     c.edit_and_save("old.py", 2, EDITED);
-    let saved = c.publication_of_version("old.py", 2);
-    let d = saved["params"]["diagnostics"].as_array().unwrap();
-    assert_eq!(d.len(), 1, "{saved}");
+    let saved = c.publication_where("old.py", |d| d.len() == 1);
+    let d = saved["diagnostics"].as_array().unwrap();
     assert_eq!(d[0]["range"]["start"]["line"], 5);
     assert_eq!(d[0]["source"], "Ruff Lint");
     let line = summary(&mut c, json!({}))["summary_line"].clone();

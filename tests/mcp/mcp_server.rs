@@ -89,21 +89,6 @@ fn error_text(result: &Value) -> &str {
     text(result, 0)
 }
 
-/// A report without what the comparison with the reference adds (the command line compares
-/// only with `--new-only`).
-fn without_novelty(mut report: Value) -> Value {
-    let obj = report.as_object_mut().unwrap();
-    obj.remove("novelty");
-    obj.remove("pre_existing_left_out");
-    for g in obj["gates"].as_array_mut().unwrap() {
-        let violations = g.get_mut("violations").and_then(Value::as_array_mut);
-        for v in violations.into_iter().flatten() {
-            v.as_object_mut().unwrap().remove("new");
-        }
-    }
-    report
-}
-
 #[test]
 fn a_real_client_gets_the_same_reports_as_the_cli_and_readable_errors() {
     let ws = example_repo();
@@ -167,7 +152,7 @@ fn a_real_client_gets_the_same_reports_as_the_cli_and_readable_errors() {
         );
         assert!(report.get("next_offset").is_none(), "{report}");
         assert_eq!(
-            without_novelty(comparable(report)),
+            common::without_novelty(comparable(report)),
             comparable(&cli["report"]),
             "scope {}: MCP and CLI differ",
             s["scope"]

@@ -384,7 +384,8 @@ class Extension {
     try {
       const answer = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Window, title: `qgates: running the gates (${label})` },
-        () => this.execute<SummaryAnswer>(SERVER_COMMAND.run, cleanRoom ? { clean_room: true } : { scope }),
+        // The details list every finding, new ones first, pre-existing ones marked so.
+        () => this.execute<SummaryAnswer>(SERVER_COMMAND.run, cleanRoom ? { clean_room: true } : { scope, include_existing: true }),
       );
       // A clean room's result is the commit's, not the working tree's: the status bar keeps
       // showing the working tree's last run (as the Problems panel does).
@@ -399,7 +400,7 @@ class Extension {
       return;
     }
     try {
-      const answer = await this.execute<SummaryAnswer>(SERVER_COMMAND.summary, {});
+      const answer = await this.execute<SummaryAnswer>(SERVER_COMMAND.summary, { include_existing: true });
       this.showAnswer(answer, true);
     } catch (e) {
       void vscode.window.showErrorMessage(`qgates: no summary: ${errorText(e)}`);

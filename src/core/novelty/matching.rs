@@ -19,12 +19,12 @@ use similar::{DiffOp, TextDiff};
 
 use crate::core::violation::Violation;
 
-/// The outcome for one file: per finding now, whether it is new; and how many of the
-/// reference's findings are gone.
+/// The outcome for one file: per finding now, whether it is new; and which of the reference's
+/// findings are gone (their indices, in order).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FileMatch {
     pub new: Vec<bool>,
-    pub fixed: usize,
+    pub fixed: Vec<usize>,
 }
 
 /// Matches `now` (the findings in the file's current text `now_text`) against `then` (those in
@@ -41,11 +41,12 @@ pub fn match_file(
     let moved = line_map(then_text.unwrap_or(""), now_text.unwrap_or(""));
     let key = |v: &Violation, lines: &[&str]| fingerprint(v, lines);
     // The reference's findings by fingerprint, in file order, each taken at most once.
-    let mut open: HashMap<String, Vec<(Option<u32>, bool)>> = HashMap::new();
-    for v in then {
+    // Each with its index in `then`, its line and whether it is taken.
+    let mut open: HashMap<String, Vec<(usize, Option<u32>, bool)>> = HashMap::new();
+    for (index, v) in then.iter().enumerate() {
         open.entry(key(v, &then_lines))
             .or_default()
-            .push((v.line, false));
+            .push((index, v.line, false));
     }
     let keys: Vec<String> = now.iter().map(|v| key(v, &now_lines)).collect();
     let mut new = vec![true; now.len()];
@@ -59,8 +60,11 @@ pub fn match_file(
             (None, None) => true,
             _ => false,
         };
-        if let Some(slot) = candidates.iter_mut().find(|(l, taken)| !taken && here(*l)) {
-            slot.1 = true;
+        if let Some(slot) = candidates
+            .iter_mut()
+            .find(|(_, l, taken)| !taken && here(*l))
+        {
+            slot.2 = true;
             new[i] = false;
         }
     }
@@ -71,13 +75,17 @@ pub fn match_file(
         }
         if let Some(slot) = open
             .get_mut(&keys[i])
-            .and_then(|c| c.iter_mut().find(|(_, taken)| !taken))
+            .and_then(|c| c.iter_mut().find(|(_, _, taken)| !taken))
         {
-            slot.1 = true;
+            slot.2 = true;
             new[i] = false;
         }
     }
-    let fixed = open.values().flatten().filter(|(_, taken)| !taken).count();
+    let mut fixed: Vec<usize> = (open.values().flatten())
+        .filter(|(_, _, taken)| !taken)
+        .map(|(index, _, _)| *index)
+        .collect();
+    fixed.sort_unstable();
     FileMatch { new, fixed }
 }
 
@@ -170,7 +178,7 @@ mod tests {
             m,
             FileMatch {
                 new: vec![false],
-                fixed: 0
+                fixed: vec![]
             }
         );
     }
@@ -189,7 +197,7 @@ mod tests {
             m,
             FileMatch {
                 new: vec![true],
-                fixed: 1
+                fixed: vec![0]
             }
         );
     }
@@ -200,11 +208,12 @@ mod tests {
         let now = "import os\ny = 2\n";
         let f = |l| finding(l, "F811", "redefinition of unused `os`");
         let m = run(&[f(1)], now, &[f(1), f(2)], then);
+        // The line diff keeps the first line and removes the second: its finding is the fixed one.
         assert_eq!(
             m,
             FileMatch {
                 new: vec![false],
-                fixed: 1
+                fixed: vec![1]
             }
         );
         // And the other way: one more identical line makes one new finding, the added one.
@@ -215,7 +224,7 @@ mod tests {
             then,
         );
         assert_eq!(m.new.iter().filter(|n| **n).count(), 1);
-        assert_eq!(m.fixed, 0);
+        assert_eq!(m.fixed, Vec::<usize>::new());
     }
 
     #[test]
@@ -232,7 +241,7 @@ mod tests {
             m,
             FileMatch {
                 new: vec![false],
-                fixed: 0
+                fixed: vec![]
             }
         );
     }
@@ -256,7 +265,7 @@ mod tests {
             run(&[f(4)], now, &[f(1)], then),
             FileMatch {
                 new: vec![false],
-                fixed: 0
+                fixed: vec![]
             }
         );
     }
@@ -272,7 +281,7 @@ mod tests {
             m,
             FileMatch {
                 new: vec![false],
-                fixed: 0
+                fixed: vec![]
             }
         );
     }

@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::core::cache::ResultCache;
+use crate::core::cache::{KeyMaker, ResultCache};
 use crate::core::config::{Config, Trigger};
 use crate::core::engine::{NewFindings, Run, RunError, RunRequest, execute};
 use crate::core::fix::execute_with_fixes;
@@ -59,7 +59,19 @@ pub async fn judge(
     run: Run,
     cache: Option<&Arc<ResultCache>>,
 ) -> Run {
-    judge_with(config, request, run, None, cache, Source::Checkout)
+    judge_against(config, request, run, None, cache).await
+}
+
+/// `judge`, with `against` the commit to compare with when the run's scope has none of its own
+/// (see `judge_from_cache`).
+pub async fn judge_against(
+    config: &Config,
+    request: &RunRequest,
+    run: Run,
+    against: Option<&str>,
+    cache: Option<&Arc<ResultCache>>,
+) -> Run {
+    judge_with(config, request, run, against, cache, Source::Checkout)
         .await
         .0
 }
@@ -123,11 +135,18 @@ async fn judge_with(
     };
     match earlier {
         Ok(earlier) => {
-            let unjudged = classify(&request.root, run.report_mut(), &earlier, commit.clone());
-            // With a warmup, the caller says where its reference run stands.
-            if !unjudged.is_empty() && warmup.is_none() {
+            let mut unjudged = classify(&request.root, run.report_mut(), &earlier, commit.clone());
+            // Those a warmup will run for: the caller says where it stands.
+            unjudged.retain(|id| warmup.as_ref().is_none_or(|w| !w.gates.contains(id)));
+            if !unjudged.is_empty() {
+                let why = match source {
+                    Source::Checkout => "their gates could not run there",
+                    Source::CacheOnly => {
+                        "their results are not cached, so they are compared only when asked for"
+                    }
+                };
                 run.report_mut().warnings.push(format!(
-                    "the findings of {} were not compared with those at {} (their gates could not run there), so they count as new",
+                    "the findings of {} were not compared with those at {} ({why}), so they count as new",
                     unjudged.join(", "),
                     short(&commit)
                 ));
@@ -158,14 +177,19 @@ async fn earlier(
         Ok(w) => w,
         Err(why) => return (Err(why), None),
     };
-    let mut findings: HashMap<String, Vec<Violation>> = wanted
-        .nothing_to_check()
-        .map(|g| (g.id.clone(), Vec::new()))
-        .collect();
-    let mut missing: Vec<String> = (wanted.gates.iter())
-        .filter(|g| !findings.contains_key(&g.id))
-        .map(|g| g.id.clone())
-        .collect();
+    // A gate with nothing left to look up there is known at once. One whose results are not
+    // cached (`cache: none`: a test suite, say) and that found nothing now has nothing to mark:
+    // it is not run there (its fixed findings go uncounted).
+    let (mut findings, mut missing) = (HashMap::new(), Vec::new());
+    let found_now =
+        |id: &str| (run.report().gates.iter()).any(|g| g.id == id && !g.violations.is_empty());
+    for gate in &wanted.gates {
+        if gate.pass_files && wanted.to_check(gate).next().is_none() {
+            findings.insert(gate.id.clone(), Vec::new());
+        } else if KeyMaker::caches(gate) || found_now(&gate.id) {
+            missing.push(gate.id.clone());
+        }
+    }
     if let Some(cache) = cache
         && !missing.is_empty()
     {
@@ -178,8 +202,16 @@ async fn earlier(
     let mut warmup = None;
     if !missing.is_empty() {
         match source {
+            // What is run in the background is for the cache: a gate whose results it does not
+            // keep is left unmarked (`qgates check` runs it there on the spot).
             Source::CacheOnly => {
-                warmup = Some(Warmup {
+                missing.retain(|id| {
+                    wanted
+                        .gates
+                        .iter()
+                        .any(|g| g.id == *id && KeyMaker::caches(g))
+                });
+                warmup = (!missing.is_empty()).then(|| Warmup {
                     root: request.root.clone(),
                     trigger: request.trigger,
                     wanted: wanted.clone(),
@@ -200,11 +232,43 @@ async fn earlier(
             }
         }
     }
+    add_unchanged(run, &wanted, &mut findings);
     let earlier = Earlier {
         findings,
         files: wanted.files,
     };
     (Ok(earlier), warmup)
+}
+
+/// The findings of each gate that checks file by file in the files that are as they were at
+/// the reference are the findings now: they join what was found there for the changed ones.
+fn add_unchanged(
+    run: &Run,
+    wanted: &reference::Wanted,
+    findings: &mut HashMap<String, Vec<Violation>>,
+) {
+    for gate in wanted.gates.iter().filter(|g| reference::per_file(g)) {
+        let Some(found) = findings.get_mut(&gate.id) else {
+            continue;
+        };
+        // A checkout run may have checked unchanged files too (for another gate's sake).
+        let changed: Vec<&str> = wanted
+            .to_check(gate)
+            .map(|(_, e)| e.path.as_str())
+            .collect();
+        found.retain(|v| v.file.as_deref().is_some_and(|f| changed.contains(&f)));
+        let now = run.report().gates.iter().find(|g| g.id == gate.id);
+        found.extend(
+            now.into_iter()
+                .flat_map(|g| &g.violations)
+                .filter(|v| {
+                    v.file
+                        .as_deref()
+                        .is_some_and(|f| wanted.unchanged.contains(f))
+                })
+                .cloned(),
+        );
+    }
 }
 
 /// The reference's findings that the cache lacked, to be found in a checkout in the background
@@ -217,9 +281,12 @@ pub struct Warmup {
 }
 
 impl Warmup {
-    /// What sets this reference apart: the same identity is the same work.
+    /// What sets this work apart (the reference, the files changed since, the gates to run):
+    /// the same identity is the same work.
     pub fn identity(&self) -> String {
-        self.wanted.identity()
+        let mut unchanged: Vec<&String> = self.wanted.unchanged.iter().collect();
+        unchanged.sort();
+        format!("{} {unchanged:?} {:?}", self.wanted.identity(), self.gates)
     }
 
     /// The commit compared with, abbreviated.
@@ -312,6 +379,7 @@ fn classify(root: &Path, report: &mut Report, earlier: &Earlier, reference: Stri
         ..Default::default()
     };
     let mut unjudged = Vec::new();
+    let mut fixed = Vec::new();
     for gate in &mut report.gates {
         let Some(then_all) = earlier.findings.get(&gate.id) else {
             // Not compared: not known to be pre-existing, so counted as new (and failing with
@@ -347,7 +415,8 @@ fn classify(root: &Path, report: &mut Report, earlier: &Earlier, reference: Stri
                 None => now_text.as_deref(),
             };
             let m = match_file(&now, now_text.as_deref(), &then, then_text);
-            counts.fixed += m.fixed;
+            counts.fixed += m.fixed.len();
+            fixed.extend(m.fixed.iter().map(|&i| then[i].clone()));
             for (i, new) in indices.iter().zip(m.new) {
                 gate.violations[*i].new = Some(new);
                 if new {
@@ -358,8 +427,12 @@ fn classify(root: &Path, report: &mut Report, earlier: &Earlier, reference: Stri
             }
         }
         // Files with findings at the reference and none now.
-        counts.fixed += then_by_file.values().map(Vec::len).sum::<usize>();
+        for gone in then_by_file.into_values() {
+            counts.fixed += gone.len();
+            fixed.extend(gone.into_iter().cloned());
+        }
     }
+    counts.fixed_violations = fixed;
     report.novelty = Some(counts);
     unjudged
 }

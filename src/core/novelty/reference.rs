@@ -5,7 +5,7 @@
 //! by the reference commit and what was copied into the checkout (`workspace_identity`); so the
 //! cache, local or shared, answers them without a checkout the next time.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use crate::core::cache::remote::Session;
 use crate::core::cache::{KeyMaker, ResultCache, WHOLE_WORKSPACE};
 use crate::core::clean_room::CleanRoom;
-use crate::core::config::{Config, Gate, Trigger};
+use crate::core::config::{CachePolicy, Config, Gate, Trigger};
 use crate::core::engine::lookup::{Lookup, read_shared};
 use crate::core::engine::{Run, execute};
 use crate::core::report::GateStatus;
@@ -30,6 +30,8 @@ use crate::core::workspace::content_id::blob_id;
 pub struct Wanted {
     pub(super) commit: String,
     pub(super) files: HashMap<String, EarlierFile>,
+    /// The files (current paths) that are as they were there, under the same path.
+    pub(super) unchanged: HashSet<String>,
     pub(super) gates: Vec<Gate>,
 }
 
@@ -38,10 +40,21 @@ impl Wanted {
     pub(super) async fn of(root: &Path, run: &Run, commit: &str) -> Result<Wanted, String> {
         let (root, at) = (root.to_path_buf(), commit.to_owned());
         let checked = run.report().scope.files.clone();
-        let files = tokio::task::spawn_blocking(move || at_commit(&root, &at, &checked))
-            .await
-            .map_err(|e| format!("reading the reference failed: {e}"))?
-            .map_err(|e| e.to_string())?;
+        let (files, unchanged) = tokio::task::spawn_blocking(move || {
+            let files = at_commit(&root, &at, &checked)?;
+            let unchanged = (files.iter())
+                .filter(|(now, then)| {
+                    *now == &then.path
+                        && then.text.is_some()
+                        && std::fs::read_to_string(root.join(now)).ok() == then.text
+                })
+                .map(|(now, _)| now.clone())
+                .collect();
+            Ok::<_, crate::core::scope::git::GitError>((files, unchanged))
+        })
+        .await
+        .map_err(|e| format!("reading the reference failed: {e}"))?
+        .map_err(|e| e.to_string())?;
         let ran: Vec<&str> = run
             .report()
             .gates
@@ -58,6 +71,7 @@ impl Wanted {
         Ok(Wanted {
             commit: commit.to_owned(),
             files,
+            unchanged,
             gates,
         })
     }
@@ -78,12 +92,16 @@ impl Wanted {
         hex::encode(Sha256::digest(text.as_bytes()))
     }
 
-    /// The gates that check file by file and had none of the reference's files to check: they
-    /// found nothing there.
-    pub(super) fn nothing_to_check(&self) -> impl Iterator<Item = &Gate> {
-        self.gates
-            .iter()
-            .filter(|g| g.pass_files && !self.files.values().any(|f| g.applies_to(&f.path)))
+    /// The reference files (current path → then) that a gate needs the reference's findings
+    /// of: for a gate whose result for a file depends on that file alone (`per_file`), the
+    /// changed ones; the findings in an unchanged one are the findings now.
+    pub(super) fn to_check<'w>(
+        &'w self,
+        gate: &'w Gate,
+    ) -> impl Iterator<Item = (&'w String, &'w EarlierFile)> {
+        self.files.iter().filter(move |(now, then)| {
+            gate.applies_to(&then.path) && !(per_file(gate) && self.unchanged.contains(*now))
+        })
     }
 
     fn gate(&self, id: &str) -> Option<&Gate> {
@@ -111,9 +129,8 @@ pub(super) async fn cached(
             continue;
         }
         let keyed: Option<Vec<(String, String)>> = if gate.pass_files {
-            (wanted.files.values())
-                .filter(|e| gate.applies_to(&e.path))
-                .map(|e| {
+            (wanted.to_check(gate))
+                .map(|(_, e)| {
                     let content = blob_id(e.text.as_ref()?.as_bytes())?;
                     Some((e.path.clone(), keys.key_with_content(gate, &content)))
                 })
@@ -134,6 +151,15 @@ pub(super) async fn cached(
         let asking = lookups.iter_mut().map(|(g, l)| (*g, l)).collect();
         read_shared(&mut remote, asking).await;
     }
+    for (gate, l) in &lookups {
+        tracing::debug!(
+            "reference of {}: {} from the cache, {} not: {:?}",
+            gate.id,
+            l.hits.len(),
+            l.misses.len(),
+            l.misses
+        );
+    }
     lookups
         .into_iter()
         .filter(|(_, l)| l.misses.is_empty())
@@ -142,6 +168,12 @@ pub(super) async fn cached(
             (gate.id.clone(), found)
         })
         .collect()
+}
+
+/// Whether a gate's result for a file depends on that file alone (and what every key holds):
+/// then an unchanged file's findings at the reference are its findings now.
+pub(super) fn per_file(gate: &Gate) -> bool {
+    gate.pass_files && gate.cache == CachePolicy::PerFile
 }
 
 /// Where the gates run for the reference, and what with.
@@ -176,8 +208,14 @@ pub(super) async fn checked_out(
     for rel in inputs.chain(scripts.iter().map(|(path, _)| path)) {
         copy_over(&at.root.join(rel), &room.root().join(rel))?;
     }
-    let paths: Vec<PathBuf> = (wanted.files.values())
-        .map(|f| at.root.join(&f.path))
+    // The files the gates need: only the changed ones when every gate checks file by file.
+    let all = gates
+        .iter()
+        .filter_map(|id| wanted.gate(id))
+        .any(|g| !per_file(g));
+    let paths: Vec<PathBuf> = (wanted.files.iter())
+        .filter(|(now, _)| all || !wanted.unchanged.contains(*now))
+        .map(|(_, f)| at.root.join(&f.path))
         .collect();
     let mut req = room
         .request(ScopeRequest::Files(paths), Some(gates), at.trigger)
@@ -187,6 +225,16 @@ pub(super) async fn checked_out(
     let earlier = execute(at.config, &req, None)
         .await
         .map_err(|e| e.to_string())?;
+    for g in &earlier.report().gates {
+        tracing::debug!(
+            "reference run of {}: {:?}{} ({} findings) {:?}",
+            g.id,
+            g.status,
+            if g.incomplete { ", incomplete" } else { "" },
+            g.violations.len(),
+            g.error
+        );
+    }
     // Not finished: a reference run records no state and keeps no report.
     let findings = (earlier.report().gates.iter())
         .filter(|g| matches!(g.status, GateStatus::Passed | GateStatus::Failed) && !g.incomplete)

@@ -159,6 +159,13 @@ pub struct Timings {
     pub total_ms: u64,
 }
 
+impl Timings {
+    /// Not measured (an answer leaves the timings to the whole report).
+    fn is_unknown(&self) -> bool {
+        self.total_ms == 0
+    }
+}
+
 /// The whole result of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Report {
@@ -166,6 +173,7 @@ pub struct Report {
     pub summary: Summary,
     pub scope: ScopeInfo,
     pub gates: Vec<GateResult>,
+    #[serde(default, skip_serializing_if = "Timings::is_unknown")]
     pub timings: Timings,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_dir: Option<String>,
@@ -210,6 +218,10 @@ pub struct Novelty {
     pub new: usize,
     pub existing: usize,
     pub fixed: usize,
+    /// The findings at the reference that are gone, as they were there (their reference paths
+    /// and lines).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixed_violations: Vec<Violation>,
     /// The gate statuses and the exit code count new findings only (`--new-only`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub new_only: bool,

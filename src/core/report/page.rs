@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::{GateStatus, Report, compact_json, count};
+use super::{GateResult, GateStatus, Report, Timings, compact_json, count};
 
 /// How many violations an answer shows when the caller does not say.
 pub const DEFAULT_MAX_VIOLATIONS: usize = 50;
@@ -100,9 +100,16 @@ impl Report {
         let total = order.len();
         let start = request.offset.min(total);
         let end = start.saturating_add(request.max_violations).min(total);
+        // An answer says what to act on, each thing once; the whole report (`full_report`)
+        // keeps the record: how long each part took, the fixed findings.
         let mut report = self.clone();
+        if let Some(n) = &mut report.novelty {
+            n.fixed_violations.clear();
+        }
+        report.timings = Timings::default();
         for g in &mut report.gates {
             g.violations.clear();
+            g.duration_ms = 0;
             if g.status != GateStatus::Error {
                 g.log = None;
             }
@@ -112,17 +119,18 @@ impl Report {
                 .violations
                 .push(self.gates[gate].violations[i].clone());
         }
+        // What the page cut leaves out; pre-existing ones left out are counted apart.
+        let listable = |g: &GateResult| {
+            (g.violations.iter())
+                .filter(|v| request.include_existing || v.new != Some(false))
+                .count()
+        };
         let left_out = self
             .gates
             .iter()
             .zip(&report.gates)
-            .filter(|(all, shown)| all.violations.len() > shown.violations.len())
-            .map(|(all, shown)| {
-                (
-                    all.id.clone(),
-                    all.violations.len() - shown.violations.len(),
-                )
-            })
+            .filter(|(all, shown)| listable(all) > shown.violations.len())
+            .map(|(all, shown)| (all.id.clone(), listable(all) - shown.violations.len()))
             .collect();
         ReportPage {
             report,

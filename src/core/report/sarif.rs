@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use super::{GateStatus, Report, known};
-use crate::core::violation::{Edit, Severity};
+use crate::core::violation::{Edit, Severity, Violation};
 
 /// The schema the output follows (the OASIS errata01 one, vendored for the tests).
 pub const SCHEMA_URI: &str =
@@ -49,13 +49,6 @@ pub fn render(report: &Report) -> String {
                 r.insert("helpUri".into(), json!(url));
             }
 
-            let locations = v.file.as_ref().map(|file| {
-                let region = region(v.line, v.column, v.end_line, v.end_column);
-                json!([{ "physicalLocation": without_nulls(json!({
-                    "artifactLocation": artifact(file),
-                    "region": region,
-                })) }])
-            });
             let fix = v.file.as_ref().zip(v.fix.as_ref());
             let fixes = fix.and_then(|(file, f)| sarif_fix(file, &f.title, &f.edits));
             results.push(without_nulls(json!({
@@ -63,7 +56,7 @@ pub fn render(report: &Report) -> String {
                 "ruleIndex": index,
                 "level": level(v.severity),
                 "message": { "text": message_text(&v.message) },
-                "locations": locations,
+                "locations": locations(v),
                 "fixes": fixes.map(|fix| json!([fix])),
                 // Against the run's reference (`core::novelty`), when it was compared.
                 "baselineState": v.new.map(|new| if new { "new" } else { "unchanged" }),
@@ -73,6 +66,32 @@ pub fn render(report: &Report) -> String {
                 })),
             })));
         }
+    }
+
+    // The reference's findings that are gone: as they were there.
+    let fixed = report.novelty.iter().flat_map(|n| &n.fixed_violations);
+    for v in fixed {
+        let Some(g) = report.gates.iter().find(|g| *g.id == *v.gate) else {
+            continue;
+        };
+        let code = v.code.as_deref().filter(|c| !c.trim().is_empty());
+        let id = match code {
+            Some(code) => format!("{}/{code}", g.id),
+            None => g.id.clone(),
+        };
+        let index = *rule_index.entry(id.clone()).or_insert_with(|| {
+            rules.push(rule(&id, code, &g.name, v.url.as_deref()));
+            rules.len() - 1
+        });
+        results.push(without_nulls(json!({
+            "ruleId": id,
+            "ruleIndex": index,
+            "level": level(v.severity),
+            "message": { "text": message_text(&v.message) },
+            "locations": locations(v),
+            "baselineState": "absent",
+            "properties": { "gate": g.id },
+        })));
     }
 
     let warnings = report.warnings.iter().map(|w| {
@@ -124,6 +143,17 @@ pub fn render(report: &Report) -> String {
         }],
     });
     format!("{log:#}\n")
+}
+
+/// Where a violation is, when it names a file.
+fn locations(v: &Violation) -> Option<Value> {
+    v.file.as_ref().map(|file| {
+        let region = region(v.line, v.column, v.end_line, v.end_column);
+        json!([{ "physicalLocation": without_nulls(json!({
+            "artifactLocation": artifact(file),
+            "region": region,
+        })) }])
+    })
 }
 
 /// `object` without its null members: the fields that have no value are left out.

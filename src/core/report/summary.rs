@@ -73,11 +73,15 @@ impl Report {
         if failed || n.existing + n.fixed == 0 {
             return None;
         }
-        Some(format!(
-            "{}, {} fixed",
-            count(n.existing, "pre-existing violation"),
-            n.fixed
-        ))
+        let existing = (n.existing > 0).then(|| count(n.existing, "pre-existing violation"));
+        let fixed = (n.fixed > 0).then(|| format!("{} fixed", n.fixed));
+        Some(
+            existing
+                .into_iter()
+                .chain(fixed)
+                .collect::<Vec<_>>()
+                .join(", "),
+        )
     }
 
     fn verdict_line(&self) -> String {

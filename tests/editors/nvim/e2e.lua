@@ -292,7 +292,9 @@ function scenarios.main()
     local ok = all and #got == #want
     for _, w in ipairs(want) do
       local d = find(got, w[1], w[2])
-      ok = ok and d ~= nil and d.source == w[3]
+      -- The files are as committed, so their findings are pre-existing: marked at once, or once
+      -- the commit's findings of a whole-project gate (mypy) are known (the `existing` scenario).
+      ok = ok and d ~= nil and d.source:gsub(' %(pre%-existing%)$', '') == w[3]
     end
     check('diagnostics of src/' .. f .. '.py', ok, function()
       return 'got ' .. shape(got)
@@ -671,7 +673,15 @@ function scenarios.clean()
   end) and #diags(file) == 0, function()
     return shape(diags(file)) .. ' ' .. show_notes()
   end)
-  local working_line = execute_sync('qgates.summary').summary_line
+  -- Once compared with the commit's findings (in the background), the result says the change
+  -- fixed one.
+  local working_line = ''
+  check('the working tree\'s result says the change fixed a finding', wait(function()
+    working_line = execute_sync('qgates.summary').summary_line
+    return working_line:find('1 fixed', 1, true) ~= nil
+  end), function()
+    return working_line
+  end)
 
   local before = #notes
   local publishes = published[uri]
@@ -871,6 +881,54 @@ function scenarios.packpath()
   }):wait(WAIT_MS)
   check('a start package on the packpath loads the plugin, and setup() in init.lua configures it',
     out.code == 0 and out.stdout:find('cmd=' .. BIN .. ' lsp', 1, true) ~= nil, vim.inspect(out))
+end
+
+-- New and pre-existing findings: the committed unused import is there at the commit the auto
+-- scope starts from, so once the server has the commit's findings it is shown as information,
+-- its source saying "(pre-existing)"; a finding the edit makes is an error; :QGates summary lists
+-- the new one and counts the other.
+function scenarios.existing()
+  local ws = workspace('ws', { trust = true })
+  require('qgates').setup({ cmd = { BIN, 'lsp' }, log_level = LOG_LEVEL })
+  local file = ws .. '/src/unused_import.py'
+  local buf = edit(file)
+  local old = nil
+  check('the committed finding is shown as information, named pre-existing', wait(function()
+    old = find(diags(file), 'F401', 2)
+    return old ~= nil and old.severity == vim.diagnostic.severity.INFO
+  end) and old.source == 'Ruff Lint (pre-existing)', function()
+    return vim.inspect(diags(file)) .. ' ' .. show_notes()
+  end)
+  -- Two lines above it, and an f-string without placeholders (F541) at the end.
+  vim.api.nvim_buf_set_lines(buf, 0, 0, false, { '# A header.', '' })
+  vim.api.nvim_buf_set_lines(buf, -1, -1, false, { '', '', 'LABEL = f"plain"' })
+  vim.api.nvim_buf_call(buf, function()
+    vim.cmd('silent write')
+  end)
+  -- The first change to the file: its findings are shown at once, then marked once the
+  -- commit's version of it has been checked (in a checkout, in the background).
+  local new = nil
+  check('the new finding is an error, the old one moved down and is still information', wait(function()
+    new = find(diags(file), 'F541')
+    old = find(diags(file), 'F401', 4)
+    return new ~= nil and old ~= nil and old.severity == vim.diagnostic.severity.INFO
+  end) and new.severity == vim.diagnostic.severity.ERROR and new.source == 'Ruff Lint'
+    and old.severity == vim.diagnostic.severity.INFO, function()
+    return vim.inspect(diags(file))
+  end)
+  vim.cmd('QGates summary')
+  local win = nil
+  wait(function()
+    win = float_windows()[1]
+    return win ~= nil
+  end)
+  local lines = win and vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false) or {}
+  local text = table.concat(lines, '\n')
+  local new_at = text:find('F541 f-string without any placeholders', 1, true)
+  local old_at = text:find('F401 `os` imported but unused [fixable] (pre-existing)', 1, true)
+  check(':QGates summary counts the new finding, and lists it before the pre-existing one',
+    (lines[1] or ''):find('1 new violation (1 pre-existing', 1, true) ~= nil
+      and new_at ~= nil and old_at ~= nil and new_at < old_at, text)
 end
 
 local fn = scenarios[SCENARIO]

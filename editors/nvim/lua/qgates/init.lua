@@ -394,7 +394,8 @@ end
 
 --- :QGates summary: the last result (or a fresh run when there is none) in a floating window.
 function M.summary()
-  execute('qgates.summary', nil, function(result, client)
+  -- Every finding, new ones first, pre-existing ones marked so.
+  execute('qgates.summary', { include_existing = true }, function(result, client)
     if type(result) ~= 'table' then
       notify('qgates: no summary available; see :QGates log.', vim.log.levels.ERROR)
       return
