@@ -664,14 +664,16 @@ fn branch_switch_bench(tools: &Tools, build: &Build, n: usize) -> String {
         common::git(root, &["branch", &format!("from-{k}")]);
     }
     let mut c = qgates_server(tools, build, root, None);
-    let opened = did_open(&c, SAVED, &module(0));
+    let on_disk = std::fs::read_to_string(root.join(SAVED)).expect("the module");
+    let opened = did_open(&c, SAVED, &on_disk);
     round_trip(&mut c, &opened, SAVED, 1);
     let uri = c.uri(SAVED);
     let (mut first, mut marked) = (Vec::new(), Vec::new());
     let mut version = 1;
     for k in 0..warmup + n {
         common::git(root, &["checkout", "-qf", &format!("from-{k}")]);
-        // The server takes the new HEAD (its watch reports it) before the save.
+        // As the editor's file watcher reports it; the server takes the new HEAD before the save.
+        c.files_changed(&[(".git/HEAD", 2), (SAVED, 2)]);
         std::thread::sleep(Duration::from_millis(400));
         c.drain();
         version += 1;
