@@ -12,7 +12,7 @@ use tower_lsp_server::ls_types::Diagnostic;
 use super::diagnostics::{DiagnosticCaps, shown};
 use super::jobs::Job;
 use super::locks::{lock, read, write, write_lock};
-use super::novelty::Reference;
+use super::novelty::reference::Reference;
 use crate::core::api::ResultCache;
 use crate::core::config::{self, Config, ConfigError, ConfigSource};
 use crate::core::report::Report;

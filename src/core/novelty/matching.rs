@@ -38,7 +38,11 @@ pub fn match_file(
 ) -> FileMatch {
     let now_lines: Vec<&str> = now_text.map_or_else(Vec::new, |t| t.lines().collect());
     let then_lines: Vec<&str> = then_text.map_or_else(Vec::new, |t| t.lines().collect());
-    let moved = line_map(then_text.unwrap_or(""), now_text.unwrap_or(""));
+    let moved = match now_text == then_text {
+        // An unchanged file: every line is where it was (no diff to take).
+        true => (1..=now_lines.len() as u32).map(|l| (l, l)).collect(),
+        false => line_map(then_text.unwrap_or(""), now_text.unwrap_or("")),
+    };
     let key = |v: &Violation, lines: &[&str]| fingerprint(v, lines);
     // The reference's findings by fingerprint, in file order, each taken at most once.
     // Each with its index in `then`, its line and whether it is taken.

@@ -405,12 +405,17 @@ fn classify(root: &Path, report: &mut Report, earlier: &Earlier, reference: Stri
         for (file, indices) in &now_by_file {
             let now: Vec<&Violation> = indices.iter().map(|i| &gate.violations[*i]).collect();
             let then = then_by_file.remove(&file.as_deref()).unwrap_or_default();
-            let now_text = file
-                .as_deref()
-                .and_then(|f| std::fs::read_to_string(root.join(f)).ok());
+            let earlier_file = file.as_deref().and_then(|f| earlier.files.get(f));
+            // A file as it was there has been read already.
+            let now_text = match earlier_file {
+                Some(e) if e.unchanged => e.text.clone(),
+                _ => file
+                    .as_deref()
+                    .and_then(|f| std::fs::read_to_string(root.join(f)).ok()),
+            };
             // A file the run did not check is as it was at the reference (every changed file
             // is in the scope); one the reference lacks has no findings there to match.
-            let then_text = match file.as_deref().and_then(|f| earlier.files.get(f)) {
+            let then_text = match earlier_file {
                 Some(e) => e.text.as_deref(),
                 None => now_text.as_deref(),
             };

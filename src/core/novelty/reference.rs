@@ -40,21 +40,14 @@ impl Wanted {
     pub(super) async fn of(root: &Path, run: &Run, commit: &str) -> Result<Wanted, String> {
         let (root, at) = (root.to_path_buf(), commit.to_owned());
         let checked = run.report().scope.files.clone();
-        let (files, unchanged) = tokio::task::spawn_blocking(move || {
-            let files = at_commit(&root, &at, &checked)?;
-            let unchanged = (files.iter())
-                .filter(|(now, then)| {
-                    *now == &then.path
-                        && then.text.is_some()
-                        && std::fs::read_to_string(root.join(now)).ok() == then.text
-                })
-                .map(|(now, _)| now.clone())
-                .collect();
-            Ok::<_, crate::core::scope::git::GitError>((files, unchanged))
-        })
-        .await
-        .map_err(|e| format!("reading the reference failed: {e}"))?
-        .map_err(|e| e.to_string())?;
+        let files = tokio::task::spawn_blocking(move || at_commit(&root, &at, &checked))
+            .await
+            .map_err(|e| format!("reading the reference failed: {e}"))?
+            .map_err(|e| e.to_string())?;
+        let unchanged = (files.iter())
+            .filter(|(now, then)| then.unchanged && **now == then.path)
+            .map(|(now, _)| now.clone())
+            .collect();
         let ran: Vec<&str> = run
             .report()
             .gates

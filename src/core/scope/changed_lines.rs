@@ -13,6 +13,7 @@ use gix::ObjectId;
 use similar::{DiffOp, TextDiff};
 
 use crate::core::scope::git::{GitError, Repo, read};
+use crate::core::workspace::content_id::blob_id;
 
 /// What a run compares with, as the engine gives it to a reader that needs changed lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,11 +69,14 @@ pub struct EarlierFile {
     pub path: String,
     /// `None` when it is not text.
     pub text: Option<String>,
+    /// The working tree holds this very version under the same path.
+    pub unchanged: bool,
 }
 
 /// Each of `files` (root-relative) as it was at `commit`, under its own path or the one it was
 /// renamed from (the commit's tree against the index, with git's default rename detection); a
-/// file the commit does not have is left out.
+/// file the commit does not have is left out. A file the working tree holds as it was is read
+/// from the working tree, not from git.
 pub fn at_commit(
     root: &Path,
     commit: &str,
@@ -82,26 +86,41 @@ pub fn at_commit(
     let Some(repo) = Repo::discover(root)? else {
         return Ok(out);
     };
-    let tree = repo.base_tree(commit)?;
+    let mut git = repo.gix().clone();
+    // The trees on the way to each file are read once for all of them.
+    git.object_cache_size_if_unset(4 << 20);
+    let tree = git
+        .find_tree(repo.base_tree(commit)?)
+        .map_err(read("the baseline commit's tree"))?;
     let mut renames: Option<HashMap<String, String>> = None;
     for rel in files {
         let path = repo.repo_path(rel);
-        let (source, text) = match blob_text(&repo, &tree, &path)? {
-            Some(text) => (path, Some(text)),
+        let now = std::fs::read(root.join(rel)).ok();
+        let earlier = match version_at(&tree, &path, now.as_deref())? {
+            Some(found) => Some((path, found)),
             None => {
                 let renames = match &mut renames {
                     Some(r) => r,
-                    None => renames.insert(renamed_from(&repo, tree)?),
+                    None => renames.insert(renamed_from(&repo, tree.id)?),
                 };
-                let Some(source) = renames.get(&path).cloned() else {
-                    continue;
-                };
-                let text = blob_text(&repo, &tree, &source)?;
-                (source, text)
+                match renames.get(&path) {
+                    Some(source) => version_at(&tree, source, None)?.map(|f| (source.clone(), f)),
+                    None => None,
+                }
             }
         };
+        let Some((source, (text, unchanged))) = earlier else {
+            continue;
+        };
         if let Some(path) = repo.root_path(&source) {
-            out.insert(rel.clone(), EarlierFile { path, text });
+            out.insert(
+                rel.clone(),
+                EarlierFile {
+                    path,
+                    text,
+                    unchanged,
+                },
+            );
         }
     }
     Ok(out)
@@ -132,13 +151,14 @@ fn line_count(text: &str) -> u32 {
     text.split_inclusive('\n').count() as u32
 }
 
-/// The text of `path` (repository-relative) in the tree; `None` when the tree has no such file
-/// or it is not text.
-fn blob_text(repo: &Repo, tree: &ObjectId, path: &str) -> Result<Option<String>, GitError> {
-    let tree = repo
-        .gix()
-        .find_tree(*tree)
-        .map_err(read("the baseline commit's tree"))?;
+/// The text of `path` (repository-relative) in the tree (`None` when it is not text), and whether
+/// `now` (the working tree's bytes) is that very version, then read from `now`; `None` when the
+/// tree has no such file.
+fn version_at(
+    tree: &gix::Tree<'_>,
+    path: &str,
+    now: Option<&[u8]>,
+) -> Result<Option<(Option<String>, bool)>, GitError> {
     let Some(entry) = tree
         .lookup_entry_by_path(path)
         .map_err(read("a file of the baseline commit"))?
@@ -148,10 +168,14 @@ fn blob_text(repo: &Repo, tree: &ObjectId, path: &str) -> Result<Option<String>,
     if !entry.mode().is_blob() {
         return Ok(None);
     }
+    let id = entry.oid().to_string();
+    if let Some(now) = now.filter(|b| blob_id(b).as_deref() == Some(id.as_str())) {
+        return Ok(Some((String::from_utf8(now.to_vec()).ok(), true)));
+    }
     let blob = entry
         .object()
         .map_err(read("a file of the baseline commit"))?;
-    Ok(String::from_utf8(blob.detach().data).ok())
+    Ok(Some((String::from_utf8(blob.detach().data).ok(), false)))
 }
 
 /// New path → old path, for the files git sees renamed between the tree and the index.

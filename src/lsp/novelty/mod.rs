@@ -5,42 +5,17 @@
 //! ends the folder runs again (from the cache, so in milliseconds), and the findings are marked.
 //! Meanwhile they are shown as they are, and the run's warnings say why.
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+pub mod reference;
 
-use tokio::task::AbortHandle;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::folder::Folder;
 use super::jobs::Job;
 use super::locks::lock;
 use crate::core::api::novelty::{Warmup, judge_against, judge_from_cache};
-use crate::core::api::{NewFindings, ResultCache, Run, RunRequest, ScopeRequest};
+use crate::core::api::{NewFindings, Run, RunRequest, ScopeRequest};
 use crate::core::config::Config;
-
-/// A folder's reference: its results, and the reference run under way or last done.
-#[derive(Default)]
-pub struct Reference {
-    cache: OnceLock<Arc<ResultCache>>,
-    warming: Mutex<Warming>,
-}
-
-#[derive(Default)]
-struct Warming {
-    /// The identity of the reference being run, and its task.
-    running: Option<(String, AbortHandle)>,
-    /// The identity of the last reference run that ended, and why it failed.
-    done: Option<(String, Option<String>)>,
-}
-
-impl Reference {
-    /// The reference's results (`.qgates/cache/reference.json`, shared with `qgates check`),
-    /// read the first time they are needed: after the folder's `.qgates/` was found safe.
-    pub fn cache(&self, folder: &Folder) -> Arc<ResultCache> {
-        self.cache
-            .get_or_init(|| Arc::new(ResultCache::load_reference(&folder.root)))
-            .clone()
-    }
-}
 
 /// Whether a folder's runs compare their findings, and whether only new ones count.
 pub fn request_for(config: &Config, req: &mut RunRequest) {
@@ -56,7 +31,7 @@ pub async fn judge(folder: &Arc<Folder>, config: &Arc<Config>, req: &RunRequest,
     let Some(against) = against(folder, config, req).await else {
         return run;
     };
-    let cache = folder.reference.cache(folder);
+    let cache = folder.reference.cache(&folder.root);
     let (mut run, warmup) = judge_from_cache(config, req, run, against.as_deref(), &cache).await;
     if let Some(warmup) = warmup {
         let checked = (run.report().scope.files.iter())
@@ -79,7 +54,7 @@ pub async fn judge_now(
     let Some(against) = against(folder, config, req).await else {
         return run;
     };
-    let cache = folder.reference.cache(folder);
+    let cache = folder.reference.cache(&folder.root);
     let run = judge_against(config, req, run, against.as_deref(), Some(&cache)).await;
     cache.save();
     run
@@ -152,7 +127,7 @@ fn start(
     let id = identity.clone();
     // The lock is held until the task is recorded: its end takes it.
     let task = tokio::spawn(async move {
-        let cache = folder_.reference.cache(&folder_);
+        let cache = folder_.reference.cache(&folder_.root);
         let result = warmup.run(&config, &cache).await;
         cache.save();
         if let Err(why) = &result {
