@@ -207,6 +207,46 @@ fn a_mypy_error_on_an_unchanged_caller_is_new() {
     assert_eq!(code, 1);
 }
 
+/// A message that names a line keeps its identity when the line moves (mypy: "already defined
+/// on line N"), and a branch that has never been green advances its baseline as soon as a change
+/// adds nothing new.
+#[test]
+fn a_message_naming_a_line_stays_pre_existing_and_a_never_green_branch_advances() {
+    let config = "version: 1\ngates:\n  types:\n    preset: mypy\n    pass_files: false\n    command: [mypy, --no-native-parser, --output, json, --no-error-summary, --hide-error-context, .]\n";
+    let ws = repo(
+        config,
+        &[("a.py", "def f() -> None: ...\n\n\ndef f() -> None: ...\n")],
+    );
+    // Three lines above both definitions: the message now names line 4, not line 1.
+    write(
+        ws.path(),
+        "a.py",
+        "\"\"\"Docs.\"\"\"\n\n\ndef f() -> None: ...\n\n\ndef f() -> None: ...\n",
+    );
+    let (code, report) = check_new_only(ws.path(), &[]);
+    assert_eq!(
+        marked(&report),
+        [("a.py".into(), 7, "no-redef".into(), false)],
+        "{report}"
+    );
+    let message = report["gates"][0]["violations"][0]["message"]
+        .as_str()
+        .unwrap();
+    assert!(message.contains("line 4"), "{message}");
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(
+        report["scope"]["note"],
+        "no green run recorded on this branch yet, so changes since the parent branch were checked"
+    );
+    // That run was green: the baseline is HEAD now, and the next run starts from it.
+    let (_, next) = check_new_only(ws.path(), &[]);
+    assert!(next["scope"].get("note").is_none(), "{next}");
+    assert_eq!(
+        next["scope"]["baseline_sha"], next["novelty"]["reference"],
+        "{next}"
+    );
+}
+
 /// Committed on a branch: the `branch` scope compares with the merge-base.
 #[test]
 fn committed_changes_on_a_branch_compare_with_the_merge_base() {
