@@ -24,9 +24,13 @@ fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
 }
 
 /// The part of a source file that is built outside tests: all of it up to its first
-/// `#[cfg(test)]` (unit tests sit at the end of a module), none of a `tests.rs`.
+/// `#[cfg(test)]` (unit tests sit at the end of a module), none of a `tests.rs` or a module's
+/// `<name>_tests.rs`.
 fn built_code(path: &Path, text: &str) -> String {
-    if path.file_name().is_some_and(|n| n == "tests.rs") {
+    if path
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().ends_with("tests.rs"))
+    {
         return String::new();
     }
     match text.find("#[cfg(test)]") {

@@ -112,10 +112,15 @@ pub(super) async fn cached(
     gates: &[String],
     cache: &Arc<ResultCache>,
 ) -> HashMap<String, Vec<Violation>> {
-    let scripts = local_scripts(config, root);
+    // Only a gate that reads the whole workspace keys by it (the scripts are hashed to know it).
+    let whole = gates
+        .iter()
+        .filter_map(|id| wanted.gate(id))
+        .any(|g| !per_file(g));
+    let identity = whole.then(|| workspace_identity(&wanted.commit, &local_scripts(config, root)));
     let keys = KeyMaker::new(root, config)
         .with_stamps(stamps)
-        .with_workspace_identity(Some(workspace_identity(&wanted.commit, &scripts)));
+        .with_workspace_identity(identity);
     let mut lookups: Vec<(&Gate, Lookup)> = Vec::new();
     for gate in gates.iter().filter_map(|id| wanted.gate(id)) {
         if !KeyMaker::caches(gate) {
@@ -146,11 +151,10 @@ pub(super) async fn cached(
     }
     for (gate, l) in &lookups {
         tracing::debug!(
-            "reference of {}: {} from the cache, {} not: {:?}",
+            "reference of {}: {} from the cache, {} not",
             gate.id,
             l.hits.len(),
-            l.misses.len(),
-            l.misses
+            l.misses.len()
         );
     }
     lookups

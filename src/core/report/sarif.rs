@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use super::{GateStatus, Report, known};
+use super::{GateResult, GateStatus, Report, known};
 use crate::core::violation::{Edit, Severity, Violation};
 
 /// The schema the output follows (the OASIS errata01 one, vendored for the tests).
@@ -24,31 +24,12 @@ pub const SCHEMA_URI: &str =
 const SRCROOT: &str = "%SRCROOT%";
 
 pub fn render(report: &Report) -> String {
-    let mut rules: Vec<Value> = Vec::new();
-    let mut rule_index: HashMap<String, usize> = HashMap::new();
+    let mut rules = Rules::default();
     let mut results: Vec<Value> = Vec::new();
 
     for g in &report.gates {
         for v in &g.violations {
-            // An empty code is no code: `ruff_lint/` would name nothing.
-            let code = v.code.as_deref().filter(|c| !c.trim().is_empty());
-            let id = match code {
-                Some(code) => format!("{}/{code}", g.id),
-                None => g.id.clone(),
-            };
-            // Keyed by the rule id itself, so `ruleId` and `rules[ruleIndex].id` can never disagree.
-            let index = *rule_index.entry(id.clone()).or_insert_with(|| {
-                rules.push(rule(&id, code, &g.name, v.url.as_deref()));
-                rules.len() - 1
-            });
-            // A later violation may carry the documentation link the first one lacked.
-            if let (Some(url), Some(Value::Object(r))) = (v.url.as_deref(), rules.get_mut(index))
-                && !r.contains_key("helpUri")
-                && absolute_uri(url)
-            {
-                r.insert("helpUri".into(), json!(url));
-            }
-
+            let (id, index) = rules.of(g, v);
             let fix = v.file.as_ref().zip(v.fix.as_ref());
             let fixes = fix.and_then(|(file, f)| sarif_fix(file, &f.title, &f.edits));
             results.push(without_nulls(json!({
@@ -74,15 +55,7 @@ pub fn render(report: &Report) -> String {
         let Some(g) = report.gates.iter().find(|g| *g.id == *v.gate) else {
             continue;
         };
-        let code = v.code.as_deref().filter(|c| !c.trim().is_empty());
-        let id = match code {
-            Some(code) => format!("{}/{code}", g.id),
-            None => g.id.clone(),
-        };
-        let index = *rule_index.entry(id.clone()).or_insert_with(|| {
-            rules.push(rule(&id, code, &g.name, v.url.as_deref()));
-            rules.len() - 1
-        });
+        let (id, index) = rules.of(g, v);
         results.push(without_nulls(json!({
             "ruleId": id,
             "ruleIndex": index,
@@ -129,7 +102,7 @@ pub fn render(report: &Report) -> String {
         "name": "qgates",
         "informationUri": information_uri(),
         "version": env!("CARGO_PKG_VERSION"),
-        "rules": rules,
+        "rules": rules.rules,
     }));
 
     let log = json!({
@@ -143,6 +116,39 @@ pub fn render(report: &Report) -> String {
         }],
     });
     format!("{log:#}\n")
+}
+
+/// The run's rules, one per gate and code, in the order results first name them.
+#[derive(Default)]
+struct Rules {
+    rules: Vec<Value>,
+    index: HashMap<String, usize>,
+}
+
+impl Rules {
+    /// The rule id of `v` (of gate `g`) and its index, the rule added the first time.
+    fn of(&mut self, g: &GateResult, v: &Violation) -> (String, usize) {
+        // An empty code is no code: `ruff_lint/` would name nothing.
+        let code = v.code.as_deref().filter(|c| !c.trim().is_empty());
+        let id = match code {
+            Some(code) => format!("{}/{code}", g.id),
+            None => g.id.clone(),
+        };
+        // Keyed by the rule id itself, so `ruleId` and `rules[ruleIndex].id` can never disagree.
+        let rules = &mut self.rules;
+        let index = *self.index.entry(id.clone()).or_insert_with(|| {
+            rules.push(rule(&id, code, &g.name, v.url.as_deref()));
+            rules.len() - 1
+        });
+        // A later violation may carry the documentation link the first one lacked.
+        if let (Some(url), Some(Value::Object(r))) = (v.url.as_deref(), rules.get_mut(index))
+            && !r.contains_key("helpUri")
+            && absolute_uri(url)
+        {
+            r.insert("helpUri".into(), json!(url));
+        }
+        (id, index)
+    }
 }
 
 /// Where a violation is, when it names a file.

@@ -220,6 +220,18 @@ local function float_windows()
   end, vim.api.nvim_list_wins())
 end
 
+--- Opens :QGates summary and waits for its window: the window, its lines and their text.
+local function summary_window()
+  vim.cmd('QGates summary')
+  local win = nil
+  wait(function()
+    win = float_windows()[1]
+    return win ~= nil
+  end)
+  local lines = win and vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false) or {}
+  return win, lines, table.concat(lines, '\n')
+end
+
 local function execute_sync(command, args)
   local c = assert(client(), 'no qgates client')
   local res = c:request_sync('workspace/executeCommand', { command = command, arguments = { args or vim.empty_dict() } }, WAIT_MS)
@@ -406,14 +418,7 @@ function scenarios.main()
   check(':QGates run gave one notification', #notes == before + 1, show_notes)
 
   -- :QGates summary: a floating window with the summary line and the violations; q closes it.
-  vim.cmd('QGates summary')
-  local win = nil
-  wait(function()
-    win = float_windows()[1]
-    return win ~= nil
-  end)
-  local lines = win and vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false) or {}
-  local text = table.concat(lines, '\n')
+  local win, lines, text = summary_window()
   check(':QGates summary opens a window with the summary line', lines[1] == last.summary_line, text)
   check('the window lists the gates and their violations',
     text:find('Ruff Lint (ruff_lint): failed', 1, true) ~= nil
@@ -927,14 +932,7 @@ function scenarios.existing()
     and old.severity == vim.diagnostic.severity.INFO, function()
     return vim.inspect(diags(file))
   end)
-  vim.cmd('QGates summary')
-  local win = nil
-  wait(function()
-    win = float_windows()[1]
-    return win ~= nil
-  end)
-  local lines = win and vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false) or {}
-  local text = table.concat(lines, '\n')
+  local win, lines, text = summary_window()
   local new_at = text:find('F541 f-string without any placeholders', 1, true)
   local old_at = text:find('F401 `os` imported but unused [fixable] (pre-existing)', 1, true)
   check(':QGates summary counts the new finding, and lists it before the pre-existing one',
