@@ -68,6 +68,9 @@ pub struct Edit {
 /// A fix the tool itself proposed for one violation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Fix {
+    /// What the fix does, as an editor's menu shows it; answers for agents leave it out (the
+    /// edits say it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub title: String,
     pub edits: Vec<Edit>,
 }

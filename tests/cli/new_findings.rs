@@ -97,9 +97,7 @@ fn lines_inserted_above_an_old_finding_leave_it_pre_existing_and_a_new_one_fails
     assert_eq!(code, 1, "the new finding fails: {report}");
     let line = report_line(ws.path());
     assert!(
-        line.starts_with(
-            "❌ 1/1 gates failed — 1 new violation (1 pre-existing, 0 fixed; 1 auto-fixable)"
-        ),
+        line.starts_with("❌ 1/1 gates failed — 1 new violation (1 pre-existing; 1 auto-fixable)"),
         "{line}"
     );
 
@@ -162,6 +160,16 @@ fn an_old_finding_fixed_is_counted_and_a_renamed_file_keeps_its_findings() {
         )
     );
     assert_eq!(code, 0);
+
+    // A new finding beside them: the line counts each part.
+    write(ws.path(), "a.py", "import os\nimport re\n\nx = 2\n");
+    let line = report_line(ws.path());
+    assert!(
+        line.starts_with(
+            "❌ 1/1 gates failed — 1 new violation (2 pre-existing, 1 fixed; 3 auto-fixable)"
+        ),
+        "{line}"
+    );
 }
 
 #[test]
@@ -236,7 +244,7 @@ fn a_message_naming_a_line_stays_pre_existing_and_a_never_green_branch_advances(
     assert_eq!(code, 0, "{report}");
     assert_eq!(
         report["scope"]["note"],
-        "no green run recorded on this branch yet, so changes since the parent branch were checked"
+        "no green run on this branch yet: checked the changes since the parent branch"
     );
     // That run was green: the baseline is HEAD now, and the next run starts from it.
     let (_, next) = check_new_only(ws.path(), &[]);

@@ -166,7 +166,6 @@ pub fn check_json_with(mut qgates: Command, args: &[&str]) -> (i32, Value) {
 pub fn without_novelty(mut report: Value) -> Value {
     let obj = report.as_object_mut().unwrap();
     obj.remove("novelty");
-    obj.remove("pre_existing_left_out");
     for g in obj["gates"].as_array_mut().unwrap() {
         let violations = g.get_mut("violations").and_then(Value::as_array_mut);
         for v in violations.into_iter().flatten() {
@@ -188,6 +187,8 @@ pub fn comparable(report: &Value) -> Value {
         "next_offset",
         "left_out",
         "full_report",
+        // What an answer leaves to the whole report (`Report::page`).
+        "config",
     ] {
         obj.remove(field);
     }
@@ -200,7 +201,18 @@ pub fn comparable(report: &Value) -> Value {
         let g = g.as_object_mut().expect("a gate is an object");
         g.remove("duration_ms");
         g.remove("log");
+        g.remove("cached_files");
+        if g.get("status").and_then(Value::as_str) != Some("error") {
+            g.remove("exit_code");
+        }
         if let Some(Value::Array(violations)) = g.get_mut("violations") {
+            for v in violations.iter_mut() {
+                let v = v.as_object_mut().expect("a violation is an object");
+                v.remove("url");
+                if let Some(Value::Object(fix)) = v.get_mut("fix") {
+                    fix.remove("title");
+                }
+            }
             violations.sort_by_key(|v| v.to_string());
         }
     }

@@ -246,16 +246,18 @@ fn every_cli_run_writes_its_whole_report_even_one_the_cache_answered() {
     let (line, json) = stdout.split_once('\n').unwrap();
     assert!(line.ends_with("; all from the cache"), "{line}");
     let again: Value = serde_json::from_str(json).unwrap();
-    let dir = again["log_dir"].as_str().expect("a folder for the report");
-    let mut files: Vec<String> = std::fs::read_dir(root.join(dir))
+    let report = again["full_report"]
+        .as_str()
+        .expect("a file for the report");
+    let dir = root.join(report).parent().unwrap().to_path_buf();
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     files.sort();
     assert_eq!(files, [".qgates-run", "report.json"]);
     let saved: Value =
-        serde_json::from_str(&std::fs::read_to_string(root.join(dir).join("report.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
     assert_eq!(total_violations(&saved), 7);
 }
 
@@ -304,7 +306,8 @@ fn the_agent_gets_a_page_says_what_it_left_out_and_pages_to_the_end() {
             &page["offset"],
             &page["next_offset"]
         ),
-        (&json!(2), &json!(7), &json!(0), &json!(2)),
+        // The first page's offset, 0, goes without saying.
+        (&json!(2), &json!(7), &Value::Null, &json!(2)),
         "{page}"
     );
     let left: u64 = page["left_out"]
@@ -329,6 +332,12 @@ fn the_agent_gets_a_page_says_what_it_left_out_and_pages_to_the_end() {
     assert_eq!(page["summary"]["total_violations"], 7);
     let whole = full_report(root, &page);
     assert_eq!(total_violations(&whole), 7, "report.json holds them all");
+    // The answer leaves the record to the whole report: the configuration file and the log
+    // folder (`full_report` is in it).
+    for field in ["config", "log_dir"] {
+        assert!(whole.get(field).is_some(), "{field} in {whole}");
+        assert!(page.get(field).is_none(), "{field} in {page}");
+    }
 
     // Paging on without running again: 2, 2, 1, and the last page has no next offset.
     let mut pages = vec![codes_in_reading_order(&page)];

@@ -1168,7 +1168,10 @@ fn an_unchanged_re_save_publishes_the_same_diagnostics_again_and_starts_no_proce
     assert_eq!(ran, 1);
     let opened = summary(&mut c)["report"].clone();
     assert_eq!(opened["scope"]["mode"], "files", "{opened}");
-    assert!(!opened["log_dir"].is_null(), "the tool's logs: {opened}");
+    assert!(
+        !opened["full_report"].is_null(),
+        "the report, beside the tool's logs: {opened}"
+    );
     for _ in 0..2 {
         // The save is answered with the same list for the same version: nothing to redraw.
         assert_eq!(resave(&mut c, "a.py"), first);
@@ -1176,16 +1179,18 @@ fn an_unchanged_re_save_publishes_the_same_diagnostics_again_and_starts_no_proce
         // cache: no process, so its folder holds the report and no log.
         let report = summary(&mut c)["report"].clone();
         assert_eq!(report["scope"]["mode"], "auto", "{report}");
-        let dir = ws.path().join(report["log_dir"].as_str().unwrap());
-        let mut kept: Vec<String> = std::fs::read_dir(&dir)
+        let whole = ws.path().join(report["full_report"].as_str().unwrap());
+        let dir = whole.parent().unwrap();
+        let mut kept: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         kept.sort();
         assert_eq!(kept, [".qgates-run", "report.json"], "{report}");
-        let gate = &report["gates"][0];
-        assert_eq!(gate["status"], "failed", "{report}");
-        assert_eq!(gate["cached_files"], 1, "answered by the cache: {report}");
+        let whole: Value = serde_json::from_str(&std::fs::read_to_string(&whole).unwrap()).unwrap();
+        let gate = &whole["gates"][0];
+        assert_eq!(gate["status"], "failed", "{whole}");
+        assert_eq!(gate["cached_files"], 1, "answered by the cache: {whole}");
     }
     assert_eq!(runs(ws.path()), ran, "no process ran for the re-saves");
     c.shutdown();

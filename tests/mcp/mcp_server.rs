@@ -134,6 +134,7 @@ fn a_real_client_gets_the_same_reports_as_the_cli_and_readable_errors() {
     // Each scope: the summary line first, the report as structured content and as text, and the
     // same report as `qgates check --format json`.
     let mut modes = Vec::new();
+    let mut browsed_in_cli = 0;
     for s in t["scopes"].as_array().unwrap() {
         let (mcp, cli) = (&s["mcp"], &s["cli"]);
         assert_eq!(mcp["is_error"], false, "{s}");
@@ -157,9 +158,23 @@ fn a_real_client_gets_the_same_reports_as_the_cli_and_readable_errors() {
             "scope {}: MCP and CLI differ",
             s["scope"]
         );
+        // What a person browses stays in the whole report: each rule's page, each fix's title.
+        let browsed = |r: &Value| {
+            let violations = (r["gates"].as_array().unwrap().iter())
+                .flat_map(|g| g["violations"].as_array().cloned().unwrap_or_default());
+            violations
+                .filter(|v| v.get("url").is_some() || v["fix"].get("title").is_some())
+                .count()
+        };
+        browsed_in_cli += browsed(&cli["report"]);
+        assert_eq!(browsed(report), 0, "{report}");
         modes.push(report["scope"]["mode"].as_str().unwrap().to_string());
     }
     assert_eq!(modes, ["project", "files", "branch", "auto"]);
+    assert!(
+        browsed_in_cli > 0,
+        "the whole reports have rule pages and fix titles"
+    );
     let files_checked =
         |i: usize| t["scopes"][i]["mcp"]["structured"]["scope"]["files_checked"].clone();
     assert_eq!(files_checked(0), 7, "project: every file of the example");
@@ -185,10 +200,10 @@ fn a_real_client_gets_the_same_reports_as_the_cli_and_readable_errors() {
         .map(|v| (v["file"].as_str().unwrap(), v["new"].as_bool().unwrap()))
         .collect();
     assert_eq!(shown, [("src/new_module.py", true)], "{page}");
-    assert_eq!(page["pre_existing_left_out"], 1, "{page}");
+    assert_eq!(page["novelty"]["existing"], 1, "{page}");
     let line = text(&t["branch_default_page"], 0);
     assert!(
-        line.contains("1 new violation (1 pre-existing, 0 fixed; 2 auto-fixable)"),
+        line.contains("1 new violation (1 pre-existing; 2 auto-fixable)"),
         "{line}"
     );
 

@@ -49,9 +49,8 @@ interface Report {
     fix_hint?: string;
     violations?: Array<{ file?: string; line?: number; column?: number; code?: string; message?: string; fixable?: boolean; new?: boolean }>;
   }>;
-  log_dir?: string;
-  /** Pre-existing violations the answer counts but does not list. */
-  pre_existing_left_out?: number;
+  /** The whole report, `report.json` in the run's log folder. */
+  full_report?: string;
 }
 
 /** How long the server may take to answer `initialize` before we say so and stop it. */
@@ -550,12 +549,9 @@ export function renderReport(report: Report | undefined): string[] {
       out.push(`  ${gate.fix_hint}`);
     }
   }
-  const leftOut = report.pre_existing_left_out ?? 0;
-  if (leftOut > 0) {
-    out.push('', `${leftOut} pre-existing violation${leftOut === 1 ? '' : 's'} not listed (there before this change)`);
-  }
-  if (report.log_dir) {
-    out.push('', `logs: ${report.log_dir}`);
+  // The answer names the whole report; the run's logs are in its folder.
+  if (report.full_report) {
+    out.push('', `report and logs: ${report.full_report}`);
   }
   return out;
 }

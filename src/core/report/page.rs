@@ -54,8 +54,8 @@ impl PageRequest {
 /// A report with one page of its violations, and where the rest are.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ReportPage {
-    /// The report, each gate holding only its violations of this page. A gate's `log` is kept
-    /// only when it could not run (its error needs it); the others' logs are in `log_dir`.
+    /// The report, each gate holding only its violations of this page. What a page leaves to
+    /// the whole report is in `Report::page`.
     #[serde(flatten)]
     pub report: Report,
     /// Violations in this answer.
@@ -63,7 +63,8 @@ pub struct ReportPage {
     /// Violations the run found.
     pub total: usize,
     /// Where this page starts in the order of all violations: errors first, then warnings,
-    /// info, hints; within each, by file, line and column.
+    /// info, hints; within each, by file, line and column. Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub offset: usize,
     /// The `offset` that gets the next page; absent when this page reaches the end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -74,9 +75,6 @@ pub struct ReportPage {
     /// The whole report (`report.json` in the run's log folder), when it could be written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_report: Option<String>,
-    /// Pre-existing violations left out of the page (`include_existing` shows them).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub pre_existing_left_out: usize,
     /// The whole report's summary line (the page's gates no longer hold what it counts).
     #[serde(skip)]
     #[schemars(skip)]
@@ -92,32 +90,43 @@ impl Report {
     /// The page of this report's violations that `request` asks for.
     pub fn page(&self, request: PageRequest) -> ReportPage {
         let mut order = reading_order(self);
-        let all = order.len();
         if !request.include_existing {
             order.retain(|&(g, i)| self.gates[g].violations[i].new != Some(false));
         }
-        let pre_existing_left_out = all - order.len();
         let total = order.len();
         let start = request.offset.min(total);
         let end = start.saturating_add(request.max_violations).min(total);
         // An answer says what to act on, each thing once; the whole report (`full_report`)
-        // keeps the record: how long each part took, the fixed findings.
+        // keeps the record: how long each part took and how much came from the cache (the
+        // summary line says it), the fixed findings, the configuration file, the log folder
+        // (the one `full_report` is in), a tool's exit code and logs unless it could not run,
+        // and what a person browses: each rule's page and each fix's menu title. Pre-existing
+        // violations left out are counted by `novelty.existing`.
         let mut report = self.clone();
         if let Some(n) = &mut report.novelty {
             n.fixed_violations.clear();
         }
         report.timings = Timings::default();
+        if self.full_report.is_some() {
+            report.log_dir = None;
+        }
+        report.config.clear();
         for g in &mut report.gates {
             g.violations.clear();
             g.duration_ms = 0;
+            g.cached_files = 0;
             if g.status != GateStatus::Error {
                 g.log = None;
+                g.exit_code = None;
             }
         }
         for &(gate, i) in &order[start..end] {
-            report.gates[gate]
-                .violations
-                .push(self.gates[gate].violations[i].clone());
+            let mut v = self.gates[gate].violations[i].clone();
+            v.url = None;
+            if let Some(fix) = &mut v.fix {
+                fix.title.clear();
+            }
+            report.gates[gate].violations.push(v);
         }
         // What the page cut leaves out; pre-existing ones left out are counted apart.
         let listable = |g: &GateResult| {
@@ -140,7 +149,6 @@ impl Report {
             next_offset: (end < total).then_some(end),
             left_out,
             full_report: self.full_report.as_ref().map(|f| f.display.clone()),
-            pre_existing_left_out,
             whole_summary: self.summary_line(),
             command_line: false,
         }
@@ -242,6 +250,10 @@ pub fn reading_order(report: &Report) -> Vec<(usize, usize)> {
     order
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// Reads `max_violations`: a whole number, 0 or more (0: the counts only). Missing or null: the
 /// default.
 pub fn deserialize_max_violations<'de, D: Deserializer<'de>>(
@@ -284,10 +296,6 @@ fn whole_number<'de, D: Deserializer<'de>>(d: D, what: &str) -> Result<Option<us
             "{n} is not a whole number; expected {what}"
         ))),
     }
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 #[cfg(test)]

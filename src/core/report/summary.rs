@@ -105,13 +105,24 @@ impl Report {
                 line.push_str(&format!(", {} could not run", errored.len()));
             }
             let counts = match &self.novelty {
-                Some(n) => format!(
-                    "{} ({} pre-existing, {} fixed; {} auto-fixable)",
-                    count(n.new, "new violation"),
-                    n.existing,
-                    n.fixed,
-                    s.auto_fixable
-                ),
+                // `2 new violations (41 pre-existing, 1 fixed; 3 auto-fixable)`, leaving out
+                // a part that counts nothing.
+                Some(n) => {
+                    let settled: Vec<String> = [(n.existing, "pre-existing"), (n.fixed, "fixed")]
+                        .into_iter()
+                        .filter(|&(k, _)| k > 0)
+                        .map(|(k, what)| format!("{k} {what}"))
+                        .collect();
+                    let settled = match settled.is_empty() {
+                        true => String::new(),
+                        false => format!("{}; ", settled.join(", ")),
+                    };
+                    format!(
+                        "{} ({settled}{} auto-fixable)",
+                        count(n.new, "new violation"),
+                        s.auto_fixable
+                    )
+                }
                 None => format!(
                     "{} ({} auto-fixable)",
                     self.violations_phrase(),

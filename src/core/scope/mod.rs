@@ -259,7 +259,7 @@ impl ChangePlan {
                     "baseline {} is no longer in this branch's history (rebased or reset?), so changes since the parent branch were checked",
                     short(&sha)
                 )),
-                None => notes.push("no green run recorded on this branch yet, so changes since the parent branch were checked".to_string()),
+                None => notes.push("no green run on this branch yet: checked the changes since the parent branch".to_string()),
             }
         }
         if base.is_none() {

@@ -59,7 +59,7 @@ const EXPECTED_PROJECT = [
 // The fixture is committed as it is: in the editor each of its findings is pre-existing (there at
 // the commit the auto scope starts from), and its source says so.
 ].map(([file, line, ch, source, message]) => `${file}:${line}:${ch} [${source} (pre-existing)] ${message}`);
-const EXPECTED_SUMMARY = '❌ 3/3 gates failed — 0 new violations (7 pre-existing, 0 fixed; 4 auto-fixable): ruff_format, ruff_lint, mypy';
+const EXPECTED_SUMMARY = '❌ 3/3 gates failed — 0 new violations (7 pre-existing; 4 auto-fixable): ruff_format, ruff_lint, mypy';
 // The commit's own run (a clean checkout) has no reference to compare with.
 const COMMIT_SUMMARY = '❌ 3/3 gates failed — 7 violations (4 auto-fixable): ruff_format, ruff_lint, mypy';
 

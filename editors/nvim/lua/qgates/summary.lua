@@ -99,15 +99,10 @@ function M.render(result)
       add('  ' .. one_line(gate.fix_hint), 'Comment')
     end
   end
-  local left_out = tonumber(report.pre_existing_left_out) or 0
-  if left_out > 0 then
+  -- The answer names the whole report; the run's logs are in its folder.
+  if report.full_report then
     add('')
-    add(('%d pre-existing %s not listed (there before this change)'):format(
-      left_out, left_out == 1 and 'violation' or 'violations'), 'Comment')
-  end
-  if report.log_dir then
-    add('')
-    add('logs: ' .. report.log_dir, 'Comment')
+    add('report and logs: ' .. report.full_report, 'Comment')
   end
   add('')
   add('q: close   <CR>: open the violation under the cursor', 'Comment')
