@@ -44,6 +44,10 @@ pub enum Command {
     /// Show or change the baseline of the auto scope (the last all-green commit of a branch).
     #[command(subcommand)]
     Baseline(BaselineCommand),
+    /// List or stop the workspace's warm processes (the daemons that answer slow gates, e.g.
+    /// dmypy for mypy).
+    #[command(subcommand)]
+    Daemon(DaemonCommand),
     /// Serve the gates to AI agents over the Model Context Protocol (stdio): tools
     /// run_quality_gates and last_summary.
     #[command(
@@ -178,6 +182,24 @@ pub enum BaselineCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum DaemonCommand {
+    /// List the workspace's warm processes: gate, process id, age, memory.
+    List(DaemonArgs),
+    /// Stop the workspace's warm processes (the next check starts them again).
+    Stop(DaemonArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    /// Only this gate's.
+    #[arg(long)]
+    pub gate: Option<String>,
+    /// The workspace root (default: found from the current folder).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct BaselineArgs {
     /// The workspace root (default: found from the current folder).
@@ -266,6 +288,11 @@ pub struct CheckArgs {
     /// is non-zero only for findings the change introduced; pre-existing ones are counted.
     #[arg(long)]
     pub new_only: bool,
+    /// Ask the warm process of gates that have one (mypy: dmypy), starting it if none runs,
+    /// as the language server and the agent server do; it is kept for the next run
+    /// (`qgates daemon stop` ends it).
+    #[arg(long)]
+    pub warm: bool,
     /// Do not read or advance the baseline state in .qgates/state.json.
     #[arg(long)]
     pub no_state: bool,

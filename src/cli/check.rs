@@ -78,6 +78,7 @@ fn prepare(a: &CheckArgs) -> Result<Prepared, i32> {
             update_state: !a.no_state,
             kinds,
             shard: a.shard,
+            warm: a.warm,
             new_findings: if a.new_only || config.new_only {
                 NewFindings::Only
             } else {

@@ -5,6 +5,7 @@
 mod args;
 mod baseline;
 mod check;
+mod daemon;
 mod init;
 mod manuals;
 mod merge;
@@ -51,6 +52,7 @@ pub fn main() -> i32 {
         }
         Command::Parse(a) => parse::parse(a),
         Command::Baseline(c) => baseline::baseline(c),
+        Command::Daemon(c) => daemon::daemon(c),
         Command::Trust(a) => trust::trust(a),
         Command::Status(a) => status::status(a),
         Command::Presets(a) => presets::presets(a),

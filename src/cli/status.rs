@@ -95,6 +95,16 @@ fn inspect(root: &Path, explicit: Option<&Path>) -> Value {
     if !lost.is_empty() {
         out["file_watch_lost"] = Value::Array(lost);
     }
+    let warm: Vec<Value> = (crate::core::warm::list(root).iter())
+        .map(|p| {
+            json!({
+                "gate": p.gate, "pid": p.pid, "age_s": p.age.as_secs(), "memory_bytes": p.memory,
+                "idle_left_s": p.idle_left.map(|d| d.as_secs()), "ready": p.ready,
+                "command": p.command, "line": super::daemon::describe(p),
+            })
+        })
+        .collect();
+    out["warm"] = Value::Array(warm);
     out
 }
 
@@ -170,6 +180,9 @@ fn human(r: &Value) -> String {
             n["since"].as_str().unwrap_or(""),
             n["problem"].as_str().unwrap_or(""),
         ));
+    }
+    for w in r["warm"].as_array().into_iter().flatten() {
+        s.push_str(&format!("warm: {}\n", w["line"].as_str().unwrap_or("")));
     }
     for g in r["gates"].as_array().into_iter().flatten() {
         let id = g["id"].as_str().unwrap_or("");

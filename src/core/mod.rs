@@ -16,6 +16,7 @@ pub mod runner;
 pub mod scope;
 pub(crate) mod trust;
 pub mod violation;
+pub mod warm;
 pub(crate) mod workspace;
 
 /// The cores this process may use.

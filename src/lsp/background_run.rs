@@ -33,6 +33,7 @@ pub(super) fn request(batch: &Background, folder: &Folder, config: &Config) -> R
         r
     };
     req.cache = Some(folder.cache.clone());
+    req.warm = true;
     novelty::request_for(config, &mut req);
     req
 }

@@ -150,6 +150,7 @@ impl Scheduler {
         let mut req = RunRequest::new(folder.root.clone(), scope, Trigger::Command);
         req.gates = gates;
         req.cache = Some(folder.cache.clone());
+        req.warm = true;
         novelty::request_for(config, &mut req);
         let versions = self.out.versions(&folder.root);
         let (tx, events) = mpsc::unbounded_channel();

@@ -112,6 +112,7 @@ impl QgatesServer {
         let cache = Arc::new(ResultCache::load(&self.root));
         let request = RunRequest {
             cache: Some(cache.clone()),
+            warm: true,
             new_findings: if config.new_only {
                 NewFindings::Only
             } else {

@@ -13,3 +13,4 @@ mod cli_manuals;
 mod init_detect;
 mod new_findings;
 mod shard;
+mod warm;

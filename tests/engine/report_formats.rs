@@ -59,6 +59,8 @@ fn gate(id: &str, name: &str, status: GateStatus) -> GateResult {
         coverage: None,
         tests: None,
         incomplete: false,
+        warm: false,
+        notes: Vec::new(),
     }
 }
 

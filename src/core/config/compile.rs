@@ -70,6 +70,7 @@ pub(super) fn compile(
         content_hash: stable_hash(text.as_bytes()),
         cache,
         new_only: raw.new_only.unwrap_or(false),
+        warm_idle: compile_warm_idle(raw.warm_idle_minutes.as_ref(), &mut p),
     };
     p.into_result(config)
 }
@@ -246,6 +247,7 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
     let readers = compile_gate_parsing(id, g, p);
     let output_files = super::report_dir::output_files(id, g, p);
     let fix = g.fix.as_ref().and_then(|f| compile_fix(id, g, f, p));
+    let warm = super::warm::compile_warm(id, g, p);
     // A coverage reader in `parsing.also` (a test run that measures itself) counts too.
     let reads_coverage = readers.as_ref().is_some_and(|(r, also)| {
         std::iter::once(r)
@@ -275,6 +277,7 @@ fn compile_gate(id: &str, g: &RawGate, p: &mut Problems) -> Option<Gate> {
         parser,
         also,
         fix,
+        warm,
     };
     Some(assemble_gate(id, g, parts, reads_coverage))
 }
@@ -297,6 +300,7 @@ struct GateParts {
     parser: Reader,
     also: Vec<Reader>,
     fix: Option<FixSpec>,
+    warm: Option<WarmSpec>,
 }
 
 /// The gate from its checked parts and the keys as written or defaulted. A coverage gate reads
@@ -380,6 +384,7 @@ fn assemble_gate(id: &str, g: &RawGate, parts: GateParts, reads_coverage: bool) 
             .map(|(place, args)| (place.clone(), args.clone()))
             .collect(),
         exclusive: g.exclusive.unwrap_or(false),
+        warm: parts.warm,
         definition_hash: definition_hash(id, g),
     }
 }
@@ -470,6 +475,20 @@ fn compile_fix(id: &str, g: &RawGate, f: &RawFix, p: &mut Problems) -> Option<Fi
             .clone()
             .unwrap_or_else(|| format!("Fix with {}", g.name.as_deref().unwrap_or(id))),
     })
+}
+
+/// `warm_idle_minutes`: more than nothing; 15 minutes when not set.
+fn compile_warm_idle(raw: Option<&Spanned<f64>>, p: &mut Problems) -> Duration {
+    match raw {
+        None => Duration::from_secs(15 * 60),
+        Some(m) if m.value > 0.0 && m.value.is_finite() && m.value <= 10_080.0 => {
+            Duration::from_secs_f64(m.value * 60.0)
+        }
+        Some(m) => {
+            p.at(m.referenced, "warm_idle_minutes must be more than 0 and at most a week (10080), e.g. 15 (the default).");
+            Duration::from_secs(15 * 60)
+        }
+    }
 }
 
 /// The longest `cache.timeout_ms`: a shared cache that needs more costs more than it saves.

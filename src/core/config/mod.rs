@@ -16,6 +16,7 @@ pub mod schema;
 pub mod spec;
 mod suggest;
 mod tree;
+mod warm;
 mod yaml_syntax;
 
 pub use error::{ConfigError, ConfigProblem};

@@ -45,6 +45,10 @@ pub struct RawConfig {
     #[serde(default)]
     #[schemars(extend("default" = false))]
     pub new_only: Option<bool>,
+    /// Minutes a warm process (a gate's `warm`) is kept after its last check (default 15).
+    #[serde(default)]
+    #[schemars(with = "Option<f64>", extend("exclusiveMinimum" = 0, "default" = 15.0))]
+    pub warm_idle_minutes: Option<Spanned<f64>>,
     /// Gate definitions by id (letters, digits, `_` and `-`; the id names log files).
     #[schemars(
         with = "BTreeMap<String, RawGate>",
@@ -459,6 +463,36 @@ pub struct RawGate {
     #[schemars(with = "bool", extend("default" = false))]
     #[serde(default, deserialize_with = "present")]
     pub exclusive: Option<bool>,
+    /// A warm process that answers the gate's checks from memory (docs/warm.md), used by the
+    /// language server and the agent server, and by `qgates check --warm`. Presets of slow
+    /// tools have one (mypy: dmypy); `false` turns it off.
+    #[serde(default, deserialize_with = "present")]
+    pub warm: Option<RawWarmSetting>,
+}
+
+/// `warm: false`, or how the gate's warm process runs.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RawWarmSetting {
+    /// `false`: always run the tool cold; `true`: the preset's warm process.
+    Switch(bool),
+    Spec(RawWarm),
+}
+
+/// A tool's own daemon, kept by qgates: `serve` runs it in the foreground for as long as it is
+/// kept; `check` asks it about the files (they are appended), and its output is read as the
+/// gate's. `{state}` is the process's folder (`.qgates/warm/<gate id>`); `{args}`, a whole
+/// item, the gate's command after its program.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawWarm {
+    /// e.g. [dmypy, --status-file, "{state}/dmypy.json", daemon, --, "{args}"]
+    pub serve: Vec<String>,
+    /// e.g. [dmypy, --status-file, "{state}/dmypy.json", check]
+    pub check: Vec<String>,
+    /// A file `serve` writes once it takes checks, e.g. "{state}/dmypy.json".
+    #[serde(default)]
+    pub ready_file: Option<String>,
 }
 
 /// A key that is there must have a value: `command:` with nothing after it is a mistake to

@@ -113,6 +113,7 @@ macro_rules! gate_or_preset {
 /// setting: a gate that gives either replaces both of the preset's.
 pub fn merge(gate: RawGate, preset: &RawGate) -> RawGate {
     let p = preset.clone();
+    let warm = super::warm::merged(&gate, preset);
     let parsing = if replaces_parsing(&gate, preset) {
         gate.parsing
     } else {
@@ -131,7 +132,7 @@ pub fn merge(gate: RawGate, preset: &RawGate) -> RawGate {
         name, kind, command, scope, output_file, fix, fix_hint, timeout_s, cwd, paths_relative_to,
         optional, allow_fail, fail_on, pass_files, own_selection, own_exclude, args_when, run_on,
         max_files_per_run, column_unit, cache, cache_inputs, exclusive;
-        preset: gate.preset, parsing: parsing, files: files, file_types: file_types,
+        warm: warm, preset: gate.preset, parsing: parsing, files: files, file_types: file_types,
         success: success, env: merge_map(gate.env, p.env),
         severity_map: merge_map(gate.severity_map, p.severity_map))
 }

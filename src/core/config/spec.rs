@@ -34,6 +34,8 @@ pub struct Config {
     pub cache: CacheSettings,
     /// Only new findings fail (`core::novelty`).
     pub new_only: bool,
+    /// How long a warm process is kept after its last check (`core::warm`).
+    pub warm_idle: Duration,
 }
 
 /// The `cache:` section as configured.
@@ -128,6 +130,8 @@ pub struct Gate {
     pub cache_inputs: Vec<String>,
     /// Never runs while another exclusive gate runs (see `core::engine::exclusive`).
     pub exclusive: bool,
+    /// The tool's daemon that answers checks warm (`core::warm`).
+    pub warm: Option<WarmSpec>,
     /// Stable hash of everything that defines this gate (part of cache keys).
     pub definition_hash: String,
 }
@@ -229,6 +233,15 @@ pub struct Templates {
     pub code: Option<Template>,
     pub message: Option<Template>,
     pub url: Option<Template>,
+}
+
+/// A gate's warm process (`RawWarm`), placeholders kept: `{state}` and `{args}` are known
+/// where it starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WarmSpec {
+    pub serve: Vec<String>,
+    pub check: Vec<String>,
+    pub ready_file: Option<String>,
 }
 
 /// A whole-file fixer.

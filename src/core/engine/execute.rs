@@ -34,6 +34,7 @@ pub(super) struct Job {
 /// The run's log folder is made when the first job needs it.
 pub(super) fn jobs(
     request: &RunRequest,
+    warm: Option<std::time::Duration>,
     scope: &ResolvedScope,
     gates: Vec<PlannedGate>,
     lookups: Vec<Lookup>,
@@ -79,6 +80,7 @@ pub(super) fn jobs(
                 })
             }),
             tools_from: tools_from.clone(),
+            warm,
         };
         jobs.push(Job {
             index: planned.index,

@@ -98,6 +98,11 @@ pub(super) fn assemble(
     if let Some(other) = scope.note {
         append_note(&mut note, other);
     }
+    for g in &gates {
+        for said in &g.notes {
+            append_note(&mut note, format!("gate `{}`: {said}", g.id));
+        }
+    }
     let info = ScopeInfo {
         mode: scope.mode.to_string(),
         files_in_scope: shard.as_ref().map_or(scope.files.len(), ShardPlan::len),

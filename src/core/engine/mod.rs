@@ -59,6 +59,9 @@ pub struct RunRequest {
     /// with known files copied over (`core::novelty`). It stands for the workspace fingerprint
     /// in the cache keys of gates whose results depend on the whole workspace.
     pub workspace_identity: Option<String>,
+    /// Gates with a warm process ask it (`core::warm`): the editor's and the agent's runs, and
+    /// `qgates check --warm`.
+    pub warm: bool,
 }
 
 impl RunRequest {
@@ -78,6 +81,7 @@ impl RunRequest {
             tools_from: None,
             new_findings: NewFindings::Ignore,
             workspace_identity: None,
+            warm: false,
         }
     }
 }
@@ -153,6 +157,7 @@ pub async fn execute(
     let (mut results, mut run_dir) = (plan.results, None);
     let jobs = execute::jobs(
         request,
+        request.warm.then_some(config.warm_idle),
         &scope,
         plan.gates,
         lookups,

@@ -139,6 +139,23 @@ pub fn process_exists(pid: i32) -> bool {
     imp::process_exists(pid)
 }
 
+/// Asks a process to end (SIGTERM); one already gone is fine. Windows: `TerminateProcess`.
+pub fn terminate(pid: i32) {
+    imp::terminate(pid)
+}
+
+/// A process's command line, its arguments joined by spaces; `None` when it is gone or cannot
+/// be read. Linux: `/proc/<pid>/cmdline`; elsewhere `ps`.
+pub fn command_line(pid: i32) -> Option<String> {
+    imp::command_line(pid)
+}
+
+/// A process's resident memory in bytes, when it can be read. Linux: `/proc/<pid>/status`;
+/// elsewhere `ps`.
+pub fn resident_bytes(pid: i32) -> Option<u64> {
+    imp::resident_bytes(pid)
+}
+
 /// The signal that ended a process, when one did. Windows: none, a killed process has an exit
 /// code. macOS: same.
 pub fn exit_signal(status: &ExitStatus) -> Option<i32> {

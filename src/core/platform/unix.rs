@@ -118,6 +118,53 @@ pub fn process_exists(pid: i32) -> bool {
     r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
+pub fn terminate(pid: i32) {
+    if pid > 0 {
+        // SAFETY: kill only sends a signal; a process already gone gives ESRCH, ignored.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+pub fn command_line(pid: i32) -> Option<String> {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let args: Vec<String> = (raw.split(|b| *b == 0))
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    (!args.is_empty()).then(|| args.join(" "))
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn command_line(pid: i32) -> Option<String> {
+    ps(pid, "command=")
+}
+
+#[cfg(target_os = "linux")]
+pub fn resident_bytes(pid: i32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
+    let kib: u64 = kib.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn resident_bytes(pid: i32) -> Option<u64> {
+    ps(pid, "rss=")?.parse::<u64>().ok().map(|kib| kib * 1024)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn ps(pid: i32, field: &str) -> Option<String> {
+    let out = std::process::Command::new("ps")
+        .args(["-o", field, "-p", &pid.to_string()])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !text.is_empty()).then_some(text)
+}
+
 pub fn exit_signal(status: &ExitStatus) -> Option<i32> {
     status.signal()
 }

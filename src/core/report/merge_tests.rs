@@ -27,6 +27,8 @@ fn gate(id: &str, status: GateStatus) -> GateResult {
         coverage: None,
         tests: None,
         incomplete: false,
+        warm: false,
+        notes: Vec::new(),
     }
 }
 

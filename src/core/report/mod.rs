@@ -97,6 +97,13 @@ pub struct GateResult {
     /// nothing of the run was cached.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub incomplete: bool,
+    /// The gate's warm process answered (`core::warm`) rather than a cold run of the tool.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warm: bool,
+    /// What the report's note should say about how the gate ran (a warm process that failed).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub notes: Vec<String>,
 }
 
 impl Report {

@@ -23,6 +23,7 @@ use crate::core::parse::{
 };
 use crate::core::report::fix_hint::render_fix_hint;
 use crate::core::report::{GateLog, GateResult, GateStatus};
+use crate::core::warm;
 use crate::core::workspace::run_logs::RunDir;
 use process::{ProcessOutcome, ProcessSpec, resolve_program_borrowing, run_process};
 use report_files::{Collected, ReportPlan};
@@ -40,6 +41,9 @@ pub struct GateJob {
     pub diff: Option<Arc<DiffBase>>,
     /// A workspace whose tool folders are searched after the root's own (`tool_folders`).
     pub tools_from: Option<Arc<Path>>,
+    /// Ask the gate's warm process, kept this long after its last check (`core::warm`);
+    /// `None`: run the tool cold.
+    pub warm: Option<std::time::Duration>,
 }
 
 /// What one batch came to: what was read from its output, and how it is judged.
@@ -78,37 +82,108 @@ pub async fn run_gate(job: GateJob) -> GateResult {
         return result;
     }
     let batches = batches(&job, &files, &program, &cwd, own_selection.is_some());
-    let run = GateRun {
-        job: &job,
-        program,
-        extra: own_selection::args_when(gate, &cwd),
-        cwd,
-    };
-    let mut tally = Tally::default();
-    for (i, files) in batches.into_iter().enumerate() {
-        let (stdout, stderr) = job.run_dir.log_paths(&gate.id, i);
-        if i == 0 {
-            result.log = Some(GateLog {
-                stdout: job.run_dir.display_path(&stdout),
-                stderr: job.run_dir.display_path(&stderr),
-            });
-        }
-        match run.batch(files, &stdout, &stderr).await {
-            Ok(batch) => tally.add(&mut result, batch),
+    let extra = own_selection::args_when(gate, &cwd);
+    let lender = job.tools_from.as_deref();
+    let mut note = None;
+    if let Some(idle) = job
+        .warm
+        .filter(|_| warm_applies(gate, own_selection.is_some()))
+    {
+        let request = warm::WarmRequest {
+            gate,
+            root: &job.root,
+            cwd: &cwd,
+            program: &program,
+            extra: &extra,
+            lender,
+            idle,
+        };
+        match warm::check_command(request).await {
+            Ok(None) => {}
+            Ok(Some(check)) => {
+                let run = GateRun::warm(&job, check, cwd.clone());
+                let served = run.over(batches.clone(), result.clone(), false).await;
+                if served.status != GateStatus::Error {
+                    return finished(served, started, true);
+                }
+                // A daemon that crashed or wedged is not asked again; the cold run answers.
+                warm::discard(&job.root, &gate.id);
+                // Its client's last words say more than an unreadable output does.
+                let (out, err) = job.run_dir.log_paths(&gate.id, 0);
+                let said = last_line(&err).or_else(|| last_line(&out));
+                let why = said.or(served.error).unwrap_or_default();
+                note = Some(format!("its warm process failed ({why}), so it ran cold"));
+            }
             Err(why) => {
-                tally.first_error.get_or_insert(why);
+                note = Some(format!(
+                    "its warm process could not start ({why}), so it ran cold"
+                ))
             }
         }
     }
-    if own_selection.is_some() {
-        let asked: HashSet<&str> = job.files.iter().map(String::as_str).collect();
-        own_selection::keep_in_scope(&mut result.violations, &asked);
-        // Judged again on what is kept: findings about other files fail nothing here.
-        tally.any_failed = false;
-    }
-    conclude(&job, &mut result, tally);
+    let run = GateRun {
+        job: &job,
+        program,
+        extra,
+        cwd,
+        warm: None,
+    };
+    let mut result = run.over(batches, result, own_selection.is_some()).await;
+    result.notes.extend(note);
+    finished(result, started, false)
+}
+
+/// Whether a gate's check can go to its warm process: one it has, over the files it is given
+/// (a tool that picks its own files runs as the project runs it), read from its output.
+fn warm_applies(gate: &Gate, own_selection: bool) -> bool {
+    gate.warm.is_some()
+        && gate.pass_files
+        && !own_selection
+        && !gate.command.iter().any(|a| a.contains("{report_dir}"))
+}
+
+fn finished(mut result: GateResult, started: Instant, warm: bool) -> GateResult {
+    result.warm = warm;
     result.duration_ms = started.elapsed().as_millis() as u64;
     result
+}
+
+impl GateRun<'_> {
+    /// The gate's batches run one after another, judged together; for a tool that picked its
+    /// own files (`own_selection`), on its findings about the files asked for.
+    async fn over(
+        &self,
+        batches: Vec<Vec<OsString>>,
+        mut result: GateResult,
+        own_selection: bool,
+    ) -> GateResult {
+        let job = self.job;
+        let gate = &job.gate;
+        let mut tally = Tally::default();
+        for (i, files) in batches.into_iter().enumerate() {
+            let (stdout, stderr) = job.run_dir.log_paths(&gate.id, i);
+            if i == 0 {
+                result.log = Some(GateLog {
+                    stdout: job.run_dir.display_path(&stdout),
+                    stderr: job.run_dir.display_path(&stderr),
+                });
+            }
+            match self.batch(files, &stdout, &stderr).await {
+                Ok(batch) => tally.add(&mut result, batch),
+                Err(why) => {
+                    tally.first_error.get_or_insert(why);
+                }
+            }
+        }
+        if own_selection {
+            let asked: HashSet<&str> = job.files.iter().map(String::as_str).collect();
+            own_selection::keep_in_scope(&mut result.violations, &asked);
+            // Judged again on what is kept: findings about other files fail nothing here.
+            tally.any_failed = false;
+        }
+        conclude(job, &mut result, tally);
+        result
+    }
 }
 
 /// A gate's result before it runs: passed, over `files` files.
@@ -131,6 +206,8 @@ pub(crate) fn fresh_result(gate: &Gate, files: usize) -> GateResult {
         coverage: None,
         tests: None,
         incomplete: false,
+        warm: false,
+        notes: Vec::new(),
     }
 }
 
@@ -158,6 +235,22 @@ struct GateRun<'a> {
     /// Arguments the tool's own configuration calls for (`args_when`).
     extra: Vec<OsString>,
     cwd: PathBuf,
+    /// The arguments that ask the warm process (`program` is its client), instead of the
+    /// gate's command.
+    warm: Option<Vec<OsString>>,
+}
+
+impl<'a> GateRun<'a> {
+    /// A run that asks the gate's warm process.
+    fn warm(job: &'a GateJob, check: warm::WarmCheck, cwd: PathBuf) -> Self {
+        GateRun {
+            job,
+            program: check.program,
+            extra: Vec::new(),
+            cwd,
+            warm: Some(check.args),
+        }
+    }
 }
 
 /// Where one batch's output went.
@@ -184,11 +277,13 @@ impl GateRun<'_> {
             .unwrap_or_else(|| gate.id.clone());
         let reports = ReportPlan::prepare(gate, &job.root, &job.run_dir, &stem)
             .map_err(|why| (format!("{}: {why}", gate.name), None))?;
+        let head = match &self.warm {
+            Some(args) => args.clone(),
+            None => reports.args(&gate.command[1..]),
+        };
         let spec = ProcessSpec {
             program: self.program.clone(),
-            args: reports
-                .args(&gate.command[1..])
-                .into_iter()
+            args: (head.into_iter())
                 .chain(self.extra.iter().cloned())
                 .chain(files)
                 .collect(),

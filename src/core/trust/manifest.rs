@@ -109,6 +109,13 @@ impl Manifest {
                 let role = format!("fixer of {}", gate.id);
                 commands.push(command(role, &fix.command, gate, root, hashes));
             }
+            // The daemon the faces keep warm, and what asks it (`core::warm`).
+            if let Some(warm) = &gate.warm {
+                for (what, argv) in [("warm process", &warm.serve), ("warm check", &warm.check)] {
+                    let role = format!("{what} of {}", gate.id);
+                    commands.push(command(role, argv, gate, root, hashes));
+                }
+            }
         }
         let source = match &config.source {
             ConfigSource::Embedded => crate::core::config::embedded_label(config).to_string(),

@@ -13,7 +13,7 @@ use crate::core::platform;
 use crate::core::workspace::safe_fs;
 
 /// Content of `.qgates/.gitignore`.
-const GITIGNORE: &str = "# Written by qgates: logs, cache and state are local to this machine.\nruns/\ncache/\nservers/\nstate.json\nstate.json.*\n*.lock\n";
+const GITIGNORE: &str = "# Written by qgates: logs, cache and state are local to this machine.\nruns/\ncache/\nservers/\nwarm/\nstate.json\nstate.json.*\n*.lock\n";
 
 /// `<root>/.qgates`.
 pub fn dir(root: &Path) -> PathBuf {
@@ -92,11 +92,12 @@ impl From<UnsafeDir> for std::io::Error {
 }
 
 /// What qgates makes and writes under `.qgates/`, relative to it: each is checked by `check`.
-const KEPT: [&str; 9] = [
+const KEPT: [&str; 10] = [
     "",
     "runs",
     "cache",
     "servers",
+    "warm",
     "state.json",
     "state.lock",
     "exclusive.lock",
