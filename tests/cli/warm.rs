@@ -318,3 +318,51 @@ fn warm_settings_that_cannot_work_are_configuration_errors() {
         assert!(stderr.contains(says), "{says} in:\n{stderr}");
     }
 }
+
+#[test]
+fn check_the_agent_server_and_the_language_server_share_one_daemon() {
+    let ws = repo(MYPY);
+    let root = ws.path();
+    let _stops = Stops(root);
+    check(root, true);
+    let daemon = pid(&state(root), "daemon_pid");
+
+    let path = common::path_with_tools();
+    let mut agent = common::mcp::Server::start_with_env(root, &[("PATH", Path::new(&path))]);
+    agent.request(
+        1,
+        "initialize",
+        serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "test", "version": "0"}}),
+    );
+    agent.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let answer = agent.call(
+        2,
+        "run_quality_gates",
+        serde_json::json!({"scope": "project"}),
+    );
+    let page = &answer["structuredContent"];
+    assert_eq!(common::gate(page, "mypy")["warm"], true, "{answer}");
+    assert_eq!(findings(page), findings(&check(root, false)));
+
+    let trust = tempfile::tempdir().unwrap();
+    let mut editor = common::lsp::LspClient::spawn(
+        root,
+        &trust.path().join("t.json"),
+        common::lsp::TrustAnswer::NotNow,
+    );
+    editor.initialize(serde_json::json!({"trusted": true}));
+    let ran = editor
+        .request(
+            "workspace/executeCommand",
+            serde_json::json!({"command": "qgates.run", "arguments": [{"scope": "project"}]}),
+        )
+        .expect("qgates.run");
+    assert_eq!(common::gate(&ran["report"], "mypy")["warm"], true, "{ran}");
+    editor.shutdown();
+    assert_eq!(
+        pid(&state(root), "daemon_pid"),
+        daemon,
+        "one daemon served all three"
+    );
+}

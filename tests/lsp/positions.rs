@@ -199,6 +199,18 @@ fn lsp_places_tokens_in(encoding: &str) {
         .collect();
     rows.sort();
     assert_eq!(rows, expected(unit, 0, source_name), "{announced}");
+    // mypy's findings came from its warm daemon (the preset's warm process), not a cold run.
+    let answer = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "qgates.summary", "arguments": [{}]}),
+        )
+        .expect("summary");
+    assert_eq!(
+        common::gate(&answer["report"], "mypy")["warm"],
+        true,
+        "{answer}"
+    );
     // The quick fix replaces exactly its token.
     let f541 = msg["params"]["diagnostics"]
         .as_array()

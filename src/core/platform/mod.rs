@@ -139,19 +139,21 @@ pub fn process_exists(pid: i32) -> bool {
     imp::process_exists(pid)
 }
 
-/// Asks a process to end (SIGTERM); one already gone is fine. Windows: `TerminateProcess`.
+/// Asks a process to end (SIGTERM); one already gone is fine. Windows: a named event the
+/// keeper waits on (`TerminateProcess` would not let it stop its daemon). macOS: same.
 pub fn terminate(pid: i32) {
     imp::terminate(pid)
 }
 
 /// A process's command line, its arguments joined by spaces; `None` when it is gone or cannot
-/// be read. Linux: `/proc/<pid>/cmdline`; elsewhere `ps`.
+/// be read. Linux: `/proc/<pid>/cmdline`; macOS: `ps`. Windows: the process's PEB through
+/// `NtQueryInformationProcess`, or WMI's `Win32_Process.CommandLine`.
 pub fn command_line(pid: i32) -> Option<String> {
     imp::command_line(pid)
 }
 
 /// A process's resident memory in bytes, when it can be read. Linux: `/proc/<pid>/status`;
-/// elsewhere `ps`.
+/// macOS: `ps`. Windows: `GetProcessMemoryInfo` (`WorkingSetSize`).
 pub fn resident_bytes(pid: i32) -> Option<u64> {
     imp::resident_bytes(pid)
 }

@@ -24,7 +24,10 @@ const LOOK_EVERY: Duration = Duration::from_secs(2);
 /// The keeper's `main`: the folder is its one argument. Exit code 0 after a clean stop.
 pub fn serve(args: &[String]) -> i32 {
     let Some(dir) = args.first().map(Path::new) else {
-        say(&format!("failed: usage: qgates {} <folder>", state::KEEPER_ARG));
+        say(&format!(
+            "failed: usage: qgates {} <folder>",
+            state::KEEPER_ARG
+        ));
         return 2;
     };
     let Some(spec) = state::read_json::<KeeperSpec>(&state::spec_file(dir)) else {

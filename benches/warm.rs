@@ -1,0 +1,287 @@
+//! Warm processes (docs/warm.md) against the tool run cold, the two sides interleaved in one
+//! run.
+//!
+//! (a) mypy on a real typed project: the mypy 1.13.0 sdist (downloaded once into
+//!     `target/bench-data/`, or `QGATES_BENCH_MYPY_SDIST`) as a git repository with one gate,
+//!     `preset: mypy`. Each sample adds a module-level line with a type error to
+//!     `mypy/checker.py` (a change to the module's interface); the language server's save →
+//!     diagnostics of that version (dmypy kept warm) is timed against the cold `mypy` of the file
+//!     as the gate runs it, its cache warm. Target: ≤ 0.3 × cold. The first save, which starts
+//!     the daemon, and the daemon's memory are reported apart.
+//!
+//! `QGATES_BENCH_RUNS` sets the samples (default 5, after 3 to warm up); `QGATES_BENCH_ONLY`
+//! the parts.
+
+#![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+#[path = "common/process.rs"]
+mod process;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::lsp::{LspClient, TrustAnswer};
+use common::lsp_wire::frame;
+use process::{Tools, median, ms, parts_from_env, runs_from_env, timed, verdict};
+use serde_json::{Value, json};
+
+const SDIST: &str = "mypy-1.13.0";
+const EDITED: &str = "mypy/checker.py";
+const WAIT: Duration = Duration::from_secs(300);
+/// The gate's own arguments (presets/mypy.yaml).
+const MYPY_ARGS: [&str; 5] = [
+    "--no-native-parser",
+    "--output",
+    "json",
+    "--no-error-summary",
+    "--hide-error-context",
+];
+
+fn main() {
+    let tools = Tools::find();
+    let n = runs_from_env(5);
+    let mut report = String::new();
+    if parts_from_env("a").contains('a') {
+        match sdist(&tools) {
+            Some(sdist) => report.push_str(&mypy_bench(&tools, &sdist, n)),
+            None => report.push_str(&format!(
+                "(a) skipped: the {SDIST} sdist could not be downloaded\n"
+            )),
+        }
+    }
+    println!("\n== Results ==\n{report}");
+}
+
+/// The sdist: given, kept from an earlier run, or downloaded with the tools' pip.
+fn sdist(tools: &Tools) -> Option<PathBuf> {
+    if let Some(given) = std::env::var_os("QGATES_BENCH_MYPY_SDIST") {
+        return Some(PathBuf::from(given));
+    }
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-data");
+    let file = data.join(format!("{SDIST}.tar.gz"));
+    if file.is_file() {
+        return Some(file);
+    }
+    let pip = tools.mypy.with_file_name("pip");
+    let ok = Command::new(pip)
+        .args(["download", "--no-deps", "--no-binary", ":all:", "-q", "-d"])
+        .arg(&data)
+        .arg(SDIST.replacen('-', "==", 1))
+        .status()
+        .is_ok_and(|s| s.success());
+    (ok && file.is_file()).then_some(file)
+}
+
+/// The sdist unpacked as a committed git repository with one gate, trusted.
+fn repository(tools: &Tools, sdist: &Path) -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    let ok = Command::new("tar")
+        .args(["xzf"])
+        .arg(sdist)
+        .args(["--strip-components=1", "-C"])
+        .arg(ws.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "tar xzf {}", sdist.display());
+    let root = ws.path();
+    common::write(
+        root,
+        "quality.yaml",
+        "version: 1\ngates:\n  mypy: { preset: mypy }\n",
+    );
+    common::write(root, ".gitignore", ".qgates/\n.mypy_cache/\n");
+    common::git(root, &["init", "-q", "-b", "main"]);
+    common::git(root, &["add", "-A"]);
+    common::git(root, &["commit", "-qm", "sdist"]);
+    let trusted = tools
+        .command(&tools.qgates, root)
+        .args(["trust", "--yes", "."])
+        .env("QGATES_TRUST_FILE", root.join(".qgates-trust.json"))
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(trusted, "qgates trust");
+    ws
+}
+
+fn notification(method: &str, params: Value) -> Vec<u8> {
+    frame(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+}
+
+/// `rev`'s line: a module-level name with a type error, so every version has a finding of its
+/// own on its own line.
+fn with_line(original: &str, rev: usize) -> (String, usize) {
+    let text = format!("{original}\nWARM_BENCH_{rev}: int = \"{rev}\"\n");
+    let line = text.lines().count();
+    (text, line)
+}
+
+/// Sends a save of `text` as `version` and waits for that version's diagnostics.
+fn save(c: &mut LspClient, text: &str, version: i32) -> (Duration, Vec<Value>) {
+    let uri = c.uri(EDITED);
+    let mut bytes = notification(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+    );
+    bytes.extend(notification(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": uri}}),
+    ));
+    let start = Instant::now();
+    c.send_bytes(&bytes);
+    let (at, m) = c.wait_for_timed(
+        |m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri.as_str()
+                && m["params"]["version"] == version
+        },
+        WAIT,
+    );
+    let diags = m["params"]["diagnostics"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    (at - start, diags)
+}
+
+fn flags(diags: &[Value], line: usize) -> bool {
+    diags
+        .iter()
+        .any(|d| d["range"]["start"]["line"] == line - 1 && d["code"] == "assignment")
+}
+
+fn daemon_memory_mb(root: &Path) -> Option<f64> {
+    let state = std::fs::read_to_string(root.join(".qgates/warm/mypy/state.json")).ok()?;
+    let state: Value = serde_json::from_str(&state).ok()?;
+    let pid = state["daemon_pid"].as_u64()?;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
+    Some(
+        kib.trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse::<f64>()
+            .ok()?
+            / 1024.0,
+    )
+}
+
+fn mypy_bench(tools: &Tools, sdist: &Path, n: usize) -> String {
+    let ws = repository(tools, sdist);
+    let root = ws.path();
+    let original = std::fs::read_to_string(root.join(EDITED)).unwrap();
+    let modules = walkdir_count(&root.join("mypy"));
+    println!(
+        "(a) mypy: {SDIST} ({modules} .py files under mypy/), {EDITED} edited, under {}",
+        root.display()
+    );
+    let cold = |line: usize| {
+        let mut cmd = tools.command(&tools.mypy, root);
+        cmd.args(MYPY_ARGS).arg(EDITED);
+        let (d, out) = timed(&mut cmd);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains(&format!("\"line\": {line},")),
+            "cold mypy flags line {line}"
+        );
+        d
+    };
+    // The cold side's cache, as a user's would be.
+    cold_warmup(tools, root);
+
+    let mut cmd = tools.command(&tools.qgates, root);
+    cmd.arg("lsp")
+        .env("QGATES_TRUST_FILE", root.join(".qgates-trust.json"));
+    let mut c = LspClient::spawn_command(cmd, root, TrustAnswer::NotNow);
+    c.initialize(json!({}));
+    let uri = c.uri(EDITED);
+    c.send_bytes(&notification(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": original}}),
+    ));
+    // The first save starts the daemon, which checks the program whole.
+    let (text, line) = with_line(&original, 0);
+    std::fs::write(root.join(EDITED), &text).unwrap();
+    let (first, diags) = save(&mut c, &text, 2);
+    assert!(flags(&diags, line), "the first save's finding: {diags:?}");
+    let started_mb = daemon_memory_mb(root);
+
+    let (mut warm_t, mut cold_t) = (Vec::new(), Vec::new());
+    let warmup = 3;
+    let mut version = 2;
+    for i in 0..warmup + n {
+        let (text, line) = with_line(&original, i + 1);
+        std::fs::write(root.join(EDITED), &text).unwrap();
+        // Who goes first alternates.
+        for side in [i % 2, 1 - i % 2] {
+            if side == 0 {
+                cold_t.push(cold(line));
+            } else {
+                version += 1;
+                let (d, diags) = save(&mut c, &text, version);
+                assert!(flags(&diags, line), "save {i}: the finding on line {line}");
+                warm_t.push(d);
+            }
+        }
+        if i + 1 == warmup {
+            warm_t.clear();
+            cold_t.clear();
+        }
+    }
+    let after_mb = daemon_memory_mb(root);
+    c.shutdown();
+    let _ = tools
+        .command(&tools.qgates, root)
+        .args(["daemon", "stop"])
+        .output();
+
+    let (w, k) = (ms(median(&warm_t)), ms(median(&cold_t)));
+    let mb = |m: Option<f64>| m.map_or("unknown".into(), |m| format!("{m:.0} MB"));
+    let mut s = format!("(a) mypy, {SDIST}, one module's interface edited, median of {n}:\n");
+    s.push_str(&format!(
+        "    cold `mypy {EDITED}` (cache warm)            {k:8.1} ms\n"
+    ));
+    s.push_str(&format!(
+        "    qgates lsp save → diagnostics (dmypy warm)  {w:8.1} ms\n"
+    ));
+    s.push_str(&format!(
+        "    warm / cold = {:.2}   target ≤ 0.3: {}\n",
+        w / k,
+        verdict(w <= 0.3 * k)
+    ));
+    s.push_str(&format!(
+        "    first save (starts the daemon, checks everything): {:.1} ms\n",
+        ms(first)
+    ));
+    s.push_str(&format!(
+        "    daemon memory: {} after its start, {} after the saves\n",
+        mb(started_mb),
+        mb(after_mb)
+    ));
+    s
+}
+
+fn cold_warmup(tools: &Tools, root: &Path) {
+    let mut cmd = tools.command(&tools.mypy, root);
+    cmd.args(MYPY_ARGS).arg(EDITED);
+    let _ = cmd.output();
+}
+
+fn walkdir_count(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| {
+            let p = e.path();
+            if p.is_dir() && p.file_name().is_some_and(|n| n != "typeshed") {
+                walkdir_count(&p)
+            } else {
+                usize::from(p.extension().is_some_and(|x| x == "py"))
+            }
+        })
+        .sum()
+}
