@@ -115,7 +115,7 @@ pub fn fixture_copy(name: &str) -> tempfile::TempDir {
     dir
 }
 
-fn copy_dir(src: &Path, dst: &Path) {
+pub fn copy_dir(src: &Path, dst: &Path) {
     for entry in std::fs::read_dir(src).expect("read fixture") {
         let entry = entry.expect("entry");
         let name = entry.file_name();

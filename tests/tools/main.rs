@@ -17,3 +17,4 @@ mod presets_real_tools;
 mod real_repositories;
 mod real_repositories_ts_go;
 mod tool_selection;
+mod warm_presets;

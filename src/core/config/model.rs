@@ -479,17 +479,24 @@ pub enum RawWarmSetting {
     Spec(RawWarm),
 }
 
-/// A tool's own daemon, kept by qgates: `serve` runs it in the foreground for as long as it is
-/// kept; `check` asks it about the files (they are appended), and its output is read as the
-/// gate's. `{state}` is the process's folder (`.qgates/warm/<gate id>`); `{args}`, a whole
-/// item, the gate's command after its program.
+/// A warm process kept by qgates, one of two kinds. A tool's own daemon: `serve` runs it in
+/// the foreground for as long as it is kept; `check` asks it about the files (they are
+/// appended), and its output is read as the gate's. Or the tool's language server
+/// (`language_server`, over stdio): qgates opens the files in it and reads its diagnostics.
+/// `{state}` is the process's folder (`.qgates/warm/<gate id>`); `{args}`, a whole item, the
+/// gate's command after its program.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawWarm {
     /// e.g. [dmypy, --status-file, "{state}/dmypy.json", daemon, --, "{args}"]
-    pub serve: Vec<String>,
+    #[serde(default)]
+    pub serve: Option<Vec<String>>,
     /// e.g. [dmypy, --status-file, "{state}/dmypy.json", check]
-    pub check: Vec<String>,
+    #[serde(default)]
+    pub check: Option<Vec<String>>,
+    /// The tool's language server over stdio, e.g. [pyright-langserver, --stdio].
+    #[serde(default)]
+    pub language_server: Option<Vec<String>>,
     /// A file `serve` writes once it takes checks, e.g. "{state}/dmypy.json".
     #[serde(default)]
     pub ready_file: Option<String>,

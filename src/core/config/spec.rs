@@ -238,10 +238,27 @@ pub struct Templates {
 /// A gate's warm process (`RawWarm`), placeholders kept: `{state}` and `{args}` are known
 /// where it starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WarmSpec {
-    pub serve: Vec<String>,
-    pub check: Vec<String>,
-    pub ready_file: Option<String>,
+pub enum WarmSpec {
+    /// The tool's daemon, and the command that asks it.
+    Daemon {
+        serve: Vec<String>,
+        check: Vec<String>,
+        ready_file: Option<String>,
+    },
+    /// The tool's language server over stdio.
+    LanguageServer { command: Vec<String> },
+}
+
+impl WarmSpec {
+    /// Each command with what it is, for trust and for the daemon's identity.
+    pub fn commands(&self) -> Vec<(&'static str, &Vec<String>)> {
+        match self {
+            WarmSpec::Daemon { serve, check, .. } => {
+                vec![("warm process", serve), ("warm check", check)]
+            }
+            WarmSpec::LanguageServer { command } => vec![("warm language server", command)],
+        }
+    }
 }
 
 /// A whole-file fixer.

@@ -14,43 +14,66 @@ pub(super) fn compile_warm(id: &str, g: &RawGate, p: &mut Problems) -> Option<Wa
         RawWarmSetting::Switch(false) => return None,
         RawWarmSetting::Switch(true) => {
             let at = p.value(&["gates", id, "warm"]);
-            p.at(at, format!("gate `{id}`: `warm: true` needs a warm process, and its preset has none (or the gate runs another program than the preset's). Give one: warm: {{ serve: [...], check: [...] }}, or remove `warm`."));
+            p.at(at, format!("gate `{id}`: `warm: true` needs a warm process, and its preset has none (or the gate runs another program than the preset's). Give one: warm: {{ serve: [...], check: [...] }} or warm: {{ language_server: [...] }}, or remove `warm`."));
             return None;
         }
         RawWarmSetting::Spec(spec) => spec,
     };
-    for (key, argv) in [("serve", &spec.serve), ("check", &spec.check)] {
-        if argv.is_empty() {
-            let at = p.value(&["gates", id, "warm", key]);
-            p.at(at, format!("gate `{id}`: warm.{key} is empty. Give an argv, e.g. [dmypy, --status-file, \"{{state}}/dmypy.json\", {key}]."));
+    let commands = match (&spec.serve, &spec.check, &spec.language_server) {
+        (Some(serve), Some(check), None) => vec![("serve", serve), ("check", check)],
+        (None, None, Some(server)) => vec![("language_server", server)],
+        _ => {
+            let at = p.value(&["gates", id, "warm"]);
+            p.at(at, format!("gate `{id}`: warm needs either `serve` and `check` (the tool's daemon and what asks it) or `language_server` (the tool's language server over stdio), e.g. warm: {{ language_server: [pyright-langserver, --stdio] }}."));
+            return None;
+        }
+    };
+    let before = p.count();
+    for (key, argv) in &commands {
+        check_argv(id, key, argv, p);
+    }
+    if p.count() > before {
+        return None;
+    }
+    Some(match &spec.language_server {
+        Some(command) => WarmSpec::LanguageServer {
+            command: command.clone(),
+        },
+        None => WarmSpec::Daemon {
+            serve: spec.serve.clone().unwrap_or_default(),
+            check: spec.check.clone().unwrap_or_default(),
+            ready_file: spec.ready_file.clone(),
+        },
+    })
+}
+
+/// A warm command: not empty, and only `{state}` and `{args}` (an item of its own) in it.
+fn check_argv(id: &str, key: &str, argv: &[String], p: &mut Problems) {
+    if argv.is_empty() {
+        let at = p.value(&["gates", id, "warm", key]);
+        p.at(at, format!("gate `{id}`: warm.{key} is empty. Give an argv, e.g. [dmypy, --status-file, \"{{state}}/dmypy.json\", {key}]."));
+        return;
+    }
+    for arg in argv {
+        let unknown = Template::parse(arg)
+            .fields()
+            .find(|f| !FIELDS.contains(f))
+            .map(str::to_string);
+        let args_inside = arg != "{args}" && arg.contains("{args}");
+        if unknown.is_none() && !args_inside {
             continue;
         }
-        for arg in argv {
-            let unknown = Template::parse(arg)
-                .fields()
-                .find(|f| !FIELDS.contains(f))
-                .map(str::to_string);
-            let args_inside = arg != "{args}" && arg.contains("{args}");
-            if unknown.is_none() && !args_inside {
-                continue;
-            }
-            let at = p.item(&["gates", id, "warm", key], arg);
-            let message = match unknown {
-                Some(field) => format!(
-                    "gate `{id}`: warm.{key} uses `{{{field}}}`; only `{{state}}` (the warm process's folder) and `{{args}}` (the gate's arguments) are known there."
-                ),
-                None => format!(
-                    "gate `{id}`: in warm.{key}, `{{args}}` stands for several arguments and must be an item of its own, e.g. [dmypy, daemon, --, \"{{args}}\"]."
-                ),
-            };
-            p.at(at, message);
-        }
+        let at = p.item(&["gates", id, "warm", key], arg);
+        let message = match unknown {
+            Some(field) => format!(
+                "gate `{id}`: warm.{key} uses `{{{field}}}`; only `{{state}}` (the warm process's folder) and `{{args}}` (the gate's arguments) are known there."
+            ),
+            None => format!(
+                "gate `{id}`: in warm.{key}, `{{args}}` stands for several arguments and must be an item of its own, e.g. [dmypy, daemon, --, \"{{args}}\"]."
+            ),
+        };
+        p.at(at, message);
     }
-    Some(WarmSpec {
-        serve: spec.serve.clone(),
-        check: spec.check.clone(),
-        ready_file: spec.ready_file.clone(),
-    })
 }
 
 /// The gate's `warm` after merging with its preset's: the gate's own spec or `false` wins; the

@@ -10,7 +10,7 @@ mod junit;
 mod junit_message;
 mod junit_place;
 mod pointer;
-mod sarif;
+pub(crate) mod sarif;
 mod saved;
 mod text;
 

@@ -326,7 +326,7 @@ fn is_absolute(uri: &str) -> bool {
 }
 
 /// `file:///a%20b/c.py` → `/a b/c.py`; other strings are percent-decoded paths already.
-fn uri_to_path(uri: &str) -> String {
+pub(crate) fn uri_to_path(uri: &str) -> String {
     let path = match uri.strip_prefix("file://") {
         // `file://localhost/x` names the local host; `file:///x` has an empty host.
         Some(rest) => rest.strip_prefix("localhost").unwrap_or(rest),

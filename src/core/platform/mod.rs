@@ -14,6 +14,7 @@ pub(crate) mod background;
 mod unix;
 #[cfg(unix)]
 use unix as imp;
+pub use unix::{LocalListener, LocalStream};
 
 #[cfg(not(unix))]
 compile_error!(
@@ -139,6 +140,19 @@ pub fn process_exists(pid: i32) -> bool {
     imp::process_exists(pid)
 }
 
+/// A socket at `path` that processes of this machine connect to (a warm language server's
+/// keeper answers on it). Windows: a named pipe named after the path (`\\.\pipe\qgates-…`).
+/// macOS: same.
+pub fn listen_local(path: &Path) -> std::io::Result<LocalListener> {
+    imp::listen_local(path)
+}
+
+/// A connection to the socket at `path` (`listen_local`). Windows: the named pipe, opened with
+/// `CreateFileW`. macOS: same.
+pub fn connect_local(path: &Path) -> std::io::Result<LocalStream> {
+    imp::connect_local(path)
+}
+
 /// Asks a process to end (SIGTERM); one already gone is fine. Windows: a named event the
 /// keeper waits on (`TerminateProcess` would not let it stop its daemon). macOS: same.
 pub fn terminate(pid: i32) {
@@ -152,10 +166,12 @@ pub fn command_line(pid: i32) -> Option<String> {
     imp::command_line(pid)
 }
 
-/// A process's resident memory in bytes, when it can be read. Linux: `/proc/<pid>/status`;
-/// macOS: `ps`. Windows: `GetProcessMemoryInfo` (`WorkingSetSize`).
-pub fn resident_bytes(pid: i32) -> Option<u64> {
-    imp::resident_bytes(pid)
+/// The resident memory in bytes of a process group's processes (a language server's wrapper
+/// and the server it starts), when it can be read. Linux: `/proc/<pid>/stat` and `status`;
+/// macOS: `ps -g`. Windows: the job object's processes, `GetProcessMemoryInfo`
+/// (`WorkingSetSize`) of each.
+pub fn group_resident_bytes(pgid: i32) -> Option<u64> {
+    imp::group_resident_bytes(pgid)
 }
 
 /// The signal that ended a process, when one did. Windows: none, a killed process has an exit

@@ -118,6 +118,17 @@ pub fn process_exists(pid: i32) -> bool {
     r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
+pub type LocalListener = std::os::unix::net::UnixListener;
+pub type LocalStream = std::os::unix::net::UnixStream;
+
+pub fn listen_local(path: &Path) -> std::io::Result<LocalListener> {
+    LocalListener::bind(path)
+}
+
+pub fn connect_local(path: &Path) -> std::io::Result<LocalStream> {
+    LocalStream::connect(path)
+}
+
 pub fn terminate(pid: i32) {
     if pid > 0 {
         // SAFETY: kill only sends a signal; a process already gone gives ESRCH, ignored.
@@ -143,16 +154,40 @@ pub fn command_line(pid: i32) -> Option<String> {
 }
 
 #[cfg(target_os = "linux")]
-pub fn resident_bytes(pid: i32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
-    let kib: u64 = kib.trim().trim_end_matches("kB").trim().parse().ok()?;
-    Some(kib * 1024)
+pub fn group_resident_bytes(pgid: i32) -> Option<u64> {
+    let rss = |pid: &str| -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let kib = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
+        kib.trim().trim_end_matches("kB").trim().parse::<u64>().ok()
+    };
+    // The group: field 5 of `stat`, after the name in parentheses (which may hold spaces).
+    let in_group = |pid: &str| -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+            after.split_whitespace().nth(2) == Some(&pgid.to_string())
+        })
+    };
+    let kib: u64 = std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| name.bytes().all(|b| b.is_ascii_digit()) && in_group(name))
+        .filter_map(|pid| rss(&pid))
+        .sum();
+    (kib > 0).then_some(kib * 1024)
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn resident_bytes(pid: i32) -> Option<u64> {
-    ps(pid, "rss=")?.parse::<u64>().ok().map(|kib| kib * 1024)
+pub fn group_resident_bytes(pgid: i32) -> Option<u64> {
+    let out = std::process::Command::new("ps")
+        .args(["-o", "rss=", "-g", &pgid.to_string()])
+        .output()
+        .ok()?;
+    let kib: u64 = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse::<u64>().ok())
+        .sum();
+    (kib > 0).then_some(kib * 1024)
 }
 
 #[cfg(not(target_os = "linux"))]

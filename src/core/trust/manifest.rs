@@ -111,7 +111,7 @@ impl Manifest {
             }
             // The daemon the faces keep warm, and what asks it (`core::warm`).
             if let Some(warm) = &gate.warm {
-                for (what, argv) in [("warm process", &warm.serve), ("warm check", &warm.check)] {
+                for (what, argv) in warm.commands() {
                     let role = format!("{what} of {}", gate.id);
                     commands.push(command(role, argv, gate, root, hashes));
                 }

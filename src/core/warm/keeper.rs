@@ -42,6 +42,9 @@ pub fn serve(args: &[String]) -> i32 {
     // Before the daemon starts: it inherits the priority.
     platform::lower_thread_priority();
     reaper::ready();
+    if spec.language_server {
+        return super::language_server::serve(&spec, dir, say);
+    }
     let mut daemon = match start(&spec, dir) {
         Ok(child) => child,
         Err(why) => {

@@ -11,6 +11,7 @@
 
 mod identity;
 pub mod keeper;
+mod language_server;
 mod state;
 
 use std::ffi::OsString;
@@ -19,11 +20,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::core::config::{Gate, Template};
+use crate::core::config::{Gate, Template, WarmSpec};
 use crate::core::platform;
 use crate::core::runner::process::resolve_program_borrowing;
 use crate::core::workspace::qgates_dir::{self, Access};
 use crate::core::workspace::safe_fs;
+pub use language_server::ask;
 pub use state::KEEPER_ARG;
 
 /// The command that asks a warm daemon about files (they are appended).
@@ -31,6 +33,16 @@ pub use state::KEEPER_ARG;
 pub struct WarmCheck {
     pub program: PathBuf,
     pub args: Vec<OsString>,
+}
+
+/// How a warm process is asked about files.
+#[derive(Debug, Clone)]
+pub enum Ask {
+    /// A command whose output the gate's reader reads (a daemon's client).
+    Command(WarmCheck),
+    /// The keeper's socket, which answers with the language server's diagnostics
+    /// (`language_server::ask`).
+    Socket(PathBuf),
 }
 
 /// What starting or finding a gate's warm process needs.
@@ -50,7 +62,7 @@ pub struct WarmRequest<'a> {
 /// The command for this check, starting the daemon first when none of the right one runs.
 /// Waits (off the runtime's threads) while another face of the workspace starts it. `Ok(None)`:
 /// this program cannot keep one (a test binary serving in-process): the tool runs cold.
-pub async fn check_command(request: WarmRequest<'_>) -> Result<Option<WarmCheck>, String> {
+pub async fn check_command(request: WarmRequest<'_>) -> Result<Option<Ask>, String> {
     let Some(exe) = keeper_program() else {
         return Ok(None);
     };
@@ -99,7 +111,7 @@ pub fn list(root: &Path) -> Vec<WarmProcess> {
                 pid: kept.daemon_pid,
                 command: kept.command,
                 age: Duration::from_secs(state::now_s().saturating_sub(kept.started)),
-                memory: platform::resident_bytes(kept.daemon_pid as i32),
+                memory: platform::group_resident_bytes(kept.daemon_pid as i32),
                 idle_left: state::idle_for(&dir).map(|d| idle.saturating_sub(d)),
                 ready: kept.ready,
             })
@@ -153,7 +165,7 @@ struct Plan {
     exe: PathBuf,
     dir: PathBuf,
     keeper: state::KeeperSpec,
-    check: WarmCheck,
+    ask: Ask,
 }
 
 impl Plan {
@@ -188,45 +200,58 @@ impl Plan {
                 })
                 .collect()
         };
-        let (serve, check) = (expand(&spec.serve), expand(&spec.check));
+        let commands: Vec<Vec<String>> = (spec.commands().into_iter())
+            .map(|(_, argv)| expand(argv))
+            .collect();
         let resolve = |name: &str| resolve_program_borrowing(name, r.root, r.cwd, r.lender);
-        let serve_program = resolve(&serve[0])?;
-        let check_program = resolve(&check[0])?;
+        let programs = (commands.iter())
+            .map(|argv| resolve(&argv[0]))
+            .collect::<Result<Vec<PathBuf>, String>>()?;
         let identity = identity::of(
             r.gate,
             r.cwd,
-            &[r.program, &serve_program, &check_program],
-            &[&serve, &check],
+            &(std::iter::once(r.program).chain(programs.iter().map(PathBuf::as_path)))
+                .collect::<Vec<_>>(),
+            &commands.iter().collect::<Vec<_>>(),
         );
+        let (ready_file, ask) = match spec {
+            WarmSpec::Daemon { ready_file, .. } => (
+                ready_file.as_deref().map(|f| r.cwd.join(fill(f))),
+                Ask::Command(WarmCheck {
+                    program: programs[1].clone(),
+                    args: commands[1][1..].iter().map(OsString::from).collect(),
+                }),
+            ),
+            WarmSpec::LanguageServer { .. } => (None, Ask::Socket(state::socket_file(&dir))),
+        };
         Ok(Plan {
             exe,
             keeper: state::KeeperSpec {
                 gate: r.gate.id.clone(),
-                program: serve_program,
-                args: serve[1..].to_vec(),
+                program: programs[0].clone(),
+                args: commands[0][1..].to_vec(),
                 cwd: r.cwd.to_path_buf(),
                 env: r.gate.env.clone(),
-                ready_file: spec.ready_file.as_deref().map(|f| r.cwd.join(fill(f))),
+                ready_file,
                 idle_s: r.idle.as_secs_f64(),
                 identity,
+                language_server: matches!(spec, WarmSpec::LanguageServer { .. }),
+                root: r.root.to_path_buf(),
             },
-            check: WarmCheck {
-                program: check_program,
-                args: check[1..].iter().map(OsString::from).collect(),
-            },
+            ask,
             dir,
         })
     }
 
     /// Finds the right daemon running, or starts it, one face at a time.
-    fn ready(self) -> Result<WarmCheck, String> {
+    fn ready(self) -> Result<Ask, String> {
         let lock = safe_fs::open_lock_file(&state::lock_file(&self.dir))
             .and_then(|f| f.lock().map(|()| f))
             .map_err(|e| format!("cannot lock {}: {e}", state::lock_file(&self.dir).display()))?;
         if let Some(kept) = state::live_keeper(&self.dir) {
             if kept.identity == self.keeper.identity && kept.ready {
                 state::touch_used(&self.dir);
-                return Ok(self.check);
+                return Ok(self.ask);
             }
             // Another configuration, tool version or daemon that never got ready.
             stop_keeper(&self.dir, kept.keeper_pid);
@@ -239,7 +264,7 @@ impl Plan {
         })?;
         start_keeper(&self.exe, &self.dir)?;
         drop(lock);
-        Ok(self.check)
+        Ok(self.ask)
     }
 }
 

@@ -30,6 +30,11 @@ pub struct KeeperSpec {
     pub idle_s: f64,
     /// Of everything that makes this daemon the right one (`Identity`).
     pub identity: String,
+    /// `program` is a language server: the keeper speaks to it and answers on its socket.
+    #[serde(default)]
+    pub language_server: bool,
+    /// The workspace root (violations' paths are relative to it).
+    pub root: PathBuf,
 }
 
 /// What a keeper is running: written by the keeper once its daemon runs.
@@ -66,6 +71,10 @@ pub fn state_file(dir: &Path) -> PathBuf {
 
 pub fn used_file(dir: &Path) -> PathBuf {
     dir.join("used")
+}
+
+pub fn socket_file(dir: &Path) -> PathBuf {
+    dir.join("socket")
 }
 
 pub fn lock_file(dir: &Path) -> PathBuf {

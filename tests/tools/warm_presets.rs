@@ -1,0 +1,111 @@
+//! Every preset with a warm process (docs/warm.md) answers through it what its tool answers
+//! cold: on its fixture (`fixtures/presets/<name>`), and on a file where `é`, CJK, an emoji and
+//! a tab stand before each finding; and a change to a file the check was not asked about
+//! reaches the warm process too. Real tools from the project's setup, real git repositories.
+
+use crate::common;
+
+use std::path::Path;
+
+use common::{check_json_with, git, qgates, write};
+use qgates::core::config::presets;
+use serde_json::Value;
+
+/// Findings on lines where other text stands before the token, for the type checkers.
+const WIDE: &str = "def f(a: str, b: int) -> None:\n    pass\n\n\nf(\"café\", \"3\")\nf(\"名前\", \"3\")\nf(\"😀\", \"3\")\nf(\"x\",\t\"3\")\nf(\"é名😀\",\t\"3\")\n";
+
+/// The presets that have a warm process.
+fn warm_presets() -> Vec<&'static str> {
+    presets::catalog()
+        .iter()
+        .filter(|p| p.gate.warm.is_some())
+        .map(|p| p.name)
+        .collect()
+}
+
+fn run(root: &Path, warm: bool) -> Value {
+    let mut cmd = qgates(root);
+    cmd.env("PATH", common::path_with_catalog_tools());
+    let mut args = vec!["--scope", "project", "--no-cache", "--no-state"];
+    if warm {
+        args.push("--warm");
+    }
+    check_json_with(cmd, &args).1
+}
+
+/// Every finding, whole, and whether the warm process answered.
+fn findings(report: &Value) -> (Vec<String>, bool) {
+    let gate = common::gate(report, "g");
+    let mut all: Vec<String> = (gate["violations"].as_array().into_iter().flatten())
+        .map(Value::to_string)
+        .collect();
+    all.sort();
+    (all, gate["warm"] == true)
+}
+
+#[test]
+fn every_warm_preset_answers_warm_what_its_tool_answers_cold() {
+    let names = warm_presets();
+    assert!(
+        ["mypy", "pyright", "basedpyright"]
+            .iter()
+            .all(|n| names.contains(n)),
+        "{names:?}"
+    );
+    let mut problems = Vec::new();
+    for name in names {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path();
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/presets")
+            .join(name);
+        common::copy_dir(&fixture, root);
+        let _ = std::fs::remove_dir_all(root.join(".mypy_cache"));
+        std::fs::remove_file(root.join("expected.yaml")).unwrap();
+        write(root, "wide.py", WIDE);
+        write(
+            root,
+            "quality.yaml",
+            &format!("version: 1\ngates:\n  g: {{ preset: {name} }}\n"),
+        );
+        write(root, ".gitignore", ".qgates/\n.mypy_cache/\n");
+        git(root, &["init", "-q", "-b", "main"]);
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-qm", "fixture"]);
+        let cold = run(root, false);
+        let warm = run(root, true);
+        let (cold_found, cold_warm) = findings(&cold);
+        let (warm_found, served) = findings(&warm);
+        if cold_warm || !served {
+            problems.push(format!("{name}: warm {served} / cold {cold_warm}: {warm}"));
+        }
+        if cold_found.len() < 6 || warm_found != cold_found {
+            problems.push(format!(
+                "{name}: cold\n{cold_found:#?}\nwarm\n{warm_found:#?}"
+            ));
+        }
+        // A change to a file the check is not about: `f` takes other types now.
+        write(root, "lib.py", "def g() -> int:\n    return 1\n");
+        write(root, "use.py", "from lib import g\n\nx: int = g()\n");
+        run(root, true);
+        write(root, "lib.py", "def g() -> str:\n    return \"1\"\n");
+        let asked = |warm: bool| {
+            let mut cmd = qgates(root);
+            cmd.env("PATH", common::path_with_catalog_tools());
+            let mut args = vec!["use.py", "--no-cache", "--no-state"];
+            if warm {
+                args.push("--warm");
+            }
+            findings(&check_json_with(cmd, &args).1)
+        };
+        let (warm_use, served) = asked(true);
+        let (cold_use, _) = asked(false);
+        if cold_use.len() != 1 || warm_use != cold_use || !served {
+            problems.push(format!(
+                "{name}: after lib.py changed, cold {cold_use:?}, warm ({served}) {warm_use:?}"
+            ));
+        }
+        let _ = qgates(root).args(["daemon", "stop"]).output();
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
