@@ -9,6 +9,9 @@
 //!     as the gate runs it, its cache warm. Target: ≤ 0.3 × cold. The first save, which starts
 //!     the daemon, and the daemon's memory are reported apart.
 //!
+//! (b) basedpyright through its language server, on the same repository and edits, against the
+//!     cold `basedpyright --outputjson` of the file. Target: ≤ 0.3 × cold.
+//!
 //! `QGATES_BENCH_RUNS` sets the samples (default 5, after 3 to warm up); `QGATES_BENCH_ONLY`
 //! the parts.
 
@@ -31,25 +34,63 @@ use serde_json::{Value, json};
 const SDIST: &str = "mypy-1.13.0";
 const EDITED: &str = "mypy/checker.py";
 const WAIT: Duration = Duration::from_secs(300);
-/// The gate's own arguments (presets/mypy.yaml).
-const MYPY_ARGS: [&str; 5] = [
-    "--no-native-parser",
-    "--output",
-    "json",
-    "--no-error-summary",
-    "--hide-error-context",
-];
+/// One tool measured: its preset, and its cold run as the gate runs it.
+struct Part {
+    part: char,
+    preset: &'static str,
+    /// The program (in the tools' folder) and its arguments before the file.
+    program: &'static str,
+    args: &'static [&'static str],
+    /// The finding's code on the added line.
+    code: &'static str,
+    warm: &'static str,
+    /// Whether the cold run's output flags the added line (its number, the value put there).
+    flags_cold: fn(&str, usize, usize) -> bool,
+}
+
+const MYPY: Part = Part {
+    part: 'a',
+    preset: "mypy",
+    program: "mypy",
+    // presets/mypy.yaml
+    args: &[
+        "--no-native-parser",
+        "--output",
+        "json",
+        "--no-error-summary",
+        "--hide-error-context",
+    ],
+    code: "assignment",
+    warm: "dmypy",
+    flags_cold: |out, line, _| out.contains(&format!("\"line\": {line},")),
+};
+
+const BASEDPYRIGHT: Part = Part {
+    part: 'b',
+    preset: "basedpyright",
+    program: "basedpyright",
+    args: &["--outputjson"],
+    code: "reportAssignmentType",
+    warm: "its language server",
+    flags_cold: |out, _, rev| out.contains(&format!("Literal['{rev}']")),
+};
 
 fn main() {
     let tools = Tools::find();
     let n = runs_from_env(5);
     let mut report = String::new();
-    if parts_from_env("a").contains('a') {
-        match sdist(&tools) {
-            Some(sdist) => report.push_str(&mypy_bench(&tools, &sdist, n)),
-            None => report.push_str(&format!(
-                "(a) skipped: the {SDIST} sdist could not be downloaded\n"
-            )),
+    let parts = parts_from_env("ab");
+    match sdist(&tools) {
+        None => report.push_str(&format!(
+            "skipped: the {SDIST} sdist could not be downloaded\n"
+        )),
+        Some(sdist) => {
+            for p in [&MYPY, &BASEDPYRIGHT]
+                .into_iter()
+                .filter(|p| parts.contains(p.part))
+            {
+                report.push_str(&bench(&tools, &sdist, n, p));
+            }
         }
     }
     println!("\n== Results ==\n{report}");
@@ -76,7 +117,7 @@ fn sdist(tools: &Tools) -> Option<PathBuf> {
 }
 
 /// The sdist unpacked as a committed git repository with one gate, trusted.
-fn repository(tools: &Tools, sdist: &Path) -> tempfile::TempDir {
+fn repository(tools: &Tools, sdist: &Path, preset: &str) -> tempfile::TempDir {
     let ws = tempfile::tempdir().unwrap();
     let ok = Command::new("tar")
         .args(["xzf"])
@@ -90,7 +131,7 @@ fn repository(tools: &Tools, sdist: &Path) -> tempfile::TempDir {
     common::write(
         root,
         "quality.yaml",
-        "version: 1\ngates:\n  mypy: { preset: mypy }\n",
+        &format!("version: 1\ngates:\n  {preset}: {{ preset: {preset} }}\n"),
     );
     common::write(root, ".gitignore", ".qgates/\n.mypy_cache/\n");
     common::git(root, &["init", "-q", "-b", "main"]);
@@ -146,50 +187,71 @@ fn save(c: &mut LspClient, text: &str, version: i32) -> (Duration, Vec<Value>) {
     (at - start, diags)
 }
 
-fn flags(diags: &[Value], line: usize) -> bool {
+fn flags(diags: &[Value], line: usize, code: &str) -> bool {
     diags
         .iter()
-        .any(|d| d["range"]["start"]["line"] == line - 1 && d["code"] == "assignment")
+        .any(|d| d["range"]["start"]["line"] == line - 1 && d["code"] == code)
 }
 
-fn daemon_memory_mb(root: &Path) -> Option<f64> {
-    let state = std::fs::read_to_string(root.join(".qgates/warm/mypy/state.json")).ok()?;
+/// The resident memory of the warm process's group (a language server's wrapper and server).
+fn daemon_memory_mb(root: &Path, gate: &str) -> Option<f64> {
+    let state =
+        std::fs::read_to_string(root.join(format!(".qgates/warm/{gate}/state.json"))).ok()?;
     let state: Value = serde_json::from_str(&state).ok()?;
-    let pid = state["daemon_pid"].as_u64()?;
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
-    Some(
-        kib.trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse::<f64>()
-            .ok()?
-            / 1024.0,
-    )
+    let pgid = state["daemon_pid"].as_u64()?.to_string();
+    let mut kib = 0.0;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let pid = entry.file_name().to_string_lossy().into_owned();
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        if after.split_whitespace().nth(2) != Some(pgid.as_str()) {
+            continue;
+        }
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        if let Some(v) = status.lines().find_map(|l| l.strip_prefix("VmRSS:")) {
+            kib += v
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<f64>()
+                .unwrap_or(0.0);
+        }
+    }
+    (kib > 0.0).then_some(kib / 1024.0)
 }
 
-fn mypy_bench(tools: &Tools, sdist: &Path, n: usize) -> String {
-    let ws = repository(tools, sdist);
+fn bench(tools: &Tools, sdist: &Path, n: usize, p: &Part) -> String {
+    let ws = repository(tools, sdist, p.preset);
     let root = ws.path();
     let original = std::fs::read_to_string(root.join(EDITED)).unwrap();
     let modules = walkdir_count(&root.join("mypy"));
+    let program = tools.mypy.with_file_name(p.program);
     println!(
-        "(a) mypy: {SDIST} ({modules} .py files under mypy/), {EDITED} edited, under {}",
+        "({}) {}: {SDIST} ({modules} .py files under mypy/), {EDITED} edited, under {}",
+        p.part,
+        p.preset,
         root.display()
     );
-    let cold = |line: usize| {
-        let mut cmd = tools.command(&tools.mypy, root);
-        cmd.args(MYPY_ARGS).arg(EDITED);
+    let cold = |line: usize, rev: usize| {
+        let mut cmd = tools.command(&program, root);
+        cmd.args(p.args).arg(EDITED);
         let (d, out) = timed(&mut cmd);
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
-            text.contains(&format!("\"line\": {line},")),
-            "cold mypy flags line {line}"
+            (p.flags_cold)(&text, line, rev),
+            "cold {} flags the line of {rev}",
+            p.program
         );
         d
     };
     // The cold side's cache, as a user's would be.
-    cold_warmup(tools, root);
+    let _ = tools
+        .command(&program, root)
+        .args(p.args)
+        .arg(EDITED)
+        .output();
 
     let mut cmd = tools.command(&tools.qgates, root);
     cmd.arg("lsp")
@@ -205,8 +267,11 @@ fn mypy_bench(tools: &Tools, sdist: &Path, n: usize) -> String {
     let (text, line) = with_line(&original, 0);
     std::fs::write(root.join(EDITED), &text).unwrap();
     let (first, diags) = save(&mut c, &text, 2);
-    assert!(flags(&diags, line), "the first save's finding: {diags:?}");
-    let started_mb = daemon_memory_mb(root);
+    assert!(
+        flags(&diags, line, p.code),
+        "the first save's finding: {diags:?}"
+    );
+    let started_mb = daemon_memory_mb(root, p.preset);
 
     let (mut warm_t, mut cold_t) = (Vec::new(), Vec::new());
     let warmup = 3;
@@ -217,11 +282,14 @@ fn mypy_bench(tools: &Tools, sdist: &Path, n: usize) -> String {
         // Who goes first alternates.
         for side in [i % 2, 1 - i % 2] {
             if side == 0 {
-                cold_t.push(cold(line));
+                cold_t.push(cold(line, i + 1));
             } else {
                 version += 1;
                 let (d, diags) = save(&mut c, &text, version);
-                assert!(flags(&diags, line), "save {i}: the finding on line {line}");
+                assert!(
+                    flags(&diags, line, p.code),
+                    "save {i}: the finding on line {line}"
+                );
                 warm_t.push(d);
             }
         }
@@ -230,7 +298,7 @@ fn mypy_bench(tools: &Tools, sdist: &Path, n: usize) -> String {
             cold_t.clear();
         }
     }
-    let after_mb = daemon_memory_mb(root);
+    let after_mb = daemon_memory_mb(root, p.preset);
     c.shutdown();
     let _ = tools
         .command(&tools.qgates, root)
@@ -239,12 +307,17 @@ fn mypy_bench(tools: &Tools, sdist: &Path, n: usize) -> String {
 
     let (w, k) = (ms(median(&warm_t)), ms(median(&cold_t)));
     let mb = |m: Option<f64>| m.map_or("unknown".into(), |m| format!("{m:.0} MB"));
-    let mut s = format!("(a) mypy, {SDIST}, one module's interface edited, median of {n}:\n");
+    let mut s = format!(
+        "({}) {}, {SDIST}, one module's interface edited, median of {n}:\n",
+        p.part, p.preset
+    );
     s.push_str(&format!(
-        "    cold `mypy {EDITED}` (cache warm)            {k:8.1} ms\n"
+        "    cold `{} {EDITED}`                 {k:8.1} ms\n",
+        p.program
     ));
     s.push_str(&format!(
-        "    qgates lsp save → diagnostics (dmypy warm)  {w:8.1} ms\n"
+        "    qgates lsp save → diagnostics ({} warm)  {w:8.1} ms\n",
+        p.warm
     ));
     s.push_str(&format!(
         "    warm / cold = {:.2}   target ≤ 0.3: {}\n",
@@ -261,12 +334,6 @@ fn mypy_bench(tools: &Tools, sdist: &Path, n: usize) -> String {
         mb(after_mb)
     ));
     s
-}
-
-fn cold_warmup(tools: &Tools, root: &Path) {
-    let mut cmd = tools.command(&tools.mypy, root);
-    cmd.args(MYPY_ARGS).arg(EDITED);
-    let _ = cmd.output();
 }
 
 fn walkdir_count(dir: &Path) -> usize {
