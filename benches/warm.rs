@@ -11,6 +11,8 @@
 //!
 //! (b) basedpyright through its language server, on the same repository and edits, against the
 //!     cold `basedpyright --outputjson` of the file. Target: ≤ 0.3 × cold.
+//! (c) (b) with `mypy/errors.py` edited, a module of a typical size (1 341 lines against
+//!     `checker.py`'s 8 653).
 //!
 //! `QGATES_BENCH_RUNS` sets the samples (default 5, after 3 to warm up); `QGATES_BENCH_ONLY`
 //! the parts.
@@ -32,7 +34,6 @@ use process::{Tools, median, ms, parts_from_env, runs_from_env, timed, verdict};
 use serde_json::{Value, json};
 
 const SDIST: &str = "mypy-1.13.0";
-const EDITED: &str = "mypy/checker.py";
 const WAIT: Duration = Duration::from_secs(300);
 /// One tool measured: its preset, and its cold run as the gate runs it.
 struct Part {
@@ -44,6 +45,8 @@ struct Part {
     /// The finding's code on the added line.
     code: &'static str,
     warm: &'static str,
+    /// The module edited.
+    edited: &'static str,
     /// Whether the cold run's output flags the added line (its number, the value put there).
     flags_cold: fn(&str, usize, usize) -> bool,
 }
@@ -62,6 +65,7 @@ const MYPY: Part = Part {
     ],
     code: "assignment",
     warm: "dmypy",
+    edited: "mypy/checker.py",
     flags_cold: |out, line, _| out.contains(&format!("\"line\": {line},")),
 };
 
@@ -72,20 +76,28 @@ const BASEDPYRIGHT: Part = Part {
     args: &["--outputjson"],
     code: "reportAssignmentType",
     warm: "its language server",
+    edited: "mypy/checker.py",
     flags_cold: |out, _, rev| out.contains(&format!("Literal['{rev}']")),
+};
+
+/// (b) on a module of a typical size rather than the largest.
+const BASEDPYRIGHT_TYPICAL: Part = Part {
+    part: 'c',
+    edited: "mypy/errors.py",
+    ..BASEDPYRIGHT
 };
 
 fn main() {
     let tools = Tools::find();
     let n = runs_from_env(5);
     let mut report = String::new();
-    let parts = parts_from_env("ab");
+    let parts = parts_from_env("abc");
     match sdist(&tools) {
         None => report.push_str(&format!(
             "skipped: the {SDIST} sdist could not be downloaded\n"
         )),
         Some(sdist) => {
-            for p in [&MYPY, &BASEDPYRIGHT]
+            for p in [&MYPY, &BASEDPYRIGHT, &BASEDPYRIGHT_TYPICAL]
                 .into_iter()
                 .filter(|p| parts.contains(p.part))
             {
@@ -160,8 +172,8 @@ fn with_line(original: &str, rev: usize) -> (String, usize) {
 }
 
 /// Sends a save of `text` as `version` and waits for that version's diagnostics.
-fn save(c: &mut LspClient, text: &str, version: i32) -> (Duration, Vec<Value>) {
-    let uri = c.uri(EDITED);
+fn save(c: &mut LspClient, edited: &str, text: &str, version: i32) -> (Duration, Vec<Value>) {
+    let uri = c.uri(edited);
     let mut bytes = notification(
         "textDocument/didChange",
         json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
@@ -225,18 +237,19 @@ fn daemon_memory_mb(root: &Path, gate: &str) -> Option<f64> {
 fn bench(tools: &Tools, sdist: &Path, n: usize, p: &Part) -> String {
     let ws = repository(tools, sdist, p.preset);
     let root = ws.path();
-    let original = std::fs::read_to_string(root.join(EDITED)).unwrap();
+    let original = std::fs::read_to_string(root.join(p.edited)).unwrap();
     let modules = walkdir_count(&root.join("mypy"));
     let program = tools.mypy.with_file_name(p.program);
     println!(
-        "({}) {}: {SDIST} ({modules} .py files under mypy/), {EDITED} edited, under {}",
+        "({}) {}: {SDIST} ({modules} .py files under mypy/), {} edited, under {}",
         p.part,
         p.preset,
+        p.edited,
         root.display()
     );
     let cold = |line: usize, rev: usize| {
         let mut cmd = tools.command(&program, root);
-        cmd.args(p.args).arg(EDITED);
+        cmd.args(p.args).arg(p.edited);
         let (d, out) = timed(&mut cmd);
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
@@ -250,7 +263,7 @@ fn bench(tools: &Tools, sdist: &Path, n: usize, p: &Part) -> String {
     let _ = tools
         .command(&program, root)
         .args(p.args)
-        .arg(EDITED)
+        .arg(p.edited)
         .output();
 
     let mut cmd = tools.command(&tools.qgates, root);
@@ -258,15 +271,15 @@ fn bench(tools: &Tools, sdist: &Path, n: usize, p: &Part) -> String {
         .env("QGATES_TRUST_FILE", root.join(".qgates-trust.json"));
     let mut c = LspClient::spawn_command(cmd, root, TrustAnswer::NotNow);
     c.initialize(json!({}));
-    let uri = c.uri(EDITED);
+    let uri = c.uri(p.edited);
     c.send_bytes(&notification(
         "textDocument/didOpen",
         json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": original}}),
     ));
     // The first save starts the daemon, which checks the program whole.
     let (text, line) = with_line(&original, 0);
-    std::fs::write(root.join(EDITED), &text).unwrap();
-    let (first, diags) = save(&mut c, &text, 2);
+    std::fs::write(root.join(p.edited), &text).unwrap();
+    let (first, diags) = save(&mut c, p.edited, &text, 2);
     assert!(
         flags(&diags, line, p.code),
         "the first save's finding: {diags:?}"
@@ -278,14 +291,14 @@ fn bench(tools: &Tools, sdist: &Path, n: usize, p: &Part) -> String {
     let mut version = 2;
     for i in 0..warmup + n {
         let (text, line) = with_line(&original, i + 1);
-        std::fs::write(root.join(EDITED), &text).unwrap();
+        std::fs::write(root.join(p.edited), &text).unwrap();
         // Who goes first alternates.
         for side in [i % 2, 1 - i % 2] {
             if side == 0 {
                 cold_t.push(cold(line, i + 1));
             } else {
                 version += 1;
-                let (d, diags) = save(&mut c, &text, version);
+                let (d, diags) = save(&mut c, p.edited, &text, version);
                 assert!(
                     flags(&diags, line, p.code),
                     "save {i}: the finding on line {line}"
@@ -312,8 +325,8 @@ fn bench(tools: &Tools, sdist: &Path, n: usize, p: &Part) -> String {
         p.part, p.preset
     );
     s.push_str(&format!(
-        "    cold `{} {EDITED}`                 {k:8.1} ms\n",
-        p.program
+        "    cold `{} {}`                 {k:8.1} ms\n",
+        p.program, p.edited
     ));
     s.push_str(&format!(
         "    qgates lsp save → diagnostics ({} warm)  {w:8.1} ms\n",

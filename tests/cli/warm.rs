@@ -127,6 +127,12 @@ fn a_warm_check_answers_what_a_cold_one_does_and_the_daemon_is_kept() {
         line.starts_with(&format!("mypy: pid {daemon}, up ")) && line.contains(" MiB"),
         "{line}"
     );
+    let status = qgates(root).arg("status").output().unwrap();
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.contains(&format!("warm: mypy: pid {daemon}, up ")),
+        "{status}"
+    );
 
     // A changed signature breaks the unchanged caller: the daemon sees it, as mypy does.
     write(root, "a.py", "def f(x: int) -> int:\n    return x\n");

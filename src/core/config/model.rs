@@ -500,6 +500,10 @@ pub struct RawWarm {
     /// A file `serve` writes once it takes checks, e.g. "{state}/dmypy.json".
     #[serde(default)]
     pub ready_file: Option<String>,
+    /// `dmypy`: qgates asks the daemon in its own protocol, through the connection named in
+    /// `ready_file`, instead of starting `check`'s client for every check.
+    #[serde(default)]
+    pub protocol: Option<String>,
 }
 
 /// A key that is there must have a value: `command:` with nothing after it is a mistake to

@@ -244,9 +244,18 @@ pub enum WarmSpec {
         serve: Vec<String>,
         check: Vec<String>,
         ready_file: Option<String>,
+        /// Asked in the daemon's own protocol rather than by running `check`.
+        protocol: Option<DaemonProtocol>,
     },
     /// The tool's language server over stdio.
     LanguageServer { command: Vec<String> },
+}
+
+/// A daemon's own protocol, which qgates speaks (`core::warm::dmypy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DaemonProtocol {
+    /// mypy's daemon: length-prefixed JSON over the connection its status file names.
+    Dmypy,
 }
 
 impl WarmSpec {

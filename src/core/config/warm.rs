@@ -2,8 +2,8 @@
 //! mistake is reported with the rest of the configuration, not at the first save.
 
 use super::error::Problems;
-use super::model::{RawGate, RawWarmSetting};
-use super::spec::{Template, WarmSpec};
+use super::model::{RawGate, RawWarm, RawWarmSetting};
+use super::spec::{DaemonProtocol, Template, WarmSpec};
 
 /// The placeholders a warm command knows.
 const FIELDS: [&str; 2] = ["state", "args"];
@@ -43,8 +43,28 @@ pub(super) fn compile_warm(id: &str, g: &RawGate, p: &mut Problems) -> Option<Wa
             serve: spec.serve.clone().unwrap_or_default(),
             check: spec.check.clone().unwrap_or_default(),
             ready_file: spec.ready_file.clone(),
+            protocol: protocol(id, spec, p)?,
         },
     })
+}
+
+/// `protocol`: one qgates speaks, with the file that names the daemon's connection.
+fn protocol(id: &str, spec: &RawWarm, p: &mut Problems) -> Option<Option<DaemonProtocol>> {
+    let at = || p.value(&["gates", id, "warm", "protocol"]);
+    match spec.protocol.as_deref() {
+        None => Some(None),
+        Some("dmypy") if spec.ready_file.is_some() => Some(Some(DaemonProtocol::Dmypy)),
+        Some("dmypy") => {
+            let at = at();
+            p.at(at, format!("gate `{id}`: warm.protocol dmypy reads the daemon's connection from its status file; give it as warm.ready_file, e.g. \"{{state}}/dmypy.json\"."));
+            None
+        }
+        Some(other) => {
+            let at = at();
+            p.at(at, format!("gate `{id}`: warm.protocol `{other}` is not one qgates speaks; the one known is dmypy. Without `protocol`, `check` is run for every check."));
+            None
+        }
+    }
 }
 
 /// A warm command: not empty, and only `{state}` and `{args}` (an item of its own) in it.

@@ -151,6 +151,32 @@ fn warm_applies(gate: &Gate, own_selection: bool) -> bool {
         && !gate.command.iter().any(|a| a.contains("{report_dir}"))
 }
 
+/// A daemon asked in its own protocol (`warm::dmypy`) as its client would have been: what it
+/// says goes to the logs, its status is the exit code.
+async fn asked_in_protocol(
+    status: &Path,
+    files: Vec<OsString>,
+    spec: ProcessSpec,
+) -> ProcessOutcome {
+    let status = status.to_path_buf();
+    let asked = tokio::task::spawn_blocking(move || {
+        let checked = warm::dmypy::check(&status, &files, spec.timeout)?;
+        let write = |path: &Path, text: &str| {
+            crate::core::workspace::safe_fs::create_nofollow(path)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        };
+        write(&spec.stdout, &checked.out)?;
+        write(&spec.stderr, &checked.err)?;
+        Ok::<i32, String>(checked.status)
+    });
+    match asked.await {
+        Ok(Ok(code)) => ProcessOutcome::Exited(code),
+        Ok(Err(why)) => ProcessOutcome::SpawnFailed(why),
+        Err(e) => ProcessOutcome::SpawnFailed(format!("asking stopped unexpectedly ({e})")),
+    }
+}
+
 /// A result from a language server's violations, judged as a run's would be.
 fn answered(
     job: &GateJob,
@@ -273,9 +299,9 @@ struct GateRun<'a> {
     /// Arguments the tool's own configuration calls for (`args_when`).
     extra: Vec<OsString>,
     cwd: PathBuf,
-    /// The arguments that ask the warm process (`program` is its client), instead of the
-    /// gate's command.
-    warm: Option<Vec<OsString>>,
+    /// How the warm process is asked (`program` is its client), instead of the gate's
+    /// command.
+    warm: Option<warm::WarmCheck>,
 }
 
 impl<'a> GateRun<'a> {
@@ -283,10 +309,10 @@ impl<'a> GateRun<'a> {
     fn warm(job: &'a GateJob, check: warm::WarmCheck, cwd: PathBuf) -> Self {
         GateRun {
             job,
-            program: check.program,
+            program: check.program.clone(),
             extra: Vec::new(),
             cwd,
-            warm: Some(check.args),
+            warm: Some(check),
         }
     }
 }
@@ -316,9 +342,13 @@ impl GateRun<'_> {
         let reports = ReportPlan::prepare(gate, &job.root, &job.run_dir, &stem)
             .map_err(|why| (format!("{}: {why}", gate.name), None))?;
         let head = match &self.warm {
-            Some(args) => args.clone(),
+            Some(check) => check.args.clone(),
             None => reports.args(&gate.command[1..]),
         };
+        // A daemon asked in its own protocol takes the files alone.
+        let dmypy = (self.warm.as_ref())
+            .and_then(|c| c.dmypy_status.clone())
+            .map(|status| (status, files.clone()));
         let spec = ProcessSpec {
             program: self.program.clone(),
             args: (head.into_iter())
@@ -332,7 +362,10 @@ impl GateRun<'_> {
             stderr: stderr.to_path_buf(),
             stdin: None,
         };
-        let outcome = run_process(&spec).await;
+        let outcome = match dmypy {
+            Some((status, files)) => asked_in_protocol(&status, files, spec).await,
+            None => run_process(&spec).await,
+        };
         let logs = BatchLogs {
             stdout,
             stderr,

@@ -9,6 +9,7 @@
 //! output is read by the gate's own reader. A daemon that fails is discarded and the gate runs
 //! cold (`core::runner`).
 
+pub mod dmypy;
 mod identity;
 pub mod keeper;
 mod language_server;
@@ -33,6 +34,8 @@ pub use state::KEEPER_ARG;
 pub struct WarmCheck {
     pub program: PathBuf,
     pub args: Vec<OsString>,
+    /// Asked in the daemon's own protocol through this status file instead (`dmypy`).
+    pub dmypy_status: Option<PathBuf>,
 }
 
 /// How a warm process is asked about files.
@@ -215,13 +218,19 @@ impl Plan {
             &commands.iter().collect::<Vec<_>>(),
         );
         let (ready_file, ask) = match spec {
-            WarmSpec::Daemon { ready_file, .. } => (
-                ready_file.as_deref().map(|f| r.cwd.join(fill(f))),
-                Ask::Command(WarmCheck {
+            WarmSpec::Daemon {
+                ready_file,
+                protocol,
+                ..
+            } => {
+                let ready_file = ready_file.as_deref().map(|f| r.cwd.join(fill(f)));
+                let check = WarmCheck {
                     program: programs[1].clone(),
                     args: commands[1][1..].iter().map(OsString::from).collect(),
-                }),
-            ),
+                    dmypy_status: protocol.and(ready_file.clone()),
+                };
+                (ready_file, Ask::Command(check))
+            }
             WarmSpec::LanguageServer { .. } => (None, Ask::Socket(state::socket_file(&dir))),
         };
         Ok(Plan {
