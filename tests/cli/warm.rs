@@ -313,6 +313,18 @@ fn warm_settings_that_cannot_work_are_configuration_errors() {
             "version: 1\nwarm_idle_minutes: 0\ngates:\n  t: { preset: mypy }\n",
             "warm_idle_minutes must be more than 0",
         ),
+        (
+            "version: 1\ngates:\n  t:\n    command: [mypy]\n    warm: { serve: [dmypy, daemon], check: [dmypy, check], protocol: grpc }\n",
+            "warm.protocol `grpc` is not one qgates speaks",
+        ),
+        (
+            "version: 1\ngates:\n  t:\n    command: [mypy]\n    warm: { serve: [dmypy, daemon], check: [dmypy, check], protocol: dmypy }\n",
+            "give it as warm.ready_file",
+        ),
+        (
+            "version: 1\ngates:\n  t:\n    command: [mypy]\n    warm: { check: [dmypy, check] }\n",
+            "warm needs either `serve` and `check`",
+        ),
     ] {
         let ws = repo(config);
         let out = qgates(ws.path())
