@@ -10,6 +10,7 @@ pub(crate) mod process;
 pub mod reaper;
 pub(crate) mod report_files;
 pub(crate) mod tool_folders;
+mod warm_run;
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -83,53 +84,18 @@ pub async fn run_gate(job: GateJob) -> GateResult {
     }
     let batches = batches(&job, &files, &program, &cwd, own_selection.is_some());
     let extra = own_selection::args_when(gate, &cwd);
-    let lender = job.tools_from.as_deref();
-    let mut note = None;
-    if let Some(idle) = job
-        .warm
-        .filter(|_| warm_applies(gate, own_selection.is_some()))
-    {
-        let request = warm::WarmRequest {
-            gate,
-            root: &job.root,
-            cwd: &cwd,
-            program: &program,
-            extra: &extra,
-            lender,
-            idle,
-        };
-        match warm::check_command(request).await {
-            Ok(None) => {}
-            Ok(Some(ask)) => {
-                let served = match ask {
-                    warm::Ask::Command(check) => {
-                        let run = GateRun::warm(&job, check, cwd.clone());
-                        run.over(batches.clone(), result.clone(), false).await
-                    }
-                    warm::Ask::Socket(socket) => {
-                        let files = (batches.iter().flatten()).map(|f| cwd.join(f)).collect();
-                        let asked = warm::ask(&socket, files, gate.timeout).await;
-                        answered(&job, result.clone(), asked)
-                    }
-                };
-                if served.status != GateStatus::Error {
-                    return finished(served, started, true);
-                }
-                // A daemon that crashed or wedged is not asked again; the cold run answers.
-                warm::discard(&job.root, &gate.id);
-                // Its client's last words say more than an unreadable output does.
-                let (out, err) = job.run_dir.log_paths(&gate.id, 0);
-                let said = last_line(&err).or_else(|| last_line(&out));
-                let why = said.or(served.error).unwrap_or_default();
-                note = Some(format!("its warm process failed ({why}), so it ran cold"));
-            }
-            Err(why) => {
-                note = Some(format!(
-                    "its warm process could not start ({why}), so it ran cold"
-                ))
-            }
-        }
-    }
+    let warm = warm_run::Cold {
+        job: &job,
+        cwd: &cwd,
+        program: &program,
+        extra: &extra,
+        batches: &batches,
+        own_selection: own_selection.is_some(),
+    };
+    let note = match warm.try_warm(&result).await {
+        Ok(served) => return finished(served, started, true),
+        Err(note) => note,
+    };
     let run = GateRun {
         job: &job,
         program,
@@ -140,70 +106,6 @@ pub async fn run_gate(job: GateJob) -> GateResult {
     let mut result = run.over(batches, result, own_selection.is_some()).await;
     result.notes.extend(note);
     finished(result, started, false)
-}
-
-/// Whether a gate's check can go to its warm process: one it has, over the files it is given
-/// (a tool that picks its own files runs as the project runs it), read from its output.
-fn warm_applies(gate: &Gate, own_selection: bool) -> bool {
-    gate.warm.is_some()
-        && gate.pass_files
-        && !own_selection
-        && !gate.command.iter().any(|a| a.contains("{report_dir}"))
-}
-
-/// A daemon asked in its own protocol (`warm::dmypy`) as its client would have been: what it
-/// says goes to the logs, its status is the exit code.
-async fn asked_in_protocol(
-    status: &Path,
-    files: Vec<OsString>,
-    spec: ProcessSpec,
-) -> ProcessOutcome {
-    let status = status.to_path_buf();
-    let asked = tokio::task::spawn_blocking(move || {
-        let checked = warm::dmypy::check(&status, &files, spec.timeout)?;
-        let write = |path: &Path, text: &str| {
-            crate::core::workspace::safe_fs::create_nofollow(path)
-                .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))
-        };
-        write(&spec.stdout, &checked.out)?;
-        write(&spec.stderr, &checked.err)?;
-        Ok::<i32, String>(checked.status)
-    });
-    match asked.await {
-        Ok(Ok(code)) => ProcessOutcome::Exited(code),
-        Ok(Err(why)) => ProcessOutcome::SpawnFailed(why),
-        Err(e) => ProcessOutcome::SpawnFailed(format!("asking stopped unexpectedly ({e})")),
-    }
-}
-
-/// A result from a language server's violations, judged as a run's would be.
-fn answered(
-    job: &GateJob,
-    mut result: GateResult,
-    asked: Result<Vec<crate::core::violation::Violation>, String>,
-) -> GateResult {
-    match asked {
-        Ok(mut violations) => {
-            let url = (job.gate.parser.templates.url.as_ref())
-                .filter(|t| t.fields().all(|f| f == "code"));
-            for v in &mut violations {
-                v.gate = job.gate.id.as_str().into();
-                // The rule's page as the gate's reader makes it from the code, so a warm answer
-                // reads as a cold one.
-                if let (Some(t), Some(code)) = (url, v.code.clone()) {
-                    v.url = Some(t.render(|f| (f == "code").then_some(&*code)).into());
-                }
-            }
-            result.violations = violations;
-            conclude(job, &mut result, Tally::default());
-        }
-        Err(why) => {
-            result.status = GateStatus::Error;
-            result.error = Some(why);
-        }
-    }
-    result
 }
 
 fn finished(mut result: GateResult, started: Instant, warm: bool) -> GateResult {
@@ -304,19 +206,6 @@ struct GateRun<'a> {
     warm: Option<warm::WarmCheck>,
 }
 
-impl<'a> GateRun<'a> {
-    /// A run that asks the gate's warm process.
-    fn warm(job: &'a GateJob, check: warm::WarmCheck, cwd: PathBuf) -> Self {
-        GateRun {
-            job,
-            program: check.program.clone(),
-            extra: Vec::new(),
-            cwd,
-            warm: Some(check),
-        }
-    }
-}
-
 /// Where one batch's output went.
 struct BatchLogs<'a> {
     stdout: &'a Path,
@@ -363,7 +252,7 @@ impl GateRun<'_> {
             stdin: None,
         };
         let outcome = match dmypy {
-            Some((status, files)) => asked_in_protocol(&status, files, spec).await,
+            Some((status, files)) => warm_run::asked_in_protocol(&status, files, spec).await,
             None => run_process(&spec).await,
         };
         let logs = BatchLogs {

@@ -92,55 +92,24 @@ pub fn serve(spec: &KeeperSpec, dir: &Path, say: fn(&str)) -> i32 {
     runtime.block_on(keep(spec, dir, say))
 }
 
+/// What a started keeper holds: the server, the questions from the socket, the watch's news.
+struct Running {
+    client: Client,
+    asks: mpsc::UnboundedReceiver<Asked>,
+    changes: mpsc::UnboundedReceiver<Result<Vec<PathBuf>, String>>,
+    _watch: FolderWatch,
+}
+
 async fn keep(spec: &KeeperSpec, dir: &Path, say: fn(&str)) -> i32 {
-    let log = match safe_fs::create_nofollow(&state::daemon_log(dir)) {
-        Ok(f) => f,
-        Err(e) => {
-            say(&format!(
-                "failed: cannot write {}: {e}",
-                state::daemon_log(dir).display()
-            ));
-            return 1;
-        }
-    };
-    let mut client = match Client::start(&spec.program, &spec.args, &spec.cwd, &spec.env, log).await
-    {
-        Ok(c) => c,
+    let Running {
+        mut client,
+        mut asks,
+        mut changes,
+        _watch,
+    } = match start(spec, dir).await {
+        Ok(running) => running,
         Err(why) => {
-            say(&format!(
-                "failed: {why}; see {}",
-                state::daemon_log(dir).display()
-            ));
-            return 1;
-        }
-    };
-    let (asks_tx, mut asks) = mpsc::unbounded_channel::<Asked>();
-    let socket = state::socket_file(dir);
-    let _ = std::fs::remove_file(&socket);
-    let listener = match platform::listen_local(&socket) {
-        Ok(l) => l,
-        Err(e) => {
-            client.stop().await;
-            say(&format!(
-                "failed: cannot listen on {} ({e})",
-                socket.display()
-            ));
-            return 1;
-        }
-    };
-    std::thread::spawn(move || answer_on(&listener, &asks_tx));
-    let (changes_tx, mut changes) = mpsc::unbounded_channel::<Result<Vec<PathBuf>, String>>();
-    let watch = FolderWatch::start(&spec.cwd, usize::MAX, move |seen| {
-        let _ = changes_tx.send(match seen {
-            Observed::Changed(paths) => Ok(paths.to_vec()),
-            Observed::Lost(why) => Err(why),
-        });
-    });
-    let _watch = match watch {
-        Ok(w) => w,
-        Err(why) => {
-            client.stop().await;
-            say(&format!("failed: the workspace cannot be watched ({why})"));
+            say(&format!("failed: {why}"));
             return 1;
         }
     };
@@ -195,12 +164,52 @@ async fn keep(spec: &KeeperSpec, dir: &Path, say: fn(&str)) -> i32 {
         }
     }
     client.stop().await;
-    let _ = std::fs::remove_file(&socket);
+    let _ = std::fs::remove_file(state::socket_file(dir));
     let current: Option<KeeperState> = state::read_json(&state::state_file(dir));
     if current.is_none_or(|s| s.keeper_pid == std::process::id()) {
         let _ = std::fs::remove_file(state::state_file(dir));
     }
     0
+}
+
+/// Starts the server, the socket's thread and the watch; on failure nothing is left running.
+async fn start(spec: &KeeperSpec, dir: &Path) -> Result<Running, String> {
+    let log_path = state::daemon_log(dir);
+    let log = safe_fs::create_nofollow(&log_path)
+        .map_err(|e| format!("cannot write {}: {e}", log_path.display()))?;
+    let client = Client::start(&spec.program, &spec.args, &spec.cwd, &spec.env, log)
+        .await
+        .map_err(|why| format!("{why}; see {}", log_path.display()))?;
+    let (asks_tx, asks) = mpsc::unbounded_channel::<Asked>();
+    let socket = state::socket_file(dir);
+    let _ = std::fs::remove_file(&socket);
+    let listener = match platform::listen_local(&socket) {
+        Ok(l) => l,
+        Err(e) => {
+            client.stop().await;
+            return Err(format!("cannot listen on {} ({e})", socket.display()));
+        }
+    };
+    std::thread::spawn(move || answer_on(&listener, &asks_tx));
+    let (changes_tx, changes) = mpsc::unbounded_channel::<Result<Vec<PathBuf>, String>>();
+    let watch = FolderWatch::start(&spec.cwd, usize::MAX, move |seen| {
+        let _ = changes_tx.send(match seen {
+            Observed::Changed(paths) => Ok(paths.to_vec()),
+            Observed::Lost(why) => Err(why),
+        });
+    });
+    match watch {
+        Ok(watch) => Ok(Running {
+            client,
+            asks,
+            changes,
+            _watch: watch,
+        }),
+        Err(why) => {
+            client.stop().await;
+            Err(format!("the workspace cannot be watched ({why})"))
+        }
+    }
 }
 
 /// The violations of `files`, each as its text on disk stands now.
