@@ -1,13 +1,15 @@
-//! Warm processes: a slow tool's own daemon (mypy's `dmypy`), started on a gate's first check
-//! and kept so later checks are answered from memory (docs/warm.md). One per workspace and
+//! Warm processes: a slow tool's own daemon (mypy's `dmypy`) or its language server (pyright's),
+//! started on a gate's first check and kept so later checks are answered from memory
+//! (docs/warm.md). One per workspace and
 //! gate, found through `.qgates/warm/<gate id>/` by every face: the language server, the agent
 //! server and `qgates check --warm` share it. A keeper process (`keeper`) holds the daemon,
 //! stops it after the idle time, and takes it down with itself however it ends; the daemon is
 //! restarted when anything that makes it the right one changes (`identity`).
 //!
-//! The runner asks `check_command` for the command that asks the daemon about its files; the
-//! output is read by the gate's own reader. A daemon that fails is discarded and the gate runs
-//! cold (`core::runner`).
+//! The runner asks `check_command` how to ask: a command (or the daemon's own protocol) whose
+//! output the gate's own reader reads, or the keeper's socket, which answers with a language
+//! server's diagnostics (`language_server`). A warm process that fails is discarded and the
+//! gate runs cold (`core::runner::warm_run`).
 
 pub mod dmypy;
 mod identity;
@@ -178,13 +180,7 @@ impl Plan {
         match qgates_dir::check(r.root) {
             Ok(Access::Writable) => {}
             Ok(Access::ReadOnly) => return Err(".qgates/ cannot be written here".into()),
-            Err(e) => {
-                return Err(format!(
-                    "{} cannot be used ({:?})",
-                    e.path.display(),
-                    e.problem
-                ));
-            }
+            Err(e) => return Err(e.to_string()),
         }
         let dir = qgates_dir::make(r.root, &format!("warm/{}", r.gate.id))
             .map_err(|e| format!("cannot make .qgates/warm/{}: {e}", r.gate.id))?;
