@@ -58,6 +58,7 @@ impl Cold<'_> {
             }
         };
         if served.status != GateStatus::Error {
+            warm::used(&job.root, &gate.id);
             return Ok(served);
         }
         // A daemon that crashed or wedged is not asked again; the cold run answers.

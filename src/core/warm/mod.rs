@@ -140,6 +140,15 @@ pub fn stop(root: &Path, gate: Option<&str>) -> Vec<String> {
     stopped
 }
 
+/// Records that a gate's warm process was just asked: its idle time starts after the check,
+/// not before it.
+pub fn used(root: &Path, gate: &str) {
+    let dir = state::folder(root, gate);
+    if dir.is_dir() {
+        state::touch_used(&dir);
+    }
+}
+
 /// Stops a gate's warm process, if one runs: after it failed, or before a restart.
 pub fn discard(root: &Path, gate: &str) {
     let dir = state::folder(root, gate);
