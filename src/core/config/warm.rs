@@ -28,6 +28,11 @@ pub(super) fn compile_warm(id: &str, g: &RawGate, p: &mut Problems) -> Option<Wa
             return None;
         }
     };
+    if spec.settings.is_some() && spec.language_server.is_none() {
+        let at = p.value(&["gates", id, "warm", "settings"]);
+        p.at(at, format!("gate `{id}`: warm.settings are a language server's; this warm process is a daemon. Remove `settings`, or give `language_server`."));
+        return None;
+    }
     let before = p.count();
     for (key, argv) in &commands {
         check_argv(id, key, argv, p);
@@ -38,6 +43,7 @@ pub(super) fn compile_warm(id: &str, g: &RawGate, p: &mut Problems) -> Option<Wa
     Some(match &spec.language_server {
         Some(command) => WarmSpec::LanguageServer {
             command: command.clone(),
+            settings: spec.settings.clone(),
         },
         None => WarmSpec::Daemon {
             serve: spec.serve.clone().unwrap_or_default(),

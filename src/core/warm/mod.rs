@@ -251,6 +251,10 @@ impl Plan {
                 identity,
                 language_server: matches!(spec, WarmSpec::LanguageServer { .. }),
                 root: r.root.to_path_buf(),
+                settings: match spec {
+                    WarmSpec::LanguageServer { settings, .. } => settings.clone(),
+                    WarmSpec::Daemon { .. } => None,
+                },
             },
             ask,
             dir,

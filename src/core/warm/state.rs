@@ -35,6 +35,9 @@ pub struct KeeperSpec {
     pub language_server: bool,
     /// The workspace root (violations' paths are relative to it).
     pub root: PathBuf,
+    /// A language server's settings (`RawWarm::settings`).
+    #[serde(default)]
+    pub settings: Option<serde_json::Value>,
 }
 
 /// What a keeper is running: written by the keeper once its daemon runs.

@@ -16,6 +16,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{Mutex as AsyncMutex, Notify, oneshot};
 
+use super::super::state::KeeperSpec;
 use super::wire;
 use crate::core::parse::sarif::uri_to_path;
 use crate::core::platform;
@@ -58,17 +59,12 @@ pub fn uri(path: &Path) -> String {
 impl Client {
     /// Starts the server in `cwd` (its own process group, which `reaper` is told of) and
     /// initializes it with `cwd` as the workspace folder.
-    pub async fn start(
-        program: &Path,
-        args: &[String],
-        cwd: &Path,
-        env: &std::collections::BTreeMap<String, String>,
-        log: std::fs::File,
-    ) -> Result<Client, String> {
+    pub async fn start(spec: &KeeperSpec, log: std::fs::File) -> Result<Client, String> {
+        let (program, cwd) = (&spec.program, &spec.cwd);
         let mut cmd = Command::new(program);
-        cmd.args(args)
+        cmd.args(&spec.args)
             .current_dir(cwd)
-            .envs(env)
+            .envs(&spec.env)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log))
@@ -84,11 +80,15 @@ impl Client {
         let stdout = child.stdout.take().ok_or("no stdout")?;
         let shared = Arc::new(Mutex::new(Shared::default()));
         let changed = Arc::new(Notify::new());
+        let settings = (spec.settings.clone()).map(|s| with_folder(s, &uri(cwd)));
         tokio::spawn(read_all(
-            BufReader::new(stdout),
-            stdin.clone(),
-            shared.clone(),
-            changed.clone(),
+            Reader {
+                out: BufReader::new(stdout),
+                stdin: stdin.clone(),
+                shared: shared.clone(),
+                changed: changed.clone(),
+            },
+            Arc::new(settings.unwrap_or(Value::Null)),
         ));
         let mut client = Client {
             child,
@@ -321,18 +321,28 @@ impl Client {
 
 /// Reads the server's messages to the end: answers go to their request, the server's own
 /// requests are answered, published diagnostics are kept.
-async fn read_all(
-    mut out: BufReader<tokio::process::ChildStdout>,
+/// What the reader task reads from and tells.
+struct Reader {
+    out: BufReader<tokio::process::ChildStdout>,
     stdin: Arc<AsyncMutex<ChildStdin>>,
     shared: Arc<Mutex<Shared>>,
     changed: Arc<Notify>,
-) {
+}
+
+async fn read_all(reader: Reader, settings: Arc<Value>) {
+    let Reader {
+        mut out,
+        stdin,
+        shared,
+        changed,
+    } = reader;
     let lock = || shared.lock().unwrap_or_else(PoisonError::into_inner);
     while let Ok(Some(message)) = wire::read(&mut out).await {
         let method = message["method"].as_str();
         match (message.get("id"), method) {
             (Some(id), Some(method)) => {
-                let answer = json!({"jsonrpc": "2.0", "id": id, "result": answer_to(method, &message["params"])});
+                let result = answer_to(method, &message["params"], &settings);
+                let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
                 let _ = stdin.lock().await.write_all(&wire::frame(&answer)).await;
             }
             (Some(id), None) => {
@@ -369,16 +379,32 @@ fn normalized(u: &str) -> String {
     uri(Path::new(&uri_to_path(u)))
 }
 
-/// The answer to a request from the server: settings are the server's own defaults (with its
-/// configuration files), everything else is acknowledged.
-fn answer_to(method: &str, params: &Value) -> Value {
+/// The answer to a request from the server: its settings (the gate's `warm.settings`, else
+/// nothing, so it keeps its defaults and the project's configuration files) for every item
+/// asked; everything else is acknowledged.
+fn answer_to(method: &str, params: &Value, settings: &Value) -> Value {
     match method {
         "workspace/configuration" => {
             let n = params["items"].as_array().map_or(0, Vec::len);
-            Value::Array(vec![Value::Null; n])
+            Value::Array(vec![settings.clone(); n])
         }
-        "workspace/workspaceFolders" => Value::Null,
         _ => Value::Null,
+    }
+}
+
+/// `settings` with `{folder_uri}` in its strings replaced by the workspace folder's URI.
+fn with_folder(settings: Value, folder: &str) -> Value {
+    match settings {
+        Value::String(s) => Value::String(s.replace("{folder_uri}", folder)),
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(|v| with_folder(v, folder)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, with_folder(v, folder)))
+                .collect(),
+        ),
+        other => other,
     }
 }
 

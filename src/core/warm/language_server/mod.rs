@@ -177,7 +177,7 @@ async fn start(spec: &KeeperSpec, dir: &Path) -> Result<Running, String> {
     let log_path = state::daemon_log(dir);
     let log = safe_fs::create_nofollow(&log_path)
         .map_err(|e| format!("cannot write {}: {e}", log_path.display()))?;
-    let client = Client::start(&spec.program, &spec.args, &spec.cwd, &spec.env, log)
+    let client = Client::start(spec, log)
         .await
         .map_err(|why| format!("{why}; see {}", log_path.display()))?;
     let (asks_tx, asks) = mpsc::unbounded_channel::<Asked>();
