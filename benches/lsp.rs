@@ -173,25 +173,6 @@ fn round_trip(c: &mut LspClient, bytes: &[u8], rel: &str, version: i32) -> (Dura
     (at - start, diags)
 }
 
-/// An editor's save of new content: `didChange` (full text) and `didSave`, in one write.
-fn change_and_save(
-    c: &mut LspClient,
-    rel: &str,
-    text: &str,
-    version: i32,
-) -> (Duration, Vec<Value>) {
-    let uri = c.uri(rel);
-    let mut bytes = notification(
-        "textDocument/didChange",
-        json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
-    );
-    bytes.extend(notification(
-        "textDocument/didSave",
-        json!({"textDocument": {"uri": uri}}),
-    ));
-    round_trip(c, &bytes, rel, version)
-}
-
 /// The server process's `VmRSS` and `VmHWM`, in MB.
 fn memory(c: &LspClient) -> (f64, f64) {
     let pid = c.child.as_ref().expect("a server process").id();
@@ -356,7 +337,7 @@ fn save_bench(tools: &Tools, builds: &[Build], n: usize) -> String {
             } else {
                 let (c, version) = &mut servers[side];
                 *version += 1;
-                let (d, diags) = change_and_save(c, SAVED, &text, *version);
+                let (d, diags) = c.change_and_save_timed(SAVED, &text, *version, WAIT);
                 assert!(
                     has_revision(&diags, rev),
                     "{}: F841 of {rev}",
@@ -681,7 +662,7 @@ fn branch_switch_bench(tools: &Tools, build: &Build, n: usize) -> String {
         let text = module(rev);
         write_revision(&root.join(SAVED), &text, rev);
         let start = Instant::now();
-        let (d, diags) = change_and_save(&mut c, SAVED, &text, version);
+        let (d, diags) = c.change_and_save_timed(SAVED, &text, version, WAIT);
         assert!(has_revision(&diags, rev), "F841 of {rev}");
         assert_eq!(
             import_severity(&diags),

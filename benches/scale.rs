@@ -158,32 +158,12 @@ fn notification(method: &str, params: Value) -> Vec<u8> {
 fn save(c: &mut LspClient, root: &Path, rev: usize, version: i32) -> Duration {
     let text = module(rev);
     std::fs::write(root.join(SAVED), &text).expect("write the module");
-    let uri = c.uri(SAVED);
-    let mut bytes = notification(
-        "textDocument/didChange",
-        json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
-    );
-    bytes.extend(notification(
-        "textDocument/didSave",
-        json!({"textDocument": {"uri": uri}}),
-    ));
-    let start = Instant::now();
-    c.send_bytes(&bytes);
-    let (at, m) = c.wait_for_timed(
-        |m| {
-            m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["uri"] == uri.as_str()
-                && m["params"]["version"] == version
-        },
-        WAIT,
-    );
+    let (took, diagnostics) = c.change_and_save_timed(SAVED, &text, version, WAIT);
     let name = format!("unused_{rev}`");
-    let found = m["params"]["diagnostics"].as_array().is_some_and(|d| {
-        d.iter()
-            .any(|d| d["message"].as_str().is_some_and(|s| s.contains(&name)))
-    });
-    assert!(found, "the diagnostics of revision {rev}: {m}");
-    at - start
+    let found =
+        (diagnostics.iter()).any(|d| d["message"].as_str().is_some_and(|s| s.contains(&name)));
+    assert!(found, "the diagnostics of revision {rev}: {diagnostics:?}");
+    took
 }
 
 /// A repository holding only the configuration and the saved module.

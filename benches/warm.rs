@@ -26,7 +26,7 @@ mod process;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::lsp::{LspClient, TrustAnswer};
 use common::lsp_wire::frame;
@@ -171,67 +171,21 @@ fn with_line(original: &str, rev: usize) -> (String, usize) {
     (text, line)
 }
 
-/// Sends a save of `text` as `version` and waits for that version's diagnostics.
-fn save(c: &mut LspClient, edited: &str, text: &str, version: i32) -> (Duration, Vec<Value>) {
-    let uri = c.uri(edited);
-    let mut bytes = notification(
-        "textDocument/didChange",
-        json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
-    );
-    bytes.extend(notification(
-        "textDocument/didSave",
-        json!({"textDocument": {"uri": uri}}),
-    ));
-    let start = Instant::now();
-    c.send_bytes(&bytes);
-    let (at, m) = c.wait_for_timed(
-        |m| {
-            m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["uri"] == uri.as_str()
-                && m["params"]["version"] == version
-        },
-        WAIT,
-    );
-    let diags = m["params"]["diagnostics"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    (at - start, diags)
-}
-
 fn flags(diags: &[Value], line: usize, code: &str) -> bool {
     diags
         .iter()
         .any(|d| d["range"]["start"]["line"] == line - 1 && d["code"] == code)
 }
 
-/// The resident memory of the warm process's group (a language server's wrapper and server).
+/// The resident memory of the warm process's group (a language server's wrapper and server),
+/// as `qgates status` reads it.
 fn daemon_memory_mb(root: &Path, gate: &str) -> Option<f64> {
     let state =
         std::fs::read_to_string(root.join(format!(".qgates/warm/{gate}/state.json"))).ok()?;
     let state: Value = serde_json::from_str(&state).ok()?;
-    let pgid = state["daemon_pid"].as_u64()?.to_string();
-    let mut kib = 0.0;
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let pid = entry.file_name().to_string_lossy().into_owned();
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
-        if after.split_whitespace().nth(2) != Some(pgid.as_str()) {
-            continue;
-        }
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        if let Some(v) = status.lines().find_map(|l| l.strip_prefix("VmRSS:")) {
-            kib += v
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<f64>()
-                .unwrap_or(0.0);
-        }
-    }
-    (kib > 0.0).then_some(kib / 1024.0)
+    let pgid = i32::try_from(state["daemon_pid"].as_u64()?).ok()?;
+    let bytes = qgates::core::platform::group_resident_bytes(pgid)?;
+    Some(bytes as f64 / (1024.0 * 1024.0))
 }
 
 fn bench(tools: &Tools, sdist: &Path, n: usize, p: &Part) -> String {
@@ -279,7 +233,7 @@ fn bench(tools: &Tools, sdist: &Path, n: usize, p: &Part) -> String {
     // The first save starts the daemon, which checks the program whole.
     let (text, line) = with_line(&original, 0);
     std::fs::write(root.join(p.edited), &text).unwrap();
-    let (first, diags) = save(&mut c, p.edited, &text, 2);
+    let (first, diags) = c.change_and_save_timed(p.edited, &text, 2, WAIT);
     assert!(
         flags(&diags, line, p.code),
         "the first save's finding: {diags:?}"
@@ -298,7 +252,7 @@ fn bench(tools: &Tools, sdist: &Path, n: usize, p: &Part) -> String {
                 cold_t.push(cold(line, i + 1));
             } else {
                 version += 1;
-                let (d, diags) = save(&mut c, p.edited, &text, version);
+                let (d, diags) = c.change_and_save_timed(p.edited, &text, version, WAIT);
                 assert!(
                     flags(&diags, line, p.code),
                     "save {i}: the finding on line {line}"

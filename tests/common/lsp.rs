@@ -513,6 +513,42 @@ impl LspClient {
         );
     }
 
+    /// An editor's save of new content, timed: `didChange` (the whole text) and `didSave` in
+    /// one write, until that version's `publishDiagnostics` is read. The time, and the
+    /// diagnostics.
+    pub fn change_and_save_timed(
+        &mut self,
+        rel: &str,
+        text: &str,
+        version: i32,
+        timeout: Duration,
+    ) -> (Duration, Vec<Value>) {
+        let uri = self.uri(rel);
+        let message = |method: &str, params: Value| {
+            frame(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+        };
+        let mut bytes = message(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+        );
+        bytes.extend(message(
+            "textDocument/didSave",
+            json!({"textDocument": {"uri": uri}}),
+        ));
+        let start = Instant::now();
+        self.send_bytes(&bytes);
+        let (at, m) = self.wait_for_timed(
+            |m| {
+                m["method"] == "textDocument/publishDiagnostics"
+                    && m["params"]["uri"] == uri.as_str()
+                    && m["params"]["version"] == version
+            },
+            timeout,
+        );
+        let diags = m["params"]["diagnostics"].as_array().cloned();
+        (at - start, diags.unwrap_or_default())
+    }
+
     /// Closes the server's input, as a client that vanishes does.
     pub fn close_input(&self) {
         *self.writer.lock().expect("writer") = Box::new(std::io::sink());

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::{GateResult, GateStatus, Report, Timings, compact_json, count};
+use super::{GateResult, GateStatus, Report, Timings, compact_json, count, is_zero};
 
 /// How many violations an answer shows when the caller does not say.
 pub const DEFAULT_MAX_VIOLATIONS: usize = 50;
@@ -248,10 +248,6 @@ pub fn reading_order(report: &Report) -> Vec<(usize, usize)> {
         ))
     });
     order
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 /// Reads `max_violations`: a whole number, 0 or more (0: the counts only). Missing or null: the

@@ -547,7 +547,7 @@ fn log_cut(log: &Path, clean: bool) -> Option<String> {
 }
 
 /// The last line with text in the last 4 KiB of a log, at most 300 characters of it.
-fn last_line(log: &Path) -> Option<String> {
+pub(crate) fn last_line(log: &Path) -> Option<String> {
     use std::io::{Read, Seek, SeekFrom};
     let mut file = std::fs::File::open(log).ok()?;
     let len = file.metadata().ok()?.len();

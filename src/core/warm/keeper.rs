@@ -54,19 +54,7 @@ pub fn serve(args: &[String]) -> i32 {
     };
     let pid = daemon.id() as i32;
     reaper::watch(pid);
-    let mut kept = KeeperState {
-        gate: spec.gate.clone(),
-        keeper_pid: std::process::id(),
-        daemon_pid: daemon.id(),
-        identity: spec.identity.clone(),
-        started: state::now_s(),
-        command: std::iter::once(spec.program.display().to_string())
-            .chain(spec.args.iter().cloned())
-            .collect::<Vec<_>>()
-            .join(" "),
-        ready: false,
-        idle_s: spec.idle_s,
-    };
+    let mut kept = KeeperState::of(&spec, daemon.id(), false);
     let _ = state::write_json(&state::state_file(dir), &kept);
     if let Err(why) = wait_ready(&spec, &mut daemon, dir) {
         stop(&mut daemon, &spec, dir);
@@ -116,7 +104,7 @@ fn wait_ready(spec: &KeeperSpec, daemon: &mut Child, dir: &Path) -> Result<(), S
         if let Ok(Some(status)) = daemon.try_wait() {
             return Err(format!(
                 "the daemon ended ({status}) before it took checks; it said: {}",
-                last_line(&log).unwrap_or_else(|| "nothing".into())
+                crate::core::runner::last_line(&log).unwrap_or_else(|| "nothing".into())
             ));
         }
         if spec.ready_file.as_ref().is_none_or(|f| f.exists()) {
@@ -151,19 +139,7 @@ fn keep(spec: &KeeperSpec, daemon: &mut Child, dir: &Path) -> i32 {
                 _ = &mut signal => return 0,
                 _ = tokio::time::sleep(LOOK_EVERY.min(idle)) => {}
             }
-            if let Ok(Some(_)) = daemon.try_wait() {
-                return 0;
-            }
-            // The workspace was removed (a deleted checkout, a test's folder).
-            if !dir.exists() {
-                return 0;
-            }
-            if state::idle_for(dir).is_none_or(|d| d >= idle) {
-                return 0;
-            }
-            // Another keeper took the folder over (a restart that could not stop this one).
-            let current: Option<KeeperState> = state::read_json(&state::state_file(dir));
-            if current.is_some_and(|s| s.keeper_pid != std::process::id()) {
+            if matches!(daemon.try_wait(), Ok(Some(_))) || state::keeper_done(dir, idle) {
                 return 0;
             }
         }
@@ -176,19 +152,9 @@ fn stop(daemon: &mut Child, spec: &KeeperSpec, dir: &Path) {
     platform::kill_process_group(pid);
     let _ = daemon.wait();
     reaper::unwatch(pid);
-    let current: Option<KeeperState> = state::read_json(&state::state_file(dir));
-    if current.is_none_or(|s| s.keeper_pid == std::process::id()) {
-        let _ = std::fs::remove_file(state::state_file(dir));
-        if let Some(ready) = &spec.ready_file {
-            let _ = std::fs::remove_file(ready);
-        }
+    if state::clear_if_ours(dir)
+        && let Some(ready) = &spec.ready_file
+    {
+        let _ = std::fs::remove_file(ready);
     }
-}
-
-fn last_line(path: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
-    text.lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .map(|l| l.trim().chars().take(300).collect())
 }

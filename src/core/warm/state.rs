@@ -56,6 +56,45 @@ pub struct KeeperState {
     pub idle_s: f64,
 }
 
+impl KeeperState {
+    /// This keeper's state, running `spec`'s command as `daemon_pid`.
+    pub fn of(spec: &KeeperSpec, daemon_pid: u32, ready: bool) -> KeeperState {
+        KeeperState {
+            gate: spec.gate.clone(),
+            keeper_pid: std::process::id(),
+            daemon_pid,
+            identity: spec.identity.clone(),
+            started: now_s(),
+            command: std::iter::once(spec.program.display().to_string())
+                .chain(spec.args.iter().cloned())
+                .collect::<Vec<_>>()
+                .join(" "),
+            ready,
+            idle_s: spec.idle_s,
+        }
+    }
+}
+
+/// Whether this keeper should stop: its workspace is gone, it was idle `idle`, or another
+/// keeper took the folder over (a restart that could not stop this one).
+pub fn keeper_done(dir: &Path, idle: Duration) -> bool {
+    if !dir.exists() || idle_for(dir).is_none_or(|d| d >= idle) {
+        return true;
+    }
+    let current: Option<KeeperState> = read_json(&state_file(dir));
+    current.is_some_and(|s| s.keeper_pid != std::process::id())
+}
+
+/// Clears the folder's state when it is this keeper's (not a successor's); whether it was.
+pub fn clear_if_ours(dir: &Path) -> bool {
+    let current: Option<KeeperState> = read_json(&state_file(dir));
+    let ours = current.is_none_or(|s| s.keeper_pid == std::process::id());
+    if ours {
+        let _ = std::fs::remove_file(state_file(dir));
+    }
+    ours
+}
+
 pub fn warm_root(root: &Path) -> PathBuf {
     qgates_dir::dir(root).join("warm")
 }

@@ -113,19 +113,7 @@ async fn keep(spec: &KeeperSpec, dir: &Path, say: fn(&str)) -> i32 {
             return 1;
         }
     };
-    let kept = KeeperState {
-        gate: spec.gate.clone(),
-        keeper_pid: std::process::id(),
-        daemon_pid: client.pid().unwrap_or(0),
-        identity: spec.identity.clone(),
-        started: state::now_s(),
-        command: std::iter::once(spec.program.display().to_string())
-            .chain(spec.args.iter().cloned())
-            .collect::<Vec<_>>()
-            .join(" "),
-        ready: true,
-        idle_s: spec.idle_s,
-    };
+    let kept = KeeperState::of(spec, client.pid().unwrap_or(0), true);
     let _ = state::write_json(&state::state_file(dir), &kept);
     state::touch_used(dir);
     say("ready");
@@ -155,20 +143,13 @@ async fn keep(spec: &KeeperSpec, dir: &Path, say: fn(&str)) -> i32 {
             }
             _ = tokio::time::sleep(LOOK_EVERY.min(idle)) => {}
         }
-        if client.ended() || !dir.exists() || state::idle_for(dir).is_none_or(|d| d >= idle) {
-            break;
-        }
-        let current: Option<KeeperState> = state::read_json(&state::state_file(dir));
-        if current.is_some_and(|s| s.keeper_pid != std::process::id()) {
+        if client.ended() || state::keeper_done(dir, idle) {
             break;
         }
     }
     client.stop().await;
     let _ = std::fs::remove_file(state::socket_file(dir));
-    let current: Option<KeeperState> = state::read_json(&state::state_file(dir));
-    if current.is_none_or(|s| s.keeper_pid == std::process::id()) {
-        let _ = std::fs::remove_file(state::state_file(dir));
-    }
+    state::clear_if_ours(dir);
     0
 }
 
