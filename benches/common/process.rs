@@ -46,7 +46,11 @@ impl Tools {
         };
         let ruff = find("ruff");
         let mypy = find("mypy");
-        let tool_dirs = [ruff.parent(), mypy.parent()].into_iter().flatten();
+        // tools/bin: the language servers the warm presets keep (scripts/setup.sh links them).
+        let linked = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/bin");
+        let tool_dirs = [ruff.parent(), mypy.parent(), Some(linked.as_path())]
+            .into_iter()
+            .flatten();
         let path = std::env::join_paths(
             tool_dirs
                 .map(Path::to_path_buf)
