@@ -399,6 +399,12 @@ fn bench(tools: &Tools, source: &Source, n: usize, p: &Part) -> String {
         "the first save's finding: {diags:?}"
     );
     let started_mb = daemon_memory_mb(root, p.preset);
+    assert!(
+        root.join(format!(".qgates/warm/{}/state.json", p.preset))
+            .is_file(),
+        "{}'s warm process did not start (are its programs on PATH or in QGATES_BENCH_TOOLS?)",
+        p.preset
+    );
 
     let (mut warm_t, mut cold_t) = (Vec::new(), Vec::new());
     let warmup = 3;

@@ -30,9 +30,11 @@ pub struct Tools {
 impl Tools {
     pub fn find() -> Tools {
         let mut dirs: Vec<PathBuf> = Vec::new();
-        if let Some(d) = std::env::var_os("QGATES_BENCH_TOOLS") {
-            dirs.push(PathBuf::from(d));
-        }
+        // Folders, as in PATH: the venv's and tools/bin of another checkout, say.
+        let given: Vec<PathBuf> = std::env::var_os("QGATES_BENCH_TOOLS")
+            .map(|d| std::env::split_paths(&d).collect())
+            .unwrap_or_default();
+        dirs.extend(given.iter().cloned());
         dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin"));
         let system = std::env::var_os("PATH").unwrap_or_default();
         dirs.extend(std::env::split_paths(&system));
@@ -50,7 +52,8 @@ impl Tools {
         let linked = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/bin");
         let tool_dirs = [ruff.parent(), mypy.parent(), Some(linked.as_path())]
             .into_iter()
-            .flatten();
+            .flatten()
+            .chain(given.iter().map(PathBuf::as_path));
         let path = std::env::join_paths(
             tool_dirs
                 .map(Path::to_path_buf)

@@ -390,3 +390,47 @@ fn check_the_agent_server_and_the_language_server_share_one_daemon() {
         "one daemon served all three"
     );
 }
+
+#[test]
+fn a_warm_process_that_fails_to_start_is_not_started_again_on_every_check() {
+    // Its daemon ends at once, and says why; each start is counted in starts.txt.
+    let ws = repo(
+        "version: 1\ngates:\n  mypy:\n    preset: mypy\n    warm:\n      serve: [sh, -c, \"echo start >> starts.txt; echo no daemon here >&2; exit 3\"]\n      check: [dmypy, --status-file, \"{state}/dmypy.json\", check]\n      ready_file: \"{state}/dmypy.json\"\n",
+    );
+    let root = ws.path();
+    let _stops = Stops(root);
+    let starts = || {
+        std::fs::read_to_string(root.join("starts.txt"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let cold = findings(&check(root, false));
+    let note = |report: &Value| report["scope"]["note"].as_str().unwrap_or("").to_string();
+
+    let first = check(root, true);
+    assert_eq!(findings(&first), cold);
+    assert!(
+        note(&first).contains("gate `mypy`: its warm process could not start (")
+            && note(&first).contains("no daemon here"),
+        "{first}"
+    );
+    assert_eq!(starts(), 1);
+
+    // The next check runs cold at once, and says since when and until when.
+    let second = check(root, true);
+    assert_eq!(findings(&second), cold);
+    assert!(
+        note(&second).contains(
+            "no daemon here; tried again in 15 min, or at once after `qgates daemon stop`"
+        ),
+        "{}",
+        note(&second)
+    );
+    assert_eq!(starts(), 1, "not started again");
+
+    // `qgates daemon stop` forgets the failure.
+    qgates(root).args(["daemon", "stop"]).assert().success();
+    check(root, true);
+    assert_eq!(starts(), 2, "tried again after `daemon stop`");
+}

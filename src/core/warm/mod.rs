@@ -137,6 +137,14 @@ pub fn stop(root: &Path, gate: Option<&str>) -> Vec<String> {
         discard(root, &p.gate);
         stopped.push(p.gate);
     }
+    // A start that failed is tried again at the next check.
+    if let Ok(entries) = std::fs::read_dir(state::warm_root(root)) {
+        for e in entries.flatten() {
+            if gate.is_none_or(|g| e.file_name() == g) {
+                let _ = std::fs::remove_file(state::failed_file(&e.path()));
+            }
+        }
+    }
     stopped
 }
 
@@ -263,7 +271,7 @@ impl Plan {
 
     /// Finds the right daemon running, or starts it, one face at a time.
     fn ready(self) -> Result<Ask, String> {
-        let lock = safe_fs::open_lock_file(&state::lock_file(&self.dir))
+        let _lock = safe_fs::open_lock_file(&state::lock_file(&self.dir))
             .and_then(|f| f.lock().map(|()| f))
             .map_err(|e| format!("cannot lock {}: {e}", state::lock_file(&self.dir).display()))?;
         if let Some(kept) = state::live_keeper(&self.dir) {
@@ -274,15 +282,56 @@ impl Plan {
             // Another configuration, tool version or daemon that never got ready.
             stop_keeper(&self.dir, kept.keeper_pid);
         }
+        if let Some(why) = self.failed_lately() {
+            return Err(why);
+        }
         state::write_json(&state::spec_file(&self.dir), &self.keeper).map_err(|e| {
             format!(
                 "cannot write {}: {e}",
                 state::spec_file(&self.dir).display()
             )
         })?;
-        start_keeper(&self.exe, &self.dir)?;
-        drop(lock);
-        Ok(self.ask)
+        let failed = state::failed_file(&self.dir);
+        match start_keeper(&self.exe, &self.dir) {
+            Ok(()) => {
+                let _ = std::fs::remove_file(&failed);
+                Ok(self.ask)
+            }
+            Err(message) => {
+                let record = state::FailedStart {
+                    identity: self.keeper.identity.clone(),
+                    at: state::now_s(),
+                    message: message.clone(),
+                };
+                let _ = state::write_json(&failed, &record);
+                Err(message)
+            }
+        }
+    }
+
+    /// Why the same warm process failed to start within the idle time, if it did: a start that
+    /// fails (a tool whose daemon crashes at once, say) is not paid for again on every check.
+    /// Another configuration or tool version, or `qgates daemon stop`, tries again at once.
+    fn failed_lately(&self) -> Option<String> {
+        let failed: state::FailedStart = state::read_json(&state::failed_file(&self.dir))?;
+        let age = state::now_s().saturating_sub(failed.at) as f64;
+        (failed.identity == self.keeper.identity && age < self.keeper.idle_s).then(|| {
+            format!(
+                "{} ago: {}; tried again in {}, or at once after `qgates daemon stop`",
+                seconds(age),
+                failed.message,
+                seconds(self.keeper.idle_s - age)
+            )
+        })
+    }
+}
+
+/// Seconds as a person reads them: `40 s`, `3 min`.
+fn seconds(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{:.0} min", s / 60.0)
     }
 }
 

@@ -119,6 +119,20 @@ pub fn socket_file(dir: &Path) -> PathBuf {
     dir.join("socket")
 }
 
+/// Why the last start failed, kept so each check does not pay for another failed start.
+pub fn failed_file(dir: &Path) -> PathBuf {
+    dir.join("failed.json")
+}
+
+/// A start that failed: for which identity, when, and why.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FailedStart {
+    pub identity: String,
+    /// Seconds since the Unix epoch.
+    pub at: u64,
+    pub message: String,
+}
+
 pub fn lock_file(dir: &Path) -> PathBuf {
     dir.join("start.lock")
 }
