@@ -129,3 +129,41 @@ fn every_warm_preset_answers_warm_what_its_tool_answers_cold() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }
+
+/// The other way a language server gives diagnostics: Biome's (`biome lsp-proxy`) answers no
+/// pulls, so the keeper takes what it publishes for the version it was sent. Its `files` name
+/// only what it takes (docs/warm.md, "Language servers"), and a file changed after the server
+/// started is answered as it now stands.
+#[test]
+fn a_language_server_that_only_publishes_answers_what_its_tool_answers_cold() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/presets/biome-lint");
+    common::copy_dir(&fixture, root);
+    std::fs::remove_file(root.join("expected.yaml")).unwrap();
+    write(root, "wide.js", WIDE_JS);
+    write(
+        root,
+        "quality.yaml",
+        "version: 1\ngates:\n  g:\n    preset: biome-lint\n    files: [\"*.js\"]\n    warm: { language_server: [biome, lsp-proxy] }\n",
+    );
+    write(root, ".gitignore", ".qgates/\n");
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "fixture"]);
+    let stop = || qgates(root).args(["daemon", "stop"]).output();
+
+    let (cold, _) = findings(&run(root, false));
+    let (warm, served) = findings(&run(root, true));
+    assert!(served, "the warm process answered");
+    assert!(cold.len() >= 4, "{cold:#?}");
+    assert_eq!(warm, cold);
+
+    // Changed on disk after the server has it open: the next publication is of the new text.
+    write(root, "wide.js", "const a = \"é名😀\"; let other = 1;\n");
+    let (cold, _) = findings(&run(root, false));
+    let (warm, served) = findings(&run(root, true));
+    let _ = stop();
+    assert!(served && cold.iter().any(|f| f.contains("other")), "{cold:#?}");
+    assert_eq!(warm, cold);
+}

@@ -211,6 +211,11 @@ impl Client {
             std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let uri = uri(path);
+        if self.open.get(path).is_none_or(|(_, sent)| *sent != text) {
+            // What was published is of the text before: a server that does not say versions
+            // is waited for until it publishes again.
+            self.forget(path);
+        }
         match self.open.get(path) {
             Some((version, sent)) if *sent == text => Ok((text, *version)),
             Some((version, _)) => {
@@ -245,10 +250,6 @@ impl Client {
 
     /// The file's diagnostics as its text on disk now stands, and that text.
     pub async fn diagnostics(&mut self, path: &Path) -> Result<(String, Vec<Value>), String> {
-        if self.pulls == Some(false) {
-            // A server that does not say versions: wait for a publication after this.
-            self.forget(path);
-        }
         let (text, version) = self.sync(path).await?;
         let uri = uri(path);
         if self.pulls != Some(false) {
@@ -300,7 +301,7 @@ impl Client {
     }
 
     /// Forgets what was published for `path`, so the next wait is for a new publication.
-    pub fn forget(&self, path: &Path) {
+    fn forget(&self, path: &Path) {
         self.lock().published.remove(&uri(path));
     }
 
