@@ -23,6 +23,7 @@
 //!     Target: ≤ 0.4 × cold.
 //! (e) (d) with the type-aware `recommendedTypeChecked` rules (typescript-eslint's project
 //!     service), where the cold run builds the TypeScript program on every run.
+//! (f) (b) with pyright itself.
 //!
 //! `QGATES_BENCH_RUNS` sets the samples (default 5, after 3 to warm up); `QGATES_BENCH_ONLY`
 //! the parts.
@@ -117,6 +118,14 @@ const BASEDPYRIGHT: Part = Part {
     ..MYPY
 };
 
+/// (b) with pyright itself, whose server basedpyright's is a fork of.
+const PYRIGHT: Part = Part {
+    part: 'f',
+    preset: "pyright",
+    program: "pyright",
+    ..BASEDPYRIGHT
+};
+
 /// (b) on a module of a typical size rather than the largest.
 const BASEDPYRIGHT_TYPICAL: Part = Part {
     part: 'c',
@@ -163,13 +172,14 @@ fn main() {
     let tools = Tools::find();
     let n = runs_from_env(5);
     let mut report = String::new();
-    let parts = parts_from_env("abcde");
+    let parts = parts_from_env("abcdef");
     for p in [
         &MYPY,
         &BASEDPYRIGHT,
         &BASEDPYRIGHT_TYPICAL,
         &ESLINT,
         &ESLINT_TYPED,
+        &PYRIGHT,
     ]
     .into_iter()
     .filter(|p| parts.contains(p.part))
@@ -253,11 +263,15 @@ impl Source {
         }
     }
 
-    /// The program a part runs cold: the ESLint installed beside the project, or the tools'.
+    /// The program a part runs cold: the ESLint installed beside the project, or the tools'
+    /// (the first on their PATH).
     fn program(&self, tools: &Tools, name: &str) -> PathBuf {
         match &self.node_modules {
             Some(modules) => modules.join(".bin").join(name),
-            None => tools.mypy.with_file_name(name),
+            None => std::env::split_paths(&tools.path)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+                .unwrap_or_else(|| panic!("`{name}` is not on the tools' PATH")),
         }
     }
 }

@@ -164,6 +164,9 @@ fn a_language_server_that_only_publishes_answers_what_its_tool_answers_cold() {
     let (cold, _) = findings(&run(root, false));
     let (warm, served) = findings(&run(root, true));
     let _ = stop();
-    assert!(served && cold.iter().any(|f| f.contains("other")), "{cold:#?}");
+    assert!(
+        served && cold.iter().any(|f| f.contains("other")),
+        "{cold:#?}"
+    );
     assert_eq!(warm, cold);
 }
