@@ -23,12 +23,12 @@ use crate::core::api::{KindFilter, KindFilterError};
 use crate::core::api::{NewFindings, RunRequest, novelty};
 use crate::core::api::{ScopeChoice, scope_request};
 use crate::core::config::{self, Config, Trigger};
-use crate::core::report::Report;
 use crate::core::report::page::PageRequest;
+use crate::core::report::{Report, contents};
 use crate::core::trust::{FileHashes, Manifest, TrustStore};
 use crate::core::workspace::paths::{lexical_clean, relative_posix};
 
-const INSTRUCTIONS: &str = "qgates runs this repository's quality gates (quality.yaml). Call run_quality_gates after changing code: with no arguments it checks what changed since the last green run. Read the summary line first; fix the violations listed in the structured result (the most serious first; last_summary with offset pages through the rest), then call it again until overall_pass is true.";
+const INSTRUCTIONS: &str = "qgates runs this repository's quality gates (quality.yaml). Call run_quality_gates after changing code: with no arguments it checks what changed since the last green run. Read the summary line first; fix the violations listed under it, by file (the most serious first; last_summary with offset pages through the rest), then call it again until overall_pass is true.";
 
 pub struct QgatesServer {
     /// The workspace root (absolute); relative `files` are taken from here.
@@ -135,7 +135,7 @@ impl QgatesServer {
 
     /// One page of a report as the tool's result; the report is kept for `last_summary`.
     fn keep(&self, report: Report, page: PageRequest) -> CallToolResult {
-        let result = report_result(&report, page);
+        let result = report_result(&report, page, &[]);
         if let Ok(mut last) = self.last.lock() {
             *last = Some(report);
         }
@@ -277,7 +277,10 @@ impl QgatesServer {
         let args = parse_args::<LastArgs>(LAST, arguments, LAST_ACCEPTS)?;
         let last = self.last.lock().ok().and_then(|l| l.clone());
         match last {
-            Some(report) => Ok(report_result(&report, args.page())),
+            Some(report) => {
+                let changed = contents::changed_since(&report, &self.root);
+                Ok(report_result(&report, args.page(), &changed))
+            }
             None => Err(format!(
                 "No run yet in this session, so there is no summary to show. Call {RUN} (e.g. with {{}} to check what changed)."
             )),

@@ -225,9 +225,9 @@ fn trust_status_and_the_agent_server_agree_on_a_config_from_another_folder() {
     // The agent server started with that path runs the trusted gates on the repository's files.
     let result = call_run_quality_gates(&s.repo, &trust_file, config);
     assert_ne!(result["isError"], true, "{result}");
-    let text = result.to_string();
+    let text = result["structuredContent"].to_string();
     assert!(
-        text.contains(r#"\"file\":\"src/a.py\""#),
+        text.contains(r#""file":"src/a.py""#),
         "the repository's file: {text}"
     );
     assert!(!text.contains("b.py"), "not the config folder's: {text}");

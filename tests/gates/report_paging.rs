@@ -276,9 +276,11 @@ fn mcp(root: &Path) -> Server {
     s
 }
 
+/// The answer's first line: the summary.
 fn summary_text(result: &Value) -> &str {
     assert_eq!(result["isError"], false, "{result}");
-    result["content"][0]["text"].as_str().unwrap()
+    let text = result["content"][0]["text"].as_str().unwrap();
+    text.lines().next().unwrap_or(text)
 }
 
 fn tool_error(result: &Value) -> &str {

@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod answer_size;
 mod clean_room_servers;
 mod mcp_protocol;
 mod mcp_server;

@@ -12,7 +12,7 @@ use super::skips::errored;
 use crate::core::cache::ResultCache;
 use crate::core::cache::remote::Session;
 use crate::core::config::{Config, Gate, GateKind};
-use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo, config_name};
+use crate::core::report::{GateResult, GateStatus, Report, ScopeInfo, config_name, contents};
 use crate::core::scope::baseline::{RunOutcome, StateError, StateStore, advance};
 use crate::core::scope::{BaselineTarget, ResolvedScope};
 use crate::core::workspace::run_logs::{RunDir, create_run_dir, name_report, write_report};
@@ -124,6 +124,7 @@ pub(super) fn assemble(
     let log_dir = run_dir.as_ref().map(|dir| dir.display.clone());
     let elapsed = outcome.started.elapsed().as_millis() as u64;
     let mut report = Report::new(info, gates, elapsed, log_dir);
+    contents::record(&mut report, &request.root);
     report.config = config_name(&config.source, &request.root);
     report.shard = shard.as_ref().map(|plan| plan.info(config, &request.root));
     if let Some(warning) = request.cache.as_deref().and_then(ResultCache::warning) {

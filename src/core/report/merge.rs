@@ -123,6 +123,10 @@ pub fn merge(shards: Vec<ShardReport>) -> Result<Report, MergeError> {
     let mut report = Report::new(scope, gates, total_ms, None);
     report.config = first.report.config.clone();
     report.clean_room = first.report.clean_room.clone();
+    // Each file is in one shard; the same checkout besides.
+    for shard in &shards {
+        report.contents.extend(shard.report.contents.clone());
+    }
     // A store that did not answer one shard is still worth saying once for the whole run.
     for warning in shards.iter().flat_map(|s| &s.report.warnings) {
         if !report.warnings.contains(warning) {

@@ -1,6 +1,8 @@
 //! The result of a run: what agents, CI and editors read. The summary line first, then compact
 //! JSON (null and empty fields left out); other formats render the same data.
 
+pub mod agent;
+pub mod contents;
 mod coverage;
 pub(crate) mod fix_hint;
 pub mod github;
@@ -12,6 +14,7 @@ pub mod sarif;
 mod summary;
 pub mod text;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -213,6 +216,10 @@ pub struct Report {
     /// How the findings compare with those at the run's reference (`core::novelty`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub novelty: Option<Novelty>,
+    /// Per file with findings, the content they were computed on: its git blob id when the
+    /// run ended (`contents::record`). An answer about a file changed since says so.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub contents: BTreeMap<String, String>,
 }
 
 /// The findings of a run against those at its reference: how many the change introduced, how
@@ -281,6 +288,7 @@ impl Report {
             shard: None,
             warnings: Vec::new(),
             novelty: None,
+            contents: BTreeMap::new(),
         };
         report.recount();
         report

@@ -12,9 +12,20 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{GateResult, GateStatus, Report, Timings, compact_json, count, is_zero};
+use crate::core::violation::Violation;
 
 /// How many violations an answer shows when the caller does not say.
 pub const DEFAULT_MAX_VIOLATIONS: usize = 50;
+
+/// The most an answer's page takes, in bytes of its JSON: agents cut a tool's output at a few
+/// thousand tokens, and read a short answer better than a long one (docs/agents.md). A page
+/// shows fewer violations than asked for rather than grow past it, and says where the rest are.
+pub const ANSWER_BYTES: usize = 8000;
+
+/// The most of one message a page shows; the whole report keeps all of it.
+const MESSAGE_BYTES: usize = 1000;
+/// A fix whose edits take more than this is left to `fix` (the violation stays `fixable`).
+const FIX_BYTES: usize = 1000;
 
 /// Which violations an answer shows: at most `max_violations` (0: none, the counts only),
 /// starting at `offset` in the reading order (`reading_order`).
@@ -120,12 +131,27 @@ impl Report {
                 g.exit_code = None;
             }
         }
-        for &(gate, i) in &order[start..end] {
-            let mut v = self.gates[gate].violations[i].clone();
-            v.url = None;
-            if let Some(fix) = &mut v.fix {
-                fix.title.clear();
+        // What the page holds besides its violations, with room for what says where the rest
+        // are; then violations while they fit, at least one, each file's content with its
+        // first violation.
+        report.contents.clear();
+        let mut used =
+            compact_json(&report).len() + self.summary_line().len() + 300 + 64 * report.gates.len();
+        let mut end = end;
+        for (k, &(gate, i)) in order[start..end].iter().enumerate() {
+            let v = for_answer(&self.gates[gate].violations[i]);
+            let content = (v.file.as_deref())
+                .filter(|f| !report.contents.contains_key(*f))
+                .and_then(|f| Some((f.to_string(), self.contents.get(f)?.clone())));
+            let size = compact_json(&v).len()
+                + 1
+                + content.as_ref().map_or(0, |(f, id)| f.len() + id.len() + 6);
+            if k > 0 && used + size > ANSWER_BYTES {
+                end = start + k;
+                break;
             }
+            used += size;
+            report.contents.extend(content);
             report.gates[gate].violations.push(v);
         }
         // What the page cut leaves out; pre-existing ones left out are counted apart.
@@ -219,6 +245,28 @@ impl ReportPage {
     pub fn to_json(&self) -> String {
         compact_json(self)
     }
+}
+
+/// A violation as an answer shows it: without what a person browses (the rule's page, the
+/// fix's menu title), a long message cut and a long fix left to `fix`.
+fn for_answer(v: &Violation) -> Violation {
+    let mut v = v.clone();
+    v.url = None;
+    if v.message.len() > MESSAGE_BYTES {
+        let mut cut = MESSAGE_BYTES;
+        while !v.message.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let rest = v.message.len() - cut;
+        v.message = format!("{}… ({rest} more bytes in full_report)", &v.message[..cut]).into();
+    }
+    if let Some(fix) = &mut v.fix {
+        fix.title.clear();
+        if compact_json(&fix.edits).len() > FIX_BYTES {
+            v.fix = None;
+        }
+    }
+    v
 }
 
 /// Every violation as (gate index, index in the gate), in the order answers show them: errors
