@@ -54,6 +54,20 @@ pub enum Command {
         after_help = "Register it with an agent client as a stdio server, e.g.\n  {\"mcpServers\": {\"qgates\": {\"command\": \"qgates\", \"args\": [\"mcp\"]}}}\nStarted in the workspace (or given --root), it shares .qgates/ (baseline state, cache, logs) with qgates check."
     )]
     Mcp(McpArgs),
+    /// Answer an agent's hook (Claude Code, Cursor, Gemini CLI): check what the agent just
+    /// edited, or everything its turn changed, and tell it of new findings in its own contract.
+    #[command(
+        after_help = "The agent runs it with the hook's payload on stdin; `qgates init --agent NAME` writes the entries.
+After an edit it checks the edited files with the gates that run on save; at the end of a turn, the auto scope.
+Only new findings are said, and a turn is kept going at most once for the same findings.
+
+Examples (in the agent's hook settings):
+  qgates hook claude
+  qgates hook cursor --budget 10
+
+Exit codes: 0 answered (the answer is on stdout, as the agent's contract says), 1 the payload could not be read."
+    )]
+    Hook(super::hook::HookArgs),
     /// Parse a saved tool output with a gate's parsing rules: test a quality.yaml without running the tool.
     #[command(
         after_help = "Examples:\n  ruff check --output-format json src > out.json; qgates parse ruff_lint out.json --exit-code 1\n  qgates parse tests .qgates/runs/RUN/tests.reports/junit.xml\n      a gate with output_file: FILE is its report, and the reports of parsing.also are\n      the copies the run kept beside it (or give them with --report PATH)"

@@ -6,6 +6,7 @@ mod args;
 mod baseline;
 mod check;
 mod daemon;
+mod hook;
 mod init;
 mod manuals;
 mod merge;
@@ -58,6 +59,7 @@ pub fn main() -> i32 {
         Command::Presets(a) => presets::presets(a),
         Command::Lsp(_) => exit::GREEN,
         Command::Mcp(a) => mcp(a),
+        Command::Hook(a) => hook::hook(a),
         Command::Completions(a) => manuals::completions(a),
         Command::Man(a) => manuals::man(a),
     };

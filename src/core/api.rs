@@ -7,7 +7,9 @@ pub(crate) use crate::core::cache::remote as shared_cache;
 pub(crate) use crate::core::clean_room;
 pub(crate) use crate::core::engine::kinds::{KindFilter, KindFilterError};
 pub(crate) use crate::core::engine::shard::Shard;
-pub(crate) use crate::core::engine::{NewFindings, Run, RunEvent, RunRequest, execute};
+pub(crate) use crate::core::engine::{
+    NewFindings, OUT_OF_TIME, Run, RunEvent, RunRequest, execute,
+};
 pub(crate) use crate::core::fix;
 pub(crate) use crate::core::novelty;
 pub(crate) use crate::core::runner::children;

@@ -22,10 +22,10 @@ use crate::core::api::clean_room::{DEFAULT_REV, ServerRunError, run_for_server, 
 use crate::core::api::{KindFilter, KindFilterError};
 use crate::core::api::{NewFindings, RunRequest, novelty};
 use crate::core::api::{ScopeChoice, scope_request};
-use crate::core::config::{self, Config, Trigger};
+use crate::core::config::{Config, Trigger};
 use crate::core::report::page::PageRequest;
 use crate::core::report::{Report, contents};
-use crate::core::trust::{FileHashes, Manifest, TrustStore};
+use crate::core::trust::{self, FileHashes, Manifest, Refusal};
 use crate::core::workspace::paths::{lexical_clean, relative_posix};
 
 const INSTRUCTIONS: &str = "qgates runs this repository's quality gates (quality.yaml). Call run_quality_gates after changing code: with no arguments it checks what changed since the last green run. Read the summary line first; fix the violations listed under it, by file (the most serious first; last_summary with offset pages through the rest), then call it again until overall_pass is true.";
@@ -145,19 +145,10 @@ impl QgatesServer {
     /// The workspace's configuration and what it runs, when a person trusted that; else why
     /// nothing runs.
     fn trusted_config(&self) -> Result<(Config, Manifest), String> {
-        let config = config::load_for_workspace(&self.root, self.config_path.as_deref()).map_err(|e| {
-            format!("{e}\nThe configuration has errors (above), so nothing was run. Fix quality.yaml, then call {RUN} again.")
-        })?;
-        let manifest = Manifest::of(&config, &self.root, &self.hashes);
-        if TrustStore::for_user().is_some_and(|s| s.is_trusted(&self.root, &manifest.hash)) {
-            Ok((config, manifest))
-        } else {
-            Err(untrusted(
-                &self.root,
-                self.config_path.as_deref(),
-                &manifest,
-            ))
-        }
+        trust::trusted_config(&self.root, self.config_path.as_deref(), &self.hashes).map_err(|r| match r {
+            Refusal::Config(e) => format!("{e}\nThe configuration has errors (above), so nothing was run. Fix quality.yaml, then call {RUN} again."),
+            Refusal::Untrusted(manifest) => untrusted(&self.root, self.config_path.as_deref(), &manifest),
+        })
     }
 
     /// A run in a clean checkout of `rev` (see `core::clean_room`): the working tree's own runs

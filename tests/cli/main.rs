@@ -10,6 +10,7 @@ mod clean_room;
 mod cli_commands;
 mod cli_config_root;
 mod cli_manuals;
+mod hook;
 mod init_detect;
 mod new_findings;
 mod shard;

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use super::exclusive;
 use super::lookup::{Lookup, from_cache, merge_with_cache};
 use super::plan::PlannedGate;
+use super::skips::skipped;
 use super::{RunError, RunEvent, RunRequest};
 use crate::core::cache::deps;
 use crate::core::config::GateKind;
@@ -115,8 +116,10 @@ pub(super) async fn run_jobs(
 /// runs. A gate whose task panicked keeps an empty slot (the report says it stopped).
 async fn run_together(request: &RunRequest, jobs: Vec<Job>, results: &mut [Option<GateResult>]) {
     let mut tasks = tokio::task::JoinSet::new();
+    let mut running_gates = std::collections::BTreeMap::new();
     for job in jobs {
         let (index, gate, root) = (job.index, job.job.gate.clone(), job.job.root.clone());
+        running_gates.insert(index, gate.clone());
         let running = run_one(request, job);
         tasks.spawn(async move {
             // Taken inside the task: the other gates start meanwhile.
@@ -127,13 +130,35 @@ async fn run_together(request: &RunRequest, jobs: Vec<Job>, results: &mut [Optio
             (index, running.await)
         });
     }
-    while let Some(joined) = tasks.join_next().await {
-        match joined {
-            Ok((i, result)) => results[i] = Some(result),
-            Err(e) => tracing::error!("a gate task failed: {e}"),
+    let deadline = request.deadline.map(tokio::time::Instant::from_std);
+    loop {
+        let next = match deadline {
+            Some(at) => match tokio::time::timeout_at(at, tasks.join_next()).await {
+                Ok(next) => next,
+                Err(_) => {
+                    // Dropped, each gate's tools are stopped (`runner::process`).
+                    tasks.abort_all();
+                    for (i, gate) in std::mem::take(&mut running_gates) {
+                        results[i] = Some(skipped(&gate, OUT_OF_TIME.to_string()));
+                    }
+                    return;
+                }
+            },
+            None => tasks.join_next().await,
+        };
+        match next {
+            Some(Ok((i, result))) => {
+                running_gates.remove(&i);
+                results[i] = Some(result);
+            }
+            Some(Err(e)) => tracing::error!("a gate task failed: {e}"),
+            None => return,
         }
     }
 }
+
+/// Why a gate stopped by the run's deadline is skipped.
+pub const OUT_OF_TIME: &str = "still running when the answer was due, so it was stopped";
 
 fn run_one(
     request: &RunRequest,

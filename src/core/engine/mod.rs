@@ -24,6 +24,7 @@ use crate::core::scope::{ResolvedScope, ScopeError, ScopeRequest, resolve};
 use kinds::KindFilter;
 use shard::Shard;
 
+pub use execute::OUT_OF_TIME;
 pub use finish::Run;
 pub(crate) use finish::append_note;
 
@@ -62,6 +63,9 @@ pub struct RunRequest {
     /// Gates with a warm process ask it (`core::warm`): the editor's and the agent's runs, and
     /// `qgates check --warm`.
     pub warm: bool,
+    /// When the run must answer (an agent's hook has a time budget): gates still running then
+    /// are stopped and reported as skipped, saying so (`execute::out_of_time`).
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl RunRequest {
@@ -82,6 +86,7 @@ impl RunRequest {
             new_findings: NewFindings::Ignore,
             workspace_identity: None,
             warm: false,
+            deadline: None,
         }
     }
 }

@@ -62,7 +62,7 @@ pub fn render(page: &ReportPage, changed: &[String]) -> String {
                 let edits: Vec<String> = fix.edits.iter().map(edit).collect();
                 let _ = writeln!(out, "    fix: {}", edits.join("; "));
             } else if v.fixable {
-                let _ = writeln!(out, "    fix: run the gates with fix");
+                let _ = writeln!(out, "    fix: qgates check --fix {}", visible(file));
             }
         }
     }
