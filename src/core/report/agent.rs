@@ -57,17 +57,29 @@ pub fn render(page: &ReportPage, changed: &[String]) -> String {
         }
         out.push_str(":\n");
         for (gate, v) in rows {
-            let _ = writeln!(out, "  {}", row(gate, v));
-            if let Some(fix) = &v.fix {
-                let edits: Vec<String> = fix.edits.iter().map(edit).collect();
-                let _ = writeln!(out, "    fix: {}", edits.join("; "));
-            } else if v.fixable {
-                let _ = writeln!(out, "    fix: qgates check --fix {}", visible(file));
-            }
+            out.push_str(&finding(gate, v));
         }
     }
     out.truncate(out.trim_end().len());
     out
+}
+
+/// A finding of a file's group: its row, and its fix on the next line.
+fn finding(gate: &str, v: &Violation) -> String {
+    let mut text = format!("  {}\n", row(gate, v));
+    if let Some(fix) = &v.fix {
+        let edits: Vec<String> = fix.edits.iter().map(edit).collect();
+        let _ = writeln!(text, "    fix: {}", edits.join("; "));
+    } else if v.fixable {
+        let file = visible(v.file.as_deref().unwrap_or(""));
+        let _ = writeln!(text, "    fix: qgates check --fix {file}");
+    }
+    text
+}
+
+/// The bytes a finding takes in the answer's text, its file's heading aside.
+pub fn finding_len(gate: &str, v: &Violation) -> usize {
+    finding(gate, v).len()
 }
 
 /// `12:5 error F401 message (gate)`, with `(pre-existing)` for a finding the change did not

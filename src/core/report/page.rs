@@ -11,13 +11,14 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::{GateResult, GateStatus, Report, Timings, compact_json, count, is_zero};
+use super::{GateResult, GateStatus, Report, Timings, agent, compact_json, count, is_zero};
 use crate::core::violation::Violation;
 
 /// How many violations an answer shows when the caller does not say.
 pub const DEFAULT_MAX_VIOLATIONS: usize = 50;
 
-/// The most an answer's page takes, in bytes of its JSON: agents cut a tool's output at a few
+/// The most an answer's page takes, in bytes of its JSON and its text (`agent::render`)
+/// together, which is what an agent may be handed: agents cut a tool's output at a few
 /// thousand tokens, and read a short answer better than a long one (docs/agents.md). A page
 /// shows fewer violations than asked for rather than grow past it, and says where the rest are.
 pub const ANSWER_BYTES: usize = 8000;
@@ -135,17 +136,23 @@ impl Report {
         // are; then violations while they fit, at least one, each file's content with its
         // first violation.
         report.contents.clear();
-        let mut used =
-            compact_json(&report).len() + self.summary_line().len() + 300 + 64 * report.gates.len();
+        let mut used = compact_json(&report).len()
+            + 2 * self.summary_line().len()
+            + 400
+            + 64 * report.gates.len();
         let mut end = end;
         for (k, &(gate, i)) in order[start..end].iter().enumerate() {
             let v = for_answer(&self.gates[gate].violations[i]);
             let content = (v.file.as_deref())
                 .filter(|f| !report.contents.contains_key(*f))
                 .and_then(|f| Some((f.to_string(), self.contents.get(f)?.clone())));
+            // Its JSON, its text, and for a file's first finding, the file's content and heading.
             let size = compact_json(&v).len()
                 + 1
-                + content.as_ref().map_or(0, |(f, id)| f.len() + id.len() + 6);
+                + agent::finding_len(&self.gates[gate].id, &v)
+                + content
+                    .as_ref()
+                    .map_or(0, |(f, id)| 2 * f.len() + id.len() + 40);
             if k > 0 && used + size > ANSWER_BYTES {
                 end = start + k;
                 break;
