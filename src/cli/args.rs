@@ -391,6 +391,10 @@ pub struct InitArgs {
     /// The workspace root (default: the current folder).
     #[arg(long)]
     pub root: Option<PathBuf>,
+    /// Also set up this agent: its hooks (`qgates hook AGENT`) and its MCP server entry, merged
+    /// into its settings files. An existing quality.yaml is then kept as it is.
+    #[arg(long, value_enum, value_name = "AGENT", conflicts_with = "dry_run")]
+    pub agent: Option<super::hook::Agent>,
 }
 
 #[derive(Debug, Args)]

@@ -7,7 +7,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use super::agent_setup;
 use super::args::InitArgs;
+use super::hook::Agent;
 use super::output::{print_stderr, print_stdout, usage};
 use super::workspace::find_root;
 use crate::core::config;
@@ -22,6 +24,39 @@ pub fn init(a: InitArgs) -> i32 {
         std::env::current_dir().unwrap_or(root)
     };
     let existing = config::discover(&root);
+    if let Some(agent) = a.agent {
+        if let Some(existing) = existing.as_ref().filter(|_| !a.force) {
+            print_stdout(&format!("Kept {}.\n", existing.display()));
+            return set_up_agent(agent, &root);
+        }
+        let code = write_config(&a, &root, existing.as_deref());
+        return match code {
+            exit::GREEN => set_up_agent(agent, &root),
+            code => code,
+        };
+    }
+    write_config(&a, &root, existing.as_deref())
+}
+
+/// `--agent`: the agent's hook and MCP server entries, and what was written.
+fn set_up_agent(agent: Agent, root: &Path) -> i32 {
+    match agent_setup::set_up(agent, root) {
+        Ok(said) => {
+            let lines: String = said.iter().map(|l| format!("  {l}\n")).collect();
+            print_stdout(&format!(
+                "{} is set up in {}:\n{lines}Its hooks run `qgates hook {}`; the workspace must be trusted (`qgates trust`) before they check anything. See docs/agents.md.\n",
+                agent.name(),
+                root.display(),
+                agent.arg()
+            ));
+            exit::GREEN
+        }
+        Err(e) => usage(&e),
+    }
+}
+
+/// Writes `quality.yaml` from what the repository uses.
+fn write_config(a: &InitArgs, root: &Path, existing: Option<&Path>) -> i32 {
     if !a.force
         && !a.dry_run
         && let Some(existing) = &existing

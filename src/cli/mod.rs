@@ -2,6 +2,7 @@
 //! `status`, `presets`, `completions`, `man`, and `mcp` and `lsp` (which hand over to the
 //! servers).
 
+mod agent_setup;
 mod args;
 mod baseline;
 mod check;

@@ -11,6 +11,7 @@ mod cli_commands;
 mod cli_config_root;
 mod cli_manuals;
 mod hook;
+mod init_agent;
 mod init_detect;
 mod new_findings;
 mod shard;

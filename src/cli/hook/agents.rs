@@ -56,6 +56,15 @@ pub enum Answer {
 }
 
 impl Agent {
+    /// As the command line names it: `qgates hook claude`.
+    pub fn arg(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Cursor => "cursor",
+            Agent::Gemini => "gemini",
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Agent::Claude => "Claude Code",

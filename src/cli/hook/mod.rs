@@ -65,7 +65,7 @@ pub fn hook(a: HookArgs) -> i32 {
                 a.agent,
                 &format!(
                     "the payload on stdin is not JSON ({e}); `qgates hook {}` is run by {} as a hook, which sends it",
-                    agent_arg(a.agent),
+                    a.agent.arg(),
                     a.agent.name()
                 ),
             );
@@ -112,14 +112,6 @@ pub fn hook(a: HookArgs) -> i32 {
 /// A hook's own problem: said on stderr, exit 1, which every agent takes as a hook's error
 /// that does not stop it.
 fn problem(agent: Agent, what: &str) -> i32 {
-    output::print_stderr(&format!("qgates hook {}: {what}\n", agent_arg(agent)));
+    output::print_stderr(&format!("qgates hook {}: {what}\n", agent.arg()));
     1
-}
-
-fn agent_arg(agent: Agent) -> &'static str {
-    match agent {
-        Agent::Claude => "claude",
-        Agent::Cursor => "cursor",
-        Agent::Gemini => "gemini",
-    }
 }
