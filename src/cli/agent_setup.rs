@@ -102,7 +102,7 @@ pub fn set_up(agent: Agent, root: &Path) -> Result<Vec<String>, String> {
         for (keys, entry) in &s.hooks {
             let list = array_at(top, keys, &path)?;
             let event = keys[keys.len() - 1];
-            if list.iter().any(|e| mentions_qgates(e)) {
+            if list.iter().any(mentions_qgates) {
                 said.push(format!(
                     "{}: the {event} hook runs qgates already; left as it is",
                     s.file

@@ -66,7 +66,7 @@ fn write_config(a: &InitArgs, root: &Path, existing: Option<&Path>) -> i32 {
             existing.display()
         ));
     }
-    let detection = detect::detect(&root);
+    let detection = detect::detect(root);
     // With --dry-run stdout carries the file alone (`qgates init --dry-run > quality.yaml`).
     let say = |s: &str| {
         if a.dry_run {
@@ -76,7 +76,7 @@ fn write_config(a: &InitArgs, root: &Path, existing: Option<&Path>) -> i32 {
         }
     };
     let Some(text) = detect::init_file(&detection) else {
-        say(&nothing_found(&root, &detection));
+        say(&nothing_found(root, &detection));
         return exit::GREEN;
     };
     let target = root.join("quality.yaml");
@@ -103,7 +103,7 @@ fn write_config(a: &InitArgs, root: &Path, existing: Option<&Path>) -> i32 {
         "{head}: {n} gate{}, from what was found in {}:\n{}{done}",
         if n == 1 { "" } else { "s" },
         root.display(),
-        explain(&root, &detection)
+        explain(root, &detection)
     ));
     exit::GREEN
 }

@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod contents;
 mod coverage;
+mod finding_text;
 pub(crate) mod fix_hint;
 pub mod github;
 pub mod markdown;

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::{GateResult, GateStatus, Report, Timings, agent, compact_json, count, is_zero};
+use super::{GateResult, GateStatus, Report, Timings, compact_json, count, finding_text, is_zero};
 use crate::core::violation::Violation;
 
 /// How many violations an answer shows when the caller does not say.
@@ -149,7 +149,7 @@ impl Report {
             // Its JSON, its text, and for a file's first finding, the file's content and heading.
             let size = compact_json(&v).len()
                 + 1
-                + agent::finding_len(&self.gates[gate].id, &v)
+                + finding_text::finding_len(&self.gates[gate].id, &v)
                 + content
                     .as_ref()
                     .map_or(0, |(f, id)| 2 * f.len() + id.len() + 40);
