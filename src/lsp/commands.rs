@@ -23,7 +23,7 @@ use super::session::Session;
 use crate::core::api::clean_room::{DEFAULT_REV, ServerRunError, run_for_server, runs_as_trusted};
 use crate::core::api::{RunRequest, ScopeChoice, ScopeChoiceError, ScopeRequest, scope_request};
 use crate::core::config::Trigger;
-use crate::core::report::Report;
+use crate::core::report::{Report, agent, contents};
 use crate::core::report::page::{PageRequest, deserialize_max_violations, deserialize_offset};
 use crate::core::trust::{Manifest, TrustStore};
 
@@ -397,15 +397,18 @@ fn invalid(command: &str, what: &str) -> Error {
     Error::invalid_params(format!("{command}: {what}"))
 }
 
-/// `{summary_line, report}`: the line people read first and one page of the report (the JSON of
-/// `qgates check` with at most `max_violations` violations, and where the rest are).
-/// A report's page, with where the folder's file events come from (`file_events`): saves are
-/// slow in a large repository without them.
+/// `{summary_line, report, text}`: the line people read first, one page of the report (the JSON
+/// of `qgates check` with at most `max_violations` violations, and where the rest are), and the
+/// page as the text an agent reads (`report::agent`; files changed since the run say so).
+/// With where the folder's file events come from (`file_events`): saves are slow in a large
+/// repository without them.
 fn answer(folder: &Folder, report: &Report, page: PageRequest) -> Value {
     let page = report.page(page);
+    let changed = contents::changed_since(report, &folder.root);
     json!({
         "summary_line": page.summary_line(),
         "report": serde_json::from_str::<Value>(&page.to_json()).unwrap_or(Value::Null),
+        "text": agent::render(&page, &changed),
         "file_events": lock(&folder.events).to_string(),
     })
 }

@@ -404,6 +404,13 @@ fn the_summary_command_equals_qgates_check_for_the_same_scope() {
             .starts_with("❌ 3/3 gates failed — 7 violations"),
         "{answer}"
     );
+    // The same page as the text an agent reads: the line, then the findings by file.
+    let text = answer["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(answer["summary_line"].as_str().unwrap())
+            && text.contains(" (as checked: blob "),
+        "{text}"
+    );
     // Without `run`, the last result comes back as it was.
     let last = c
         .request(
