@@ -15,6 +15,7 @@ pub fn runs_from_env(default: usize) -> usize {
 }
 
 /// The parts to run, one letter each: `QGATES_BENCH_ONLY` (e.g. `ad`), else every one of `all`.
+#[allow(dead_code, reason = "benches of one part do not use it")]
 pub fn parts_from_env(all: &str) -> String {
     std::env::var("QGATES_BENCH_ONLY").unwrap_or_else(|_| all.to_string())
 }

@@ -23,8 +23,8 @@ use super::session::Session;
 use crate::core::api::clean_room::{DEFAULT_REV, ServerRunError, run_for_server, runs_as_trusted};
 use crate::core::api::{RunRequest, ScopeChoice, ScopeChoiceError, ScopeRequest, scope_request};
 use crate::core::config::Trigger;
-use crate::core::report::{Report, agent, contents};
 use crate::core::report::page::{PageRequest, deserialize_max_violations, deserialize_offset};
+use crate::core::report::{Report, agent, contents};
 use crate::core::trust::{Manifest, TrustStore};
 
 pub const SUMMARY: &str = "qgates.summary";
