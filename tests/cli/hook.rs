@@ -6,7 +6,7 @@ use crate::common;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use common::{git, write};
 use serde_json::{Value, json};
@@ -68,8 +68,8 @@ impl Repo {
         cmd
     }
 
-    /// Runs the hook with this payload on stdin.
-    fn hook(&self, agent: &str, payload: &str, args: &[&str]) -> Output {
+    /// Starts the hook with this payload on stdin.
+    fn spawn(&self, agent: &str, payload: &str, args: &[&str]) -> Child {
         let mut child = self
             .command(agent, args)
             .stdin(Stdio::piped())
@@ -83,7 +83,12 @@ impl Repo {
             .unwrap()
             .write_all(payload.as_bytes())
             .unwrap();
-        child.wait_with_output().unwrap()
+        child
+    }
+
+    /// Runs the hook with this payload on stdin.
+    fn hook(&self, agent: &str, payload: &str, args: &[&str]) -> Output {
+        self.spawn(agent, payload, args).wait_with_output().unwrap()
     }
 
     /// The answer on stdout (`None` when silent), after checking the hook exited 0.
@@ -377,23 +382,7 @@ fn two_hook_events_at_once_are_both_answered() {
     let repo = Repo::new(RUFF, true);
     write(repo.root(), "a.py", "import os\nimport sys\n\nx = 1\n");
     write(repo.root(), "b.py", "import json\n\ny = 2\n");
-    let spawn = |rel: &str| {
-        let mut child = repo
-            .command("claude", &[])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let payload = repo.claude_edit(rel).to_string();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.as_bytes())
-            .unwrap();
-        child
-    };
+    let spawn = |rel: &str| repo.spawn("claude", &repo.claude_edit(rel).to_string(), &[]);
     let (a, b) = (spawn("a.py"), spawn("b.py"));
     let a = answer_of(&a.wait_with_output().unwrap());
     let b = answer_of(&b.wait_with_output().unwrap());

@@ -21,6 +21,17 @@ fn init(root: &Path, agent: &str) -> (i32, String, String) {
     )
 }
 
+/// A workspace with a quality.yaml of its own.
+fn configured() -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    write(
+        ws.path(),
+        "quality.yaml",
+        "version: 1\ngates:\n  ruff: { preset: ruff-lint }\n",
+    );
+    ws
+}
+
 fn json_at(root: &Path, rel: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(root.join(rel)).unwrap()).unwrap()
 }
@@ -94,13 +105,8 @@ fn claude_gets_its_hooks_and_mcp_server_beside_the_projects_own() {
 
 #[test]
 fn a_settings_file_that_is_not_json_is_left_alone_and_nothing_is_written() {
-    let ws = tempfile::tempdir().unwrap();
+    let ws = configured();
     let root = ws.path();
-    write(
-        root,
-        "quality.yaml",
-        "version: 1\ngates:\n  ruff: { preset: ruff-lint }\n",
-    );
     let broken = "{\n  // a comment\n  \"hooks\": {}\n}\n";
     write(root, ".claude/settings.json", broken);
     let (code, _, stderr) = init(root, "claude");
@@ -123,13 +129,8 @@ fn a_settings_file_that_is_not_json_is_left_alone_and_nothing_is_written() {
 
 #[test]
 fn cursor_and_gemini_get_their_own_files_and_shapes() {
-    let ws = tempfile::tempdir().unwrap();
+    let ws = configured();
     let root = ws.path();
-    write(
-        root,
-        "quality.yaml",
-        "version: 1\ngates:\n  ruff: { preset: ruff-lint }\n",
-    );
     let (code, stdout, stderr) = init(root, "cursor");
     assert_eq!(code, 0, "{stdout}{stderr}");
     let hooks = json_at(root, ".cursor/hooks.json");
@@ -171,13 +172,8 @@ fn the_claude_plugin_has_what_init_writes() {
     assert_eq!(manifest["name"], "qgates");
     assert_eq!(manifest["version"], env!("CARGO_PKG_VERSION"));
 
-    let ws = tempfile::tempdir().unwrap();
+    let ws = configured();
     let root = ws.path();
-    write(
-        root,
-        "quality.yaml",
-        "version: 1\ngates:\n  ruff: { preset: ruff-lint }\n",
-    );
     let (code, _, stderr) = init(root, "claude");
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
