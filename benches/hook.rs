@@ -78,11 +78,13 @@ fn main() {
         .is_ok_and(|o| o.status.success());
     assert!(trusted, "qgates trust");
     let original = std::fs::read_to_string(root.join(EDITED)).unwrap();
+    // Each edit's line, last in the module, has a finding of its own.
     let edit = |i: usize| {
         let text = format!("{original}\nbench_{i}: int = \"{i}\"\n");
-        std::fs::write(root.join(EDITED), text).unwrap();
+        std::fs::write(root.join(EDITED), &text).unwrap();
+        text.lines().count()
     };
-    let by_hand = || {
+    let by_hand = |line: usize| {
         let ruff = timed(tools.command(&tools.ruff, root).args([
             "check",
             "--output-format",
@@ -91,42 +93,39 @@ fn main() {
         ]))
         .0;
         let (mypy, out) = timed(tools.command(&tools.mypy, root).arg(EDITED));
+        let flagged = format!("{EDITED}:{line}: error");
         assert!(
-            String::from_utf8_lossy(&out.stdout).contains("bench_"),
+            String::from_utf8_lossy(&out.stdout).contains(&flagged),
             "mypy flags the added line"
         );
         ruff + mypy
     };
+    // The answer names the finding on the edit's line.
+    let names = |answer: &str, line: usize| answer.contains(&format!("\\n  {line}:"));
     // mypy's cache as a user's would be, then the first edit: it starts the warm process.
-    edit(0);
-    by_hand();
+    let line = edit(0);
+    by_hand(line);
     let (first, answer) = hook(&tools, root, &store);
     assert!(
-        answer.contains("bench_0"),
+        names(&answer, line),
         "the first answer names the edit: {answer}"
     );
 
     let (mut hooked, mut manual, mut unchanged) = (Vec::new(), Vec::new(), Vec::new());
     let warmup = 2;
     for i in 1..=warmup + n {
-        edit(i);
+        let line = edit(i);
         for side in [i % 2, 1 - i % 2] {
             if side == 0 {
-                manual.push(by_hand());
+                manual.push(by_hand(line));
             } else {
                 let (took, answer) = hook(&tools, root, &store);
-                assert!(
-                    answer.contains(&format!("bench_{i}")),
-                    "answer {i}: {answer}"
-                );
+                assert!(names(&answer, line), "answer {i}: {answer}");
                 hooked.push(took);
             }
         }
         let (again, answer) = hook(&tools, root, &store);
-        assert!(
-            answer.contains(&format!("bench_{i}")),
-            "the same answer again"
-        );
+        assert!(names(&answer, line), "the same answer again: {answer}");
         unchanged.push(again);
         if i == warmup {
             hooked.clear();
