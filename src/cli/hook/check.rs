@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use super::agents::{Answer, Event};
-use crate::core::api::novelty::{judge_from_cache, run as judged_run};
+use crate::core::api::novelty::judge_from_cache;
 use crate::core::api::{
     NewFindings, OUT_OF_TIME, ResultCache, Run, RunRequest, ScopeRequest, execute,
 };
@@ -132,7 +132,9 @@ impl Check<'_> {
 
     /// The run's findings marked new or pre-existing from the reference's cached results; what
     /// the cache lacks is run at the reference within the budget, and the run is then answered
-    /// again from the result cache.
+    /// again from the result cache. Past the budget, findings the reference could not be asked
+    /// about count as new (the report's warnings say so). `base`: the commit to compare with
+    /// when the scope has none of its own.
     async fn judged(
         &self,
         config: &Config,
@@ -168,7 +170,8 @@ impl Check<'_> {
             ..self.request(config, ScopeRequest::Auto, Trigger::Command)
         };
         let reference = Arc::new(ResultCache::load_reference(self.root));
-        let report = match judged_run(config, &request, false, Some(&reference)).await {
+        // The scope's own base is what its findings are compared with.
+        let report = match self.judged(config, &request, None, &reference, deadline).await {
             Ok(report) => report,
             Err(e) => return Answer::Person(format!("qgates could not check the turn: {e}")),
         };
