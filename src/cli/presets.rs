@@ -7,7 +7,11 @@ use serde_json::{Value, json};
 
 use super::args::{PresetsArgs, PresetsCommand, PresetsFormat};
 use super::output::{print_stdout, usage};
-use crate::core::config::presets::{self, Preset};
+use std::path::Path;
+
+use super::workspace::find_root;
+use crate::core::config::presets::{self, About, Preset};
+use crate::core::config::{self, local_presets};
 use crate::core::report::exit;
 
 pub fn presets(a: PresetsArgs) -> i32 {
@@ -15,16 +19,83 @@ pub fn presets(a: PresetsArgs) -> i32 {
         Some(PresetsCommand::Show { name }) => show(&name),
         None => {
             let list = presets::catalog();
+            let own = own_presets(&find_root(None, Path::new(".")));
             print_stdout(&match a.format {
-                PresetsFormat::Text => table(list),
+                PresetsFormat::Text => table(list) + &own_table(&own),
                 PresetsFormat::Json => {
-                    let items: Vec<Value> = list.iter().map(entry).collect();
+                    let items: Vec<Value> = (list.iter().map(entry))
+                        .chain(own.iter().map(own_entry))
+                        .collect();
                     format!("{}\n", Value::Array(items))
                 }
                 PresetsFormat::Markdown => markdown(list),
             });
             exit::GREEN
         }
+    }
+}
+
+/// The preset files the workspace's quality.yaml names (`preset: ./…`), each read, or why not.
+fn own_presets(root: &Path) -> Vec<(String, Result<About, String>)> {
+    let Some(file) = config::discover(root) else {
+        return Vec::new();
+    };
+    let Some(base) = local_presets::base_of(&file) else {
+        return Vec::new();
+    };
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let doc: Value = serde_saphyr::from_str(&text).unwrap_or(Value::Null);
+    let mut names: Vec<String> = (doc["gates"].as_object().into_iter().flatten())
+        .filter_map(|(_, g)| g["preset"].as_str())
+        .filter(|n| local_presets::is_path(n))
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|n| {
+            let about = local_presets::read(&base, &n).map(|f| f.about);
+            (n, about)
+        })
+        .collect()
+}
+
+fn own_table(own: &[(String, Result<About, String>)]) -> String {
+    if own.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nThis workspace's own presets (named in quality.yaml):\n");
+    for (name, about) in own {
+        match about {
+            Ok(a) => {
+                let _ = writeln!(
+                    out,
+                    "{name}  {}  {}  {}",
+                    a.tool,
+                    a.languages.join(", "),
+                    a.install
+                );
+            }
+            Err(why) => {
+                let _ = writeln!(out, "{name}  cannot be used: {why}");
+            }
+        }
+    }
+    out
+}
+
+fn own_entry((name, about): &(String, Result<About, String>)) -> Value {
+    match about {
+        Ok(a) => json!({
+            "name": name,
+            "local": true,
+            "tool": a.tool,
+            "languages": a.languages,
+            "install": a.install,
+            "homepage": a.homepage,
+        }),
+        Err(why) => json!({"name": name, "local": true, "error": why}),
     }
 }
 
@@ -102,8 +173,46 @@ pub fn markdown(list: &[Preset]) -> String {
             p.about.install
         );
     }
+    out.push_str(OWN_PRESETS);
     out
 }
+
+/// docs/presets.md's section on a team's own presets.
+const OWN_PRESETS: &str = "
+## Your own presets
+
+A tool the catalog lacks, or a team's way of running one, can be a preset file kept in the
+repository and named by its path:
+
+```yaml
+gates:
+  lint: { preset: ./tools/qgates/ourlint.yaml }
+```
+
+- **The file.** It has the catalog's shape: `about` (`tool`, `languages`, `install`,
+  `homepage`) and `gate`, with any key a gate takes. `qgates presets show NAME` prints a
+  catalog preset's `gate`, to start from.
+- **The path.** It starts with `./` and is taken from the folder of `quality.yaml` (the
+  workspace root for `.qgates/quality.yaml`). It stays inside it: no `..`, and no link leading
+  out.
+- **Checks.** The file is checked as the catalog's are. A mistake in it is a configuration
+  error at the gate that names it.
+- **Trust.** What it makes the gate run is covered by trust like the rest of the gate: a changed
+  command in the file needs trust again.
+- **Listing.** `qgates presets` lists the workspace's own presets after the catalog (`\"local\":
+  true` in `--format json`).
+
+To offer one to the catalog, add it under `presets/` with a fixture under `fixtures/presets/`.
+The fixture needs:
+
+- a file with non-ASCII text before a finding;
+- the expected findings in `expected.yaml`;
+- a check against the tool's own output;
+- a clean run;
+- `--fix` equal to the tool's own fix, where it has one.
+
+`tests/tools/presets_real_tools.rs` runs every one against its pinned tool.
+";
 
 fn show(name: &str) -> i32 {
     let Some(preset) = presets::find(name) else {

@@ -14,5 +14,6 @@ mod hook;
 mod init_agent;
 mod init_detect;
 mod new_findings;
+mod own_presets;
 mod shard;
 mod warm;

@@ -92,7 +92,7 @@ fn gates_is_an_object_of_gate_definitions() {
         gate["anyOf"],
         serde_json::json!([{ "required": ["preset"] }, { "required": ["command", "parsing"] }])
     );
-    let names = gate["properties"]["preset"]["enum"]
+    let names = gate["properties"]["preset"]["anyOf"][0]["enum"]
         .as_array()
         .expect("preset names are listed");
     assert!(names.contains(&serde_json::json!("ruff-lint")), "{names:?}");
@@ -323,4 +323,22 @@ fn schema_rejects_what_the_loader_rejects_by_shape() {
             "the loader accepts:\n{bad}"
         );
     }
+}
+
+/// A gate may name a catalog preset or a preset file in the repository; another name is
+/// refused by the schema as by qgates.
+#[test]
+fn a_preset_is_a_catalog_name_or_a_file_in_the_repository() {
+    let v = validator();
+    let with = |preset: &str| {
+        yaml_to_json(&format!(
+            "version: 1\ngates:\n  g: {{ preset: {preset} }}\n"
+        ))
+    };
+    assert_eq!(schema_errors(&v, &with("ruff-lint")), Vec::<String>::new());
+    assert_eq!(
+        schema_errors(&v, &with("./tools/qgates/ours.yaml")),
+        Vec::<String>::new()
+    );
+    assert!(!schema_errors(&v, &with("no-such-preset")).is_empty());
 }

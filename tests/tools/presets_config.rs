@@ -458,7 +458,7 @@ fn the_schema_completes_exactly_the_catalogs_names() {
         .map(|(n, _)| Value::String(n))
         .collect();
     assert_eq!(
-        schema["definitions"]["RawGate"]["properties"]["preset"]["enum"],
+        schema["definitions"]["RawGate"]["properties"]["preset"]["anyOf"][0]["enum"],
         Value::Array(names)
     );
 }

@@ -171,7 +171,10 @@ impl Check<'_> {
         };
         let reference = Arc::new(ResultCache::load_reference(self.root));
         // The scope's own base is what its findings are compared with.
-        let report = match self.judged(config, &request, None, &reference, deadline).await {
+        let report = match self
+            .judged(config, &request, None, &reference, deadline)
+            .await
+        {
             Ok(report) => report,
             Err(e) => return Answer::Person(format!("qgates could not check the turn: {e}")),
         };

@@ -13,10 +13,10 @@ use super::gate_checks::{check_command, check_exit_codes, check_numbers, check_s
 use super::limits::{MAX_GATES, MAX_GLOBS_PER_LIST, MAX_PATTERN_CHARS};
 use super::model::{RawCache, RawConfig, RawFix, RawGate, RawGlobs, SpannedString};
 use super::parsing::compile_parsing;
-use super::presets;
 use super::spec::*;
 use super::suggest::closest;
 use super::tree::{LazyTree, Pos};
+use super::{local_presets, presets};
 use crate::core::cache::hash::stable_hash;
 use crate::core::cache::remote::StoreUrl;
 use crate::core::violation::Severity;
@@ -42,9 +42,14 @@ pub(super) fn compile(
     check_gate_ids(&raw, &mut p);
     // Every gate is checked, active or not, so a switched-off gate's mistake shows today.
     let mut compiled: IndexMap<&str, Gate> = IndexMap::new();
+    // Where `preset: ./file.yaml` is taken from; the embedded default names none.
+    let base = match &source {
+        ConfigSource::File(path) => local_presets::base_of(path),
+        ConfigSource::Embedded => None,
+    };
     for (id, g) in &raw.gates.value {
         p.fallback = p.key(&["gates", &id.value]);
-        let Some(g) = with_preset(&id.value, g, &mut p) else {
+        let Some(g) = with_preset(&id.value, g, base.as_deref(), &mut p) else {
             continue;
         };
         if let Some(gate) = compile_gate(&id.value, &g, &mut p) {
@@ -212,11 +217,32 @@ fn glob_set(list: &[SpannedString], file_globs: bool, p: &mut Problems) -> Optio
     builder.build().ok().map(Some)
 }
 
-/// The gate with its preset's keys filled in; `None` when the preset does not exist (reported).
-fn with_preset(id: &str, g: &RawGate, p: &mut Problems) -> Option<RawGate> {
+/// The gate with its preset's keys filled in; `None` when the preset does not exist or cannot
+/// be read (reported). `base`: where a preset file's path is taken from.
+fn with_preset(id: &str, g: &RawGate, base: Option<&Path>, p: &mut Problems) -> Option<RawGate> {
     let Some(name) = &g.preset else {
         return Some(g.clone());
     };
+    if local_presets::is_path(&name.value) {
+        let read = base
+            .ok_or_else(|| {
+                "a preset file is named by a quality.yaml, not the built-in default".to_string()
+            })
+            .and_then(|base| local_presets::read(base, &name.value));
+        return match read {
+            Ok(file) => {
+                p.fallback = name.referenced.into();
+                Some(presets::merge(g.clone(), &file.gate))
+            }
+            Err(why) => {
+                p.at(
+                    name.referenced,
+                    format!("gate `{id}`: preset `{}`: {why}", name.value),
+                );
+                None
+            }
+        };
+    }
     let Some(preset) = presets::find(&name.value) else {
         let hint = match closest(&name.value, presets::names()) {
             Some(best) => format!("did you mean `{best}`?"),

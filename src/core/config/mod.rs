@@ -8,6 +8,7 @@ mod gate_checks;
 mod json_paths;
 mod limits;
 mod load;
+pub mod local_presets;
 pub mod model;
 mod parsing;
 pub mod presets;

@@ -138,13 +138,13 @@ fn strategy_keys(schema: &mut Value) {
 }
 
 /// A gate names a preset, or gives its own `command` and `parsing`; `preset` completes to the
-/// catalog's names, each described by its tool and languages.
+/// catalog's names, each described by its tool and languages, or is a preset file in the
+/// repository (`./tools/qgates/ours.yaml`).
 fn preset_or_command(gate: &mut Value) {
     let catalog = presets::catalog();
     if let Some(preset) = gate.pointer_mut("/properties/preset") {
-        preset["type"] = json!("string");
-        preset["enum"] = catalog.iter().map(|p| json!(p.name)).collect();
-        preset["enumDescriptions"] = catalog
+        let names: Vec<Value> = catalog.iter().map(|p| json!(p.name)).collect();
+        let described: Vec<Value> = catalog
             .iter()
             .map(|p| {
                 json!(format!(
@@ -154,6 +154,11 @@ fn preset_or_command(gate: &mut Value) {
                 ))
             })
             .collect();
+        preset["type"] = json!("string");
+        preset["anyOf"] = json!([
+            { "enum": names, "enumDescriptions": described },
+            { "pattern": "^\\./", "description": "A preset file in the repository, from the folder of quality.yaml" },
+        ]);
     }
     if let Some(obj) = gate.as_object_mut() {
         obj.insert(
