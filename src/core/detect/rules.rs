@@ -4,12 +4,13 @@
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 30] = [
+pub const ORDER: [&str; 31] = [
     "ruff-format",
     "ruff-lint",
     "mypy",
     "pyright",
     "basedpyright",
+    "ty",
     "pylint",
     "bandit",
     "pytest",
@@ -62,7 +63,7 @@ pub const PYTHON_ROLES: [PythonRole; 3] = [
     },
     PythonRole {
         noun: "type checker",
-        presets: &["mypy", "pyright", "basedpyright"],
+        presets: &["mypy", "pyright", "basedpyright", "ty"],
         others: &[],
     },
 ];
@@ -85,6 +86,7 @@ pub const CONFIG_FILES: &[(&str, &[&str])] = &[
     ("mypy.ini", &["mypy"]),
     (".mypy.ini", &["mypy"]),
     ("pyrightconfig.json", &["pyright"]),
+    ("ty.toml", &["ty"]),
     (".pylintrc", &["pylint"]),
     ("pylintrc", &["pylint"]),
     (".bandit", &["bandit"]),
@@ -201,6 +203,7 @@ pub const PYPROJECT_TOOLS: &[(&str, &[&str])] = &[
     ("mypy", &["mypy"]),
     ("pyright", &["pyright"]),
     ("basedpyright", &["basedpyright"]),
+    ("ty", &["ty"]),
     ("pylint", &["pylint"]),
     ("bandit", &["bandit"]),
     // The older INI-style section first: a sub-table makes `tool.pytest` exist too, and the
@@ -218,6 +221,7 @@ pub const PYTHON_PACKAGES: &[(&str, &[&str])] = &[
     ("mypy", &["mypy"]),
     ("pyright", &["pyright"]),
     ("basedpyright", &["basedpyright"]),
+    ("ty", &["ty"]),
     ("pylint", &["pylint"]),
     ("bandit", &["bandit"]),
     ("pytest", &["pytest"]),

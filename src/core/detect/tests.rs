@@ -30,7 +30,7 @@ fn presets_of(root: &Path) -> Vec<&'static str> {
 }
 
 /// The presets a rule can propose: the catalog's names for the tools qgates knows.
-const EXPECTED_NAMES: [&str; 30] = [
+const EXPECTED_NAMES: [&str; 31] = [
     "pytest",
     "vitest",
     "ruff-lint",
@@ -38,6 +38,7 @@ const EXPECTED_NAMES: [&str; 30] = [
     "mypy",
     "pyright",
     "basedpyright",
+    "ty",
     "pylint",
     "bandit",
     "eslint",

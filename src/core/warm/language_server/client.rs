@@ -24,6 +24,9 @@ use crate::core::report::sarif::encode_uri_path;
 
 /// How long one answer of the server may take.
 const ANSWER_LIMIT: Duration = Duration::from_secs(120);
+/// How long a server that only publishes stays quiet before its last publication is taken as
+/// its answer.
+const SETTLE: Duration = Duration::from_millis(300);
 
 /// JSON-RPC's "method not found".
 const METHOD_NOT_FOUND: i64 = -32601;
@@ -275,27 +278,38 @@ impl Client {
     }
 
     /// The diagnostics the server publishes for `uri` at `version` (or, from a server that
-    /// does not say the version, the first it publishes after being sent the text).
+    /// does not say the version, after being sent the text), once it is idle: a server may
+    /// publish a file more than once for one text (Biome's first publication of a file it has
+    /// just opened can be empty), so the last publication before `SETTLE` of quiet is the answer.
     async fn published(&self, uri: &str, version: i64) -> Result<Vec<Value>, String> {
         let deadline = tokio::time::Instant::now() + ANSWER_LIMIT;
+        // The last publication for `uri`, and when quiet since then makes it the answer (other
+        // files' publications do not count).
+        let mut found: Option<Vec<Value>> = None;
+        let mut settled = deadline;
         loop {
             let notified = self.changed.notified();
             {
                 let shared = self.lock();
                 if let Some((v, diagnostics)) = shared.published.get(uri)
                     && v.is_none_or(|v| v >= version)
+                    && found.as_ref() != Some(diagnostics)
                 {
-                    return Ok(diagnostics.clone());
+                    found = Some(diagnostics.clone());
+                    settled = deadline.min(tokio::time::Instant::now() + SETTLE);
                 }
                 if shared.ended {
                     return Err("the server ended".into());
                 }
             }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return Err(format!(
-                    "the server published no diagnostics for {uri} within {} s",
-                    ANSWER_LIMIT.as_secs()
-                ));
+            let wait = settled;
+            if tokio::time::timeout_at(wait, notified).await.is_err() {
+                return found.ok_or_else(|| {
+                    format!(
+                        "the server published no diagnostics for {uri} within {} s",
+                        ANSWER_LIMIT.as_secs()
+                    )
+                });
             }
         }
     }
