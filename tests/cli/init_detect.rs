@@ -318,15 +318,19 @@ fn status_gates(dir: &Path) -> (Value, Vec<(String, bool)>) {
 
 #[test]
 fn without_quality_yaml_the_detected_gates_run_each_optional() {
-    // Black formats and flake8 lints, tools with no preset: of the Python default only the type
-    // checker is left to add.
+    // Black formats (its preset) and flake8 lints (a tool with no preset): of the Python default
+    // only the type checker is left to add.
     let ws = workspace(&[
         ("pyproject.toml", "[tool.black]\nline-length = 100\n"),
         (".flake8", "[flake8]\nmax-line-length = 100\n"),
         ("app.py", "x = 1\n"),
     ]);
     let (status, gates) = status_gates(ws.path());
-    assert_eq!(gates, [("mypy".to_string(), true)], "{status}");
+    assert_eq!(
+        gates,
+        [("black".to_string(), true), ("mypy".to_string(), true)],
+        "{status}"
+    );
     assert_eq!(status["config"], Value::Null);
     assert_eq!(
         status["config_label"],

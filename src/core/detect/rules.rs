@@ -4,8 +4,9 @@
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 31] = [
+pub const ORDER: [&str; 32] = [
     "ruff-format",
+    "black",
     "ruff-lint",
     "mypy",
     "pyright",
@@ -53,8 +54,8 @@ pub struct PythonRole {
 pub const PYTHON_ROLES: [PythonRole; 3] = [
     PythonRole {
         noun: "formatter",
-        presets: &["ruff-format"],
-        others: &["black", "yapf", "autopep8"],
+        presets: &["ruff-format", "black"],
+        others: &["yapf", "autopep8"],
     },
     PythonRole {
         noun: "linter",
@@ -199,6 +200,7 @@ pub const OTHER_PYTHON_FILES: &[(&str, &str)] = &[(".flake8", "flake8")];
 /// `[tool.NAME]` sections of pyproject.toml (a dotted NAME is a sub-table).
 pub const PYPROJECT_TOOLS: &[(&str, &[&str])] = &[
     ("ruff", &["ruff-lint"]),
+    ("black", &["black"]),
     ("ruff.format", &["ruff-format"]),
     ("mypy", &["mypy"]),
     ("pyright", &["pyright"]),
@@ -218,6 +220,7 @@ pub const PYPROJECT_TOOLS: &[(&str, &[&str])] = &[
 /// Python packages (names normalized as PEP 503 does) in a dependency list.
 pub const PYTHON_PACKAGES: &[(&str, &[&str])] = &[
     ("ruff", &["ruff-lint"]),
+    ("black", &["black"]),
     ("mypy", &["mypy"]),
     ("pyright", &["pyright"]),
     ("basedpyright", &["basedpyright"]),
@@ -274,6 +277,8 @@ pub const PRE_COMMIT_HOOKS: &[(&str, &[&str])] = &[
     ("ruff", &["ruff-lint"]),
     ("ruff-check", &["ruff-lint"]),
     ("ruff-format", &["ruff-format"]),
+    ("black", &["black"]),
+    ("black-jupyter", &["black"]),
     ("mypy", &["mypy"]),
     ("pyright", &["pyright"]),
     ("basedpyright", &["basedpyright"]),

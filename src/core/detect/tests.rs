@@ -30,11 +30,12 @@ fn presets_of(root: &Path) -> Vec<&'static str> {
 }
 
 /// The presets a rule can propose: the catalog's names for the tools qgates knows.
-const EXPECTED_NAMES: [&str; 31] = [
+const EXPECTED_NAMES: [&str; 32] = [
     "pytest",
     "vitest",
     "ruff-lint",
     "ruff-format",
+    "black",
     "mypy",
     "pyright",
     "basedpyright",
@@ -237,23 +238,34 @@ fn a_python_repository_gets_the_default_of_each_role_it_leaves_empty() {
 
 #[test]
 fn tools_without_a_preset_fill_their_role() {
-    // Black formats and flake8 lints: the default adds only the type checker.
+    // Black formats (a preset) and flake8 lints (none): the default adds only the type checker.
     let tmp = repo(&[
         ("pyproject.toml", "[tool.black]\nline-length = 100\n"),
         (".flake8", "[flake8]\n"),
         ("a.py", ""),
     ]);
-    assert_eq!(presets_of(tmp.path()), ["mypy"]);
+    assert_eq!(presets_of(tmp.path()), ["black", "mypy"]);
     let tmp = repo(&[
         (
             ".pre-commit-config.yaml",
-            "repos:\n- repo: local\n  hooks:\n  - id: black\n  - id: flake8\n  - id: mypy\n",
+            "repos:\n- repo: local\n  hooks:\n  - id: yapf\n  - id: flake8\n  - id: mypy\n",
         ),
         ("a.py", ""),
     ]);
     assert_eq!(presets_of(tmp.path()), ["mypy"]);
-    let tmp = repo(&[("requirements-dev.txt", "black\n"), ("a.py", "")]);
+    let tmp = repo(&[("requirements-dev.txt", "autopep8\n"), ("a.py", "")]);
     assert_eq!(presets_of(tmp.path()), ["ruff-lint", "mypy"]);
+    // Black's own hook and package.
+    let tmp = repo(&[
+        (
+            ".pre-commit-config.yaml",
+            "repos:\n- repo: https://github.com/psf/black\n  hooks:\n  - id: black\n",
+        ),
+        ("a.py", ""),
+    ]);
+    assert_eq!(presets_of(tmp.path()), ["black", "ruff-lint", "mypy"]);
+    let tmp = repo(&[("requirements-dev.txt", "black\n"), ("a.py", "")]);
+    assert_eq!(presets_of(tmp.path()), ["black", "ruff-lint", "mypy"]);
 }
 
 #[test]
