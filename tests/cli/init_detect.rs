@@ -318,8 +318,8 @@ fn status_gates(dir: &Path) -> (Value, Vec<(String, bool)>) {
 
 #[test]
 fn without_quality_yaml_the_detected_gates_run_each_optional() {
-    // Black formats (its preset) and flake8 lints (a tool with no preset): of the Python default
-    // only the type checker is left to add.
+    // Black formats and flake8 lints (their presets): of the Python default only the type
+    // checker is left to add.
     let ws = workspace(&[
         ("pyproject.toml", "[tool.black]\nline-length = 100\n"),
         (".flake8", "[flake8]\nmax-line-length = 100\n"),
@@ -328,7 +328,11 @@ fn without_quality_yaml_the_detected_gates_run_each_optional() {
     let (status, gates) = status_gates(ws.path());
     assert_eq!(
         gates,
-        [("black".to_string(), true), ("mypy".to_string(), true)],
+        [
+            ("black".to_string(), true),
+            ("mypy".to_string(), true),
+            ("flake8".to_string(), true)
+        ],
         "{status}"
     );
     assert_eq!(status["config"], Value::Null);
@@ -405,7 +409,7 @@ fn trust_shows_the_commands_of_the_detected_configuration() {
         assert!(out.contains("detected from the workspace"), "{out}");
     }
 
-    // With presets every build has: mypy alone, as detected.
+    // With presets every build has: Black, mypy and flake8, as detected.
     let ws = workspace(&[
         ("pyproject.toml", "[tool.black]\n"),
         (".flake8", "[flake8]\n"),

@@ -4,7 +4,7 @@
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 32] = [
+pub const ORDER: [&str; 33] = [
     "ruff-format",
     "black",
     "ruff-lint",
@@ -13,6 +13,7 @@ pub const ORDER: [&str; 32] = [
     "basedpyright",
     "ty",
     "pylint",
+    "flake8",
     "bandit",
     "pytest",
     "prettier",
@@ -59,8 +60,8 @@ pub const PYTHON_ROLES: [PythonRole; 3] = [
     },
     PythonRole {
         noun: "linter",
-        presets: &["ruff-lint", "pylint"],
-        others: &["flake8"],
+        presets: &["ruff-lint", "pylint", "flake8"],
+        others: &[],
     },
     PythonRole {
         noun: "type checker",
@@ -87,6 +88,7 @@ pub const CONFIG_FILES: &[(&str, &[&str])] = &[
     ("mypy.ini", &["mypy"]),
     (".mypy.ini", &["mypy"]),
     ("pyrightconfig.json", &["pyright"]),
+    (".flake8", &["flake8"]),
     ("ty.toml", &["ty"]),
     (".pylintrc", &["pylint"]),
     ("pylintrc", &["pylint"]),
@@ -195,7 +197,7 @@ pub const DATA_FOLDERS: [&str; 4] = ["testdata", "fixtures", "__fixtures__", "__
 pub const REPOSITORY_WIDE: [&str; 3] = ["shellcheck", "hadolint", "actionlint"];
 
 /// Files at the root that configure a Python tool with no preset (see `PythonRole::others`).
-pub const OTHER_PYTHON_FILES: &[(&str, &str)] = &[(".flake8", "flake8")];
+pub const OTHER_PYTHON_FILES: &[(&str, &str)] = &[];
 
 /// `[tool.NAME]` sections of pyproject.toml (a dotted NAME is a sub-table).
 pub const PYPROJECT_TOOLS: &[(&str, &[&str])] = &[
@@ -221,6 +223,7 @@ pub const PYPROJECT_TOOLS: &[(&str, &[&str])] = &[
 pub const PYTHON_PACKAGES: &[(&str, &[&str])] = &[
     ("ruff", &["ruff-lint"]),
     ("black", &["black"]),
+    ("flake8", &["flake8"]),
     ("mypy", &["mypy"]),
     ("pyright", &["pyright"]),
     ("basedpyright", &["basedpyright"]),
@@ -241,7 +244,7 @@ pub const SETUP_CFG_SECTIONS: &[(&str, &[&str])] = &[
     ("mypy", &["mypy"]),
     ("pylint.", &["pylint"]),
     ("tool:pytest", &["pytest"]),
-    ("flake8", &[]),
+    ("flake8", &["flake8"]),
     ("codespell", &["codespell"]),
 ];
 
@@ -279,6 +282,7 @@ pub const PRE_COMMIT_HOOKS: &[(&str, &[&str])] = &[
     ("ruff-format", &["ruff-format"]),
     ("black", &["black"]),
     ("black-jupyter", &["black"]),
+    ("flake8", &["flake8"]),
     ("mypy", &["mypy"]),
     ("pyright", &["pyright"]),
     ("basedpyright", &["basedpyright"]),

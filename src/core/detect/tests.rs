@@ -30,7 +30,7 @@ fn presets_of(root: &Path) -> Vec<&'static str> {
 }
 
 /// The presets a rule can propose: the catalog's names for the tools qgates knows.
-const EXPECTED_NAMES: [&str; 32] = [
+const EXPECTED_NAMES: [&str; 33] = [
     "pytest",
     "vitest",
     "ruff-lint",
@@ -41,6 +41,7 @@ const EXPECTED_NAMES: [&str; 32] = [
     "basedpyright",
     "ty",
     "pylint",
+    "flake8",
     "bandit",
     "eslint",
     "biome-lint",
@@ -238,13 +239,15 @@ fn a_python_repository_gets_the_default_of_each_role_it_leaves_empty() {
 
 #[test]
 fn tools_without_a_preset_fill_their_role() {
-    // Black formats (a preset) and flake8 lints (none): the default adds only the type checker.
+    // Black formats and flake8 lints (their presets): the default adds only the type checker.
     let tmp = repo(&[
         ("pyproject.toml", "[tool.black]\nline-length = 100\n"),
         (".flake8", "[flake8]\n"),
         ("a.py", ""),
     ]);
-    assert_eq!(presets_of(tmp.path()), ["black", "mypy"]);
+    assert_eq!(presets_of(tmp.path()), ["black", "mypy", "flake8"]);
+    // YAPF formats (no preset): the default adds neither a formatter nor, with flake8's hook, a
+    // linter.
     let tmp = repo(&[
         (
             ".pre-commit-config.yaml",
@@ -252,7 +255,7 @@ fn tools_without_a_preset_fill_their_role() {
         ),
         ("a.py", ""),
     ]);
-    assert_eq!(presets_of(tmp.path()), ["mypy"]);
+    assert_eq!(presets_of(tmp.path()), ["mypy", "flake8"]);
     let tmp = repo(&[("requirements-dev.txt", "autopep8\n"), ("a.py", "")]);
     assert_eq!(presets_of(tmp.path()), ["ruff-lint", "mypy"]);
     // Black's own hook and package.
@@ -264,8 +267,8 @@ fn tools_without_a_preset_fill_their_role() {
         ("a.py", ""),
     ]);
     assert_eq!(presets_of(tmp.path()), ["black", "ruff-lint", "mypy"]);
-    let tmp = repo(&[("requirements-dev.txt", "black\n"), ("a.py", "")]);
-    assert_eq!(presets_of(tmp.path()), ["black", "ruff-lint", "mypy"]);
+    let tmp = repo(&[("requirements-dev.txt", "black\nflake8\n"), ("a.py", "")]);
+    assert_eq!(presets_of(tmp.path()), ["black", "mypy", "flake8"]);
 }
 
 #[test]
