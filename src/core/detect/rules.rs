@@ -4,7 +4,7 @@
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 33] = [
+pub const ORDER: [&str; 34] = [
     "ruff-format",
     "black",
     "ruff-lint",
@@ -15,6 +15,7 @@ pub const ORDER: [&str; 33] = [
     "pylint",
     "flake8",
     "bandit",
+    "vulture",
     "pytest",
     "prettier",
     "biome-format",
@@ -210,6 +211,7 @@ pub const PYPROJECT_TOOLS: &[(&str, &[&str])] = &[
     ("ty", &["ty"]),
     ("pylint", &["pylint"]),
     ("bandit", &["bandit"]),
+    ("vulture", &["vulture"]),
     // The older INI-style section first: a sub-table makes `tool.pytest` exist too, and the
     // first reason given is kept.
     ("pytest.ini_options", &["pytest"]),
@@ -230,6 +232,7 @@ pub const PYTHON_PACKAGES: &[(&str, &[&str])] = &[
     ("ty", &["ty"]),
     ("pylint", &["pylint"]),
     ("bandit", &["bandit"]),
+    ("vulture", &["vulture"]),
     ("pytest", &["pytest"]),
     ("codespell", &["codespell"]),
     ("typos", &["typos"]),
@@ -288,6 +291,7 @@ pub const PRE_COMMIT_HOOKS: &[(&str, &[&str])] = &[
     ("basedpyright", &["basedpyright"]),
     ("pylint", &["pylint"]),
     ("bandit", &["bandit"]),
+    ("vulture", &["vulture"]),
     ("eslint", &["eslint"]),
     ("prettier", &["prettier"]),
     ("biome-check", &["biome-format", "biome-lint"]),

@@ -30,7 +30,7 @@ fn presets_of(root: &Path) -> Vec<&'static str> {
 }
 
 /// The presets a rule can propose: the catalog's names for the tools qgates knows.
-const EXPECTED_NAMES: [&str; 33] = [
+const EXPECTED_NAMES: [&str; 34] = [
     "pytest",
     "vitest",
     "ruff-lint",
@@ -43,6 +43,7 @@ const EXPECTED_NAMES: [&str; 33] = [
     "pylint",
     "flake8",
     "bandit",
+    "vulture",
     "eslint",
     "biome-lint",
     "biome-format",
@@ -602,4 +603,29 @@ fn pytest_cov_is_named_in_a_note_not_proposed() {
     // Without pytest proposed there is no gate to add it to.
     let tmp = repo(&[("requirements.txt", "pytest-cov\n")]);
     assert!(detect(tmp.path()).notes.is_empty());
+}
+
+#[test]
+fn dead_code_and_python_tools_with_presets_are_proposed_where_configured() {
+    for (files, preset) in [
+        (
+            [("pyproject.toml", "[tool.vulture]\nmin_confidence = 80\n")],
+            "vulture",
+        ),
+        ([("requirements-dev.txt", "vulture==2.16\n")], "vulture"),
+        ([("ty.toml", "[rules]\n")], "ty"),
+        (
+            [("setup.cfg", "[flake8]\nmax-line-length = 100\n")],
+            "flake8",
+        ),
+    ] {
+        let mut all = files.to_vec();
+        all.push(("a.py", ""));
+        let tmp = repo(&all);
+        assert!(
+            presets_of(tmp.path()).contains(&preset),
+            "{preset} for {files:?}: {:?}",
+            presets_of(tmp.path())
+        );
+    }
 }
