@@ -4,7 +4,7 @@
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 34] = [
+pub const ORDER: [&str; 35] = [
     "ruff-format",
     "black",
     "ruff-lint",
@@ -33,6 +33,7 @@ pub const ORDER: [&str; 34] = [
     "shellcheck",
     "hadolint",
     "actionlint",
+    "zizmor",
     "yamllint",
     "markdownlint-cli2",
     "sqlfluff",
@@ -89,6 +90,7 @@ pub const CONFIG_FILES: &[(&str, &[&str])] = &[
     ("mypy.ini", &["mypy"]),
     (".mypy.ini", &["mypy"]),
     ("pyrightconfig.json", &["pyright"]),
+    ("zizmor.yml", &["zizmor"]),
     (".flake8", &["flake8"]),
     ("ty.toml", &["ty"]),
     (".pylintrc", &["pylint"]),
@@ -233,6 +235,7 @@ pub const PYTHON_PACKAGES: &[(&str, &[&str])] = &[
     ("pylint", &["pylint"]),
     ("bandit", &["bandit"]),
     ("vulture", &["vulture"]),
+    ("zizmor", &["zizmor"]),
     ("pytest", &["pytest"]),
     ("codespell", &["codespell"]),
     ("typos", &["typos"]),
@@ -316,6 +319,7 @@ pub const PRE_COMMIT_HOOKS: &[(&str, &[&str])] = &[
     ("actionlint", &["actionlint"]),
     ("actionlint-docker", &["actionlint"]),
     ("actionlint-system", &["actionlint"]),
+    ("zizmor", &["zizmor"]),
     ("yamllint", &["yamllint"]),
     ("markdownlint-cli2", &["markdownlint-cli2"]),
     ("markdownlint-cli2-docker", &["markdownlint-cli2"]),

@@ -30,7 +30,7 @@ fn presets_of(root: &Path) -> Vec<&'static str> {
 }
 
 /// The presets a rule can propose: the catalog's names for the tools qgates knows.
-const EXPECTED_NAMES: [&str; 34] = [
+const EXPECTED_NAMES: [&str; 35] = [
     "pytest",
     "vitest",
     "ruff-lint",
@@ -61,6 +61,7 @@ const EXPECTED_NAMES: [&str; 34] = [
     "yamllint",
     "markdownlint-cli2",
     "actionlint",
+    "zizmor",
     "typos",
     "codespell",
     "sqlfluff",
