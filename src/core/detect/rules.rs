@@ -4,7 +4,7 @@
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 35] = [
+pub const ORDER: [&str; 36] = [
     "ruff-format",
     "black",
     "ruff-lint",
@@ -37,6 +37,7 @@ pub const ORDER: [&str; 35] = [
     "yamllint",
     "markdownlint-cli2",
     "sqlfluff",
+    "cpplint",
     "typos",
     "codespell",
     "semgrep",
@@ -91,6 +92,7 @@ pub const CONFIG_FILES: &[(&str, &[&str])] = &[
     (".mypy.ini", &["mypy"]),
     ("pyrightconfig.json", &["pyright"]),
     ("zizmor.yml", &["zizmor"]),
+    ("CPPLINT.cfg", &["cpplint"]),
     (".flake8", &["flake8"]),
     ("ty.toml", &["ty"]),
     (".pylintrc", &["pylint"]),
@@ -236,6 +238,7 @@ pub const PYTHON_PACKAGES: &[(&str, &[&str])] = &[
     ("bandit", &["bandit"]),
     ("vulture", &["vulture"]),
     ("zizmor", &["zizmor"]),
+    ("cpplint", &["cpplint"]),
     ("pytest", &["pytest"]),
     ("codespell", &["codespell"]),
     ("typos", &["typos"]),
@@ -320,6 +323,7 @@ pub const PRE_COMMIT_HOOKS: &[(&str, &[&str])] = &[
     ("actionlint-docker", &["actionlint"]),
     ("actionlint-system", &["actionlint"]),
     ("zizmor", &["zizmor"]),
+    ("cpplint", &["cpplint"]),
     ("yamllint", &["yamllint"]),
     ("markdownlint-cli2", &["markdownlint-cli2"]),
     ("markdownlint-cli2-docker", &["markdownlint-cli2"]),

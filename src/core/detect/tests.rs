@@ -30,7 +30,7 @@ fn presets_of(root: &Path) -> Vec<&'static str> {
 }
 
 /// The presets a rule can propose: the catalog's names for the tools qgates knows.
-const EXPECTED_NAMES: [&str; 35] = [
+const EXPECTED_NAMES: [&str; 36] = [
     "pytest",
     "vitest",
     "ruff-lint",
@@ -65,6 +65,7 @@ const EXPECTED_NAMES: [&str; 35] = [
     "typos",
     "codespell",
     "sqlfluff",
+    "cpplint",
     "semgrep",
 ];
 
