@@ -4,7 +4,7 @@
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 36] = [
+pub const ORDER: [&str; 37] = [
     "ruff-format",
     "black",
     "ruff-lint",
@@ -36,6 +36,7 @@ pub const ORDER: [&str; 36] = [
     "zizmor",
     "yamllint",
     "markdownlint-cli2",
+    "proselint",
     "sqlfluff",
     "cpplint",
     "typos",
@@ -93,6 +94,7 @@ pub const CONFIG_FILES: &[(&str, &[&str])] = &[
     ("pyrightconfig.json", &["pyright"]),
     ("zizmor.yml", &["zizmor"]),
     ("CPPLINT.cfg", &["cpplint"]),
+    (".proselintrc.json", &["proselint"]),
     (".flake8", &["flake8"]),
     ("ty.toml", &["ty"]),
     (".pylintrc", &["pylint"]),
@@ -239,6 +241,7 @@ pub const PYTHON_PACKAGES: &[(&str, &[&str])] = &[
     ("vulture", &["vulture"]),
     ("zizmor", &["zizmor"]),
     ("cpplint", &["cpplint"]),
+    ("proselint", &["proselint"]),
     ("pytest", &["pytest"]),
     ("codespell", &["codespell"]),
     ("typos", &["typos"]),

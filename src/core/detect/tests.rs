@@ -30,7 +30,7 @@ fn presets_of(root: &Path) -> Vec<&'static str> {
 }
 
 /// The presets a rule can propose: the catalog's names for the tools qgates knows.
-const EXPECTED_NAMES: [&str; 36] = [
+const EXPECTED_NAMES: [&str; 37] = [
     "pytest",
     "vitest",
     "ruff-lint",
@@ -60,6 +60,7 @@ const EXPECTED_NAMES: [&str; 36] = [
     "hadolint",
     "yamllint",
     "markdownlint-cli2",
+    "proselint",
     "actionlint",
     "zizmor",
     "typos",
