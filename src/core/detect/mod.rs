@@ -419,3 +419,5 @@ fn one_line(text: &str) -> String {
 mod subprojects_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tool_proposal_tests;

@@ -25,7 +25,7 @@ fn found(root: &Path) -> Vec<(&'static str, String)> {
         .collect()
 }
 
-fn presets_of(root: &Path) -> Vec<&'static str> {
+pub(super) fn presets_of(root: &Path) -> Vec<&'static str> {
     found(root).into_iter().map(|(p, _)| p).collect()
 }
 
@@ -239,40 +239,6 @@ fn a_python_repository_gets_the_default_of_each_role_it_leaves_empty() {
         ("app.py", ""),
     ]);
     assert_eq!(presets_of(tmp.path()), ["ruff-format", "pyright", "pylint"]);
-}
-
-#[test]
-fn tools_without_a_preset_fill_their_role() {
-    // Black formats and flake8 lints (their presets): the default adds only the type checker.
-    let tmp = repo(&[
-        ("pyproject.toml", "[tool.black]\nline-length = 100\n"),
-        (".flake8", "[flake8]\n"),
-        ("a.py", ""),
-    ]);
-    assert_eq!(presets_of(tmp.path()), ["black", "mypy", "flake8"]);
-    // YAPF formats (no preset): the default adds neither a formatter nor, with flake8's hook, a
-    // linter.
-    let tmp = repo(&[
-        (
-            ".pre-commit-config.yaml",
-            "repos:\n- repo: local\n  hooks:\n  - id: yapf\n  - id: flake8\n  - id: mypy\n",
-        ),
-        ("a.py", ""),
-    ]);
-    assert_eq!(presets_of(tmp.path()), ["mypy", "flake8"]);
-    let tmp = repo(&[("requirements-dev.txt", "autopep8\n"), ("a.py", "")]);
-    assert_eq!(presets_of(tmp.path()), ["ruff-lint", "mypy"]);
-    // Black's own hook and package.
-    let tmp = repo(&[
-        (
-            ".pre-commit-config.yaml",
-            "repos:\n- repo: https://github.com/psf/black\n  hooks:\n  - id: black\n",
-        ),
-        ("a.py", ""),
-    ]);
-    assert_eq!(presets_of(tmp.path()), ["black", "ruff-lint", "mypy"]);
-    let tmp = repo(&[("requirements-dev.txt", "black\nflake8\n"), ("a.py", "")]);
-    assert_eq!(presets_of(tmp.path()), ["black", "mypy", "flake8"]);
 }
 
 #[test]
@@ -606,29 +572,4 @@ fn pytest_cov_is_named_in_a_note_not_proposed() {
     // Without pytest proposed there is no gate to add it to.
     let tmp = repo(&[("requirements.txt", "pytest-cov\n")]);
     assert!(detect(tmp.path()).notes.is_empty());
-}
-
-#[test]
-fn dead_code_and_python_tools_with_presets_are_proposed_where_configured() {
-    for (files, preset) in [
-        (
-            [("pyproject.toml", "[tool.vulture]\nmin_confidence = 80\n")],
-            "vulture",
-        ),
-        ([("requirements-dev.txt", "vulture==2.16\n")], "vulture"),
-        ([("ty.toml", "[rules]\n")], "ty"),
-        (
-            [("setup.cfg", "[flake8]\nmax-line-length = 100\n")],
-            "flake8",
-        ),
-    ] {
-        let mut all = files.to_vec();
-        all.push(("a.py", ""));
-        let tmp = repo(&all);
-        assert!(
-            presets_of(tmp.path()).contains(&preset),
-            "{preset} for {files:?}: {:?}",
-            presets_of(tmp.path())
-        );
-    }
 }
