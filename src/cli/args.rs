@@ -138,6 +138,17 @@ pub enum PresetsCommand {
         /// The preset's name, e.g. eslint.
         name: String,
     },
+    /// Run a preset against a fixture folder as the catalog's presets are tested: the expected
+    /// findings, the tool's own output, a clean run and the fix.
+    #[command(
+        after_help = "The fixture folder holds the files the tool checks and expected.yaml, what it must report\nthere (docs/presets.md, \"Testing a preset\"). The tool must be on PATH.\n\nExamples:\n  qgates presets test ./tools/qgates/ourlint.yaml tools/qgates/ourlint-fixture\n  qgates presets test shellcheck fixtures/presets/shellcheck\n\nExit codes: 0 every check passed, 1 one failed, 2 a usage error (no such preset, no expected.yaml),\n3 the test could not run (the tool is missing)."
+    )]
+    Test {
+        /// A catalog preset's name, or the path of a preset file.
+        preset: String,
+        /// The fixture folder.
+        fixture: PathBuf,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -17,6 +17,9 @@ use crate::core::report::exit;
 pub fn presets(a: PresetsArgs) -> i32 {
     match a.show {
         Some(PresetsCommand::Show { name }) => show(&name),
+        Some(PresetsCommand::Test { preset, fixture }) => {
+            super::preset_test::test(&preset, &fixture)
+        }
         None => {
             let list = presets::catalog();
             let own = own_presets(&find_root(None, Path::new(".")));
@@ -178,7 +181,7 @@ pub fn markdown(list: &[Preset]) -> String {
 }
 
 /// docs/presets.md's section on a team's own presets.
-const OWN_PRESETS: &str = "
+const OWN_PRESETS: &str = r#"
 ## Your own presets
 
 A tool the catalog lacks, or a team's way of running one, can be a preset file kept in the
@@ -199,20 +202,67 @@ gates:
   error at the gate that names it.
 - **Trust.** What it makes the gate run is covered by trust like the rest of the gate: a changed
   command in the file needs trust again.
-- **Listing.** `qgates presets` lists the workspace's own presets after the catalog (`\"local\":
+- **Listing.** `qgates presets` lists the workspace's own presets after the catalog (`"local":
   true` in `--format json`).
 
-To offer one to the catalog, add it under `presets/` with a fixture under `fixtures/presets/`.
-The fixture needs:
+### Testing a preset
 
-- a file with non-ASCII text before a finding;
-- the expected findings in `expected.yaml`;
-- a check against the tool's own output;
-- a clean run;
-- `--fix` equal to the tool's own fix, where it has one.
+`qgates presets test PRESET FIXTURE` runs a preset, a file or a catalog name, against a fixture
+folder the way the catalog's presets are tested, so a team keeps its own presets honest too:
 
-`tests/tools/presets_real_tools.rs` runs every one against its pinned tool.
-";
+```
+qgates presets test ./tools/qgates/ourlint.yaml tools/qgates/ourlint-fixture
+```
+
+The fixture folder holds the files the tool checks (a clean one, and one with findings), the
+configuration the tool needs, and `expected.yaml`, what the tool must report there:
+
+```yaml
+findings:
+  - at: bad.sh:3:25          # file:line:column as qgates reports it: 1-based, column in characters;
+                             # leave out :column, or :line:column, where the tool gives none
+    code: SC2086             # the code qgates reports
+    points_at: $greeting     # the text at that column (required with a column)
+    tool_says: '"line":3,"column":25,.*"code":2086'
+                             # a regex over the tool's own output (stdout, newline, stderr, and
+                             # the report file of a gate with `output_file`) that pins the line
+                             # and column in the tool's own unit and base, and the code
+fix_in_place: [shfmt, -w]    # the tool's own in-place fix (files appended); required with `fix`
+```
+
+On copies of the folder, each a git repository, it checks five things:
+
+- **places**: each `at` holds the text `points_at` names, and one finding comes after non-ASCII
+  text on its line (put `é` and `🎉` before it), so a column counted in bytes or UTF-16 would
+  land elsewhere;
+- **report**: `qgates check --scope project` reports exactly these findings;
+- **tool**: the preset's command, run without qgates on the files qgates gives it, prints what
+  each `tool_says` pins;
+- **clean**: the folder without its files that have findings passes;
+- **fix**: with a `fix`, `qgates check --fix` leaves every file as `fix_in_place` does.
+
+It exits 0 when all pass, 1 when one fails (with what differed), 3 when the tool is not on PATH.
+
+### Offering one to the catalog
+
+Add it as `presets/NAME.yaml`, with a header saying the tool's version it was verified with and
+what its output looks like, and a fixture folder `fixtures/presets/NAME/` that passes
+`qgates presets test`; `tests/tools/presets_real_tools.rs` runs every one against its pinned
+tool. A `detect` section says what tells `qgates init` that a repository uses the tool:
+
+```yaml
+detect:
+  config_files: [.stylelintrc.json]   # files at a project's root
+  pyproject_tools: [isort]            # [tool.isort] in pyproject.toml
+  setup_cfg_sections: [isort]         # [isort] in setup.cfg
+  python_packages: [isort]            # a Python dependency
+  npm_packages: [stylelint]           # a package.json dependency
+  package_json_keys: [stylelint]      # a package.json key that configures the tool
+  scripts: [stylelint]                # a program package.json scripts run
+  pre_commit_hooks: [isort]           # a hook id of .pre-commit-config.yaml
+  go_mod_requires: [honnef.co/go/tools]
+```
+"#;
 
 fn show(name: &str) -> i32 {
     let Some(preset) = presets::find(name) else {

@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -110,16 +109,6 @@ impl Preset {
         })
     }
 
-    /// A list of strings of the preset's gate, e.g. its `command`; empty when it has none.
-    pub fn strings(&self, key: &str) -> Vec<String> {
-        self.gate[key]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect()
-    }
-
     /// The findings `expected.yaml` lists, sorted.
     pub fn expected_places(&self) -> Vec<Place> {
         let mut places: Vec<Place> = self
@@ -130,34 +119,6 @@ impl Preset {
             .collect();
         places.sort();
         places
-    }
-
-    /// The fixture's files the preset's `files` globs match, as qgates matches them (a glob
-    /// without `/` matches the file's name); every file without `files`. Sorted, root-relative.
-    pub fn matching_files(&self) -> Result<Vec<String>, String> {
-        let build = |globs: &[&String]| -> Result<GlobSet, String> {
-            let mut set = GlobSetBuilder::new();
-            for g in globs {
-                let glob = GlobBuilder::new(g)
-                    .literal_separator(true)
-                    .build()
-                    .map_err(|e| format!("files: {g}: {e}"))?;
-                set.add(glob);
-            }
-            set.build().map_err(|e| e.to_string())
-        };
-        let globs = self.strings("files");
-        let (paths, names): (Vec<&String>, Vec<&String>) =
-            globs.iter().partition(|g| g.contains('/'));
-        let (paths, names) = (build(&paths)?, build(&names)?);
-        let every = self.gate.get("files").is_none();
-        Ok(fixture_files(&self.fixture)
-            .into_iter()
-            .filter(|rel| {
-                let name = rel.rsplit('/').next().unwrap_or(rel);
-                every || names.is_match(name) || paths.is_match(rel)
-            })
-            .collect())
     }
 }
 

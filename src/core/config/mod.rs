@@ -6,7 +6,7 @@ mod error;
 mod explain;
 mod gate_checks;
 mod json_paths;
-mod limits;
+pub mod limits;
 mod load;
 pub mod local_presets;
 pub mod model;

@@ -26,12 +26,55 @@ pub struct About {
     pub homepage: String,
 }
 
-/// One preset file: `about` and the gate it stands for.
+/// One preset file: `about`, the gate it stands for, and what tells `qgates init` that a
+/// repository uses its tool.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PresetFile {
     pub about: About,
     pub gate: RawGate,
+    #[serde(default, skip_serializing_if = "Detect::is_empty")]
+    pub detect: Detect,
+}
+
+/// What in a repository says it uses the preset's tool; `qgates init` proposes the preset for
+/// each, with the reason (docs/init.md). Every list is optional.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Detect {
+    /// Files at a project's root that configure the tool, e.g. `.flake8`.
+    #[serde(default)]
+    pub config_files: Vec<String>,
+    /// `[tool.NAME]` sections of pyproject.toml; a dotted NAME is a sub-table (`ruff.format`).
+    #[serde(default)]
+    pub pyproject_tools: Vec<String>,
+    /// Sections of setup.cfg; a name ending in `.` matches every section that starts with it.
+    #[serde(default)]
+    pub setup_cfg_sections: Vec<String>,
+    /// Python packages in a dependency list (names normalized as PEP 503 does).
+    #[serde(default)]
+    pub python_packages: Vec<String>,
+    /// npm packages in package.json `dependencies` or `devDependencies`.
+    #[serde(default)]
+    pub npm_packages: Vec<String>,
+    /// Top-level keys of package.json that configure the tool, e.g. `eslintConfig`.
+    #[serde(default)]
+    pub package_json_keys: Vec<String>,
+    /// Programs named in package.json `scripts`.
+    #[serde(default)]
+    pub scripts: Vec<String>,
+    /// Hook ids of .pre-commit-config.yaml, as the tool's own hook repository publishes them.
+    #[serde(default)]
+    pub pre_commit_hooks: Vec<String>,
+    /// Module paths required in go.mod.
+    #[serde(default)]
+    pub go_mod_requires: Vec<String>,
+}
+
+impl Detect {
+    pub fn is_empty(&self) -> bool {
+        self == &Detect::default()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -39,6 +82,7 @@ pub struct Preset {
     pub name: &'static str,
     pub about: About,
     pub gate: RawGate,
+    pub detect: Detect,
 }
 
 /// Every preset, sorted by name. A file that does not read is left out and logged; the tests
@@ -53,6 +97,7 @@ pub fn catalog() -> &'static [Preset] {
                     name,
                     about: file.about,
                     gate: file.gate,
+                    detect: file.detect,
                 }),
                 Err(e) => {
                     tracing::error!("preset {name} cannot be read: {e}");

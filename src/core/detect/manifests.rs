@@ -58,7 +58,7 @@ pub fn read_all(root: &Path, dir: &str, names: &BTreeSet<String>, ev: &mut Evide
         package_json(&text, &shown(dir, "package.json"), umbrella, ev);
     }
     if let Some(text) = read("go.mod", ev) {
-        for (module, presets) in rules::GO_MOD_REQUIRES {
+        for (module, presets) in rules::go_mod_requires() {
             if text.contains(module) {
                 ev.add(
                     presets,
@@ -122,7 +122,7 @@ fn pyproject(text: &str, file: &str, ev: &mut Evidence) {
     let Some(tool) = sub_table(table, "tool") else {
         return dependencies(table, file, ev);
     };
-    for (name, presets) in rules::PYPROJECT_TOOLS {
+    for (name, presets) in rules::pyproject_tools() {
         if sub_table(tool, name).is_some() {
             ev.add(presets, format!("{file} has [tool.{name}]"));
         }
@@ -192,7 +192,7 @@ fn dependencies(table: &dyn TableLike, file: &str, ev: &mut Evidence) {
 }
 
 fn python_package(name: &str, why: &str, ev: &mut Evidence) {
-    ev.add(lookup(rules::PYTHON_PACKAGES, name), why.to_string());
+    ev.add(lookup(rules::python_packages(), name), why.to_string());
     if name == "pytest-cov" {
         ev.pytest_cov.get_or_insert_with(|| why.to_string());
     }
@@ -234,7 +234,7 @@ fn setup_cfg(text: &str, file: &str, ev: &mut Evidence) {
             .map(str::trim)
     });
     for section in sections {
-        for (name, presets) in rules::SETUP_CFG_SECTIONS {
+        for (name, presets) in rules::setup_cfg_sections() {
             let hit = match name.strip_suffix('.') {
                 Some(_) => section.starts_with(name),
                 None => section == *name,
@@ -278,12 +278,12 @@ fn package_json(text: &str, file: &str, umbrella: bool, ev: &mut Evidence) {
                 continue;
             }
             ev.add(
-                lookup(rules::NPM_PACKAGES, name),
+                lookup(rules::npm_packages(), name),
                 format!("{file} {list} has {name}"),
             );
         }
     }
-    for (key, presets) in rules::PACKAGE_JSON_KEYS {
+    for (key, presets) in rules::package_json_keys() {
         if json.get(key).is_some() {
             ev.add(presets, format!("{file} has \"{key}\""));
         }
@@ -296,7 +296,7 @@ fn package_json(text: &str, file: &str, umbrella: bool, ev: &mut Evidence) {
             .split(|c: char| c.is_whitespace() || matches!(c, '&' | '|' | ';' | '(' | ')'));
         for word in words {
             ev.add(
-                lookup(rules::SCRIPT_PROGRAMS, word),
+                lookup(rules::scripts(), word),
                 format!("{file} script \"{script}\" runs {word}"),
             );
         }
@@ -318,7 +318,7 @@ fn pre_commit(text: &str, ev: &mut Evidence) {
     for hook in &hooks {
         ev.other_python(&hook.id);
         ev.add(
-            lookup(rules::PRE_COMMIT_HOOKS, &hook.id),
+            lookup(rules::pre_commit_hooks(), &hook.id),
             format!("{} has the {} hook", precommit::FILE, hook.id),
         );
     }

