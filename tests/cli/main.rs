@@ -15,5 +15,6 @@ mod init_agent;
 mod init_detect;
 mod new_findings;
 mod own_presets;
+mod preset_test_command;
 mod shard;
 mod warm;
