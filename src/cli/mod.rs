@@ -13,7 +13,7 @@ mod manuals;
 mod merge;
 mod output;
 mod parse;
-mod preset_test;
+pub mod preset_test;
 mod presets;
 mod status;
 mod trust;

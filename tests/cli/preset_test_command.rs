@@ -16,7 +16,11 @@ fn team_preset() -> tempfile::TempDir {
     write(dir.path(), "tools/qgates/ourlint.yaml", &preset);
     for name in ["bad.py", "clean.py", "expected.yaml"] {
         let text = std::fs::read_to_string(repo.join("fixtures/presets/ruff-lint").join(name));
-        write(dir.path(), &format!("tools/qgates/ourlint/{name}"), &text.unwrap());
+        write(
+            dir.path(),
+            &format!("tools/qgates/ourlint/{name}"),
+            &text.unwrap(),
+        );
     }
     dir
 }
@@ -42,7 +46,10 @@ fn a_preset_that_does_what_its_fixture_says_passes_every_check() {
     let (code, out) = presets_test(dir.path(), &args);
     assert_eq!(code, Some(0), "{out}");
     for check in ["places", "report", "tool", "clean", "fix"] {
-        assert!(out.contains(&format!("  ok    {check}: ")), "{check}:\n{out}");
+        assert!(
+            out.contains(&format!("  ok    {check}: ")),
+            "{check}:\n{out}"
+        );
     }
     assert!(out.contains("exactly the 2 expected findings"), "{out}");
 }
@@ -62,8 +69,14 @@ fn a_finding_the_tool_does_not_report_fails_with_both_lists() {
     let (code, out) = presets_test(dir.path(), &args);
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("  FAIL  report:"), "{out}");
-    assert!(out.contains("bad.py:4:28 F821"), "what qgates reported:\n{out}");
-    assert!(out.contains("bad.py:5:28 F821"), "what expected.yaml says:\n{out}");
+    assert!(
+        out.contains("bad.py:4:28 F821"),
+        "what qgates reported:\n{out}"
+    );
+    assert!(
+        out.contains("bad.py:5:28 F821"),
+        "what expected.yaml says:\n{out}"
+    );
     assert!(out.contains("  FAIL  tool:"), "ruff says row 4:\n{out}");
     assert!(out.contains("checks failed"), "{out}");
 }
@@ -82,12 +95,22 @@ fn a_missing_tool_a_bad_preset_file_and_a_folder_without_expectations_are_refuse
     );
     let (code, out) = presets_test(dir.path(), &["tools/qgates/missing.yaml", fixture]);
     assert_eq!(code, Some(3), "{out}");
-    assert!(out.contains("no-such-linter-here") && out.contains("not found"), "{out}");
+    assert!(
+        out.contains("no-such-linter-here") && out.contains("not found"),
+        "{out}"
+    );
 
-    write(dir.path(), "tools/qgates/typo.yaml", &text.replace("gate:", "gaet:"));
+    write(
+        dir.path(),
+        "tools/qgates/typo.yaml",
+        &text.replace("gate:", "gaet:"),
+    );
     let (code, out) = presets_test(dir.path(), &["tools/qgates/typo.yaml", fixture]);
     assert_eq!(code, Some(2), "{out}");
-    assert!(out.contains("is not a preset file") && out.contains("gaet"), "{out}");
+    assert!(
+        out.contains("is not a preset file") && out.contains("gaet"),
+        "{out}"
+    );
 
     let (code, out) = presets_test(dir.path(), &["tools/qgates/ourlint.yaml", "tools"]);
     assert_eq!(code, Some(2), "{out}");

@@ -6,8 +6,9 @@
 
 use crate::common;
 
-use common::presets::{Preset, fixture_files, list, places_of};
+use common::presets::Preset;
 use common::{check_json_with, gate, git, path_with_catalog_tools, qgates, write};
+use qgates::cli::preset_test::fixture::{list, places_of};
 
 /// Python, TypeScript and JavaScript, Rust, Go, shell and Dockerfiles, as a polyglot repository
 /// has them.
@@ -30,10 +31,10 @@ const PRESETS: [&str; 12] = [
 fn polyglot_repository(presets: &[Preset]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     for p in presets {
-        for rel in fixture_files(&p.fixture) {
+        for rel in p.fixture.files() {
             let to = dir.path().join(&p.name).join(&rel);
             std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
-            std::fs::copy(p.fixture.join(&rel), &to).expect("copy");
+            std::fs::copy(p.fixture.dir.join(&rel), &to).expect("copy");
         }
     }
     git(dir.path(), &["init", "-q"]);
@@ -65,7 +66,7 @@ fn twelve_tools_in_fifteen_lines_report_what_each_reports_alone() {
     let mut problems = Vec::new();
     for p in &presets {
         let result = gate(&report, &p.name);
-        let mut expected = p.expected_places();
+        let mut expected = p.fixture.expected_places();
         for place in &mut expected {
             place.file = format!("{}/{}", p.name, place.file);
         }

@@ -25,8 +25,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
-use common::presets::{Preset, parse_at, places_of, project};
+use common::presets::{Preset, project};
 use common::{path_with_catalog_tools, qgates};
+use qgates::cli::preset_test::fixture::{parse_at, places_of};
 
 /// Presets checked at once (each runs its four checks side by side).
 const WORKERS: usize = 2;

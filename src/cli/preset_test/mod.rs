@@ -11,7 +11,7 @@
 //! - with a fixer, `qgates check --fix` leaves every file as the tool's own in-place fix does.
 
 mod checks;
-mod fixture;
+pub mod fixture;
 mod runs;
 
 use std::fmt::Write as _;
