@@ -5,7 +5,8 @@
 #            pins clash with .venv's (its program NAME is linked, and those a `# programs:` line names) (semgrep pins an older MCP SDK than the one
 #            tests/mcp/mcp_server.rs drives qgates with)
 #   node     tools/node_modules: the npm tools (tools/package.json, exact versions in its lock file;
-#            tools/node-bins.txt names the programs linked into tools/bin)
+#            tools/node-bins.txt names the programs linked into tools/bin), and tools/node-NAME/
+#            for tools whose dependencies clash with those
 #   debian   Debian packages (tools/apt-packages.txt); needs root when one is missing
 #   go       the Go tools (tools/go-tools.txt), built by `go install` with the machine's Go into
 #            tools/go-bin
@@ -44,12 +45,19 @@ pip_part() { # DIR FILE
 }
 
 node_part() {
-  up_to_date tools/node_modules/.pins.sha256 tools/package-lock.json && return 0
   command -v npm >/dev/null || fail "npm is missing: install Node.js 20 or newer (Debian: apt-get install nodejs npm)"
-  # `npm ci` installs exactly the lock file's versions (it starts from an empty node_modules).
-  npm ci --prefix tools --no-audit --no-fund --loglevel=error ||
-    fail "could not install the npm tools from tools/package-lock.json (is the npm registry reachable?)"
-  stamp tools/node_modules/.pins.sha256 tools/package-lock.json
+  local dir
+  # tools/ and each tools/node-NAME/: a tool whose dependencies clash with tools/'s has a project
+  # of its own (svelte-check and vue-tsc need TypeScript 6's JavaScript API).
+  for dir in tools tools/node-*/; do
+    dir=${dir%/}
+    [ -f "$dir/package-lock.json" ] || continue
+    up_to_date "$dir/node_modules/.pins.sha256" "$dir/package-lock.json" && continue
+    # `npm ci` installs exactly the lock file's versions (it starts from an empty node_modules).
+    npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error ||
+      fail "could not install the npm tools from $dir/package-lock.json (is the npm registry reachable?)"
+    stamp "$dir/node_modules/.pins.sha256" "$dir/package-lock.json"
+  done
 }
 
 debian_part() {
@@ -112,7 +120,9 @@ link_tools() {
   mkdir -p tools/bin
   local name file venv
   for name in $(names_in tools/node-bins.txt); do
-    [ -e "tools/node_modules/.bin/$name" ] && ln -sfn "../node_modules/.bin/$name" "tools/bin/$name"
+    for file in tools/node_modules/.bin/"$name" tools/node-*/node_modules/.bin/"$name"; do
+      [ -e "$file" ] && ln -sfn "../${file#tools/}" "tools/bin/$name" && break
+    done
   done
   # Each extra venv's program: the one it is named after, and those its file's `# programs:` line
   # names.

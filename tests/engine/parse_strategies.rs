@@ -1180,3 +1180,29 @@ fn large_json_lines_read_as_their_parts_do() {
     let text = err.to_string();
     assert!(text.contains("line 31235, column"), "{text}");
 }
+
+/// JSON Lines with a timestamp before each object, and start and summary lines without one (as
+/// svelte-check's `--output machine-verbose` prints them): the JSON is read from each line's
+/// first `{`, and an escaped quote in a message comes out unescaped.
+#[test]
+fn prefixed_json_lines_are_read_from_their_first_brace() {
+    let gate = custom(
+        "      { strategy: json_violations, format: jsonl, extract: prefixed,\n        field_map: { file: filename, line: start/line, code: code, message: message, severity: type } }\n",
+        "    severity_map: { ERROR: error }\n",
+    );
+    let out = b"1795906235900 START \"/repo\"\n\
+        1795906235903 {\"type\":\"ERROR\",\"filename\":\"a.ts\",\"start\":{\"line\":3},\"message\":\"Type \\\"x\\\" is wrong\",\"code\":2322}\n\
+        1795906235990 COMPLETED 2 FILES 1 ERRORS 0 WARNINGS 1 FILES_WITH_PROBLEMS\n";
+    let parsed = run(&gate, &project(), out);
+    assert_eq!(parsed.violations.len(), 1, "{:?}", parsed.violations);
+    let v = &parsed.violations[0];
+    assert_eq!(v.file.as_deref(), Some("a.ts"));
+    assert_eq!((v.line, v.code.as_deref()), (Some(3), Some("2322")));
+    assert_eq!(&*v.message, "Type \"x\" is wrong");
+    assert_eq!(v.severity, Severity::Error);
+
+    // Without `format: jsonl` the configuration is refused, saying what to add.
+    let yaml = "version: 1\ngates:\n  g:\n    command: [t]\n    parsing: { strategy: json_violations, extract: prefixed, field_map: { message: m } }\n";
+    let err = parse_config(yaml, ConfigSource::Embedded).expect_err("prefixed without jsonl");
+    assert!(err.to_string().contains("add `format: jsonl`"), "{err}");
+}

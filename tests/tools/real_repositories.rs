@@ -22,7 +22,7 @@ fn tracked(dir: &Path, ending: &str) -> Vec<String> {
         .collect()
 }
 
-fn ruff_check(root: &Path, out: &str) -> BTreeSet<Place> {
+pub(crate) fn ruff_check(root: &Path, out: &str) -> BTreeSet<Place> {
     let list: Vec<Value> = serde_json::from_str(out.trim()).unwrap_or_default();
     list.iter()
         .map(|v| {
@@ -44,7 +44,7 @@ fn ruff_diff_files(out: &str) -> BTreeSet<String> {
         .collect()
 }
 
-fn mypy(root: &Path, out: &str) -> BTreeSet<Place> {
+pub(crate) fn mypy(root: &Path, out: &str) -> BTreeSet<Place> {
     out.lines()
         .filter(|l| l.starts_with('{'))
         .map(|l| {

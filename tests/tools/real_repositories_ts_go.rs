@@ -74,7 +74,7 @@ fn prettier_check_files(err: &str) -> BTreeSet<String> {
 
 /// `tsc`'s plain output: `FILE(LINE,COLUMN): error TSnnnn: MESSAGE`, columns in UTF-16 code
 /// units from 1; an error about the configuration has no place (`error TSnnnn: …`).
-fn tsc(root: &Path, out: &str) -> BTreeSet<Place> {
+pub(crate) fn tsc(root: &Path, out: &str) -> BTreeSet<Place> {
     out.lines()
         .filter_map(|l| {
             let code = |rest: &str| {

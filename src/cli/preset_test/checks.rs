@@ -81,51 +81,72 @@ pub fn report(subject: &Subject, fixture: &Fixture, files: &[String]) -> Result<
 }
 
 /// The tool's own output, run without qgates (the preset's command on the files qgates gives
-/// it), says what each finding's `tool_says` pins.
+/// it, in runs of at most `max_files_per_run`), says what each finding's `tool_says` pins.
 pub fn tool_output(subject: &Subject, fixture: &Fixture, files: &[String]) -> Vec<String> {
-    let run = || -> Result<(i32, String, Vec<String>), String> {
-        let dir = copy_fixture(fixture, &[])?;
-        // A preset that writes a report file names `{report_dir}`: a folder of this test's own.
-        let reports = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let report_dir = reports.path().to_string_lossy().into_owned();
-        let mut argv: Vec<String> = (strings(&subject.gate, "command").iter())
-            .map(|a| a.replace("{report_dir}", &report_dir))
-            .collect();
-        if subject.gate["pass_files"] != false {
-            argv.extend(files.iter().cloned());
-        }
-        let (code, mut output) = run_tool(&subject.gate, dir.path(), &argv)?;
-        // `tool_says` may pin the report the tool wrote as well as what it printed.
-        if let Some(file) = subject.gate["output_file"].as_str() {
-            let path = match file.strip_prefix("{report_dir}") {
-                Some(rest) => reports.path().join(rest.trim_start_matches('/')),
-                None => dir.path().join(file),
-            };
-            let report = std::fs::read_to_string(&path)
-                .map_err(|e| format!("`{}` wrote no report at {file}: {e}", argv.join(" ")))?;
-            output.push_str(&format!("\n{report}"));
-        }
-        Ok((code, output, argv))
+    let gate = &subject.gate;
+    let batches: Vec<&[String]> = match (
+        gate["pass_files"] != false,
+        gate["max_files_per_run"].as_u64(),
+    ) {
+        (false, _) => vec![&[]],
+        (true, Some(n)) if n > 0 => files.chunks(n as usize).collect(),
+        (true, _) => vec![files],
     };
-    let (code, output, argv) = match run() {
-        Ok(done) => done,
-        Err(why) => return vec![why],
-    };
+    let mut output = String::new();
+    let mut runs = Vec::new();
+    for batch in batches {
+        match run_once(subject, fixture, batch) {
+            Ok((code, said, argv)) => {
+                output.push_str(&said);
+                runs.push(format!("`{argv}` (exit code {code})"));
+            }
+            Err(why) => return vec![why],
+        }
+    }
     let mut problems = Vec::new();
     for f in &fixture.expected.findings {
         match Regex::new(&f.tool_says) {
             Err(e) => problems.push(format!("`at: {}`: tool_says is not a regex: {e}", f.at)),
             Ok(re) if !re.is_match(&output) => problems.push(format!(
-                "`at: {}`: the tool's own output does not match `tool_says: {}`; `{}` printed (exit code {code}):\n{}",
+                "`at: {}`: the tool's own output does not match `tool_says: {}`; {} printed:\n{}",
                 f.at,
                 f.tool_says,
-                argv.join(" "),
+                runs.join(", "),
                 clip(&output)
             )),
             Ok(_) => {}
         }
     }
     problems
+}
+
+/// One run of the preset's command on `files` in a copy of the fixture: its exit code, what it
+/// printed and the report file it wrote, and the command line.
+fn run_once(
+    subject: &Subject,
+    fixture: &Fixture,
+    files: &[String],
+) -> Result<(i32, String, String), String> {
+    let dir = copy_fixture(fixture, &[])?;
+    // A preset that writes a report file names `{report_dir}`: a folder of this test's own.
+    let reports = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let report_dir = reports.path().to_string_lossy().into_owned();
+    let mut argv: Vec<String> = (strings(&subject.gate, "command").iter())
+        .map(|a| a.replace("{report_dir}", &report_dir))
+        .collect();
+    argv.extend(files.iter().cloned());
+    let (code, mut output) = run_tool(&subject.gate, dir.path(), &argv)?;
+    // `tool_says` may pin the report the tool wrote as well as what it printed.
+    if let Some(file) = subject.gate["output_file"].as_str() {
+        let path = match file.strip_prefix("{report_dir}") {
+            Some(rest) => reports.path().join(rest.trim_start_matches('/')),
+            None => dir.path().join(file),
+        };
+        let report = std::fs::read_to_string(&path)
+            .map_err(|e| format!("`{}` wrote no report at {file}: {e}", argv.join(" ")))?;
+        output.push_str(&format!("\n{report}"));
+    }
+    Ok((code, output, argv.join(" ")))
 }
 
 /// The fixture without its files that have findings passes: the gate ran and found nothing.
@@ -144,7 +165,8 @@ pub fn clean(subject: &Subject, fixture: &Fixture) -> Result<(), String> {
     Ok(())
 }
 
-/// `qgates check --fix` leaves every file of the fixture as the tool's own in-place fix does.
+/// `qgates check --fix` leaves every file of the fixture as the tool's own in-place fix does
+/// (given the files qgates gives the tool, in runs of at most `max_files_per_run`).
 /// `Ok(false)`: the preset has no fixer, so there was nothing to check.
 pub fn fix(subject: &Subject, fixture: &Fixture, files: &[String]) -> Result<bool, String> {
     let in_place = match (&subject.gate["fix"], &fixture.expected.fix_in_place) {
@@ -160,9 +182,15 @@ pub fn fix(subject: &Subject, fixture: &Fixture, files: &[String]) -> Result<boo
     let by_qgates = project(subject, fixture, &[])?;
     let (gate, shown) = check(by_qgates.path(), &["--fix", "--scope", "project"])?;
     let by_tool = copy_fixture(fixture, &[])?;
-    let mut argv = in_place.clone();
-    argv.extend(files.iter().cloned());
-    run_tool(&subject.gate, by_tool.path(), &argv)?;
+    // In runs of at most `max_files_per_run`, as qgates runs the tool.
+    let per_run = (subject.gate["max_files_per_run"].as_u64())
+        .filter(|n| *n > 0)
+        .map_or(files.len().max(1), |n| n as usize);
+    for batch in files.chunks(per_run) {
+        let argv: Vec<String> = in_place.iter().chain(batch).cloned().collect();
+        run_tool(&subject.gate, by_tool.path(), &argv)?;
+    }
+    let argv = in_place;
     let read = |dir: &Path, rel: &str| std::fs::read_to_string(dir.join(rel)).unwrap_or_default();
     let mut changed = 0;
     for rel in fixture.files() {

@@ -211,4 +211,8 @@ pub enum OutputStream {
 pub enum Extract {
     /// Take the first ```json fenced block out of prose before parsing.
     Fenced,
+    /// JSON Lines whose lines have text before their JSON (a timestamp, a log level): each line's
+    /// JSON starts at its first `{`, and a line without one (a start or summary line) is passed
+    /// over.
+    Prefixed,
 }

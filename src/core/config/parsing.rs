@@ -416,6 +416,17 @@ fn compile_json(
             JsonFormat::Json
         }
     };
+    if let Some(e) = pr.extract.as_ref().filter(|e| e.value == Extract::Prefixed)
+        && format != JsonFormat::Jsonl
+    {
+        p.at(
+            e.referenced,
+            format!(
+                "gate `{id}`: `{}.extract: prefixed` reads JSON Lines: add `format: jsonl`.",
+                at.name
+            ),
+        );
+    }
     let spec = JsonSpec {
         format,
         violations_path,

@@ -401,7 +401,10 @@ fn files_why(kind: rules::Kind, noun: &str, found: &Found) -> String {
             let globs: Vec<String> = found.extensions.iter().map(|e| format!("*.{e}")).collect();
             format!("{n} {} files", globs.join(" and "))
         }
-        rules::Kind::Dockerfile | rules::Kind::Workflow | rules::Kind::Name(_) => {
+        rules::Kind::Dockerfile
+        | rules::Kind::Workflow
+        | rules::Kind::Name(_)
+        | rules::Kind::Suffix(_) => {
             format!("{n} {noun}")
         }
     }

@@ -9,7 +9,7 @@ use crate::core::config::presets::{self, Detect};
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 37] = [
+pub const ORDER: [&str; 48] = [
     "ruff-format",
     "black",
     "ruff-lint",
@@ -24,22 +24,33 @@ pub const ORDER: [&str; 37] = [
     "pytest",
     "prettier",
     "biome-format",
+    "dprint",
     "eslint",
     "biome-lint",
     "oxlint",
     "tsc",
+    "vue-tsc",
+    "svelte-check",
     "vitest",
     "rustfmt",
     "cargo-clippy",
     "gofmt",
+    "gofumpt",
     "go-vet",
     "staticcheck",
+    "golangci-lint",
+    "revive",
+    "go-test",
     "shfmt",
     "shellcheck",
     "hadolint",
     "actionlint",
     "zizmor",
     "yamllint",
+    "taplo",
+    "taplo-lint",
+    "buf-format",
+    "buf-lint",
     "markdownlint-cli2",
     "proselint",
     "sqlfluff",
@@ -137,11 +148,14 @@ pub enum Kind {
     Workflow,
     /// Files of this name, anywhere.
     Name(&'static str),
+    /// Files whose name ends with this, anywhere (`_test.go`).
+    Suffix(&'static str),
 }
 
-/// Files whose presence proposes a tool: one useful with no configuration, or one whose
-/// configuration they are (pytest's `conftest.py`). Markdown, YAML and SQL files propose nothing:
-/// markdownlint's, yamllint's and sqlfluff's defaults would fail most repositories.
+/// Files whose presence proposes a tool: one useful with no configuration, one whose
+/// configuration they are (pytest's `conftest.py`), or a test suite's (Go's `_test.go`).
+/// Markdown, YAML and SQL files propose nothing: markdownlint's, yamllint's and sqlfluff's
+/// defaults would fail most repositories.
 pub const FILE_RULES: &[(Kind, &[&str], &str)] = &[
     (Kind::Ext(&["rs"]), &["rustfmt"], "Rust files"),
     (Kind::Ext(&["go"]), &["gofmt"], "Go files"),
@@ -149,6 +163,7 @@ pub const FILE_RULES: &[(Kind, &[&str], &str)] = &[
     (Kind::Dockerfile, &["hadolint"], "Dockerfiles"),
     (Kind::Workflow, &["actionlint"], "GitHub workflows"),
     (Kind::Name("conftest.py"), &["pytest"], "conftest.py files"),
+    (Kind::Suffix("_test.go"), &["go-test"], "Go test files"),
 ];
 
 /// The extensions of Python files (the repository has Python when it has one of them).
@@ -169,6 +184,7 @@ impl Kind {
                 .strip_prefix(".github/workflows/")
                 .is_some_and(|n| !n.contains('/') && matches!(extension(n), Some("yml" | "yaml"))),
             Kind::Name(wanted) => name == wanted,
+            Kind::Suffix(end) => name.len() > end.len() && name.ends_with(end),
         }
     }
 }

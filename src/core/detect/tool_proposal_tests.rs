@@ -61,3 +61,28 @@ fn dead_code_and_python_tools_with_presets_are_proposed_where_configured() {
         );
     }
 }
+
+#[test]
+fn go_tests_and_go_tools_are_proposed_where_the_module_has_them() {
+    let module = ("go.mod", "module example.com/app\n\ngo 1.22\n");
+    let tmp = repo(&[
+        module,
+        ("app.go", "package app\n"),
+        ("app_test.go", "package app\n"),
+    ]);
+    assert_eq!(presets_of(tmp.path()), ["gofmt", "go-vet", "go-test"]);
+    // A module without tests gets no test gate.
+    let tmp = repo(&[module, ("app.go", "package app\n")]);
+    assert_eq!(presets_of(tmp.path()), ["gofmt", "go-vet"]);
+    // golangci-lint and revive by their configuration files.
+    let tmp = repo(&[
+        module,
+        ("app.go", "package app\n"),
+        (".golangci.yml", "version: \"2\"\n"),
+        ("revive.toml", ""),
+    ]);
+    assert_eq!(
+        presets_of(tmp.path()),
+        ["gofmt", "go-vet", "golangci-lint", "revive"]
+    );
+}

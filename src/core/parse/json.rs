@@ -49,8 +49,9 @@ pub(super) fn parse(
                 log: ctx.log_hint.to_string(),
             })?
         }
-        None => (text, 0),
+        Some(Extract::Prefixed) | None => (text, 0),
     };
+    let prefixed = spec.extract == Some(Extract::Prefixed);
     let fix = spec.fix_edits.as_ref();
     let climbs = (spec.field_map.entries().map(|(_, path)| path))
         .chain(spec.fixable_when.as_ref().map(|c| &c.path))
@@ -86,6 +87,11 @@ pub(super) fn parse(
         // One document a line; `line_base` lines of the output come before `body`.
         JsonFormat::Jsonl => {
             for (n, line) in body.lines().enumerate() {
+                let line = match line.find('{') {
+                    Some(start) if prefixed => &line[start..],
+                    None if prefixed => continue,
+                    _ => line,
+                };
                 if !line.trim().is_empty() {
                     let line_no = n + 1 + line_base;
                     reader
