@@ -11,6 +11,7 @@ mod check_python_tests;
 mod coverage_gate;
 mod junit_real_runners;
 mod junit_reports;
+mod mixed_repository;
 mod presets_config;
 mod presets_polyglot;
 mod presets_real_tools;

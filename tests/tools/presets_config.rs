@@ -436,14 +436,14 @@ fn a_shown_preset_put_in_a_configuration_finds_what_the_preset_finds() {
 fn showing_an_unknown_preset_is_a_usage_error_with_the_closest_name() {
     let dir = tempfile::tempdir().unwrap();
     let out = qgates(dir.path())
-        .args(["presets", "show", "ruf-lint"])
+        .args(["presets", "show", "ruff-lnt"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("no preset `ruf-lint`") && stderr.contains("did you mean `ruff-lint`?"),
+        stderr.contains("no preset `ruff-lnt`") && stderr.contains("did you mean `ruff-lint`?"),
         "{stderr}"
     );
 }

@@ -9,7 +9,7 @@ use crate::core::config::presets::{self, Detect};
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 48] = [
+pub const ORDER: [&str; 50] = [
     "ruff-format",
     "black",
     "ruff-lint",
@@ -54,7 +54,9 @@ pub const ORDER: [&str; 48] = [
     "markdownlint-cli2",
     "proselint",
     "sqlfluff",
+    "clang-format",
     "cpplint",
+    "rubocop",
     "typos",
     "codespell",
     "semgrep",
