@@ -5,6 +5,8 @@ use std::path::Path;
 
 use regex::Regex;
 
+use crate::core::config::report_dir;
+
 use super::fixture::{Fixture, list, parse_at, places_of, strings};
 use super::runs::{Subject, check, clip, copy_fixture, project, run_tool};
 
@@ -132,7 +134,7 @@ fn run_once(
     let reports = tempfile::tempdir().map_err(|e| e.to_string())?;
     let report_dir = reports.path().to_string_lossy().into_owned();
     let mut argv: Vec<String> = (strings(&subject.gate, "command").iter())
-        .map(|a| a.replace("{report_dir}", &report_dir))
+        .map(|a| report_dir::expand(a, &report_dir))
         .collect();
     argv.extend(files.iter().cloned());
     let (code, mut output) = run_tool(&subject.gate, dir.path(), &argv)?;

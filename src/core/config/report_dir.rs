@@ -146,6 +146,8 @@ mod tests {
         );
         assert!(placeholders("echo ${HOME} {{report_dir}} {} {a b}").is_empty());
         assert_eq!(placeholders("{x}{report_dir}"), ["x", "report_dir"]);
+        // A tool's own template, its braces escaped.
+        assert!(placeholders(r"--template=\{file}:\{line}: \{message}").is_empty());
     }
 
     #[test]
@@ -153,6 +155,13 @@ mod tests {
         assert_eq!(
             expand("--o={report_dir}/j.xml ${X} {{y}} {other}", "/r"),
             "--o=/r/j.xml ${X} {{y}} {other}"
+        );
+        assert_eq!(
+            expand(
+                r"--template=\{file}:\{line} \{report_dir} {report_dir}",
+                "/r"
+            ),
+            "--template={file}:{line} {report_dir} /r"
         );
         assert_eq!(
             output_place("{report_dir}/a.xml"),

@@ -375,8 +375,9 @@ pub(super) enum Piece<'a> {
 }
 
 /// Splits `text` at its `{name}` placeholders (names of ASCII letters, digits and `_`). `{{` is
-/// skipped whole, so `{{name}}` is never a placeholder; with `shell_vars`, `${NAME}` (a shell
-/// variable in a `sh -c` script) is not one either.
+/// skipped whole, so `{{name}}` is never a placeholder; with `shell_vars` (a command's
+/// arguments), `${NAME}` (a shell variable in a `sh -c` script) is not one either, and `\{` is a
+/// literal `{` (a tool's own template, such as cppcheck's `--template=\{file}:\{line}`).
 pub(super) fn scan<'a>(text: &'a str, shell_vars: bool, mut each: impl FnMut(Piece<'a>)) {
     let bytes = text.as_bytes();
     let (mut i, mut lit_start) = (0, 0);
@@ -390,6 +391,15 @@ pub(super) fn scan<'a>(text: &'a str, shell_vars: bool, mut each: impl FnMut(Pie
                 !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
             });
         if bytes[i] == b'{' && bytes.get(i + 1) == Some(&b'{') {
+            i += 2;
+            continue;
+        }
+        // In a command, `\{` is a literal brace: a tool's own template (`{file}:{line}`).
+        if shell_vars && bytes[i] == b'\\' && bytes.get(i + 1) == Some(&b'{') {
+            if lit_start < i {
+                each(Piece::Literal(&text[lit_start..i]));
+            }
+            lit_start = i + 1;
             i += 2;
             continue;
         }

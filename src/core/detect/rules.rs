@@ -9,7 +9,7 @@ use crate::core::config::presets::{self, Detect};
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 50] = [
+pub const ORDER: [&str; 57] = [
     "ruff-format",
     "black",
     "ruff-lint",
@@ -46,6 +46,8 @@ pub const ORDER: [&str; 50] = [
     "hadolint",
     "actionlint",
     "zizmor",
+    "tidy",
+    "xmllint",
     "yamllint",
     "taplo",
     "taplo-lint",
@@ -53,10 +55,15 @@ pub const ORDER: [&str; 50] = [
     "buf-lint",
     "markdownlint-cli2",
     "proselint",
+    "chktex",
     "sqlfluff",
     "clang-format",
+    "cppcheck",
     "cpplint",
     "rubocop",
+    "phpcs",
+    "hlint",
+    "luacheck",
     "typos",
     "codespell",
     "semgrep",

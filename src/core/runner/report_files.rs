@@ -95,7 +95,8 @@ impl ReportPlan {
         Ok(ReportPlan { dir, readers })
     }
 
-    /// The command's fixed arguments with `{report_dir}` filled in.
+    /// The command's fixed arguments with `{report_dir}` filled in (and `\{` made a literal
+    /// brace).
     pub fn args(&self, fixed: &[String]) -> Vec<OsString> {
         let dir = self
             .dir
@@ -104,10 +105,7 @@ impl ReportPlan {
             .unwrap_or_default();
         fixed
             .iter()
-            .map(|a| match &self.dir {
-                Some(_) if mentions_report_dir(a) => OsString::from(expand(a, &dir)),
-                _ => OsString::from(a),
-            })
+            .map(|a| OsString::from(expand(a, &dir)))
             .collect()
     }
 

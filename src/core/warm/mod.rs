@@ -202,7 +202,9 @@ impl Plan {
         let dir = qgates_dir::make(r.root, &format!("warm/{}", r.gate.id))
             .map_err(|e| format!("cannot make .qgates/warm/{}: {e}", r.gate.id))?;
         let state_dir = dir.display().to_string();
-        let gate_args: Vec<String> = (r.gate.command[1..].iter().cloned())
+        // A gate that names `{report_dir}` is never warm; this makes `\{` a literal brace.
+        let gate_args: Vec<String> = (r.gate.command[1..].iter())
+            .map(|a| crate::core::config::report_dir::expand(a, ""))
             .chain(r.extra.iter().map(|a| a.to_string_lossy().into_owned()))
             .collect();
         let fill = |arg: &str| {
