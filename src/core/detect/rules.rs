@@ -9,7 +9,7 @@ use crate::core::config::presets::{self, Detect};
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 58] = [
+pub const ORDER: [&str; 59] = [
     "ruff-format",
     "black",
     "ruff-lint",
@@ -59,6 +59,7 @@ pub const ORDER: [&str; 58] = [
     "chktex",
     "sqlfluff",
     "clang-format",
+    "clang-tidy",
     "cppcheck",
     "cpplint",
     "rubocop",
