@@ -9,7 +9,7 @@ use crate::core::config::presets::{self, Detect};
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 59] = [
+pub const ORDER: [&str; 65] = [
     "ruff-format",
     "black",
     "ruff-lint",
@@ -27,8 +27,11 @@ pub const ORDER: [&str; 59] = [
     "dprint",
     "eslint",
     "xo",
+    "standard",
+    "jshint",
     "biome-lint",
     "oxlint",
+    "knip",
     "tsc",
     "vue-tsc",
     "svelte-check",
@@ -56,6 +59,7 @@ pub const ORDER: [&str; 59] = [
     "buf-lint",
     "markdownlint-cli2",
     "proselint",
+    "textlint",
     "chktex",
     "sqlfluff",
     "clang-format",
@@ -68,7 +72,9 @@ pub const ORDER: [&str; 59] = [
     "luacheck",
     "typos",
     "codespell",
+    "editorconfig-checker",
     "semgrep",
+    "secretlint",
 ];
 
 /// What a Python repository needs checked, by role: each role the repository fills with none of
