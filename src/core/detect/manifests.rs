@@ -127,9 +127,6 @@ fn pyproject(text: &str, file: &str, ev: &mut Evidence) {
             ev.add(presets, format!("{file} has [tool.{name}]"));
         }
     }
-    for (name, _) in tool.iter() {
-        ev.other_python(name);
-    }
     dependencies(table, file, ev);
 }
 
@@ -196,7 +193,6 @@ fn python_package(name: &str, why: &str, ev: &mut Evidence) {
     if name == "pytest-cov" {
         ev.pytest_cov.get_or_insert_with(|| why.to_string());
     }
-    ev.other_python(name);
 }
 
 /// The package name of a PEP 508 requirement (`mypy[reports]>=1.10; python_version>'3.9'`),
@@ -242,7 +238,6 @@ fn setup_cfg(text: &str, file: &str, ev: &mut Evidence) {
             if hit {
                 ev.add(presets, format!("{file} has [{section}]"));
             }
-            ev.other_python(section);
         }
     }
 }
@@ -316,7 +311,6 @@ fn pre_commit(text: &str, ev: &mut Evidence) {
     };
     let hooks = precommit::hooks(&config);
     for hook in &hooks {
-        ev.other_python(&hook.id);
         ev.add(
             lookup(rules::pre_commit_hooks(), &hook.id),
             format!("{} has the {} hook", precommit::FILE, hook.id),

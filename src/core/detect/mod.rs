@@ -135,8 +135,6 @@ pub(crate) struct Evidence {
     found: Vec<Proposal>,
     /// Why the subproject has Python (first reason), if it does.
     python: Option<String>,
-    /// The Python tools with no preset that the subproject uses (`rules::PYTHON_ROLES`).
-    other_python: Vec<&'static str>,
     /// Why the subproject uses pytest-cov (first reason), if it does.
     pytest_cov: Option<String>,
     /// The hooks of .pre-commit-config.yaml (read at the root).
@@ -165,14 +163,6 @@ impl Evidence {
         self.python.get_or_insert(why);
     }
 
-    fn other_python(&mut self, name: &str) {
-        if let Some(tool) = rules::other_python_tool(name)
-            && !self.other_python.contains(&tool)
-        {
-            self.other_python.push(tool);
-        }
-    }
-
     fn has(&self, preset: &str) -> bool {
         self.found.iter().any(|p| p.preset == preset)
     }
@@ -180,7 +170,6 @@ impl Evidence {
     /// Whether its gates or tools fill `role`.
     fn fills(&self, role: &rules::PythonRole) -> bool {
         role.presets.iter().any(|p| self.has(p))
-            || role.others.iter().any(|o| self.other_python.contains(o))
     }
 
     /// The Python roles (`PythonRole::noun`) its gates and tools fill.
@@ -272,11 +261,6 @@ fn gather(
     for (file, presets) in rules::config_files() {
         if sub.names.contains(*file) {
             ev.add(presets, sub.shown(file));
-        }
-    }
-    for (file, tool) in rules::OTHER_PYTHON_FILES {
-        if sub.names.contains(*file) {
-            ev.other_python(tool);
         }
     }
     manifests::read_all(root, &sub.dir, &sub.names, &mut ev);

@@ -9,18 +9,25 @@ use crate::core::config::presets::{self, Detect};
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 65] = [
+pub const ORDER: [&str; 72] = [
     "ruff-format",
     "black",
+    "yapf",
+    "autopep8",
+    "isort",
     "ruff-lint",
     "mypy",
     "pyright",
     "basedpyright",
     "ty",
+    "pyrefly",
     "pylint",
     "flake8",
+    "pycodestyle",
+    "pydocstyle",
     "bandit",
     "vulture",
+    "deptry",
     "pytest",
     "prettier",
     "biome-format",
@@ -78,45 +85,32 @@ pub const ORDER: [&str; 65] = [
 ];
 
 /// What a Python repository needs checked, by role: each role the repository fills with none of
-/// its presets or other tools gets the first preset (so a repository that configures no tool gets
+/// its presets gets the first preset (so a repository that configures no tool gets
 /// ruff format, ruff check and mypy, and one that configures ruff's rules still gets mypy).
 pub struct PythonRole {
     /// What the role is called in a reason: "no Python {noun} configured".
     pub noun: &'static str,
     /// The presets that fill it, the default first.
     pub presets: &'static [&'static str],
-    /// Tools with no preset that fill it too (Black formats; the default formatter would fight it).
-    pub others: &'static [&'static str],
 }
 
 pub const PYTHON_ROLES: [PythonRole; 3] = [
     PythonRole {
         noun: "formatter",
-        presets: &["ruff-format", "black"],
-        others: &["yapf", "autopep8"],
+        presets: &["ruff-format", "black", "yapf", "autopep8"],
     },
     PythonRole {
         noun: "linter",
         presets: &["ruff-lint", "pylint", "flake8"],
-        others: &[],
     },
     PythonRole {
         noun: "type checker",
-        presets: &["mypy", "pyright", "basedpyright", "ty"],
-        others: &[],
+        presets: &["mypy", "pyright", "basedpyright", "ty", "pyrefly"],
     },
 ];
 
 /// The first preset of each role: the embedded default's gates.
 pub const PYTHON_DEFAULT: [&str; 3] = ["ruff-format", "ruff-lint", "mypy"];
-
-/// Whether `name` is a Python tool with no preset that fills a role.
-pub fn other_python_tool(name: &str) -> Option<&'static str> {
-    PYTHON_ROLES
-        .iter()
-        .flat_map(|r| r.others.iter().copied())
-        .find(|o| *o == name)
-}
 
 /// Manifests that make their folder a project: a folder below the root holding one of these, or
 /// a file of `CONFIG_FILES`, is a subproject with gates of its own (`subprojects.rs`).
@@ -150,9 +144,6 @@ pub const DATA_FOLDERS: [&str; 4] = ["testdata", "fixtures", "__fixtures__", "__
 /// they stay at the root. The others (rustfmt, gofmt, pytest) go to the subproject that holds
 /// the files.
 pub const REPOSITORY_WIDE: [&str; 3] = ["shellcheck", "hadolint", "actionlint"];
-
-/// Files at the root that configure a Python tool with no preset (see `PythonRole::others`).
-pub const OTHER_PYTHON_FILES: &[(&str, &str)] = &[];
 
 /// Which files a file rule counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

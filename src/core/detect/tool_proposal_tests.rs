@@ -4,7 +4,7 @@
 use super::tests::{presets_of, repo};
 
 #[test]
-fn tools_without_a_preset_fill_their_role() {
+fn a_configured_tool_fills_its_role() {
     // Black formats and flake8 lints (their presets): the default adds only the type checker.
     let tmp = repo(&[
         ("pyproject.toml", "[tool.black]\nline-length = 100\n"),
@@ -12,8 +12,7 @@ fn tools_without_a_preset_fill_their_role() {
         ("a.py", ""),
     ]);
     assert_eq!(presets_of(tmp.path()), ["black", "mypy", "flake8"]);
-    // YAPF formats (no preset): the default adds neither a formatter nor, with flake8's hook, a
-    // linter.
+    // YAPF formats: the default adds neither a formatter nor, with flake8's hook, a linter.
     let tmp = repo(&[
         (
             ".pre-commit-config.yaml",
@@ -21,9 +20,9 @@ fn tools_without_a_preset_fill_their_role() {
         ),
         ("a.py", ""),
     ]);
-    assert_eq!(presets_of(tmp.path()), ["mypy", "flake8"]);
-    let tmp = repo(&[("requirements-dev.txt", "autopep8\n"), ("a.py", "")]);
-    assert_eq!(presets_of(tmp.path()), ["ruff-lint", "mypy"]);
+    assert_eq!(presets_of(tmp.path()), ["yapf", "mypy", "flake8"]);
+    let tmp = repo(&[("requirements-dev.txt", "autopep8\npyrefly\n"), ("a.py", "")]);
+    assert_eq!(presets_of(tmp.path()), ["autopep8", "ruff-lint", "pyrefly"]);
     // Black's own hook and package.
     let tmp = repo(&[
         (
