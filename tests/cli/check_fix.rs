@@ -47,9 +47,22 @@ fn a_fixer_rewrites_files_and_a_failing_one_leaves_them_alone() {
         "HELLO\n"
     );
 
+    // A fixer that exits 1 when problems it cannot fix remain, as its `exit_codes_ok` says.
+    write(root, "a.txt", "hello\n");
+    let exits_1 = r#"["sh", "-c", "tr a-z A-Z; exit 1"], exit_codes_ok: [0, 1]"#;
+    write(root, "quality.yaml", &config(exits_1));
+    let (code, report) = check_json(root, &["--fix", "--scope", "project"]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["fixed"], serde_json::json!(["a.txt"]));
+
     for (fixer, why) in [
         (r#"["sh", "-c", "exit 3"]"#, "exit code 3"),
+        (r#"["sh", "-c", "tr a-z A-Z; exit 1"]"#, "exit code 1"),
         (r#"["true"]"#, "it printed nothing"),
+        (
+            r#"["sh", "-c", "exit 1"], exit_codes_ok: [0, 1]"#,
+            "it printed nothing",
+        ),
     ] {
         write(root, "a.txt", "hello\n");
         write(root, "quality.yaml", &config(fixer));

@@ -496,6 +496,7 @@ fn compile_fix(id: &str, g: &RawGate, f: &RawFix, p: &mut Problems) -> Option<Fi
     }
     Some(FixSpec {
         command: f.command.value.clone(),
+        exit_codes_ok: f.exit_codes_ok.clone().unwrap_or_else(|| vec![0]),
         title: f
             .title
             .clone()

@@ -283,6 +283,9 @@ pub struct RawFix {
     pub input: FixInput,
     /// The code action's title (default: "Fix with <gate name>"), e.g. "Format with ruff".
     pub title: Option<String>,
+    /// The exit codes after which the fixer's output is the fixed text (default [0]), e.g.
+    /// [0, 1] for a fixer that exits 1 when problems it cannot fix remain (standard, phpcbf).
+    pub exit_codes_ok: Option<Vec<i32>>,
 }
 
 /// How a whole-file fixer gets the text.

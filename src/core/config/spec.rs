@@ -281,6 +281,8 @@ pub struct FixSpec {
     /// argv; `{file}` is replaced by the root-relative path.
     pub command: Vec<String>,
     pub title: String,
+    /// The exit codes after which its output is the fixed text.
+    pub exit_codes_ok: Vec<i32>,
 }
 
 #[derive(Debug, Clone)]

@@ -21,7 +21,10 @@ fn a_configured_tool_fills_its_role() {
         ("a.py", ""),
     ]);
     assert_eq!(presets_of(tmp.path()), ["yapf", "mypy", "flake8"]);
-    let tmp = repo(&[("requirements-dev.txt", "autopep8\npyrefly\n"), ("a.py", "")]);
+    let tmp = repo(&[
+        ("requirements-dev.txt", "autopep8\npyrefly\n"),
+        ("a.py", ""),
+    ]);
     assert_eq!(presets_of(tmp.path()), ["autopep8", "ruff-lint", "pyrefly"]);
     // Black's own hook and package.
     let tmp = repo(&[

@@ -226,7 +226,7 @@ pub async fn fix_text(gate: &Gate, root: &Path, rel: &str, text: &str) -> Result
 }
 
 /// Runs the gate's fixer with `text` on stdin, its output into `stdout`/`stderr`; returns what it
-/// printed when it exits 0.
+/// printed when it exits with one of its `exit_codes_ok` (0 unless the gate says otherwise).
 async fn pipe(
     gate: &Gate,
     root: &Path,
@@ -275,7 +275,7 @@ async fn pipe(
             .collect(),
     };
     match run_process(&spec).await {
-        ProcessOutcome::Exited(0) => {
+        ProcessOutcome::Exited(code) if fix.exit_codes_ok.contains(&code) => {
             std::fs::read(stdout).map_err(|e| failed(format!("{}: {e}", stdout.display())))
         }
         ProcessOutcome::Exited(code) => Err(failed(format!("exit code {code}"))),
