@@ -10,6 +10,8 @@
 #   debian   Debian packages (tools/apt-packages.txt); needs root when one is missing
 #   go       the Go tools (tools/go-tools.txt), built by `go install` with the machine's Go into
 #            tools/go-bin
+#   java     the Java tools (tools/java/pom.xml), their jars copied by Maven into tools/java/lib, a
+#            folder per tool; tools/java/bin has a launcher for each
 #   rust     checks that clippy and rustfmt came with the Rust toolchain
 # then links into tools/bin the tools that live outside .venv/bin or under another name, so that
 # `.venv/bin` and `tools/bin` on PATH give every tool by its usual name.
@@ -96,6 +98,20 @@ go_part() {
   stamp tools/go-bin/.pins.sha256 tools/go-tools.txt
 }
 
+java_part() {
+  up_to_date tools/java/lib/.pins.sha256 tools/java/pom.xml && return 0
+  command -v java >/dev/null || fail "java is missing: install Java 17 or newer (Debian: apt-get install openjdk-17-jre-headless)"
+  command -v mvn >/dev/null || fail "mvn is missing: install Maven (Debian: apt-get install maven)"
+  # A folder per tool: their dependencies would clash on one class path.
+  rm -rf tools/java/lib
+  # Debian's Maven 3.8 prints colour resets even with -q: its output is shown only on failure.
+  local out
+  out=$(mvn -B -q -f tools/java/pom.xml dependency:copy-dependencies@checkstyle dependency:copy@google-java-format 2>&1) ||
+    fail "could not copy the Java tools of tools/java/pom.xml (is Maven Central reachable?)
+$out"
+  stamp tools/java/lib/.pins.sha256 tools/java/pom.xml
+}
+
 rust_part() {
   cargo clippy --version >/dev/null 2>&1 || fail "cargo clippy is missing: rustup component add clippy"
   rustfmt --version >/dev/null 2>&1 || fail "rustfmt is missing: rustup component add rustfmt"
@@ -136,6 +152,9 @@ link_tools() {
   for name in tools/go-bin/*; do
     [ -x "$name" ] && ln -sfn "../go-bin/${name##*/}" "tools/bin/${name##*/}"
   done
+  for name in tools/java/bin/*; do
+    [ -d tools/java/lib ] && ln -sfn "../java/bin/${name##*/}" "tools/bin/${name##*/}"
+  done
   return 0
 }
 
@@ -146,13 +165,14 @@ run_part() { # PART
     node) node_part ;;
     debian) debian_part ;;
     go) go_part ;;
+    java) java_part ;;
     rust) rust_part ;;
-    *) fail "unknown part '$1': the parts are python, venvs, node, debian, go and rust" ;;
+    *) fail "unknown part '$1': the parts are python, venvs, node, debian, go, java and rust" ;;
   esac
 }
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(debian python venvs node go rust)
+[ ${#parts[@]} -gt 0 ] || parts=(debian python venvs node go java rust)
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 pids=()

@@ -9,7 +9,7 @@ use crate::core::config::presets::{self, Detect};
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 72] = [
+pub const ORDER: [&str; 81] = [
     "ruff-format",
     "black",
     "yapf",
@@ -43,6 +43,8 @@ pub const ORDER: [&str; 72] = [
     "vue-tsc",
     "svelte-check",
     "vitest",
+    "ava",
+    "playwright",
     "rustfmt",
     "cargo-clippy",
     "gofmt",
@@ -52,11 +54,15 @@ pub const ORDER: [&str; 72] = [
     "golangci-lint",
     "revive",
     "go-test",
+    "google-java-format",
+    "checkstyle",
     "shfmt",
     "shellcheck",
     "hadolint",
     "actionlint",
     "zizmor",
+    "stylelint",
+    "htmlhint",
     "tidy",
     "xmllint",
     "yamllint",
@@ -65,6 +71,7 @@ pub const ORDER: [&str; 72] = [
     "buf-format",
     "buf-lint",
     "markdownlint-cli2",
+    "markdownlint-cli",
     "proselint",
     "textlint",
     "chktex",
@@ -78,8 +85,10 @@ pub const ORDER: [&str; 72] = [
     "hlint",
     "luacheck",
     "typos",
+    "cspell",
     "codespell",
     "editorconfig-checker",
+    "jscpd",
     "semgrep",
     "secretlint",
 ];
