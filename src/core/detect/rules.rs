@@ -9,12 +9,13 @@ use crate::core::config::presets::{self, Detect};
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 81] = [
+pub const ORDER: [&str; 82] = [
     "ruff-format",
     "black",
     "yapf",
     "autopep8",
     "isort",
+    "docformatter",
     "ruff-lint",
     "mypy",
     "pyright",
