@@ -16,6 +16,7 @@ mod presets_config;
 mod presets_polyglot;
 mod presets_real_tools;
 mod real_repositories;
+mod real_repositories_catalog;
 mod real_repositories_ts_go;
 mod tool_selection;
 mod warm_presets;

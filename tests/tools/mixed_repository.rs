@@ -43,7 +43,7 @@ fn mixed() -> tempfile::TempDir {
 }
 
 /// ESLint's JSON: messages with 1-based lines and UTF-16 columns.
-fn eslint(root: &Path, out: &str) -> BTreeSet<Place> {
+pub(crate) fn eslint(root: &Path, out: &str) -> BTreeSet<Place> {
     let files: Vec<Value> = serde_json::from_str(out.trim()).unwrap();
     let mut places = BTreeSet::new();
     for f in &files {
@@ -77,7 +77,7 @@ fn shellcheck(out: &str) -> BTreeSet<Place> {
 }
 
 /// RuboCop's JSON: 1-based lines and columns in characters.
-fn rubocop(out: &str) -> BTreeSet<Place> {
+pub(crate) fn rubocop(out: &str) -> BTreeSet<Place> {
     let v: Value = serde_json::from_str(out.trim()).unwrap();
     let mut places = BTreeSet::new();
     for f in v["files"].as_array().unwrap() {

@@ -1,0 +1,195 @@
+//! Public repositories that gate on tools the catalog added (XO and AVA, golangci-lint and
+//! `go test`, RuboCop, Black, isort and flake8), kept under `fixtures/real/`: `qgates init`
+//! proposes exactly the tools each one runs, and `qgates check` with what init wrote reports what
+//! each tool reports when run the repository's way.
+
+use crate::common;
+use crate::mixed_repository::{eslint, rubocop};
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use common::real::{Place, chars, check, clone_of_fixture, found, found_files, own, relative};
+use common::{gate, path_with_catalog_tools, qgates};
+use serde_json::Value;
+
+/// Runs `qgates init` (it writes quality.yaml) and returns the presets of the gates it wrote.
+fn init(root: &Path) -> BTreeSet<String> {
+    let out = qgates(root)
+        .env("PATH", path_with_catalog_tools())
+        .arg("init")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written = std::fs::read_to_string(root.join("quality.yaml")).unwrap();
+    let config: Value = serde_saphyr::from_str(&written).unwrap();
+    (config["gates"].as_object().unwrap().values())
+        .filter_map(|g| g["preset"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn names(list: &[&str]) -> BTreeSet<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+/// Appends `text` to a file of the clone (a change being worked on).
+fn append(root: &Path, file: &str, text: &str) {
+    let path = root.join(file);
+    let mut all = std::fs::read_to_string(&path).unwrap();
+    all.push_str(text);
+    std::fs::write(path, all).unwrap();
+}
+
+/// sindresorhus/camelcase: `"test": "xo && ava && tsd"`, with XO's and AVA's defaults.
+#[test]
+fn camelcase_runs_xo_and_ava_as_its_test_script_does() {
+    let repo = clone_of_fixture("camelcase");
+    let root = repo.path();
+    assert_eq!(init(root), names(&["xo", "ava", "actionlint"]));
+    // The test file imports `ava`, which `npm install` puts beside it.
+    let ava = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/node_modules/ava");
+    std::fs::create_dir_all(root.join("node_modules")).unwrap();
+    std::os::unix::fs::symlink(ava, root.join("node_modules/ava")).unwrap();
+    append(root, "index.js", "\nvar unused = \"é🎉\";\n");
+
+    let report = check(root, &["--scope", "project", "--no-cache", "--no-state"]);
+    let want = eslint(root, &own(root, &["xo", "--reporter=json"]).0);
+    assert!(want.iter().any(|p| p.3 == "no-unused-vars"), "{want:?}");
+    assert_eq!(found(&report, "xo"), want);
+    let (out, err) = own(root, &["ava"]);
+    assert!(
+        format!("{out}{err}").contains("20 tests passed"),
+        "{out}{err}"
+    );
+    assert_eq!(gate(&report, "ava")["status"], "passed", "{report}");
+}
+
+/// golangci-lint's JSON issues: lines from 1, columns in bytes from 1 (0: none).
+fn golangci(root: &Path, out: &str) -> BTreeSet<Place> {
+    let v: Value = serde_json::from_str(out.lines().next().unwrap_or("{}")).unwrap();
+    (v["Issues"].as_array().into_iter().flatten())
+        .map(|i| {
+            let file = relative(root, i["Pos"]["Filename"].as_str().unwrap());
+            let line = i["Pos"]["Line"].as_u64().unwrap();
+            let column = match i["Pos"]["Column"].as_u64().unwrap_or(0) {
+                0 => 0,
+                c => chars(root, &file, line, c, "byte", 1),
+            };
+            let code = i["FromLinter"].as_str().unwrap().to_string();
+            (file, line, column, code)
+        })
+        .collect()
+}
+
+/// go-viper/mapstructure: a `.golangci.yaml` and `go test ./...` in CI.
+#[test]
+fn mapstructure_runs_golangci_lint_and_its_go_tests() {
+    let repo = clone_of_fixture("mapstructure");
+    let root = repo.path();
+    let proposed = ["gofmt", "go-vet", "golangci-lint", "go-test", "actionlint"];
+    assert_eq!(init(root), names(&proposed));
+
+    let report = check(root, &["--scope", "project", "--no-cache", "--no-state"]);
+    let argv = [
+        "golangci-lint",
+        "run",
+        "--output.json.path",
+        "stdout",
+        "--show-stats=false",
+        "--path-mode",
+        "abs",
+        "--max-issues-per-linter",
+        "0",
+        "--max-same-issues",
+        "0",
+        "./...",
+    ];
+    let want = golangci(root, &own(root, &argv).0);
+    assert!(!want.is_empty());
+    assert_eq!(found(&report, "golangci_lint"), want);
+    let test = gate(&report, "go_test");
+    assert_eq!(test["status"], "passed", "{test}");
+    let (out, _) = own(root, &["go", "test", "./..."]);
+    // `ok` for a package whose tests passed, `?` for one without tests.
+    assert!(
+        out.lines()
+            .all(|l| l.starts_with("ok") || l.starts_with('?')),
+        "{out}"
+    );
+}
+
+/// ruby/rake: `bundle exec rubocop` in CI, clean; a change with offences is reported as RuboCop
+/// reports it.
+#[test]
+fn rake_runs_rubocop_as_its_ci_does() {
+    let repo = clone_of_fixture("rake");
+    let root = repo.path();
+    assert_eq!(init(root), names(&["actionlint", "rubocop"]));
+    let report = check(root, &["--scope", "project", "--no-cache", "--no-state"]);
+    let want = rubocop(&own(root, &["rubocop", "--format", "json"]).0);
+    assert_eq!(found(&report, "rubocop"), want);
+
+    // Single quotes, where its configuration enforces double ones.
+    append(root, "lib/rake.rb", "X = { :prix => 'é🎉' }\n");
+    let report = check(root, &["--scope", "project", "--no-cache", "--no-state"]);
+    let want = rubocop(&own(root, &["rubocop", "--format", "json"]).0);
+    assert!(want.iter().any(|p| p.0 == "lib/rake.rb"), "{want:?}");
+    assert_eq!(found(&report, "rubocop"), want);
+}
+
+/// flake8's default text, `file:line:col: CODE message` (its `show-source` lines left out).
+fn flake8(out: &str) -> BTreeSet<Place> {
+    out.lines()
+        .filter_map(|l| {
+            let (file, rest) = l.split_once(':')?;
+            let (line, rest) = rest.split_once(':')?;
+            let (column, rest) = rest.split_once(": ")?;
+            let code = rest.split_whitespace().next()?.to_string();
+            let file = file.trim_start_matches("./").to_string();
+            Some((file, line.parse().ok()?, column.parse().ok()?, code))
+        })
+        .collect()
+}
+
+/// econchick/interrogate (its sources and configuration): Black, isort and flake8 as its
+/// pre-commit hooks run them, mypy for its `[tool.mypy]`, pytest for its `[tool.pytest.ini_options]`.
+#[test]
+fn interrogate_runs_black_isort_and_flake8_as_its_hooks_do() {
+    let repo = clone_of_fixture("interrogate");
+    let root = repo.path();
+    let proposed = ["black", "isort", "flake8", "mypy", "pytest", "actionlint"];
+    assert_eq!(init(root), names(&proposed));
+    // Two imports out of order, after the code (`os` again).
+    append(
+        root,
+        "src/interrogate/utils.py",
+        "\nimport sys  # é🎉\nimport os\n\nsys.exit()\n",
+    );
+
+    let gates = ["--gates", "black,isort,flake8"];
+    let report = check(
+        root,
+        &[&gates[..], &["--scope", "project", "--no-state"]].concat(),
+    );
+    let (_, err) = own(root, &["black", "--check", "."]);
+    let want: BTreeSet<String> = (err.lines())
+        .filter_map(|l| l.strip_prefix("would reformat "))
+        .map(|f| relative(root, f.trim()))
+        .collect();
+    assert_eq!(found_files(&report, "black"), want);
+    let (_, err) = own(root, &["isort", "--check-only", "."]);
+    let want: BTreeSet<String> = (err.lines())
+        .filter_map(|l| l.strip_prefix("ERROR: "))
+        .filter_map(|l| l.split_once(" Imports are incorrectly sorted"))
+        .map(|(f, _)| relative(root, f))
+        .collect();
+    assert!(want.contains("src/interrogate/utils.py"), "{want:?}");
+    assert_eq!(found_files(&report, "isort"), want);
+    let want = flake8(&own(root, &["flake8", "."]).0);
+    assert!(want.iter().any(|p| p.3 == "E402"), "{want:?}");
+    assert_eq!(found(&report, "flake8"), want);
+}
