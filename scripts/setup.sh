@@ -118,12 +118,18 @@ rust_part() {
 }
 
 venvs_part() {
-  local file name
+  local file name pids=() failed=0 pid
+  # Side by side: each is mostly downloads.
   for file in tools/requirements-*.txt; do
     name=${file#tools/requirements-}
     name=${name%.txt}
-    pip_part "tools/$name-venv" "$file"
+    pip_part "tools/$name-venv" "$file" &
+    pids+=($!)
   done
+  for pid in "${pids[@]}"; do
+    wait "$pid" || failed=1
+  done
+  [ $failed -eq 0 ]
 }
 
 # Lines of a list file without comments and blanks.
