@@ -9,7 +9,7 @@ use crate::core::config::presets::{self, Detect};
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 82] = [
+pub const ORDER: [&str; 89] = [
     "ruff-format",
     "black",
     "yapf",
@@ -62,6 +62,9 @@ pub const ORDER: [&str; 82] = [
     "hadolint",
     "actionlint",
     "zizmor",
+    "checkov",
+    "cfn-lint",
+    "ansible-lint",
     "stylelint",
     "htmlhint",
     "tidy",
@@ -73,6 +76,9 @@ pub const ORDER: [&str; 82] = [
     "buf-lint",
     "markdownlint-cli2",
     "markdownlint-cli",
+    "pymarkdown",
+    "rstcheck",
+    "doc8",
     "proselint",
     "textlint",
     "chktex",
@@ -80,6 +86,7 @@ pub const ORDER: [&str; 82] = [
     "clang-format",
     "clang-tidy",
     "cppcheck",
+    "flawfinder",
     "cpplint",
     "rubocop",
     "phpcs",
