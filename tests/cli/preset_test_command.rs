@@ -120,3 +120,45 @@ fn a_missing_tool_a_bad_preset_file_and_a_folder_without_expectations_are_refuse
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("no catalog preset `rufff-lint`"), "{out}");
 }
+
+/// A preset whose `args_when` points the tool at a configuration file the fixture has: the
+/// tool's own run gets those arguments too, as qgates gives them (E501 is not among ruff's
+/// default rules, so without `--config strict.toml` ruff would not say it).
+#[test]
+fn the_tools_own_run_gets_what_args_when_adds() {
+    let dir = team_preset();
+    let root = dir.path();
+    let preset = std::fs::read_to_string(root.join("tools/qgates/ourlint.yaml")).unwrap();
+    // No fixer: ruff cannot fix a long line.
+    let without_fix: String = preset
+        .lines()
+        .filter(|l| !l.starts_with("  fix: "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let with_config = without_fix.replace(
+        "  command: [ruff,",
+        "  args_when: { strict.toml: [--config, strict.toml] }\n  command: [ruff,",
+    );
+    assert_ne!(with_config, preset);
+    write(root, "tools/qgates/strict.yaml", &with_config);
+    let fixture = "tools/qgates/strict";
+    write(
+        root,
+        &format!("{fixture}/strict.toml"),
+        "line-length = 20\n\n[lint]\nselect = [\"E501\"]\n",
+    );
+    write(
+        root,
+        &format!("{fixture}/bad.py"),
+        "x = \"é🎉 une ligne trop longue\"\n",
+    );
+    write(root, &format!("{fixture}/clean.py"), "y = 1\n");
+    write(
+        root,
+        &format!("{fixture}/expected.yaml"),
+        "findings:\n  - at: bad.py:1:20\n    code: E501\n    points_at: rop longue\n    tool_says: '\"code\": \"E501\",'\n",
+    );
+    let (code, out) = presets_test(root, &["tools/qgates/strict.yaml", fixture]);
+    assert!(out.contains("  ok    tool: "), "{out}");
+    assert_eq!(code, Some(0), "{out}");
+}

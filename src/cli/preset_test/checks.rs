@@ -5,6 +5,7 @@ use std::path::Path;
 
 use regex::Regex;
 
+use crate::core::api::place_is_set;
 use crate::core::config::report_dir;
 
 use super::fixture::{Fixture, list, parse_at, places_of, strings};
@@ -136,6 +137,18 @@ fn run_once(
     let mut argv: Vec<String> = (strings(&subject.gate, "command").iter())
         .map(|a| report_dir::expand(a, &report_dir))
         .collect();
+    // What `args_when` adds where its place is set, then the files, as qgates runs the tool.
+    for (place, args) in subject.gate["args_when"].as_object().into_iter().flatten() {
+        if place_is_set(place, dir.path()) {
+            argv.extend(
+                args.as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|a| a.as_str())
+                    .map(String::from),
+            );
+        }
+    }
     argv.extend(files.iter().cloned());
     let (code, mut output) = run_tool(&subject.gate, dir.path(), &argv)?;
     // `tool_says` may pin the report the tool wrote as well as what it printed.
