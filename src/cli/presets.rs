@@ -227,6 +227,8 @@ findings:
                              # a regex over the tool's own output (stdout, newline, stderr, and
                              # the report file of a gate with `output_file`) that pins the line
                              # and column in the tool's own unit and base, and the code
+  - code: fail-under         # a finding about no file (a verdict on the whole project): no `at`
+    tool_says: 'RESULT: FAILED'
 fix_in_place: [shfmt, -w]    # the tool's own in-place fix (files appended); required with `fix`
 ```
 

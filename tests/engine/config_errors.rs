@@ -925,6 +925,56 @@ fn unknown_group_name_in_pattern() {
 }
 
 #[test]
+fn a_header_names_its_groups_as_a_pattern_does() {
+    let y = format!(
+        "{HEAD}    command: [x]\n    parsing:\n      strategy: text_violations\n      pattern: '(?P<line>\\d+) (?P<message>.+)'\n      headers: ['^(?P<fil>\\S+)$']\n"
+    );
+    let p = one(&y);
+    check(
+        &p,
+        &y,
+        8,
+        17,
+        "'^(?P<fil>",
+        &[
+            "headers[0]'s group `fil` is not a Violation field",
+            "Did you mean `file`?",
+        ],
+    );
+    let y = format!(
+        "{HEAD}    command: [x]\n    parsing:\n      strategy: text_violations\n      pattern: '(?P<line>\\d+) (?P<message>.+)'\n      headers: ['^== .* ==$']\n"
+    );
+    let p = one(&y);
+    check(
+        &p,
+        &y,
+        8,
+        17,
+        "'^== .*",
+        &["headers[0] has no named groups", "(?P<file>…)"],
+    );
+}
+
+#[test]
+fn headers_belong_to_text_violations() {
+    let y = format!(
+        "{HEAD}    command: [x]\n    parsing:\n      strategy: sarif\n      headers: ['^(?P<file>\\S+)$']\n"
+    );
+    let p = one(&y);
+    check(
+        &p,
+        &y,
+        7,
+        7,
+        "headers",
+        &[
+            "`parsing.headers` is not used by strategy sarif",
+            "text_violations",
+        ],
+    );
+}
+
+#[test]
 fn fix_hint_with_an_unknown_placeholder() {
     let y = format!(
         "{HEAD}    command: [x]\n    parsing: {{ strategy: exit_code }}\n    fix_hint: 'Run: fix {{file}}'\n"

@@ -97,6 +97,7 @@ fn mapstructure_runs_golangci_lint_and_its_go_tests() {
     let argv = [
         "golangci-lint",
         "run",
+        "--allow-serial-runners",
         "--output.json.path",
         "stdout",
         "--show-stats=false",
@@ -155,13 +156,22 @@ fn flake8(out: &str) -> BTreeSet<Place> {
         .collect()
 }
 
-/// econchick/interrogate (its sources and configuration): Black, isort and flake8 as its
-/// pre-commit hooks run them, mypy for its `[tool.mypy]`, pytest for its `[tool.pytest.ini_options]`.
+/// econchick/interrogate (its sources and configuration): Black, isort, flake8 and interrogate
+/// as its pre-commit hooks run them, mypy for its `[tool.mypy]`, pytest for its
+/// `[tool.pytest.ini_options]`.
 #[test]
-fn interrogate_runs_black_isort_and_flake8_as_its_hooks_do() {
+fn interrogate_runs_black_isort_flake8_and_interrogate_as_its_hooks_do() {
     let repo = clone_of_fixture("interrogate");
     let root = repo.path();
-    let proposed = ["black", "isort", "flake8", "mypy", "pytest", "actionlint"];
+    let proposed = [
+        "black",
+        "isort",
+        "flake8",
+        "interrogate",
+        "mypy",
+        "pytest",
+        "actionlint",
+    ];
     assert_eq!(init(root), names(&proposed));
     // Two imports out of order, after the code (`os` again).
     append(
@@ -169,8 +179,14 @@ fn interrogate_runs_black_isort_and_flake8_as_its_hooks_do() {
         "src/interrogate/utils.py",
         "\nimport sys  # é🎉\nimport os\n\nsys.exit()\n",
     );
+    // A function without a docstring: one miss, the total still above its `fail-under` (95).
+    append(
+        root,
+        "src/interrogate/badge_gen.py",
+        "\n\ndef résumé_badge():\n    return None\n",
+    );
 
-    let gates = ["--gates", "black,isort,flake8"];
+    let gates = ["--gates", "black,isort,flake8,interrogate"];
     let report = check(
         root,
         &[&gates[..], &["--scope", "project", "--no-state"]].concat(),
@@ -192,4 +208,23 @@ fn interrogate_runs_black_isort_and_flake8_as_its_hooks_do() {
     let want = flake8(&own(root, &["flake8", "."]).0);
     assert!(want.iter().any(|p| p.3 == "E402"), "{want:?}");
     assert_eq!(found(&report, "flake8"), want);
+    // Its `exclude` is set, so it runs over the project as its CI does.
+    let (out, _) = own(root, &["interrogate", "-vv", "--no-color"]);
+    let missed: Vec<&str> = out.lines().filter(|l| l.ends_with("MISSED |")).collect();
+    let [row] = missed[..] else {
+        panic!("one miss expected:\n{out}")
+    };
+    let line: u64 = (row.split_once("(L").and_then(|(_, r)| r.split_once(')')))
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or_else(|| panic!("no line in {row:?}"));
+    assert!(row.starts_with("| résumé_badge (L"), "{row}");
+    assert!(out.contains("RESULT: PASSED (minimum: 95.0%"), "{out}");
+    let want = BTreeSet::from([(
+        "src/interrogate/badge_gen.py".to_string(),
+        line,
+        0,
+        "missing-docstring".to_string(),
+    )]);
+    assert_eq!(found(&report, "interrogate"), want);
+    assert_eq!(gate(&report, "interrogate")["status"], "passed", "{report}");
 }

@@ -21,14 +21,25 @@ pub struct Expected {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Finding {
-    /// `file`, `file:line` or `file:line:column` (1-based, the column in characters).
-    pub at: String,
+    /// `file`, `file:line` or `file:line:column` (1-based, the column in characters); none for a
+    /// finding about no file (the project as a whole).
+    pub at: Option<String>,
     pub code: Option<String>,
     /// The text at `at`'s column; required when `at` has a column.
     #[serde(default)]
     pub points_at: Option<String>,
     /// A regex that matches the tool's own output (stdout, a newline, stderr) for this finding.
     pub tool_says: String,
+}
+
+/// The file of a finding about no file, as `Place`s show it.
+pub const NO_FILE: &str = "(no file)";
+
+impl Finding {
+    /// Where it is, as written (`NO_FILE` for a finding about no file).
+    pub fn at(&self) -> &str {
+        self.at.as_deref().unwrap_or(NO_FILE)
+    }
 }
 
 /// Where a violation is, and its code: what qgates and `expected.yaml` are compared on.
@@ -99,7 +110,7 @@ impl Fixture {
     /// The findings `expected.yaml` lists, sorted.
     pub fn expected_places(&self) -> Vec<Place> {
         let mut places: Vec<Place> = (self.expected.findings.iter())
-            .map(|f| parse_at(&f.at, f.code.clone()))
+            .map(|f| parse_at(f.at(), f.code.clone()))
             .collect();
         places.sort();
         places
@@ -166,7 +177,7 @@ pub fn strings(gate: &Value, key: &str) -> Vec<String> {
 pub fn places_of(gate: &Value) -> Vec<Place> {
     let mut places: Vec<Place> = (gate["violations"].as_array().into_iter().flatten())
         .map(|v| Place {
-            file: v["file"].as_str().unwrap_or("(no file)").to_string(),
+            file: v["file"].as_str().unwrap_or(NO_FILE).to_string(),
             line: v["line"].as_u64(),
             column: v["column"].as_u64(),
             code: v["code"].as_str().map(str::to_string),

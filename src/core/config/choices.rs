@@ -150,6 +150,7 @@ impl Strategy {
             ],
             Strategy::TextViolations => &[
                 "pattern",
+                "headers",
                 "stream",
                 "line_offset",
                 "column_offset",

@@ -152,7 +152,7 @@ fn subject(path: &[Seg], word: &str) -> String {
 // ---- unknown keys ----
 
 /// `parsing` keys, which people often write one level too high.
-const PARSING_KEYS: [&str; 12] = [
+const PARSING_KEYS: [&str; 13] = [
     "strategy",
     "format",
     "violations_path",
@@ -163,6 +163,7 @@ const PARSING_KEYS: [&str; 12] = [
     "column_offset",
     "extract",
     "pattern",
+    "headers",
     "stream",
     "defaults",
 ];
@@ -422,7 +423,13 @@ fn key_expectation(key: &str) -> Option<Expectation> {
         "optional" | "allow_fail" | "pass_files" | "new_only" => ("true or false", "true"),
         "run_on" => ("a list of triggers (save, command, ci)", "[command, ci]"),
         "max_files_per_run" => ("a whole number of at least 1", "100"),
-        // How a tool's output is read.
+        _ => return reading_key_expectation(key),
+    })
+}
+
+/// What the value of a key that says how a tool's output is read must be.
+fn reading_key_expectation(key: &str) -> Option<Expectation> {
+    Some(match key {
         "severity_map" => (
             "a mapping of tool words to error, warning, info or hint",
             "{ CRITICAL: error, SUGGESTION: hint }",
@@ -444,6 +451,7 @@ fn key_expectation(key: &str) -> Option<Expectation> {
             "a regex, as a string",
             "'^(?P<file>[^:]+):(?P<line>\\d+): (?P<message>.+)$'",
         ),
+        "headers" => ("a list of regexes, as strings", "['^(?P<file>\\S.*)$']"),
         "violations_path" => ("a JSON Pointer, as a string", "\"/*/messages\""),
         "fixable_when" => (
             "a condition, as a string",

@@ -224,6 +224,12 @@ pub struct RawParsing {
     /// e.g. '^(?P<file>[^:]+):(?P<line>\d+): (?P<message>.+)$'.
     #[schemars(with = "Option<String>")]
     pub pattern: Option<SpannedString>,
+    /// text_violations: regexes (multi-line mode) of the lines that say what the findings after
+    /// them are about, e.g. '^(?P<file>\\S.*)$' for a tool that names each file once above its
+    /// findings. Their named groups fill what a finding's own match leaves out, until a later
+    /// header's match sets them again; a `dir` group is the folder a relative `file` is in.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub headers: Option<Vec<SpannedString>>,
     /// text_violations: which output is matched.
     #[schemars(with = "Option<OutputStream>", extend("default" = "stdout"))]
     pub stream: Option<Spanned<OutputStream>>,

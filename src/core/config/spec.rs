@@ -527,6 +527,9 @@ pub struct JsonSpec {
 #[derive(Debug, Clone)]
 pub struct TextSpec {
     pub regex: Regex,
+    /// Lines that say what the findings after them are about (docs/configuration.md,
+    /// "Headers").
+    pub headers: Vec<Regex>,
     pub stream: OutputStream,
     pub defaults: Defaults,
     pub line_offset: i64,

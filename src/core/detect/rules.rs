@@ -9,7 +9,7 @@ use crate::core::config::presets::{self, Detect};
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 89] = [
+pub const ORDER: [&str; 90] = [
     "ruff-format",
     "black",
     "yapf",
@@ -26,6 +26,7 @@ pub const ORDER: [&str; 89] = [
     "flake8",
     "pycodestyle",
     "pydocstyle",
+    "interrogate",
     "bandit",
     "vulture",
     "deptry",

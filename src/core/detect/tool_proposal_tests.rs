@@ -49,6 +49,10 @@ fn dead_code_and_python_tools_with_presets_are_proposed_where_configured() {
         ([("requirements-dev.txt", "vulture==2.16\n")], "vulture"),
         ([("ty.toml", "[rules]\n")], "ty"),
         (
+            [("setup.cfg", "[tool:interrogate]\nfail-under = 90\n")],
+            "interrogate",
+        ),
+        (
             [("setup.cfg", "[flake8]\nmax-line-length = 100\n")],
             "flake8",
         ),

@@ -35,40 +35,112 @@ fn read<'t>(
     text: &'t str,
     emit: &mut impl FnMut(RawViolation<'t>),
 ) {
+    let mut headers = Headers::new(spec, text);
     for caps in spec.regex.captures_iter(text) {
-        emit(violation(spec, groups, |i| caps.get(i).map(|m| m.as_str())));
+        let start = caps.get(0).map_or(0, |m| m.start());
+        let said = headers.above(start);
+        emit(violation(spec, groups, said, |i| {
+            caps.get(i).map(|m| m.as_str())
+        }));
     }
 }
 
-/// The violation of one match, from its groups' texts (by group index).
+/// The violation of one match, from its groups' texts (by group index) and, for the groups it
+/// leaves out, what the headers above it said.
 fn violation<'t>(
     spec: &TextSpec,
     groups: &Groups,
+    said: &Said<'_, 't>,
     group: impl Fn(usize) -> Option<&'t str>,
 ) -> RawViolation<'t> {
-    let group = |i: Option<usize>| i.and_then(&group);
     // Groups that took part in the match but captured nothing count as absent, so that
-    // defaults fill them.
-    let string = |i: Option<usize>| group(i).filter(|t| !t.is_empty()).map(Cow::Borrowed);
-    let int = |i: Option<usize>| group(i).and_then(|s| s.trim().parse::<i64>().ok());
+    // headers and defaults fill them.
+    let text = |i: Option<usize>, name: &str| {
+        i.and_then(&group)
+            .filter(|t| !t.is_empty())
+            .or_else(|| said_of(said, name))
+    };
+    let string = |i: Option<usize>, name: &str| text(i, name).map(Cow::Borrowed);
+    let int =
+        |i: Option<usize>, name: &str| text(i, name).and_then(|s| s.trim().parse::<i64>().ok());
     let mut v = RawViolation {
-        file: string(groups.file),
-        line: int(groups.line),
-        column: int(groups.column),
-        end_line: int(groups.end_line),
-        end_column: int(groups.end_column),
-        code: string(groups.code),
-        message: string(groups.message),
-        severity: string(groups.severity),
-        url: string(groups.url),
-        fixable: match group(groups.fixable) {
+        file: string(groups.file, "file"),
+        line: int(groups.line, "line"),
+        column: int(groups.column, "column"),
+        end_line: int(groups.end_line, "end_line"),
+        end_column: int(groups.end_column, "end_column"),
+        code: string(groups.code, "code"),
+        message: string(groups.message, "message"),
+        severity: string(groups.severity, "severity"),
+        url: string(groups.url, "url"),
+        fixable: match groups.fixable.and_then(&group) {
             Some(text) => !text.is_empty(),
             None => spec.defaults.fixable.unwrap_or(false),
         },
         fix: None,
     };
+    if let (Some(dir), Some(file)) = (text(groups.dir, "dir"), &v.file)
+        && !std::path::Path::new(file.as_ref()).is_absolute()
+    {
+        v.file = Some(Cow::Owned(format!("{}/{file}", dir.trim_end_matches('/'))));
+    }
     apply_defaults(&mut v, &spec.defaults);
     v
+}
+
+/// What the headers said up to a place in the output: each group's latest text.
+type Said<'s, 't> = Vec<(&'s str, &'t str)>;
+
+/// The headers' matches in the output, taken in order as the findings' matches are reached.
+struct Headers<'s, 't> {
+    /// Where each header match starts, with a group it captured and the text of it.
+    marks: Vec<(usize, &'s str, &'t str)>,
+    next: usize,
+    said: Said<'s, 't>,
+}
+
+impl<'s, 't> Headers<'s, 't> {
+    fn new(spec: &'s TextSpec, text: &'t str) -> Self {
+        let mut marks = Vec::new();
+        for header in &spec.headers {
+            for caps in header.captures_iter(text) {
+                let start = caps.get(0).map_or(0, |m| m.start());
+                let captured = header
+                    .capture_names()
+                    .zip(caps.iter())
+                    .filter_map(|(name, m)| Some((name?, m?.as_str())))
+                    .filter(|(_, t)| !t.is_empty());
+                marks.extend(captured.map(|(name, t)| (start, name, t)));
+            }
+        }
+        // Stable: two headers on one line apply in the order they are written.
+        marks.sort_by_key(|m| m.0);
+        Headers {
+            marks,
+            next: 0,
+            said: Vec::new(),
+        }
+    }
+
+    /// What the headers starting at or before `at` said; a header on the finding's own line
+    /// counts.
+    fn above(&mut self, at: usize) -> &Said<'s, 't> {
+        while let Some(&(start, name, t)) = self.marks.get(self.next)
+            && start <= at
+        {
+            match self.said.iter_mut().find(|(n, _)| *n == name) {
+                Some(slot) => slot.1 = t,
+                None => self.said.push((name, t)),
+            }
+            self.next += 1;
+        }
+        &self.said
+    }
+}
+
+/// The latest text the headers gave the group `name`.
+fn said_of<'t>(said: &Said<'_, 't>, name: &str) -> Option<&'t str> {
+    said.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
 }
 
 /// The capture group index of each Violation field, looked up once per parse.
@@ -83,6 +155,7 @@ struct Groups {
     severity: Option<usize>,
     url: Option<usize>,
     fixable: Option<usize>,
+    dir: Option<usize>,
 }
 
 impl Groups {
@@ -100,6 +173,7 @@ impl Groups {
             severity: find("severity"),
             url: find("url"),
             fixable: find("fixable"),
+            dir: find("dir"),
         }
     }
 }
@@ -116,6 +190,7 @@ mod tests {
                 .multi_line(true)
                 .build()
                 .expect("valid regex"),
+            headers: Vec::new(),
             stream,
             defaults: Defaults::default(),
             line_offset: 0,
@@ -149,6 +224,89 @@ mod tests {
             fixable: v.fixable,
             fix: None,
         }
+    }
+
+    fn with_headers(mut s: TextSpec, headers: &[&str]) -> TextSpec {
+        s.headers = headers
+            .iter()
+            .map(|h| {
+                RegexBuilder::new(h)
+                    .multi_line(true)
+                    .build()
+                    .expect("valid regex")
+            })
+            .collect();
+        s
+    }
+
+    type Place<'a> = (Option<&'a str>, Option<i64>, Option<&'a str>);
+
+    fn places<'a>(found: &'a [RawViolation<'a>]) -> Vec<Place<'a>> {
+        found
+            .iter()
+            .map(|v| (v.file.as_deref(), v.line, v.message.as_deref()))
+            .collect()
+    }
+
+    #[test]
+    fn a_file_named_once_above_its_findings_is_each_one_s_file() {
+        // ESLint's stylish layout: the file on a line of its own, its findings indented below.
+        let s = with_headers(
+            spec(
+                r"^ +(?P<line>\d+):\d+ +(?P<message>.+)$",
+                OutputStream::Stdout,
+            ),
+            &[r"^(?P<file>\S.*)$"],
+        );
+        let out = "  9:1  before any file\nsrc/ä.js\n  1:2  first\n  3:4  second\nlib/b.js\n  5:6  third\n";
+        let found = read_all(&s, out.as_bytes(), b"");
+        assert_eq!(
+            places(&found),
+            [
+                (None, Some(9), Some("before any file")),
+                (Some("src/ä.js"), Some(1), Some("first")),
+                (Some("src/ä.js"), Some(3), Some("second")),
+                (Some("lib/b.js"), Some(5), Some("third")),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_folder_header_joins_relative_files_and_the_finding_s_own_groups_win() {
+        let s = with_headers(
+            spec(
+                r"^\| (?:(?P<file>\S+): )?(?P<message>\w+) \(L(?P<line>\d+)\)$",
+                OutputStream::Stdout,
+            ),
+            &[r"^== (?P<dir>/.+/) ==$", r"^\| (?P<file>\S+) \(module\)$"],
+        );
+        let out =
+            "== /r/src/ ==\n| a.py (module)\n| f (L1)\n| /abs/c.py: g (L2)\n| b/d.py: h (L3)\n";
+        let found = read_all(&s, out.as_bytes(), b"");
+        assert_eq!(
+            places(&found),
+            [
+                (Some("/r/src/a.py"), Some(1), Some("f")),
+                (Some("/abs/c.py"), Some(2), Some("g")),
+                (Some("/r/src/b/d.py"), Some(3), Some("h")),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_header_on_the_finding_s_own_line_applies_to_it() {
+        let s = with_headers(
+            spec(r"^\| (?P<message>\S+) .*MISSED$", OutputStream::Stdout),
+            &[r"^\| (?P<file>\S+) \(module\)"],
+        );
+        let found = read_all(&s, b"| x.py (module) MISSED\n| f (L1) MISSED\n", b"");
+        assert_eq!(
+            places(&found),
+            [
+                (Some("x.py"), None, Some("x.py")),
+                (Some("x.py"), None, Some("f")),
+            ]
+        );
     }
 
     #[test]

@@ -2,20 +2,18 @@
 //! its defaults, the JSON paths (`violations_path`, `field_map`, `fix_edits`) and conditions,
 //! and a coverage report's format and thresholds.
 
-use regex::{Regex, RegexBuilder};
 use serde_saphyr::Spanned;
 
 use super::error::Problems;
 use super::json_paths::{parse_condition, parse_field_path, parse_pointer};
-use super::limits::{MAX_PATTERN_CHARS, MAX_REGEX_BYTES, MAX_REGEX_DFA_BYTES, size_text};
 use super::model::{
-    OutputFormat, OutputStream, RawDefaults, RawFieldMap, RawFixEdits, RawParsing, SpannedString,
-    Strategy,
+    OutputFormat, RawDefaults, RawFieldMap, RawFixEdits, RawParsing, SpannedString, Strategy,
 };
 use super::spec::*;
 use super::suggest::closest;
-use super::tree::Pos;
 use crate::core::violation::Severity;
+
+mod text;
 
 /// The Violation fields a text pattern may capture.
 pub const VIOLATION_FIELDS: [&str; 10] = [
@@ -101,7 +99,7 @@ fn compile_reader(id: &str, pr: &RawParsing, at: &Section, p: &mut Problems) -> 
             Vec::new(),
         ),
         Strategy::Junit => (Some(ParserSpec::Junit), Vec::new()),
-        Strategy::TextViolations => match compile_text(id, pr, strategy, p) {
+        Strategy::TextViolations => match text::compile_text(id, pr, strategy, p) {
             Some((spec, groups)) => (Some(ParserSpec::Text(spec)), groups),
             None => (None, Vec::new()),
         },
@@ -231,6 +229,7 @@ fn check_strategy_keys(
         ("column_offset", pr.column_offset.is_some()),
         ("extract", pr.extract.is_some()),
         ("pattern", pr.pattern.is_some()),
+        ("headers", pr.headers.is_some()),
         ("stream", pr.stream.is_some()),
         ("defaults", pr.defaults.is_some()),
         ("templates", pr.templates.is_some()),
@@ -258,93 +257,6 @@ fn check_strategy_keys(
             ),
         );
     }
-}
-
-fn compile_text(
-    id: &str,
-    pr: &RawParsing,
-    strategy: &Spanned<Strategy>,
-    p: &mut Problems,
-) -> Option<(TextSpec, Vec<String>)> {
-    let Some(pattern) = &pr.pattern else {
-        p.at(strategy.referenced, format!("gate `{id}`: text_violations needs `parsing.pattern`, a regex with named groups such as (?P<file>…) and (?P<line>…). Add one."));
-        return None;
-    };
-    let regex = compile_regex(id, pattern, p)?;
-    let groups: Vec<String> = regex
-        .capture_names()
-        .flatten()
-        .map(str::to_string)
-        .collect();
-    for g in groups
-        .iter()
-        .filter(|g| !VIOLATION_FIELDS.contains(&g.as_str()))
-    {
-        let hint = match closest(g, VIOLATION_FIELDS) {
-            Some(best) => format!("Did you mean `{best}`?"),
-            None => format!("Rename it to one of: {}.", VIOLATION_FIELDS.join(", ")),
-        };
-        p.at(
-            pattern.referenced,
-            format!("gate `{id}`: the pattern's group `{g}` is not a Violation field. {hint}"),
-        );
-    }
-    if groups.is_empty() && !has_default_message(pr) {
-        p.at(pattern.referenced, format!("gate `{id}`: the pattern has no named groups and there is no default message, so its matches say nothing. Capture (?P<message>…) or set `defaults.message`."));
-    }
-    let fields = Fields::new(id, &groups, "the pattern's named groups");
-    let defaults = compile_defaults(pr.defaults.as_ref(), &fields, p);
-    let spec = TextSpec {
-        regex,
-        stream: pr.stream.as_ref().map_or(OutputStream::Stdout, |s| s.value),
-        defaults,
-        line_offset: pr.line_offset.as_ref().map_or(0, |s| s.value),
-        column_offset: pr.column_offset.as_ref().map_or(0, |s| s.value),
-    };
-    Some((spec, groups))
-}
-
-/// Compiles the pattern in multi-line mode; an error points at the offending character when the
-/// pattern is written on one line as it is read (plain or single-quoted, no escapes).
-fn compile_regex(id: &str, pattern: &SpannedString, p: &mut Problems) -> Option<Regex> {
-    let chars = pattern.value.chars().count();
-    if chars > MAX_PATTERN_CHARS {
-        p.at(pattern.referenced, format!("gate `{id}`: the pattern is {chars} characters long; a pattern may be at most {MAX_PATTERN_CHARS}. Match less of each line: capture the fields and let `.*` skip the rest."));
-        return None;
-    }
-    match RegexBuilder::new(&pattern.value)
-        .multi_line(true)
-        .size_limit(MAX_REGEX_BYTES)
-        .dfa_size_limit(MAX_REGEX_DFA_BYTES)
-        .build()
-    {
-        Ok(r) => Some(r),
-        Err(regex::Error::CompiledTooBig(_)) => {
-            p.at(pattern.referenced, format!("gate `{id}`: the pattern compiles to more than {} (the limit), usually from a large repetition such as `\\w{{1000}}` or `(…){{500}}`. Use `+` or `*`, or a smaller count.", size_text(MAX_REGEX_BYTES)));
-            None
-        }
-        Err(e) => {
-            let text = e.to_string();
-            let detail = text.lines().last().unwrap_or_default().trim();
-            let detail = detail.strip_prefix("error: ").unwrap_or(detail);
-            let start = Pos::from(pattern.referenced);
-            let at = regex_error_offset(&text, &pattern.value)
-                .and_then(|offset| p.tree.place_in_scalar(start, &pattern.value, offset))
-                .unwrap_or(start);
-            p.at(at, format!("gate `{id}`: the pattern is not a valid regex: {detail}. Fix it; named groups are written (?P<name>…)."));
-            None
-        }
-    }
-}
-
-/// The character offset the regex crate's caret (`^`) points at, for a one-line pattern.
-fn regex_error_offset(rendered: &str, pattern: &str) -> Option<usize> {
-    let lines: Vec<&str> = rendered.lines().collect();
-    let shown = lines
-        .iter()
-        .position(|l| l.strip_prefix("    ") == Some(pattern))?;
-    let caret = lines.get(shown + 1)?.strip_prefix("    ")?;
-    caret.chars().position(|c| c == '^')
 }
 
 fn default_severity(id: &str, s: &SpannedString, p: &mut Problems) -> Option<Severity> {
