@@ -26,7 +26,7 @@ pub struct Subject {
 pub const COPIED_PRESET: &str = ".qgates/preset-under-test.yaml";
 
 /// A copy of the fixture without `expected.yaml` and without `leave_out`.
-pub fn copy_fixture(fixture: &Fixture, leave_out: &[String]) -> Result<tempfile::TempDir, String> {
+fn copy_fixture(fixture: &Fixture, leave_out: &[String]) -> Result<tempfile::TempDir, String> {
     let dir = tempfile::Builder::new()
         .prefix("qgates-preset-test-")
         .tempdir()
@@ -44,6 +44,16 @@ pub fn copy_fixture(fixture: &Fixture, leave_out: &[String]) -> Result<tempfile:
     Ok(dir)
 }
 
+/// A copy of the fixture as a git repository, as a project is: some tools find the project's
+/// root by its `.git` and print paths from there (djLint).
+pub fn repository_of(fixture: &Fixture, leave_out: &[String]) -> Result<tempfile::TempDir, String> {
+    let dir = copy_fixture(fixture, leave_out)?;
+    git(dir.path(), &["init", "-q"])?;
+    git(dir.path(), &["add", "-A"])?;
+    git(dir.path(), &["commit", "-q", "-m", "fixture"])?;
+    Ok(dir)
+}
+
 /// A copy of the fixture as a git repository whose configuration runs the preset alone. The
 /// configuration is `.qgates/quality.yaml`, which no tool checks (yamllint would check a
 /// `quality.yaml` beside the fixture's files).
@@ -52,10 +62,11 @@ pub fn project(
     fixture: &Fixture,
     leave_out: &[String],
 ) -> Result<tempfile::TempDir, String> {
-    let dir = copy_fixture(fixture, leave_out)?;
-    git(dir.path(), &["init", "-q"])?;
-    git(dir.path(), &["add", "-A"])?;
-    git(dir.path(), &["commit", "-q", "-m", "fixture"])?;
+    let dir = repository_of(fixture, leave_out)?;
+    // The test's configuration is no file of the fixture: tools that lint every file git does
+    // not ignore (REUSE) leave it alone, as they do in the tool's own run.
+    let exclude = dir.path().join(".git/info/exclude");
+    std::fs::write(&exclude, ".qgates/\n").map_err(|e| format!("{}: {e}", exclude.display()))?;
     let state = dir.path().join(".qgates");
     std::fs::create_dir_all(&state).map_err(|e| format!("{}: {e}", state.display()))?;
     if let Some(text) = &subject.file_text {

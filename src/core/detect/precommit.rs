@@ -131,7 +131,32 @@ const CARRIED_ARGS: &[(&[&str], Options)] = &[
         ],
     ),
     (&["yamllint"], &[("--config-file", Path), ("-c", Path)]),
+    (
+        &["djlint", "djlint-format"],
+        &[
+            ("--profile", Word),
+            ("--configuration", Path),
+            ("--ignore", Word),
+            ("-i", Word),
+            ("--include", Word),
+            ("--extension", Word),
+            ("-e", Word),
+        ],
+    ),
     (&["hadolint"], &[("--config", Path), ("--ignore", Word)]),
+];
+
+/// The arguments a hook's own definition (its repository's `.pre-commit-hooks.yaml`) gives its
+/// tool, which the configuration does not show: a gate runs the tool as the hook did.
+const HOOK_DEFINITION_ARGS: &[(&str, &[&str])] = &[
+    ("djlint-django", &["--profile=django"]),
+    ("djlint-reformat-django", &["--profile=django"]),
+    ("djlint-jinja", &["--profile=jinja"]),
+    ("djlint-reformat-jinja", &["--profile=jinja"]),
+    ("djlint-nunjucks", &["--profile=nunjucks"]),
+    ("djlint-reformat-nunjucks", &["--profile=nunjucks"]),
+    ("djlint-handlebars", &["--profile=handlebars"]),
+    ("djlint-reformat-handlebars", &["--profile=handlebars"]),
 ];
 
 /// Options that make a hook change files: a gate checks, and its preset offers the fix apart.
@@ -148,7 +173,14 @@ const FIXING: [&str; 6] = [
 /// (root-relative, empty for the root).
 pub fn carry(hook: &Hook, preset: &str, command: &[String], dir: &str, tuning: &mut Tuning) {
     let id = &hook.id;
-    let (groups, fixing, unknown) = sort_args(&hook.args, preset, command, dir);
+    let defined = (HOOK_DEFINITION_ARGS
+        .iter()
+        .find(|(hook_id, _)| hook_id == id))
+    .map_or(&[][..], |(_, args)| args);
+    let args: Vec<String> = (defined.iter().map(|a| a.to_string()))
+        .chain(hook.args.iter().cloned())
+        .collect();
+    let (groups, fixing, unknown) = sort_args(&args, preset, command, dir);
     for group in groups {
         if !tuning.args.windows(group.len()).any(|w| w == group) {
             tuning.args.extend(group);

@@ -97,13 +97,7 @@ fn gate_yaml(p: &Proposal, optional: bool, why: Option<&str>) -> String {
         let _ = writeln!(out, "    # {}", one_line(note));
     }
     if !p.tuning.args.is_empty() {
-        let mut command: Vec<String> = presets::find(p.preset)
-            .and_then(|preset| preset.gate.command.as_ref())
-            .map(|c| c.value.clone())
-            .unwrap_or_default();
-        command.extend(p.tuning.args.iter().cloned());
-        let words: Vec<String> = command.iter().map(|w| scalar(w)).collect();
-        out.push_str(&list("    ", "command", &words));
+        out.push_str(&tuned_commands(p.preset, &p.tuning.args));
     }
     let globs = [
         ("include_globs", &p.tuning.include_globs),
@@ -115,6 +109,39 @@ fn gate_yaml(p: &Proposal, optional: bool, why: Option<&str>) -> String {
             let quoted: Vec<String> = list_of.iter().map(|g| quote(g)).collect();
             out.push_str(&list("      ", key, &quoted));
         }
+    }
+    out
+}
+
+/// The preset's `command` with the carried arguments, and its `fix` with them too when the
+/// fixer is the same program: the arguments name the tool's configuration (`--config`,
+/// djLint's `--profile`), and a fix made without it would undo what the check asks for.
+fn tuned_commands(preset: &str, args: &[String]) -> String {
+    let gate = presets::find(preset).map(|p| &p.gate);
+    let mut command: Vec<String> = (gate.and_then(|g| g.command.as_ref()))
+        .map(|c| c.value.clone())
+        .unwrap_or_default();
+    command.extend(args.iter().cloned());
+    let words = |c: &[String]| -> Vec<String> { c.iter().map(|w| scalar(w)).collect() };
+    let mut out = list("    ", "command", &words(&command));
+    let Some(fix) = gate
+        .and_then(|g| g.fix.as_ref())
+        .filter(|f| f.command.value.first() == command.first())
+    else {
+        return out;
+    };
+    // Options go before a trailing `-` (stdin), which some parsers take as the end of them.
+    let mut fixer = fix.command.value.clone();
+    let at = fixer.len() - usize::from(fixer.last().is_some_and(|w| w == "-"));
+    fixer.splice(at..at, args.iter().cloned());
+    out.push_str("    fix:\n");
+    out.push_str(&list("      ", "command", &words(&fixer)));
+    if let Some(title) = &fix.title {
+        let _ = writeln!(out, "      title: {}", scalar(title));
+    }
+    if let Some(codes) = &fix.exit_codes_ok {
+        let codes: Vec<String> = codes.iter().map(i32::to_string).collect();
+        out.push_str(&list("      ", "exit_codes_ok", &codes));
     }
     out
 }

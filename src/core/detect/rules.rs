@@ -9,7 +9,7 @@ use crate::core::config::presets::{self, Detect};
 
 /// Every preset a rule may propose, in the order proposals are listed: by language, and within
 /// one the formatter before the linter before the type checker (as the Python default runs them).
-pub const ORDER: [&str; 90] = [
+pub const ORDER: [&str; 93] = [
     "ruff-format",
     "black",
     "yapf",
@@ -68,6 +68,8 @@ pub const ORDER: [&str; 90] = [
     "ansible-lint",
     "stylelint",
     "htmlhint",
+    "djlint-format",
+    "djlint",
     "tidy",
     "xmllint",
     "yamllint",
@@ -97,6 +99,7 @@ pub const ORDER: [&str; 90] = [
     "cspell",
     "codespell",
     "editorconfig-checker",
+    "reuse",
     "jscpd",
     "semgrep",
     "secretlint",

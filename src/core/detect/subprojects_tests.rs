@@ -292,3 +292,36 @@ fn a_hook_for_subprojects_tools_goes_into_their_gates() {
         ["backend/app/alembic/**", "backend/**"]
     );
 }
+
+#[test]
+fn a_hook_s_own_arguments_reach_the_gate_and_its_fixer() {
+    let hook = "repos:\n- repo: https://github.com/djlint/djLint\n  rev: v1.36.4\n  hooks:\n  - id: djlint-reformat-django\n  - id: djlint-django\n    args: [--ignore, H006]\n";
+    let tmp = repo(&[(".pre-commit-config.yaml", hook), ("templates/a.html", "")]);
+    let d = detect(tmp.path());
+    let text = init_file(&d).unwrap();
+    let config = parse_config(&text, ConfigSource::Embedded).unwrap();
+    let gate = |id: &str| config.gates.iter().find(|g| g.id == id).unwrap();
+    // The hooks' own definitions choose the Django profile; the configuration adds `--ignore`.
+    assert!(
+        gate("djlint").command.ends_with(&[
+            "--profile".into(),
+            "django".into(),
+            "--ignore".into(),
+            "H006".into()
+        ]),
+        "{text}"
+    );
+    let format = gate("djlint_format");
+    assert!(
+        format
+            .command
+            .ends_with(&["--profile".into(), "django".into()]),
+        "{text}"
+    );
+    // The fixer formats as the check does, the options before stdin's `-`.
+    let fixer = &format.fix.as_ref().unwrap().command;
+    assert!(
+        fixer.ends_with(&["--profile".into(), "django".into(), "-".into()]),
+        "{text}"
+    );
+}

@@ -53,6 +53,11 @@ fn dead_code_and_python_tools_with_presets_are_proposed_where_configured() {
             "interrogate",
         ),
         (
+            [("pyproject.toml", "[tool.djlint]\nprofile = \"django\"\n")],
+            "djlint",
+        ),
+        ([("REUSE.toml", "version = 1\n")], "reuse"),
+        (
             [("setup.cfg", "[flake8]\nmax-line-length = 100\n")],
             "flake8",
         ),

@@ -13,7 +13,9 @@ use crate::core::platform;
 use crate::core::workspace::safe_fs;
 
 /// Content of `.qgates/.gitignore`.
-const GITIGNORE: &str = "# Written by qgates: logs, cache and state are local to this machine.\nruns/\ncache/\nservers/\nwarm/\nstate.json\nstate.json.*\n*.lock\n";
+/// It ignores itself too: a repository's status stays clean, and tools that lint every file
+/// not ignored (REUSE, editorconfig-checker) do not report qgates' own file.
+const GITIGNORE: &str = "# Written by qgates: logs, cache and state are local to this machine.\n.gitignore\nruns/\ncache/\nservers/\nwarm/\nstate.json\nstate.json.*\n*.lock\n";
 
 /// `<root>/.qgates`.
 pub fn dir(root: &Path) -> PathBuf {
