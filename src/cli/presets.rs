@@ -263,6 +263,9 @@ detect:
   scripts: [stylelint]                # a program package.json scripts run
   pre_commit_hooks: [isort]           # a hook id of .pre-commit-config.yaml
   go_mod_requires: [honnef.co/go/tools]
+  gems: [rubocop]                     # a gem of a Gemfile, or a gemspec's dependency
+  composer_packages: [squizlabs/php_codesniffer]   # composer.json require or require-dev
+  maven_artifacts: [maven-checkstyle-plugin]       # a pom.xml plugin's or dependency's artifactId
 ```
 "#;
 

@@ -69,6 +69,15 @@ pub struct Detect {
     /// Module paths required in go.mod.
     #[serde(default)]
     pub go_mod_requires: Vec<String>,
+    /// Gems in a Gemfile or a gemspec's dependencies.
+    #[serde(default)]
+    pub gems: Vec<String>,
+    /// Packages in composer.json `require` or `require-dev`, e.g. `squizlabs/php_codesniffer`.
+    #[serde(default)]
+    pub composer_packages: Vec<String>,
+    /// Artifact ids of a pom.xml's plugins and dependencies, e.g. `maven-checkstyle-plugin`.
+    #[serde(default)]
+    pub maven_artifacts: Vec<String>,
 }
 
 impl Detect {

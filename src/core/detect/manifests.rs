@@ -1,6 +1,7 @@
 //! Reading a subproject's manifests: pyproject.toml and setup.cfg tool sections and dependency
-//! lists, requirements files, package.json dependencies, keys and scripts, go.mod, and at the
-//! root .pre-commit-config.yaml hooks (`precommit.rs`). Each is read only when it is a regular
+//! lists, requirements files, package.json dependencies, keys and scripts, go.mod, Ruby's, PHP's
+//! and Java's dependency manifests (`package_manifests.rs`), and at the root
+//! .pre-commit-config.yaml hooks (`precommit.rs`). Each is read only when it is a regular
 //! file of at most `MAX_MANIFEST_BYTES`; one that does not parse is noted and skipped. A reason
 //! names a file from the root (`backend/pyproject.toml has [tool.ruff]`).
 
@@ -12,6 +13,7 @@ use serde_json::Value;
 use toml_edit::{Item, TableLike};
 
 use super::Evidence;
+use super::package_manifests;
 use super::precommit;
 use super::rules::{self, lookup};
 use super::shown;
@@ -66,6 +68,20 @@ pub fn read_all(root: &Path, dir: &str, names: &BTreeSet<String>, ev: &mut Evide
                 );
             }
         }
+    }
+    if let Some(text) = read("Gemfile", ev) {
+        package_manifests::gemfile(&text, &shown(dir, "Gemfile"), ev);
+    }
+    for name in names.iter().filter(|n| n.ends_with(".gemspec")) {
+        if let Some(text) = read(name, ev) {
+            package_manifests::gemspec(&text, &shown(dir, name), ev);
+        }
+    }
+    if let Some(text) = read("composer.json", ev) {
+        package_manifests::composer_json(&text, &shown(dir, "composer.json"), ev);
+    }
+    if let Some(text) = read("pom.xml", ev) {
+        package_manifests::pom_xml(&text, &shown(dir, "pom.xml"), ev);
     }
     // pre-commit reads its configuration at the root of the repository only.
     if dir.is_empty()
@@ -257,14 +273,8 @@ fn requirements_txt(file: &str, text: &str, ev: &mut Evidence) {
 /// with `workspaces` is one too. There a `typescript` dependency proposes no tsc: it serves the
 /// members, which run their own, and a root tsc with no tsconfig.json checks nothing.
 fn package_json(text: &str, file: &str, umbrella: bool, ev: &mut Evidence) {
-    let json: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => {
-            ev.notes.push(format!(
-                "{file} is not valid JSON ({e}); its dependencies were not read"
-            ));
-            return;
-        }
+    let Some(json) = package_manifests::json_manifest(text, file, ev) else {
+        return;
     };
     let umbrella = umbrella || json.get("workspaces").is_some();
     for list in ["dependencies", "devDependencies"] {

@@ -17,6 +17,7 @@
 mod cache;
 mod install_advice;
 mod manifests;
+mod package_manifests;
 pub(crate) use manifests::read_text;
 mod precommit;
 mod regex_glob;

@@ -135,12 +135,15 @@ pub const PYTHON_DEFAULT: [&str; 3] = ["ruff-format", "ruff-lint", "mypy"];
 
 /// Manifests that make their folder a project: a folder below the root holding one of these, or
 /// a file of `CONFIG_FILES`, is a subproject with gates of its own (`subprojects.rs`).
-pub const PROJECT_MANIFESTS: [&str; 5] = [
+pub const PROJECT_MANIFESTS: [&str; 8] = [
     "pyproject.toml",
     "package.json",
     "go.mod",
     "Cargo.toml",
     "setup.cfg",
+    "Gemfile",
+    "composer.json",
+    "pom.xml",
 ];
 
 /// Whether a file of this name makes its folder a subproject.
@@ -271,6 +274,12 @@ evidence! {
     pre_commit_hooks;
     /// Module paths in go.mod that mean the tool is used.
     go_mod_requires;
+    /// Gems in a Gemfile or a gemspec's dependencies.
+    gems;
+    /// Packages in composer.json `require` or `require-dev`.
+    composer_packages;
+    /// Artifact ids of a pom.xml's plugins and dependencies.
+    maven_artifacts;
 }
 
 /// The presets a table maps `key` to.

@@ -67,7 +67,7 @@ fn the_order_and_the_rules_name_exactly_the_catalog() {
 fn each_preset_is_proposed_by_its_detect_keys() {
     for preset in crate::core::config::presets::catalog() {
         let d = &preset.detect;
-        let kinds: [(&[String], &'static rules::Table); 9] = [
+        let kinds: [(&[String], &'static rules::Table); 12] = [
             (&d.config_files, rules::config_files()),
             (&d.pyproject_tools, rules::pyproject_tools()),
             (&d.setup_cfg_sections, rules::setup_cfg_sections()),
@@ -77,6 +77,9 @@ fn each_preset_is_proposed_by_its_detect_keys() {
             (&d.scripts, rules::scripts()),
             (&d.pre_commit_hooks, rules::pre_commit_hooks()),
             (&d.go_mod_requires, rules::go_mod_requires()),
+            (&d.gems, rules::gems()),
+            (&d.composer_packages, rules::composer_packages()),
+            (&d.maven_artifacts, rules::maven_artifacts()),
         ];
         for (keys, table) in kinds {
             for key in keys {

@@ -1,6 +1,7 @@
 //! Which preset fills each Python role when the repository already runs a tool for it, and the
 //! presets proposed where their tool is configured.
 
+use super::detect;
 use super::tests::{presets_of, repo};
 
 #[test]
@@ -96,4 +97,50 @@ fn go_tests_and_go_tools_are_proposed_where_the_module_has_them() {
         presets_of(tmp.path()),
         ["gofmt", "go-vet", "golangci-lint", "revive"]
     );
+}
+
+#[test]
+fn ruby_php_and_java_dependencies_propose_their_tools() {
+    for (files, preset, why) in [
+        (
+            [(
+                "Gemfile",
+                "source \"https://rubygems.org\"\ngem \"rubocop\", \"~> 1.60\"\n",
+            )],
+            "rubocop",
+            "Gemfile has gem rubocop",
+        ),
+        (
+            [(
+                "lib.gemspec",
+                "Gem::Specification.new do |s|\n  s.add_development_dependency(\"rubocop\")\nend\n",
+            )],
+            "rubocop",
+            "lib.gemspec depends on rubocop",
+        ),
+        (
+            [(
+                "composer.json",
+                r#"{"require-dev": {"squizlabs/php_codesniffer": "^3.7"}}"#,
+            )],
+            "phpcs",
+            "composer.json require-dev has squizlabs/php_codesniffer",
+        ),
+        (
+            [(
+                "pom.xml",
+                "<project><build><plugins><plugin>\n<artifactId>maven-checkstyle-plugin</artifactId>\n</plugin></plugins></build></project>\n",
+            )],
+            "checkstyle",
+            "pom.xml has maven-checkstyle-plugin",
+        ),
+    ] {
+        let tmp = repo(&files);
+        let d = detect(tmp.path());
+        let found = d.proposals.iter().find(|p| p.preset == preset);
+        assert_eq!(found.map(|p| p.why.as_str()), Some(why), "{files:?}: {d:?}");
+    }
+    // A gem no preset runs proposes nothing.
+    let tmp = repo(&[("Gemfile", "gem 'rails'\n")]);
+    assert!(detect(tmp.path()).proposals.is_empty());
 }
