@@ -956,6 +956,46 @@ fn a_header_names_its_groups_as_a_pattern_does() {
 }
 
 #[test]
+fn a_tool_counts_a_tab_one_way() {
+    let y = format!(
+        "{HEAD}    command: [x]\n    parsing:\n      strategy: sarif\n      tab_stops: 8\n      tab_width: 4\n"
+    );
+    let p = one(&y);
+    check(
+        &p,
+        &y,
+        8,
+        18,
+        "4",
+        &["tab_stops and tab_width both", "Keep the one it does"],
+    );
+    let y = format!(
+        "{HEAD}    command: [x]\n    parsing:\n      strategy: sarif\n      tab_stops: 0\n"
+    );
+    let p = one(&y);
+    check(
+        &p,
+        &y,
+        7,
+        18,
+        "0",
+        &["tab_stops must be a number of columns from 1 to 64"],
+    );
+    let y = format!(
+        "{HEAD}    command: [x]\n    parsing:\n      strategy: exit_code\n      tab_width: 4\n"
+    );
+    let p = one(&y);
+    check(
+        &p,
+        &y,
+        7,
+        7,
+        "tab_width",
+        &["`parsing.tab_width` is not used by strategy exit_code"],
+    );
+}
+
+#[test]
 fn headers_belong_to_text_violations() {
     let y = format!(
         "{HEAD}    command: [x]\n    parsing:\n      strategy: sarif\n      headers: ['^(?P<file>\\S+)$']\n"

@@ -88,6 +88,18 @@ pub enum ColumnUnit {
     Utf16,
 }
 
+/// How a tool counts a tab in its columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TabCount {
+    /// One column, as any character.
+    #[default]
+    One,
+    /// Up to the next multiple of this many columns (Checkstyle's `tabWidth`).
+    Stops(u32),
+    /// This many columns wherever it is (JSHint's `indent`).
+    Width(u32),
+}
+
 /// How results of a gate may be reused (see the result cache).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -144,6 +156,8 @@ impl Strategy {
                 "fix_edits",
                 "line_offset",
                 "column_offset",
+                "tab_stops",
+                "tab_width",
                 "extract",
                 "defaults",
                 "templates",
@@ -154,10 +168,12 @@ impl Strategy {
                 "stream",
                 "line_offset",
                 "column_offset",
+                "tab_stops",
+                "tab_width",
                 "defaults",
                 "templates",
             ],
-            Strategy::Sarif => &["templates"],
+            Strategy::Sarif => &["templates", "tab_stops", "tab_width"],
             Strategy::ExitCode | Strategy::Junit => &[],
             Strategy::Coverage => &["format", "min_percent", "min_diff_percent", "diff_severity"],
         }

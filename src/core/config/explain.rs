@@ -435,6 +435,7 @@ fn reading_key_expectation(key: &str) -> Option<Expectation> {
             "{ CRITICAL: error, SUGGESTION: hint }",
         ),
         "line_offset" | "column_offset" => ("a whole number", "1"),
+        "tab_stops" | "tab_width" => ("a whole number of columns from 1 to 64", "8"),
         "field_map" => (
             "a mapping of Violation fields to paths",
             "{ file: filename, line: location/row, message: message }",

@@ -216,6 +216,13 @@ pub struct RawParsing {
     #[schemars(with = "ColumnUnit")]
     #[serde(default, deserialize_with = "present")]
     pub column_unit: Option<ColumnUnit>,
+    /// A tool whose columns count a tab up to the next multiple of this many (Checkstyle's
+    /// `tabWidth`, 8): after a tab its column is further right than the tab's one character.
+    #[schemars(with = "Option<u32>", extend("minimum" = 1, "maximum" = 64))]
+    pub tab_stops: Option<Spanned<u32>>,
+    /// A tool whose columns count a tab as this many wherever it is (JSHint's `indent`, 4).
+    #[schemars(with = "Option<u32>", extend("minimum" = 1, "maximum" = 64))]
+    pub tab_width: Option<Spanned<u32>>,
     /// json_violations: take the JSON out of surrounding prose first.
     #[schemars(with = "Option<Extract>")]
     pub extract: Option<Spanned<Extract>>,

@@ -9,7 +9,7 @@ use globset::GlobSet;
 use regex::Regex;
 
 pub use super::model::{
-    CachePolicy, ColumnUnit, Extract, GateKind, JsonFormat, OutputStream, Trigger,
+    CachePolicy, ColumnUnit, Extract, GateKind, JsonFormat, OutputStream, TabCount, Trigger,
 };
 use crate::core::violation::Severity;
 
@@ -221,6 +221,8 @@ pub struct Reader {
     pub templates: Templates,
     /// `parsing.column_unit`: this reader's unit, when not the gate's.
     pub column_unit: Option<ColumnUnit>,
+    /// How this reader's tool counts a tab in its columns (`parsing.tab_stops`, `tab_width`).
+    pub tabs: TabCount,
     /// The report file this reader reads instead of the tool's output, as written (relative to
     /// the gate's cwd, or starting with `{report_dir}`): the gate's `output_file` for its own
     /// reader, `parsing.also[i].output_file` for the others.

@@ -3,7 +3,7 @@
 //! converter for both directions: tool → engine (characters) in parsing, engine → client in the
 //! language server.
 
-use crate::core::config::ColumnUnit;
+use crate::core::config::{ColumnUnit, TabCount};
 
 /// A file's lines, for converting columns between units.
 #[derive(Debug, Clone)]
@@ -71,6 +71,36 @@ pub fn convert_column(
     out + (target - units) + 1
 }
 
+/// A tool's 1-based column on a 1-based line, in characters: the tool counts in `unit`, and a
+/// tab as `tabs` says. Otherwise as `convert_column`.
+pub fn tool_column_in_chars(
+    index: &LineIndex,
+    line: u32,
+    column: u32,
+    unit: ColumnUnit,
+    tabs: TabCount,
+) -> u32 {
+    let text = index.line(line).filter(|t| t.contains('\t'));
+    let (Some(text), false) = (text, tabs == TabCount::One || column == 0) else {
+        return convert_column(index, line, column, unit, ColumnUnit::Char);
+    };
+    let target = column - 1;
+    let (mut units, mut out) = (0u32, 0u32);
+    for ch in text.chars() {
+        let w = match (ch, tabs) {
+            ('\t', TabCount::Stops(n)) => n - units % n,
+            ('\t', TabCount::Width(n)) => n,
+            _ => unit_len(ch, unit),
+        };
+        if units + w > target {
+            return out + 1;
+        }
+        units += w;
+        out += 1;
+    }
+    out + (target - units) + 1
+}
+
 fn unit_len(ch: char, unit: ColumnUnit) -> u32 {
     match unit {
         ColumnUnit::Char => 1,
@@ -125,6 +155,29 @@ mod tests {
         let i = idx("é");
         assert_eq!(convert_column(&i, 1, 2, Char, Byte), 3);
         assert_eq!(convert_column(&i, 1, 4, Char, Byte), 5);
+    }
+
+    #[test]
+    fn a_tab_reaches_the_tool_s_next_stop() {
+        // Checkstyle: "\tint é = 1;" with stops of 8; the `é` is character 6, column 13.
+        let i = idx("\tint é = 1;\n\t\tx\nab\tc\n");
+        assert_eq!(tool_column_in_chars(&i, 1, 13, Char, TabCount::Stops(8)), 6);
+        assert_eq!(tool_column_in_chars(&i, 2, 17, Char, TabCount::Stops(8)), 3);
+        // After two characters a tab reaches column 9, not 11.
+        assert_eq!(tool_column_in_chars(&i, 3, 9, Char, TabCount::Stops(8)), 4);
+        // Inside the tab's columns: the tab itself.
+        assert_eq!(tool_column_in_chars(&i, 3, 5, Char, TabCount::Stops(8)), 3);
+    }
+
+    #[test]
+    fn a_tab_of_a_fixed_width_counts_it_wherever_it_is() {
+        // JSHint: UTF-16 columns, a tab as 4 of them; "😀" is two.
+        let i = idx("ab\t😀x\n");
+        assert_eq!(tool_column_in_chars(&i, 1, 9, Utf16, TabCount::Width(4)), 5);
+        // A line without a tab, or a tool that counts a tab as one, converts as ever.
+        let j = idx("😀x\n");
+        assert_eq!(tool_column_in_chars(&j, 1, 3, Utf16, TabCount::Width(4)), 2);
+        assert_eq!(tool_column_in_chars(&i, 1, 6, Utf16, TabCount::One), 5);
     }
 
     #[test]

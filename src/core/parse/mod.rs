@@ -19,13 +19,13 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use crate::core::parse::columns::{LineIndex, convert_column};
+pub use crate::core::parse::columns::{LineIndex, convert_column, tool_column_in_chars};
 pub use junit::TestCounts;
 pub use saved::{
     OutputSource, ReadError, SavedOutput, parse_saved_output, parse_saved_with_reports,
 };
 
-use crate::core::config::{ColumnUnit, Gate, ParserSpec, Reader, Templates};
+use crate::core::config::{ColumnUnit, Gate, ParserSpec, Reader, TabCount, Templates};
 use crate::core::report::CoverageTotals;
 pub use crate::core::scope::changed_lines::DiffBase;
 use crate::core::violation::{Edit, Fix, Severity, Violation};
@@ -212,6 +212,8 @@ pub(super) struct Normalizer<'c> {
     templates: &'c Templates,
     /// The unit the reader's columns count in.
     unit: ColumnUnit,
+    /// How the reader's tool counts a tab.
+    tabs: TabCount,
     paths: PathResolver<'c>,
     texts: HashMap<Arc<str>, Option<LineIndex>>,
     /// Tools repeat a handful of severity words; each is mapped once.
@@ -228,6 +230,7 @@ impl<'c> Normalizer<'c> {
             offsets,
             templates: &reader.templates,
             unit: reader.column_unit.unwrap_or(ctx.gate.column_unit),
+            tabs: reader.tabs,
             paths: PathResolver::new(ctx.root, ctx.cwd, ctx.gate.paths_relative_to.as_deref()),
             texts: HashMap::default(),
             severities: Vec::new(),
@@ -281,7 +284,7 @@ impl<'c> Normalizer<'c> {
             file,
             new: None,
         };
-        if self.unit != ColumnUnit::Char {
+        if self.unit != ColumnUnit::Char || self.tabs != TabCount::One {
             self.count_columns_in_chars(&mut v);
         }
         self.parsed.violations.push(v);
@@ -314,7 +317,7 @@ impl<'c> Normalizer<'c> {
     /// Converts the columns of a violation and of its fix's edits from the reader's unit to
     /// characters, reading its file once per output; a file that cannot be read keeps them.
     fn count_columns_in_chars(&mut self, v: &mut Violation) {
-        let (unit, root) = (self.unit, self.ctx.root);
+        let (unit, tabs, root) = (self.unit, self.tabs, self.ctx.root);
         let Some(rel) = &v.file else {
             return;
         };
@@ -327,7 +330,7 @@ impl<'c> Normalizer<'c> {
             return;
         };
         let in_chars =
-            |line: u32, column: u32| convert_column(index, line, column, unit, ColumnUnit::Char);
+            |line: u32, column: u32| tool_column_in_chars(index, line, column, unit, tabs);
         v.column = v.column.zip(v.line).map(|(c, l)| in_chars(l, c));
         v.end_column = v
             .end_column

@@ -116,8 +116,30 @@ fn compile_reader(id: &str, pr: &RawParsing, at: &Section, p: &mut Problems) -> 
         spec: spec?,
         templates,
         column_unit: pr.column_unit,
+        tabs: tabs(id, pr, p),
         output_file: None,
     })
+}
+
+/// How the reader's tool counts a tab: `tab_stops` or `tab_width`, from 1 to 64, not both.
+fn tabs(id: &str, pr: &RawParsing, p: &mut Problems) -> TabCount {
+    for (key, n) in [("tab_stops", &pr.tab_stops), ("tab_width", &pr.tab_width)] {
+        if let Some(n) = n.as_ref().filter(|n| !(1..=64).contains(&n.value)) {
+            p.at(
+                n.referenced,
+                format!("gate `{id}`: {key} must be a number of columns from 1 to 64, e.g. 8."),
+            );
+        }
+    }
+    match (&pr.tab_stops, &pr.tab_width) {
+        (Some(_), Some(width)) => {
+            p.at(width.referenced, format!("gate `{id}`: tab_stops and tab_width both say how the tool counts a tab. Keep the one it does: tab_stops for a tab that reaches the next multiple, tab_width for a fixed count."));
+            TabCount::One
+        }
+        (Some(n), None) => TabCount::Stops(n.value),
+        (None, Some(n)) => TabCount::Width(n.value),
+        (None, None) => TabCount::One,
+    }
 }
 
 /// The fields SARIF results give, for templates: every Violation field a text can hold.
@@ -227,6 +249,8 @@ fn check_strategy_keys(
         ("fix_edits", pr.fix_edits.is_some()),
         ("line_offset", pr.line_offset.is_some()),
         ("column_offset", pr.column_offset.is_some()),
+        ("tab_stops", pr.tab_stops.is_some()),
+        ("tab_width", pr.tab_width.is_some()),
         ("extract", pr.extract.is_some()),
         ("pattern", pr.pattern.is_some()),
         ("headers", pr.headers.is_some()),
