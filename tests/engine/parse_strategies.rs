@@ -587,6 +587,92 @@ fn eslint_capture() {
     assert_eq!(parsed.violations, expected);
 }
 
+/// ESLint's `stylish` layout: each file named once above its findings, read through `headers`.
+const ESLINT_STYLISH: &str = r#"version: 1
+gates:
+  eslint:
+    command: [eslint, -f, stylish]
+    column_unit: utf16
+    parsing:
+      strategy: text_violations
+      pattern: '^ +(?P<line>\d+):(?P<column>\d+) +(?P<severity>\w+) +(?P<message>.+?) +(?P<code>\S+)$'
+      headers: ['^(?P<file>\S.*)$']
+"#;
+
+#[test]
+fn eslint_stylish_capture_names_each_file_once() {
+    use Severity::{Error, Warning};
+    let gate = gate_from(ESLINT_STYLISH, "eslint");
+    let parsed = run(&gate, &js_project(), &capture("eslint.stylish"));
+    let got: Vec<(&str, u32, u32, &str, Severity, &str)> = (parsed.violations.iter())
+        .map(|v| {
+            (
+                v.file.as_deref().unwrap_or_default(),
+                v.line.unwrap_or_default(),
+                v.column.unwrap_or_default(),
+                v.code.as_deref().unwrap_or_default(),
+                v.severity,
+                &*v.message,
+            )
+        })
+        .collect();
+    // The summary line below them (`✖ 7 problems`) names no finding.
+    assert_eq!(
+        got,
+        [
+            (
+                "app.js",
+                2,
+                7,
+                "no-unused-vars",
+                Error,
+                "'unused' is assigned a value but never used"
+            ),
+            (
+                "app.js",
+                4,
+                12,
+                "eqeqeq",
+                Warning,
+                "Expected '===' and instead saw '=='"
+            ),
+            ("app.js", 5, 24, "no-undef", Error, "'nme' is not defined"),
+            (
+                "app.js",
+                7,
+                3,
+                "no-debugger",
+                Error,
+                "Unexpected 'debugger' statement"
+            ),
+            (
+                "util.js",
+                1,
+                1,
+                "no-var",
+                Error,
+                "Unexpected var, use let or const instead"
+            ),
+            (
+                "util.js",
+                2,
+                1,
+                "no-unused-vars",
+                Error,
+                "'x' is assigned a value but never used"
+            ),
+            (
+                "util.js",
+                2,
+                5,
+                "no-self-assign",
+                Error,
+                "'x' is assigned to itself"
+            ),
+        ]
+    );
+}
+
 // ---------- a review agent's answer (seed 003) ----------
 
 const REVIEW: &str = r#"version: 1
