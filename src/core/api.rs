@@ -12,6 +12,7 @@ pub(crate) use crate::core::engine::{
 };
 pub(crate) use crate::core::fix;
 pub(crate) use crate::core::novelty;
+pub(crate) use crate::core::parse::tool_text;
 pub(crate) use crate::core::runner::children;
 pub(crate) use crate::core::runner::own_selection::is_set as place_is_set;
 pub(crate) use crate::core::runner::process::resolve_program;

@@ -16,6 +16,27 @@ pub type Place = (String, u64, u64, String);
 /// passing on what the network gave it.
 const GOPROXY: &str = "off";
 
+/// Runs `qgates init` with the catalog's tools (it writes quality.yaml): the text it wrote, and
+/// the presets of its gates.
+pub fn init(root: &Path) -> (String, BTreeSet<String>) {
+    let out = qgates(root)
+        .env("PATH", path_with_catalog_tools())
+        .arg("init")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written = std::fs::read_to_string(root.join("quality.yaml")).unwrap();
+    let config: Value = serde_saphyr::from_str(&written).unwrap();
+    let presets = (config["gates"].as_object().unwrap().values())
+        .filter_map(|g| g["preset"].as_str().map(str::to_string))
+        .collect();
+    (written, presets)
+}
+
 /// `qgates check --format json ARGS` with the catalog's tools; the run must have ended 0 or 1.
 pub fn check(dir: &Path, args: &[&str]) -> Value {
     let mut cmd = qgates(dir);

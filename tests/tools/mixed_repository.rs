@@ -10,8 +10,8 @@ use crate::real_repositories_ts_go::tsc;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use common::real::{Place, chars, check, found, found_files, own, relative};
-use common::{git, path_with_catalog_tools, qgates};
+use common::git;
+use common::real::{Place, chars, check, found, found_files, init, own, relative};
 use serde_json::Value;
 
 /// What the repository configures: each with the evidence `init` must name.
@@ -121,22 +121,8 @@ fn black_files(root: &Path, err: &str) -> BTreeSet<String> {
 fn init_proposes_exactly_the_configured_tools_and_check_reports_what_each_tool_does() {
     let repo = mixed();
     let root = repo.path();
-    let out = qgates(root)
-        .env("PATH", path_with_catalog_tools())
-        .arg("init")
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{said}");
-    let written = std::fs::read_to_string(root.join("quality.yaml")).unwrap();
-    let config: Value = serde_saphyr::from_str(&written).unwrap();
-    let proposed: BTreeSet<&str> = config["gates"]
-        .as_object()
-        .unwrap()
-        .values()
-        .filter_map(|g| g["preset"].as_str())
-        .collect();
-    let configured: BTreeSet<&str> = CONFIGURED.iter().map(|(p, _)| *p).collect();
+    let (written, proposed) = init(root);
+    let configured: BTreeSet<String> = CONFIGURED.iter().map(|(p, _)| p.to_string()).collect();
     assert_eq!(proposed, configured, "{written}");
     for (preset, evidence) in CONFIGURED {
         let line = written

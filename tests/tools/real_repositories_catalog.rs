@@ -9,28 +9,11 @@ use crate::mixed_repository::{eslint, rubocop};
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use common::real::{Place, chars, check, clone_of_fixture, found, found_files, own, relative};
-use common::{gate, path_with_catalog_tools, qgates};
+use common::gate;
+use common::real::{
+    Place, chars, check, clone_of_fixture, found, found_files, init, own, relative,
+};
 use serde_json::Value;
-
-/// Runs `qgates init` (it writes quality.yaml) and returns the presets of the gates it wrote.
-fn init(root: &Path) -> BTreeSet<String> {
-    let out = qgates(root)
-        .env("PATH", path_with_catalog_tools())
-        .arg("init")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let written = std::fs::read_to_string(root.join("quality.yaml")).unwrap();
-    let config: Value = serde_saphyr::from_str(&written).unwrap();
-    (config["gates"].as_object().unwrap().values())
-        .filter_map(|g| g["preset"].as_str().map(str::to_string))
-        .collect()
-}
 
 fn names(list: &[&str]) -> BTreeSet<String> {
     list.iter().map(|s| s.to_string()).collect()
@@ -49,7 +32,7 @@ fn append(root: &Path, file: &str, text: &str) {
 fn camelcase_runs_xo_and_ava_as_its_test_script_does() {
     let repo = clone_of_fixture("camelcase");
     let root = repo.path();
-    assert_eq!(init(root), names(&["xo", "ava", "actionlint"]));
+    assert_eq!(init(root).1, names(&["xo", "ava", "actionlint"]));
     // The test file imports `ava`, which `npm install` puts beside it.
     let ava = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/node_modules/ava");
     std::fs::create_dir_all(root.join("node_modules")).unwrap();
@@ -91,7 +74,7 @@ fn mapstructure_runs_golangci_lint_and_its_go_tests() {
     let repo = clone_of_fixture("mapstructure");
     let root = repo.path();
     let proposed = ["gofmt", "go-vet", "golangci-lint", "go-test", "actionlint"];
-    assert_eq!(init(root), names(&proposed));
+    assert_eq!(init(root).1, names(&proposed));
 
     let report = check(root, &["--scope", "project", "--no-cache", "--no-state"]);
     let argv = [
@@ -129,7 +112,7 @@ fn mapstructure_runs_golangci_lint_and_its_go_tests() {
 fn rake_runs_rubocop_as_its_ci_does() {
     let repo = clone_of_fixture("rake");
     let root = repo.path();
-    assert_eq!(init(root), names(&["actionlint", "rubocop"]));
+    assert_eq!(init(root).1, names(&["actionlint", "rubocop"]));
     let report = check(root, &["--scope", "project", "--no-cache", "--no-state"]);
     let want = rubocop(&own(root, &["rubocop", "--format", "json"]).0);
     assert_eq!(found(&report, "rubocop"), want);
@@ -172,7 +155,7 @@ fn interrogate_runs_black_isort_flake8_and_interrogate_as_its_hooks_do() {
         "pytest",
         "actionlint",
     ];
-    assert_eq!(init(root), names(&proposed));
+    assert_eq!(init(root).1, names(&proposed));
     // Two imports out of order, after the code (`os` again).
     append(
         root,

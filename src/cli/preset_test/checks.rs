@@ -91,14 +91,10 @@ pub fn report(subject: &Subject, fixture: &Fixture, files: &[String]) -> Result<
 /// The tool's own output, run without qgates (the preset's command on the files qgates gives
 /// it, in runs of at most `max_files_per_run`), says what each finding's `tool_says` pins.
 pub fn tool_output(subject: &Subject, fixture: &Fixture, files: &[String]) -> Vec<String> {
-    let gate = &subject.gate;
-    let batches: Vec<&[String]> = match (
-        gate["pass_files"] != false,
-        gate["max_files_per_run"].as_u64(),
-    ) {
-        (false, _) => vec![&[]],
-        (true, Some(n)) if n > 0 => files.chunks(n as usize).collect(),
-        (true, _) => vec![files],
+    // A tool given no files (the gate passes none, or none is its) runs once without them.
+    let batches = match subject.gate["pass_files"] != false && !files.is_empty() {
+        true => batches(&subject.gate, files),
+        false => vec![&[][..]],
     };
     let mut output = String::new();
     let mut runs = Vec::new();
@@ -203,11 +199,7 @@ pub fn fix(subject: &Subject, fixture: &Fixture, files: &[String]) -> Result<boo
     let by_qgates = project(subject, fixture, &[])?;
     let (gate, shown) = check(by_qgates.path(), &["--fix", "--scope", "project"])?;
     let by_tool = repository_of(fixture, &[])?;
-    // In runs of at most `max_files_per_run`, as qgates runs the tool.
-    let per_run = (subject.gate["max_files_per_run"].as_u64())
-        .filter(|n| *n > 0)
-        .map_or(files.len().max(1), |n| n as usize);
-    for batch in files.chunks(per_run) {
+    for batch in batches(&subject.gate, files) {
         let argv: Vec<String> = in_place.iter().chain(batch).cloned().collect();
         run_tool(&subject.gate, by_tool.path(), &argv)?;
     }
@@ -231,4 +223,12 @@ pub fn fix(subject: &Subject, fixture: &Fixture, files: &[String]) -> Result<boo
         ));
     }
     Ok(true)
+}
+
+/// `files` in runs of at most the gate's `max_files_per_run`, as qgates runs the tool.
+fn batches<'f>(gate: &serde_json::Value, files: &'f [String]) -> Vec<&'f [String]> {
+    let per_run = (gate["max_files_per_run"].as_u64())
+        .filter(|n| *n > 0)
+        .map_or(files.len().max(1), |n| n as usize);
+    files.chunks(per_run).collect()
 }

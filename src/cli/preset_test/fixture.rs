@@ -4,9 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use serde_json::Value;
+
+use crate::core::config::{ConfigSource, parse_config};
 
 /// `expected.yaml`.
 #[derive(Debug, Deserialize)]
@@ -135,35 +136,19 @@ impl Fixture {
         out
     }
 
-    /// The fixture's files the gate's `files` globs match, as qgates matches them (a glob
-    /// without `/` matches the file's name); every file without `files`.
+    /// The fixture's files the gate checks, as qgates chooses them (its `files` and
+    /// `file_types`); every file when it names none.
     pub fn matching_files(&self, gate: &Value) -> Result<Vec<String>, String> {
-        let globs = strings(gate, "files");
-        let (paths, names): (Vec<&String>, Vec<&String>) =
-            globs.iter().partition(|g| g.contains('/'));
-        let (paths, names) = (glob_set(&paths)?, glob_set(&names)?);
-        let every = gate.get("files").is_none();
-        Ok(self
-            .files()
-            .into_iter()
-            .filter(|rel| {
-                let name = rel.rsplit('/').next().unwrap_or(rel);
-                every || names.is_match(name) || paths.is_match(rel)
-            })
+        let text = serde_json::json!({ "version": 1, "gates": { "preset": gate } }).to_string();
+        let config = parse_config(&text, ConfigSource::Embedded)
+            .map_err(|e| format!("the preset's gate does not load:\n{e}"))?;
+        let gate = config
+            .gate("preset")
+            .ok_or("the preset's gate does not load")?;
+        Ok((self.files().into_iter())
+            .filter(|rel| gate.applies_to(rel))
             .collect())
     }
-}
-
-fn glob_set(globs: &[&String]) -> Result<GlobSet, String> {
-    let mut set = GlobSetBuilder::new();
-    for g in globs {
-        let glob = GlobBuilder::new(g)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| format!("files: {g}: {e}"))?;
-        set.add(glob);
-    }
-    set.build().map_err(|e| e.to_string())
 }
 
 /// A list of strings of a gate, e.g. its `command`; empty when it has none.

@@ -4,8 +4,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use regex::Regex;
 use serde_json::Value;
+
+use crate::core::api::tool_text;
 
 use super::fixture::Fixture;
 
@@ -159,16 +160,8 @@ pub fn run_tool(gate: &Value, dir: &Path, argv: &[String]) -> Result<(i32, Strin
     let out = cmd
         .output()
         .map_err(|e| format!("`{}` could not run: {e}", argv.join(" ")))?;
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    // Tools colour their output when they see `CI` in the environment; `tool_says` pins the
-    // words, not the colours.
-    let colour = Regex::new("\x1b\\[[0-9;]*m").map_err(|e| e.to_string())?;
-    Ok((
-        out.status.code().unwrap_or(-1),
-        colour.replace_all(&text, "").into_owned(),
-    ))
+    // As qgates reads it: tools colour their output when they see `CI` in the environment, and
+    // `tool_says` pins the words, not the colours.
+    let text = format!("{}\n{}", tool_text(&out.stdout), tool_text(&out.stderr));
+    Ok((out.status.code().unwrap_or(-1), text))
 }

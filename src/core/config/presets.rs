@@ -220,8 +220,8 @@ fn merge_parsing(gate: Option<RawParsing>, preset: Option<RawParsing>) -> Option
         );
         gate_or_preset!(RawParsing, g, p;
             strategy, format, violations_path, filter, fixable_when, fix_edits, line_offset,
-            column_offset, column_unit, tab_stops, tab_width, extract, pattern, headers, stream, min_percent, min_diff_percent,
-            diff_severity, also, output_file;
+            column_offset, column_unit, tab_stops, tab_width, extract, pattern, headers, stream,
+            min_percent, min_diff_percent, diff_severity, also, output_file;
             field_map: field_map, defaults: defaults, templates: templates)
     })
 }

@@ -134,7 +134,7 @@ pub const PYTHON_ROLES: [PythonRole; 3] = [
 pub const PYTHON_DEFAULT: [&str; 3] = ["ruff-format", "ruff-lint", "mypy"];
 
 /// Manifests that make their folder a project: a folder below the root holding one of these, or
-/// a file of `CONFIG_FILES`, is a subproject with gates of its own (`subprojects.rs`).
+/// a tool's configuration file (`config_files()`), is a subproject with gates of its own (`subprojects.rs`).
 pub const PROJECT_MANIFESTS: [&str; 8] = [
     "pyproject.toml",
     "package.json",

@@ -80,8 +80,9 @@ pub fn tool_column_in_chars(
     unit: ColumnUnit,
     tabs: TabCount,
 ) -> u32 {
-    let text = index.line(line).filter(|t| t.contains('\t'));
-    let (Some(text), false) = (text, tabs == TabCount::One || column == 0) else {
+    let with_tabs =
+        (index.line(line)).filter(|t| tabs != TabCount::One && column > 0 && t.contains('\t'));
+    let Some(text) = with_tabs else {
         return convert_column(index, line, column, unit, ColumnUnit::Char);
     };
     let target = column - 1;

@@ -21,6 +21,8 @@ use std::sync::Arc;
 
 pub use crate::core::parse::columns::{LineIndex, convert_column, tool_column_in_chars};
 pub use junit::TestCounts;
+/// A tool's output as the readers see it: text, without terminal colour and hyperlink codes.
+pub use pointer::decode as tool_text;
 pub use saved::{
     OutputSource, ReadError, SavedOutput, parse_saved_output, parse_saved_with_reports,
 };

@@ -257,7 +257,7 @@ impl<'de> Deserialize<'de> for Shallow<'de> {
 /// every violation after them. Terminal colour and hyperlink codes are removed: many tools
 /// colour their output whenever they see `CI` or `FORCE_COLOR` in the environment, even into a
 /// pipe, and a pattern written against what the tool prints must still match.
-pub(super) fn decode(bytes: &[u8]) -> Cow<'_, str> {
+pub fn decode(bytes: &[u8]) -> Cow<'_, str> {
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => Cow::Borrowed(text),
         Err(_) => String::from_utf8_lossy(bytes),

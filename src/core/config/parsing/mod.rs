@@ -109,6 +109,7 @@ fn compile_reader(id: &str, pr: &RawParsing, at: &Section, p: &mut Problems) -> 
         }
     };
     let templates = compile_templates(id, pr, &known, p);
+    let tabs = tabs(id, pr, p);
     if p.count() > before {
         return None;
     }
@@ -116,7 +117,7 @@ fn compile_reader(id: &str, pr: &RawParsing, at: &Section, p: &mut Problems) -> 
         spec: spec?,
         templates,
         column_unit: pr.column_unit,
-        tabs: tabs(id, pr, p),
+        tabs,
         output_file: None,
     })
 }
